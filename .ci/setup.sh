@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Shared by run.sh and test.sh: install the missing Debian packages, configure and build.
+# Idempotent: packages already present are not reinstalled, the build is incremental.
+set -euo pipefail
+
+ONNXLENS_PACKAGES=(
+  cmake ninja-build g++ ccache pkg-config
+  qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6svg6 qt6-qpa-plugins
+  libgraphviz-dev graphviz
+  libeigen3-dev libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata libdnnl-dev
+  nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
+  python3-onnx python3-numpy
+  desktop-file-utils shared-mime-info libglib2.0-bin xdg-utils
+)
+
+onnxlens_install_packages() {
+  local missing=()
+  for p in "${ONNXLENS_PACKAGES[@]}" "$@"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+      missing+=("$p")
+    fi
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    return 0
+  fi
+  echo "onnxlens: installing missing packages: ${missing[*]}"
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+onnxlens_build() {
+  local preset="${1:-release}"
+  local root
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  cd "$root"
+  cmake --preset "$preset" >/dev/null
+  cmake --build --preset "$preset" -j "$(nproc)"
+}

@@ -1,0 +1,35 @@
+#pragma once
+// Tensors stored outside the .onnx file (data_location: EXTERNAL). Locations are confined to the
+// model's folder: absolute paths, `..` and symlinks that leave the folder are refused.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include <onnx/onnx_pb.h>
+
+#include "onnxlens/model/Result.h"
+
+namespace onnxlens {
+
+struct ExternalDataLocation {
+    std::filesystem::path file;  // canonical path inside the model's folder
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;    // resolved: the whole rest of the file when not given
+};
+
+bool usesExternalData(const onnx::TensorProto& tensor);
+
+// Resolves and checks a tensor's external location against `modelDirectory`.
+Result<ExternalDataLocation> resolveExternalData(const onnx::TensorProto& tensor,
+                                                 const std::filesystem::path& modelDirectory);
+
+// Reads the bytes of an external tensor (memory-mapped, copied out).
+Result<std::string> readExternalData(const onnx::TensorProto& tensor,
+                                     const std::filesystem::path& modelDirectory);
+
+// Replaces every external tensor of the model (initializers, Constant attributes, subgraphs)
+// by its inline raw_data.
+Status internalizeExternalData(onnx::ModelProto& model,
+                               const std::filesystem::path& modelDirectory);
+
+}  // namespace onnxlens

@@ -1,0 +1,40 @@
+#pragma once
+// Reading .onnx files: protobuf through the onnx library, with structural validation so that a
+// model that loads is one the rest of onnxlens can walk without defensive checks.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include <onnx/onnx_pb.h>
+
+#include "onnxlens/model/Result.h"
+
+namespace onnxlens {
+
+struct LoadedModel {
+    std::filesystem::path path;       // as given by the caller
+    std::filesystem::path directory;  // folder external data is resolved against
+    std::uint64_t fileBytes = 0;
+    std::shared_ptr<onnx::ModelProto> proto;
+};
+
+struct LoadLimits {
+    int maxNestingDepth = 64;  // If/Loop/Scan bodies inside bodies
+};
+
+// Loads and validates a model file. External data stays on disk (see ExternalData.h).
+Result<LoadedModel> loadModel(const std::filesystem::path& path, const LoadLimits& limits = {});
+
+// Parses serialized model bytes; `name` is used in error messages, `directory` for external data.
+Result<LoadedModel> loadModelFromBytes(const std::string& bytes, const std::string& name,
+                                       const std::filesystem::path& directory,
+                                       const LoadLimits& limits = {});
+
+// Structural checks the loader applies: an ONNX model (has a graph), every node input defined
+// (graph input, initializer, earlier node output, or an outer scope for subgraphs), no cycles,
+// nesting within the limit. Returns the first problem, prefixed with `name`.
+Status validateModelStructure(const onnx::ModelProto& model, const std::string& name,
+                              const LoadLimits& limits = {});
+
+}  // namespace onnxlens
