@@ -6,8 +6,11 @@ root="$(cd "$(dirname "$0")" && pwd)"
 source "$root/.ci/setup.sh"
 onnxlens_install_packages
 onnxlens_build release
-"$root/build/release/app/onnxlens-register-desktop" >/dev/null 2>&1 || true
+# Register the .desktop file, MIME type and icons for the current user (double-click opens).
+if [ -x "$root/resources/desktop/register-desktop.sh" ]; then
+  "$root/resources/desktop/register-desktop.sh" "$root/build/release/app" >/dev/null 2>&1 || true
+fi
 if [ $# -eq 0 ]; then
   set -- "$root/resources/samples/mnist_cnn/model.onnx"
 fi
-exec "$root/build/release/app/onnxlens" "$@"
+exec "$root/build/release/app/gui/onnxlens" "$@"
