@@ -1,10 +1,201 @@
+// `onnxlens-cli info MODEL [--json]`: the model summary as a report or one JSON document.
+#include <algorithm>
+#include <cstdio>
+#include <iomanip>
+#include <sstream>
+
 #include "CliCommon.h"
+#include "onnxlens/model/ModelLoader.h"
+#include "onnxlens/model/ModelSummary.h"
 
 namespace onnxlens::cli {
 
+namespace {
+
+nlohmann::json dimJson(const DimSummary& dim) {
+    switch (dim.kind) {
+        case DimSummary::Kind::Value: return dim.value;
+        case DimSummary::Kind::Symbol: return dim.symbol;
+        default: return nullptr;
+    }
+}
+
+nlohmann::json valuesJson(const std::vector<ValueSummary>& values) {
+    auto list = nlohmann::json::array();
+    for (const auto& value : values) {
+        nlohmann::json shape = nullptr;
+        if (value.hasShape) {
+            shape = nlohmann::json::array();
+            for (const auto& dim : value.shape) shape.push_back(dimJson(dim));
+        }
+        list.push_back({{"name", value.name}, {"dtype", value.dtype}, {"shape", shape}});
+    }
+    return list;
+}
+
+nlohmann::json summaryJson(const ModelSummary& s) {
+    nlohmann::json doc;
+    doc["model"] = s.path.string();
+    doc["file_bytes"] = s.fileBytes;
+    doc["ir_version"] = s.irVersion;
+    doc["producer_name"] = s.producerName;
+    doc["producer_version"] = s.producerVersion;
+    doc["domain"] = s.domain;
+    doc["model_version"] = s.modelVersion;
+    doc["doc_string"] = s.docString;
+    doc["opset_import"] = nlohmann::json::array();
+    for (const auto& opset : s.opsets)
+        doc["opset_import"].push_back({{"domain", opset.domain}, {"version", opset.version}});
+    doc["inputs"] = valuesJson(s.inputs);
+    doc["outputs"] = valuesJson(s.outputs);
+    doc["dynamic_axes"] = nlohmann::json::array();
+    for (const auto& axis : s.dynamicAxes)
+        doc["dynamic_axes"].push_back(
+            {{"tensor", axis.tensor},
+             {"axis", axis.axis},
+             {"symbol", axis.symbol.empty() ? nlohmann::json(nullptr) : nlohmann::json(axis.symbol)}});
+    doc["node_count"] = s.nodeCount;
+    doc["node_count_with_subgraphs"] = s.nodeCountWithSubgraphs;
+    doc["op_histogram"] = nlohmann::json::object();
+    for (const auto& [op, count] : s.opHistogram) doc["op_histogram"][op] = count;
+    doc["initializers"] = {{"count", s.initializers.count},
+                           {"parameters", s.initializers.parameters},
+                           {"bytes", s.initializers.bytes},
+                           {"external", s.initializers.externalCount}};
+    doc["metadata_props"] = nlohmann::json::object();
+    for (const auto& [key, value] : s.metadata) doc["metadata_props"][key] = value;
+    doc["functions"] = nlohmann::json::array();
+    for (const auto& f : s.functions)
+        doc["functions"].push_back({{"domain", f.domain},
+                                    {"name", f.name},
+                                    {"inputs", f.inputs},
+                                    {"outputs", f.outputs},
+                                    {"node_count", f.nodeCount}});
+    doc["subgraphs"] = s.subgraphCount;
+    doc["checker"] = {{"ok", s.checker.ok}, {"message", s.checker.message}};
+    doc["shape_inference"] = {{"ok", s.shapeInference.ok},
+                              {"message", s.shapeInference.message},
+                              {"known_edges", s.shapeInference.knownEdges},
+                              {"total_edges", s.shapeInference.totalEdges}};
+    return doc;
+}
+
+std::string humanBytes(std::uint64_t bytes) {
+    const char* units[] = {"B", "KB", "MB", "GB", "TB"};
+    double value = static_cast<double>(bytes);
+    int unit = 0;
+    while (value >= 1024 && unit < 4) {
+        value /= 1024;
+        ++unit;
+    }
+    char text[32];
+    std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+    return text;
+}
+
+std::string shapeText(const ValueSummary& value) {
+    if (!value.hasShape) return "?";
+    std::string text = "[";
+    for (std::size_t i = 0; i < value.shape.size(); ++i) {
+        if (i) text += ", ";
+        const auto& dim = value.shape[i];
+        text += dim.kind == DimSummary::Kind::Value    ? std::to_string(dim.value)
+                : dim.kind == DimSummary::Kind::Symbol ? dim.symbol
+                                                       : std::string("?");
+    }
+    return text + "]";
+}
+
+std::string firstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+void printField(std::ostream& out, const std::string& label, const std::string& value) {
+    out << "  " << std::left << std::setw(18) << label << value << "\n";
+}
+
+void printValues(std::ostream& out, const std::string& title, const std::vector<ValueSummary>& values) {
+    out << "\n" << title << " (" << values.size() << ")\n";
+    std::size_t nameWidth = 4, typeWidth = 5;
+    for (const auto& v : values) {
+        nameWidth = std::max(nameWidth, v.name.size());
+        typeWidth = std::max(typeWidth, v.dtype.size());
+    }
+    for (const auto& v : values)
+        out << "  " << std::left << std::setw(static_cast<int>(nameWidth + 2)) << v.name
+            << std::setw(static_cast<int>(typeWidth + 2)) << v.dtype << shapeText(v) << "\n";
+}
+
+void printReport(std::ostream& out, const ModelSummary& s) {
+    out << "Model " << s.path.string() << " (" << humanBytes(s.fileBytes) << ")\n";
+    printField(out, "IR version", std::to_string(s.irVersion));
+    printField(out, "Producer", (s.producerName + " " + s.producerVersion));
+    if (!s.domain.empty()) printField(out, "Domain", s.domain);
+    if (s.modelVersion != 0) printField(out, "Model version", std::to_string(s.modelVersion));
+    if (!s.docString.empty()) printField(out, "Doc string", firstLine(s.docString));
+    std::string opsets;
+    for (const auto& o : s.opsets)
+        opsets += (opsets.empty() ? "" : ", ") + displayDomain(o.domain) + " " + std::to_string(o.version);
+    printField(out, "Opsets", opsets.empty() ? "(none)" : opsets);
+
+    printValues(out, "Inputs", s.inputs);
+    printValues(out, "Outputs", s.outputs);
+    if (!s.dynamicAxes.empty()) {
+        out << "\nDynamic axes (" << s.dynamicAxes.size() << ")\n";
+        for (const auto& a : s.dynamicAxes)
+            out << "  " << a.tensor << " axis " << a.axis << ": "
+                << (a.symbol.empty() ? std::string("? (unnamed)") : a.symbol) << "\n";
+    }
+
+    out << "\nGraph\n";
+    std::string nodes = std::to_string(s.nodeCount);
+    if (s.nodeCountWithSubgraphs != s.nodeCount)
+        nodes += " (" + std::to_string(s.nodeCountWithSubgraphs) + " including subgraphs)";
+    printField(out, "Nodes", nodes);
+    printField(out, "Subgraphs", std::to_string(s.subgraphCount));
+    std::string inits = std::to_string(s.initializers.count) + ", " +
+                        std::to_string(s.initializers.parameters) + " parameters, " +
+                        humanBytes(static_cast<std::uint64_t>(s.initializers.bytes));
+    if (s.initializers.externalCount)
+        inits += " (" + std::to_string(s.initializers.externalCount) + " in external data)";
+    printField(out, "Initializers", inits);
+    printField(out, "Local functions", std::to_string(s.functions.size()));
+    for (const auto& f : s.functions)
+        out << "    " << displayDomain(f.domain) << "::" << f.name << " (" << f.nodeCount << " nodes)\n";
+
+    if (!s.opHistogram.empty()) {
+        std::vector<std::pair<std::string, std::int64_t>> ops(s.opHistogram.begin(), s.opHistogram.end());
+        std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+        std::size_t width = 0;
+        for (const auto& [op, n] : ops) width = std::max(width, op.size());
+        out << "\nOperators (" << ops.size() << " types)\n";
+        for (const auto& [op, n] : ops)
+            out << "  " << std::left << std::setw(static_cast<int>(width + 2)) << op << std::right
+                << std::setw(6) << n << "\n";
+    }
+    if (!s.metadata.empty()) {
+        out << "\nMetadata\n";
+        for (const auto& [key, value] : s.metadata) printField(out, key, firstLine(value));
+    }
+    out << "\nValidation\n";
+    printField(out, "Checker", s.checker.ok ? "ok" : "FAILED: " + firstLine(s.checker.message));
+    std::string inferred = std::to_string(s.shapeInference.knownEdges) + "/" +
+                           std::to_string(s.shapeInference.totalEdges) + " edges with a known shape";
+    printField(out, "Shape inference",
+               s.shapeInference.ok ? "ok, " + inferred
+                                   : "FAILED: " + firstLine(s.shapeInference.message) + " (" + inferred + ")");
+}
+
+}  // namespace
+
 int runInfoCommand(const std::vector<std::string>& args) {
-    (void)args;
-    throw UsageError("the 'info' command is not available in this build yet");
+    Arguments arguments(args, {}, {"json"});
+    arguments.requirePositionals(1, "info MODEL [--json]");
+    auto loaded = loadModel(arguments.positionals()[0]);
+    if (!loaded) throw UsageError(loaded.error().message);
+    auto summary = summarizeModel(*loaded);
+    if (!summary) throw UsageError(summary.error().message);
+    if (arguments.flag("json")) printJson(summaryJson(*summary));
+    else printReport(std::cout, *summary);
+    return kExitOk;
 }
 
 }  // namespace onnxlens::cli

@@ -23,6 +23,12 @@ bool usesExternalData(const onnx::TensorProto& tensor);
 Result<ExternalDataLocation> resolveExternalData(const onnx::TensorProto& tensor,
                                                  const std::filesystem::path& modelDirectory);
 
+// Resolves every external tensor of the model (the loader's check): the first failure, prefixed
+// with `name`.
+Status checkExternalDataLocations(const onnx::ModelProto& model,
+                                  const std::filesystem::path& modelDirectory,
+                                  const std::string& name);
+
 // Reads the bytes of an external tensor (memory-mapped, copied out).
 Result<std::string> readExternalData(const onnx::TensorProto& tensor,
                                      const std::filesystem::path& modelDirectory);

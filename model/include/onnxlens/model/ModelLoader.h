@@ -23,13 +23,19 @@ struct LoadLimits {
     int maxNestingDepth = 64;  // If/Loop/Scan bodies inside bodies
 };
 
-// Loads and validates a model file. External data stays on disk (see ExternalData.h).
+// Loads and validates a model file: parseModelFile, validateModelStructure, and every external
+// data location resolved and checked (see ExternalData.h). External data stays on disk.
 Result<LoadedModel> loadModel(const std::filesystem::path& path, const LoadLimits& limits = {});
 
 // Parses serialized model bytes; `name` is used in error messages, `directory` for external data.
 Result<LoadedModel> loadModelFromBytes(const std::string& bytes, const std::string& name,
                                        const std::filesystem::path& directory,
                                        const LoadLimits& limits = {});
+
+// Parses a model file without the structural checks (for `check`, which reports them as a
+// verdict instead of refusing the file): the file must exist, be a regular non-empty file and
+// hold an ONNX ModelProto (a graph, a plausible ir_version, nothing unparsed).
+Result<LoadedModel> parseModelFile(const std::filesystem::path& path);
 
 // Structural checks the loader applies: an ONNX model (has a graph), every node input defined
 // (graph input, initializer, earlier node output, or an outer scope for subgraphs), no cycles,

@@ -1,0 +1,108 @@
+#pragma once
+// The model summary shown by `onnxlens-cli info` and the GUI's model panel: plain structs, no
+// JSON or Qt, filled once on a worker thread.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "onnxlens/model/ModelLoader.h"
+#include "onnxlens/model/Result.h"
+
+namespace onnxlens {
+
+struct DimSummary {
+    enum class Kind { Value, Symbol, Unknown };
+    Kind kind = Kind::Unknown;
+    std::int64_t value = 0;  // when kind == Value
+    std::string symbol;      // when kind == Symbol (dim_param)
+};
+
+struct ValueSummary {
+    std::string name;
+    std::string dtype;               // numpy-style, see typeName() in TensorTypes.h
+    bool hasShape = false;           // false: rank unknown (or not a tensor)
+    std::vector<DimSummary> shape;
+    std::string docString;
+};
+
+struct DynamicAxis {
+    std::string tensor;
+    int axis = 0;
+    std::string symbol;  // empty: an unknown dim without a name
+};
+
+struct OpsetSummary {
+    std::string domain;  // as written in the model ("" is the default ai.onnx domain)
+    std::int64_t version = 0;
+};
+
+struct InitializerSummary {
+    std::int64_t count = 0;
+    std::int64_t parameters = 0;  // elements, counted from dims (external tensors included)
+    std::int64_t bytes = 0;       // elements x element size; strings: their total length
+    std::int64_t externalCount = 0;
+};
+
+struct FunctionSummary {
+    std::string domain, name;
+    std::vector<std::string> inputs, outputs;
+    std::int64_t nodeCount = 0;
+};
+
+struct CheckerVerdict {
+    bool ok = false;
+    std::string message;  // empty when ok
+};
+
+struct ShapeInferenceSummary {
+    bool ok = false;
+    std::string message;         // the first error when not ok
+    std::int64_t knownEdges = 0;  // node outputs of the main graph whose shape (rank) is known
+    std::int64_t totalEdges = 0;  // node outputs of the main graph
+};
+
+struct ModelSummary {
+    std::filesystem::path path;
+    std::uint64_t fileBytes = 0;
+    std::int64_t irVersion = 0;
+    std::string producerName, producerVersion, domain, docString;
+    std::int64_t modelVersion = 0;
+    std::vector<OpsetSummary> opsets;
+    std::vector<std::pair<std::string, std::string>> metadata;
+    std::vector<ValueSummary> inputs;  // initializers excluded
+    std::vector<ValueSummary> outputs;
+    std::vector<DynamicAxis> dynamicAxes;
+    std::int64_t nodeCount = 0;                // the main graph's nodes
+    std::int64_t nodeCountWithSubgraphs = 0;   // plus the nodes of every If/Loop/Scan body
+    std::map<std::string, std::int64_t> opHistogram;  // "domain::Op" (main graph), default domain "ai.onnx"
+    InitializerSummary initializers;           // the main graph's
+    std::vector<FunctionSummary> functions;
+    std::int64_t subgraphCount = 0;            // graph attributes, nested ones included
+    CheckerVerdict checker;
+    ShapeInferenceSummary shapeInference;
+};
+
+// "ai.onnx" for the default domain, else the domain itself.
+std::string displayDomain(const std::string& domain);
+
+// The onnx checker on a copy of the model without its bulk tensor data.
+CheckerVerdict runChecker(const onnx::ModelProto& model);
+
+// onnx shape inference on a copy without bulk tensor data; counts the main graph's node outputs
+// that got a shape.
+ShapeInferenceSummary runShapeInference(const onnx::ModelProto& model);
+
+// A copy of the model whose large tensors (more than `maxKeptBytes` of data, inline or external)
+// keep name, type and dims but hold an empty raw_data: what the checker and shape inference
+// need, without doubling the memory of a large model. Small tensors (shape inputs such as
+// Reshape's target) keep their data so shape inference can read them.
+onnx::ModelProto copyWithoutBulkData(const onnx::ModelProto& model, std::size_t maxKeptBytes = 4096);
+
+Result<ModelSummary> summarizeModel(const LoadedModel& model);
+
+}  // namespace onnxlens
