@@ -10,6 +10,12 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// Thrown between nodes when RunControl::cancel is set.
+class RunCancelled : public EngineError {
+public:
+    RunCancelled() : EngineError("run cancelled") {}
+};
+
 [[noreturn]] inline void fail(const std::string& message) { throw EngineError(message); }
 
 inline void require(bool condition, const char* message) {

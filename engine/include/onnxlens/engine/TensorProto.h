@@ -4,8 +4,9 @@
 #include <filesystem>
 #include <string>
 
+#include <onnx/onnx_pb.h>  // defines ONNX_API, which onnx-data.pb.h needs: include it first
+
 #include <onnx/onnx-data.pb.h>
-#include <onnx/onnx_pb.h>
 
 #include "onnxlens/engine/Value.h"
 #include "onnxlens/model/Result.h"

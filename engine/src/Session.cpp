@@ -1,0 +1,633 @@
+#include "onnxlens/engine/Session.h"
+
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <chrono>
+#include <deque>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "onnxlens/engine/TensorProto.h"
+
+namespace onnxlens::engine {
+
+struct CompiledGraph::Step {
+    std::unique_ptr<Kernel> kernel;
+    const onnx::NodeProto* node = nullptr;
+    std::vector<int> inputSlots;   // -1: absent optional input
+    std::vector<int> outputSlots;  // -1: unused output
+    std::vector<int> releaseAfter; // slots whose last reader is this step
+    std::string label;             // "node 'name' (OpType)" for error messages
+};
+
+namespace {
+
+using OpsetMap = std::map<std::string, int>;
+
+std::string nodeLabel(const onnx::NodeProto& node) {
+    std::string op = node.domain().empty() || node.domain() == "ai.onnx"
+                         ? node.op_type()
+                         : node.domain() + "::" + node.op_type();
+    return node.name().empty() ? op + " node" : "node '" + node.name() + "' (" + op + ")";
+}
+
+// Everything shared while compiling one model (the main graph, its subgraphs, functions).
+struct CompileShared {
+    std::filesystem::path modelDirectory;
+    const KernelRegistry* registry = nullptr;
+    std::map<std::pair<std::string, std::string>, const onnx::FunctionProto*> localFunctions;
+    bool checkOnly = false;  // only decide supportedness: no kernels, no weights
+    std::vector<UnsupportedNode> unsupported;
+    std::deque<onnx::NodeProto> ownedNodes;  // nodes of expanded function bodies
+    std::deque<onnx::GraphProto> ownedGraphs;
+    int functionCounter = 0;
+    // Value types from onnx shape inference, computed on first need (context-dependent functions).
+    const onnx::ModelProto* model = nullptr;
+    std::unordered_map<std::string, onnx::TypeProto> inferredTypes;
+    bool typesInferred = false;
+
+    const onnx::TypeProto* typeOf(const std::string& name) {
+        if (!typesInferred) inferTypes();
+        auto it = inferredTypes.find(name);
+        return it == inferredTypes.end() ? nullptr : &it->second;
+    }
+
+    void inferTypes() {
+        typesInferred = true;
+        if (!model) return;
+        onnx::ModelProto copy = *model;
+        // Types need no weights: strip the data so that the copy is cheap.
+        for (auto& init : *copy.mutable_graph()->mutable_initializer()) {
+            if (init.raw_data().size() > 1024) {
+                init.clear_raw_data();
+                init.clear_data_location();
+                init.clear_external_data();
+            }
+        }
+        try {
+            onnx::shape_inference::InferShapes(copy);
+        } catch (const std::exception&) {
+            // Partial results are still useful.
+        }
+        auto collect = [&](const auto& values) {
+            for (const auto& v : values) inferredTypes[v.name()] = v.type();
+        };
+        std::function<void(const onnx::GraphProto&)> walk = [&](const onnx::GraphProto& g) {
+            collect(g.input());
+            collect(g.output());
+            collect(g.value_info());
+            for (const auto& init : g.initializer()) {
+                onnx::TypeProto t;
+                t.mutable_tensor_type()->set_elem_type(init.data_type());
+                auto* shape = t.mutable_tensor_type()->mutable_shape();
+                for (auto d : init.dims()) shape->add_dim()->set_dim_value(d);
+                inferredTypes[init.name()] = t;
+            }
+            for (const auto& n : g.node())
+                for (const auto& a : n.attribute()) {
+                    if (a.has_g()) walk(a.g());
+                    for (const auto& sg : a.graphs()) walk(sg);
+                }
+        };
+        walk(copy.graph());
+    }
+};
+
+}  // namespace
+
+// Compiles one graph (main graph or subgraph) into a CompiledGraph.
+class GraphCompiler {
+public:
+    GraphCompiler(CompileShared& shared, OpsetMap opsets)
+        : shared_(shared), opsets_(std::move(opsets)) {}
+
+    std::shared_ptr<CompiledGraph> compile(const onnx::GraphProto& graph) {
+        auto compiled = std::shared_ptr<CompiledGraph>(new CompiledGraph());
+        graph_ = compiled.get();
+
+        for (const auto& input : graph.input()) {
+            graph_->inputNames_.push_back(input.name());
+            graph_->inputSlots_.push_back(define(input.name()));
+        }
+        for (const auto& init : graph.initializer()) {
+            int slot = define(init.name());
+            if (!shared_.checkOnly) {
+                graph_->constants_.emplace_back(slot, Value(tensorFromProto(init, shared_.modelDirectory)));
+            }
+        }
+        if (graph.sparse_initializer_size() > 0)
+            throw EngineError("sparse initializers are not supported (" +
+                              graph.sparse_initializer(0).values().name() + ")");
+
+        // Nodes may be listed out of order; run them in dependency order.
+        std::vector<const onnx::NodeProto*> order = topologicalOrder(graph);
+        for (const auto* node : order) addNode(*node);
+
+        for (const auto& output : graph.output()) {
+            int slot = use(output.name());
+            graph_->outputNames_.push_back(output.name());
+            graph_->outputSlots_.push_back(slot);
+        }
+        computeReleases();
+        return compiled;
+    }
+
+    const std::vector<std::string>& freeNames() const { return freeNames_; }
+
+private:
+    int slotFor(const std::string& name) {
+        auto it = graph_->slotIndex_.find(name);
+        if (it != graph_->slotIndex_.end()) return it->second;
+        int slot = static_cast<int>(graph_->slotNames_.size());
+        graph_->slotNames_.push_back(name);
+        graph_->slotIndex_[name] = slot;
+        return slot;
+    }
+
+    int define(const std::string& name) {
+        defined_.insert(name);
+        return slotFor(name);
+    }
+
+    // A name read by a node or output: local when defined here, otherwise free (outer scope).
+    int use(const std::string& name) {
+        if (name.empty()) return -1;
+        int slot = slotFor(name);
+        if (!defined_.count(name) && !freeSet_.count(name)) {
+            freeSet_.insert(name);
+            freeNames_.push_back(name);
+            graph_->freeSlots_.push_back(slot);
+        }
+        return slot;
+    }
+
+    std::vector<const onnx::NodeProto*> topologicalOrder(const onnx::GraphProto& graph) {
+        std::unordered_map<std::string, int> producer;
+        for (int i = 0; i < graph.node_size(); ++i)
+            for (const auto& out : graph.node(i).output())
+                if (!out.empty()) producer[out] = i;
+        const int n = graph.node_size();
+        std::vector<std::vector<int>> consumers(n);
+        std::vector<int> pending(n, 0);
+        for (int i = 0; i < n; ++i) {
+            std::set<int> deps;
+            for (const auto& in : graph.node(i).input()) {
+                auto it = producer.find(in);
+                if (it != producer.end() && it->second != i) deps.insert(it->second);
+                if (it != producer.end() && it->second == i)
+                    throw EngineError(nodeLabel(graph.node(i)) + " reads its own output '" + in + "'");
+            }
+            // Subgraphs read outer names implicitly.
+            for (const auto& name : subgraphOuterReads(graph.node(i))) {
+                auto it = producer.find(name);
+                if (it != producer.end() && it->second != i) deps.insert(it->second);
+            }
+            pending[i] = static_cast<int>(deps.size());
+            for (int d : deps) consumers[d].push_back(i);
+        }
+        std::vector<const onnx::NodeProto*> order;
+        std::deque<int> ready;
+        for (int i = 0; i < n; ++i)
+            if (pending[i] == 0) ready.push_back(i);
+        while (!ready.empty()) {
+            int i = ready.front();
+            ready.pop_front();
+            order.push_back(&graph.node(i));
+            for (int c : consumers[i])
+                if (--pending[c] == 0) ready.push_back(c);
+        }
+        if (static_cast<int>(order.size()) != n) {
+            for (int i = 0; i < n; ++i)
+                if (pending[i] > 0)
+                    throw EngineError("the graph has a cycle through " + nodeLabel(graph.node(i)));
+        }
+        return order;
+    }
+
+    // Names a node's subgraphs read from outside themselves (approximation for ordering:
+    // every name used in the body that the body does not define).
+    static std::vector<std::string> subgraphOuterReads(const onnx::NodeProto& node) {
+        std::vector<std::string> names;
+        std::function<void(const onnx::GraphProto&, std::unordered_set<std::string>)> walk =
+            [&](const onnx::GraphProto& g, std::unordered_set<std::string> defined) {
+                for (const auto& i : g.input()) defined.insert(i.name());
+                for (const auto& i : g.initializer()) defined.insert(i.name());
+                for (const auto& n : g.node())
+                    for (const auto& o : n.output()) defined.insert(o);
+                for (const auto& n : g.node()) {
+                    for (const auto& i : n.input())
+                        if (!i.empty() && !defined.count(i)) names.push_back(i);
+                    for (const auto& a : n.attribute()) {
+                        if (a.has_g()) walk(a.g(), defined);
+                        for (const auto& sg : a.graphs()) walk(sg, defined);
+                    }
+                }
+                for (const auto& o : g.output())
+                    if (!defined.count(o.name())) names.push_back(o.name());
+            };
+        for (const auto& a : node.attribute()) {
+            if (a.has_g()) walk(a.g(), {});
+            for (const auto& sg : a.graphs()) walk(sg, {});
+        }
+        return names;
+    }
+
+    int opsetFor(const std::string& domain) const {
+        auto it = opsets_.find(canonicalDomain(domain));
+        if (it != opsets_.end()) return it->second;
+        // ai.onnx.ml and friends imported under another spelling are rare; a missing import means
+        // the node cannot be resolved against a version.
+        return -1;
+    }
+
+    void addNode(const onnx::NodeProto& node) {
+        const std::string domain = canonicalDomain(node.domain());
+        const int version = opsetFor(domain);
+        const KernelFactory* factory =
+            version >= 0 ? shared_.registry->find(domain, node.op_type(), version) : nullptr;
+
+        if (factory == nullptr) {
+            if (expandFunction(node, domain, version)) return;
+            shared_.unsupported.push_back({node.name(), node.op_type(), domain.empty() ? "ai.onnx" : domain,
+                                           version});
+            // Keep compiling so that every unsupported node is reported together.
+            for (const auto& out : node.output())
+                if (!out.empty()) define(out);
+            return;
+        }
+
+        auto step = std::make_unique<CompiledGraph::Step>();
+        step->node = &node;
+        step->label = nodeLabel(node);
+        std::vector<std::string> implicitReads;
+        auto compileSub = [&](const onnx::GraphProto& body) -> std::shared_ptr<CompiledGraph> {
+            GraphCompiler sub(shared_, opsets_);
+            auto compiled = sub.compile(body);
+            for (const auto& name : sub.freeNames()) implicitReads.push_back(name);
+            return compiled;
+        };
+        if (shared_.checkOnly) {
+            // Still look into subgraphs so that their unsupported nodes are reported.
+            for (const auto& a : node.attribute()) {
+                if (a.has_g()) compileSub(a.g());
+                for (const auto& g : a.graphs()) compileSub(g);
+            }
+        } else {
+            NodeInfo info(node, version, compileSub);
+            try {
+                step->kernel = (*factory)(info);
+            } catch (const EngineError& e) {
+                throw EngineError(step->label + ": " + e.what());
+            }
+        }
+        for (const auto& in : node.input()) step->inputSlots.push_back(use(in));
+        for (const auto& name : implicitReads) implicitUses_.push_back({graph_->steps_.size(), use(name)});
+        for (const auto& out : node.output()) {
+            if (out.empty()) {
+                step->outputSlots.push_back(-1);
+                continue;
+            }
+            if (defined_.count(out) && !isGraphInputName(out))
+                throw EngineError(step->label + ": output '" + out + "' is produced twice");
+            step->outputSlots.push_back(define(out));
+        }
+        graph_->steps_.push_back(std::move(step));
+    }
+
+    bool isGraphInputName(const std::string& name) const {
+        for (const auto& n : graph_->inputNames_)
+            if (n == name) return true;
+        return false;
+    }
+
+    // Replaces a node by the body of its function (model-local function or onnx schema body).
+    bool expandFunction(const onnx::NodeProto& node, const std::string& domain, int version) {
+        const onnx::FunctionProto* function = nullptr;
+        onnx::FunctionProto built;
+        const onnx::OpSchema* schema = nullptr;
+        auto local = shared_.localFunctions.find({domain, node.op_type()});
+        if (local != shared_.localFunctions.end()) {
+            function = local->second;
+        } else if (version >= 0) {
+            schema = onnx::OpSchemaRegistry::Schema(node.op_type(), version, domain);
+            if (!schema) return false;
+            if (schema->HasFunction()) {
+                function = schema->GetFunction();
+            } else if (schema->HasContextDependentFunction()) {
+                std::vector<onnx::TypeProto> inputTypes;
+                for (const auto& in : node.input()) {
+                    const onnx::TypeProto* t = in.empty() ? nullptr : shared_.typeOf(in);
+                    inputTypes.push_back(t ? *t : onnx::TypeProto());
+                }
+                onnx::FunctionBodyBuildContextImpl ctx(node, inputTypes);
+                try {
+                    if (!schema->BuildContextDependentFunction(ctx, built)) return false;
+                } catch (const std::exception&) {
+                    return false;
+                }
+                function = &built;
+            }
+        }
+        if (!function) return false;
+
+        const std::string prefix = "__fn" + std::to_string(shared_.functionCounter++) + "/";
+        std::unordered_map<std::string, std::string> rename;
+        for (int i = 0; i < function->input_size(); ++i)
+            rename[function->input(i)] = i < node.input_size() ? node.input(i) : std::string();
+        for (int i = 0; i < function->output_size(); ++i)
+            rename[function->output(i)] = i < node.output_size() ? node.output(i) : std::string();
+        auto mapName = [&](const std::string& name) -> std::string {
+            if (name.empty()) return name;
+            auto it = rename.find(name);
+            if (it != rename.end()) return it->second;
+            return prefix + name;
+        };
+        // Attribute values the caller passes (with schema defaults for those it leaves out).
+        std::unordered_map<std::string, const onnx::AttributeProto*> callerAttributes;
+        for (const auto& a : node.attribute()) callerAttributes[a.name()] = &a;
+        if (schema) {
+            for (const auto& [name, attr] : schema->attributes())
+                if (!callerAttributes.count(name) && attr.default_value.has_type())
+                    callerAttributes[name] = &attr.default_value;
+        }
+
+        OpsetMap innerOpsets = opsets_;
+        for (const auto& imp : function->opset_import())
+            innerOpsets[canonicalDomain(imp.domain())] = static_cast<int>(imp.version());
+
+        std::vector<const onnx::NodeProto*> bodyNodes;
+        for (const auto& inner : function->node()) {
+            onnx::NodeProto& copy = shared_.ownedNodes.emplace_back(inner);
+            if (copy.name().empty()) copy.set_name(node.name() + "/" + inner.op_type());
+            else copy.set_name(node.name() + "/" + inner.name());
+            for (auto& in : *copy.mutable_input()) in = mapName(in);
+            for (auto& out : *copy.mutable_output()) out = mapName(out);
+            auto* attrs = copy.mutable_attribute();
+            for (int a = attrs->size() - 1; a >= 0; --a) {
+                onnx::AttributeProto& attr = attrs->at(a);
+                if (attr.ref_attr_name().empty()) continue;
+                auto it = callerAttributes.find(attr.ref_attr_name());
+                if (it == callerAttributes.end()) {
+                    attrs->DeleteSubrange(a, 1);
+                } else {
+                    std::string name = attr.name();
+                    attr = *it->second;
+                    attr.set_name(name);
+                }
+            }
+            bodyNodes.push_back(&copy);
+        }
+        OpsetMap saved = opsets_;
+        opsets_ = innerOpsets;
+        for (const auto* inner : bodyNodes) addNode(*inner);
+        opsets_ = saved;
+        return true;
+    }
+
+    void computeReleases() {
+        // Last reader of every slot; graph outputs and constants are never released.
+        std::vector<long> lastUse(graph_->slotNames_.size(), -1);
+        for (std::size_t s = 0; s < graph_->steps_.size(); ++s)
+            for (int slot : graph_->steps_[s]->inputSlots)
+                if (slot >= 0) lastUse[slot] = static_cast<long>(s);
+        for (const auto& [step, slot] : implicitUses_)
+            if (slot >= 0) lastUse[slot] = std::max(lastUse[slot], static_cast<long>(step));
+        std::vector<bool> keep(graph_->slotNames_.size(), false);
+        for (int slot : graph_->outputSlots_) keep[slot] = true;
+        for (const auto& [slot, value] : graph_->constants_) keep[slot] = true;
+        for (std::size_t slot = 0; slot < lastUse.size(); ++slot)
+            if (lastUse[slot] >= 0 && !keep[slot])
+                graph_->steps_[lastUse[slot]]->releaseAfter.push_back(static_cast<int>(slot));
+    }
+
+    CompileShared& shared_;
+    OpsetMap opsets_;
+    CompiledGraph* graph_ = nullptr;
+    std::unordered_set<std::string> defined_;
+    std::unordered_set<std::string> freeSet_;
+    std::vector<std::string> freeNames_;
+    std::vector<std::pair<std::size_t, int>> implicitUses_;
+};
+
+CompiledGraph::~CompiledGraph() = default;
+
+int CompiledGraph::slotOf(const std::string& name) const {
+    auto it = slotIndex_.find(name);
+    return it == slotIndex_.end() ? -1 : it->second;
+}
+
+const Value* Frame::lookup(const std::string& name) const {
+    for (const Frame* f = this; f; f = f->parent) {
+        int slot = f->graph->slotOf(name);
+        if (slot >= 0 && !f->slots[slot].isNone()) return &f->slots[slot];
+    }
+    return nullptr;
+}
+
+std::vector<Value> CompiledGraph::run(ThreadPool& pool, std::vector<Value> inputs, const Frame* parent,
+                                      const std::atomic<bool>* cancel,
+                                      std::vector<NodeProfile>* profile) const {
+    Frame frame;
+    frame.graph = this;
+    frame.parent = parent;
+    frame.slots.resize(slotNames_.size());
+    for (const auto& [slot, value] : constants_) frame.slots[slot] = value;
+    if (inputs.size() > inputSlots_.size())
+        throw EngineError("graph takes " + std::to_string(inputSlots_.size()) + " inputs, got " +
+                          std::to_string(inputs.size()));
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+        if (!inputs[i].isNone() || frame.slots[inputSlots_[i]].isNone())
+            frame.slots[inputSlots_[i]] = std::move(inputs[i]);
+    for (int slot : freeSlots_) {
+        const Value* v = parent ? parent->lookup(slotNames_[slot]) : nullptr;
+        if (v) frame.slots[slot] = *v;
+    }
+
+    KernelContext ctx(pool, &frame, cancel);
+    std::vector<const Value*> stepInputs;
+    std::vector<Value> stepOutputs;
+    const auto runStart = std::chrono::steady_clock::now();
+    for (const auto& step : steps_) {
+        if (cancel && cancel->load(std::memory_order_relaxed)) throw RunCancelled();
+        stepInputs.clear();
+        for (int slot : step->inputSlots) {
+            if (slot < 0) {
+                stepInputs.push_back(nullptr);
+                continue;
+            }
+            const Value& v = frame.slots[slot];
+            if (v.isNone() && std::find(freeSlots_.begin(), freeSlots_.end(), slot) != freeSlots_.end())
+                throw EngineError(step->label + ": input '" + slotNames_[slot] + "' is not defined");
+            stepInputs.push_back(&v);
+        }
+        stepOutputs.assign(step->outputSlots.size(), Value());
+        const auto start = std::chrono::steady_clock::now();
+        try {
+            step->kernel->run(ctx, stepInputs, stepOutputs);
+        } catch (const RunCancelled&) {
+            throw;
+        } catch (const EngineError& e) {
+            throw EngineError(step->label + ": " + e.what());
+        } catch (const std::bad_alloc&) {
+            throw EngineError(step->label + ": out of memory");
+        } catch (const std::exception& e) {
+            throw EngineError(step->label + ": " + e.what());
+        }
+        if (profile) {
+            const auto end = std::chrono::steady_clock::now();
+            profile->push_back(
+                {step->node->name(), step->node->op_type(),
+                 std::chrono::duration_cast<std::chrono::nanoseconds>(start - runStart).count(),
+                 std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count()});
+        }
+        for (std::size_t o = 0; o < step->outputSlots.size(); ++o)
+            if (step->outputSlots[o] >= 0) frame.slots[step->outputSlots[o]] = std::move(stepOutputs[o]);
+        for (int slot : step->releaseAfter) frame.slots[slot] = Value();
+    }
+    std::vector<Value> outputs;
+    outputs.reserve(outputSlots_.size());
+    for (int slot : outputSlots_) outputs.push_back(frame.slots[slot]);
+    return outputs;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+struct Session::State {
+    onnx::ModelProto model;  // optimized copy (weights stay external where they were)
+    std::unique_ptr<ThreadPool> pool;
+    std::shared_ptr<CompiledGraph> graph;
+    std::unique_ptr<CompileShared> shared;
+    std::map<std::string, Value> initializerDefaults;  // graph inputs that have initializers
+};
+
+Session::~Session() = default;
+
+namespace {
+
+OpsetMap opsetsOf(const onnx::ModelProto& model) {
+    OpsetMap opsets;
+    for (const auto& imp : model.opset_import())
+        opsets[canonicalDomain(imp.domain())] = static_cast<int>(imp.version());
+    if (!opsets.count("") && model.ir_version() < 3) opsets[""] = 1;
+    return opsets;
+}
+
+void fillLocalFunctions(CompileShared& shared, const onnx::ModelProto& model) {
+    for (const auto& f : model.functions())
+        shared.localFunctions[{canonicalDomain(f.domain()), f.name()}] = &f;
+}
+
+std::string describeUnsupported(const std::vector<UnsupportedNode>& nodes) {
+    std::map<std::string, int> byOp;
+    for (const auto& n : nodes)
+        byOp[n.domain + "::" + n.opType + " (opset " + std::to_string(n.opsetVersion) + ")"]++;
+    std::string text = std::to_string(nodes.size()) + " node(s) cannot run on the engine: ";
+    bool first = true;
+    for (const auto& [op, count] : byOp) {
+        if (!first) text += ", ";
+        first = false;
+        text += op + (count > 1 ? " x" + std::to_string(count) : "");
+    }
+    return text;
+}
+
+}  // namespace
+
+std::vector<UnsupportedNode> Session::findUnsupportedNodes(const onnx::ModelProto& model) {
+    CompileShared shared;
+    shared.registry = &KernelRegistry::global();
+    shared.checkOnly = true;
+    shared.model = &model;
+    fillLocalFunctions(shared, model);
+    GraphCompiler compiler(shared, opsetsOf(model));
+    try {
+        compiler.compile(model.graph());
+    } catch (const EngineError&) {
+        // Structural problems are the checker's to report.
+    }
+    return shared.unsupported;
+}
+
+Result<std::unique_ptr<Session>> Session::create(const LoadedModel& loaded, const SessionOptions& options) {
+    const std::string where = loaded.path.string();
+    if (!loaded.proto) return makeError(where, "no model loaded");
+    if (options.maxTensorBytes > 0) setMaxTensorBytes(options.maxTensorBytes);
+    std::unique_ptr<Session> session(new Session());
+    auto state = std::make_unique<State>();
+    try {
+        state->model = *loaded.proto;
+        state->shared = std::make_unique<CompileShared>();
+        auto& shared = *state->shared;
+        shared.registry = &KernelRegistry::global();
+        shared.modelDirectory = loaded.directory;
+        shared.model = &state->model;
+        fillLocalFunctions(shared, state->model);
+        GraphCompiler compiler(shared, opsetsOf(state->model));
+        state->graph = compiler.compile(state->model.graph());
+        if (!shared.unsupported.empty())
+            return makeError(where, describeUnsupported(shared.unsupported));
+        if (!compiler.freeNames().empty())
+            return makeError(where, "the graph reads '" + compiler.freeNames().front() +
+                                        "', which no input, initializer or node defines");
+    } catch (const EngineError& e) {
+        return makeError(where, e.what());
+    } catch (const std::bad_alloc&) {
+        return makeError(where, "out of memory while compiling the model");
+    }
+
+    std::set<std::string> initializerNames;
+    for (const auto& init : state->model.graph().initializer()) initializerNames.insert(init.name());
+    for (const auto& input : state->model.graph().input()) {
+        if (initializerNames.count(input.name())) continue;
+        session->inputs_.push_back({input.name(), input.type()});
+    }
+    for (const auto& output : state->model.graph().output())
+        session->outputs_.push_back({output.name(), output.type()});
+    state->pool = std::make_unique<ThreadPool>(options.threads);
+    session->state_ = std::move(state);
+    return session;
+}
+
+Result<std::vector<Value>> Session::run(const std::map<std::string, Value>& feeds, RunControl* control) {
+    const auto& graph = *state_->graph;
+    std::vector<Value> inputs(graph.inputNames().size());
+    std::set<std::string> known;
+    for (std::size_t i = 0; i < graph.inputNames().size(); ++i) {
+        const std::string& name = graph.inputNames()[i];
+        known.insert(name);
+        auto it = feeds.find(name);
+        if (it != feeds.end()) {
+            inputs[i] = it->second;
+            continue;
+        }
+        bool hasDefault = false;
+        for (const auto& init : state_->model.graph().initializer())
+            if (init.name() == name) hasDefault = true;
+        if (!hasDefault) return makeError("input '" + name + "'", "no value given");
+    }
+    for (const auto& [name, value] : feeds)
+        if (!known.count(name)) return makeError("input '" + name + "'", "the model has no such input");
+    try {
+        std::vector<NodeProfile>* profile = nullptr;
+        if (control && control->profile) {
+            control->nodeProfiles.clear();
+            profile = &control->nodeProfiles;
+        }
+        return graph.run(*state_->pool, std::move(inputs), nullptr,
+                         control ? &control->cancel : nullptr, profile);
+    } catch (const EngineError& e) {
+        return Error{e.what()};
+    } catch (const std::bad_alloc&) {
+        return Error{"out of memory while running the model"};
+    } catch (const std::exception& e) {
+        return Error{e.what()};
+    }
+}
+
+int Session::threads() const { return state_->pool->threads(); }
+
+const onnx::ModelProto& Session::optimizedModel() const { return state_->model; }
+
+}  // namespace onnxlens::engine

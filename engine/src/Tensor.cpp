@@ -1,0 +1,229 @@
+#include "onnxlens/engine/Tensor.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <sstream>
+
+namespace onnxlens::engine {
+
+namespace {
+
+std::uint64_t defaultMaxTensorBytes() {
+    long pages = sysconf(_SC_PHYS_PAGES);
+    long pageSize = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || pageSize <= 0) return std::uint64_t{8} << 30;
+    return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(pageSize) / 2;
+}
+
+std::atomic<std::uint64_t>& maxBytesSetting() {
+    static std::atomic<std::uint64_t> value{defaultMaxTensorBytes()};
+    return value;
+}
+
+constexpr std::size_t kAlignment = 64;
+
+std::string formatBytes(std::uint64_t bytes) {
+    std::ostringstream s;
+    s.precision(3);
+    if (bytes >= (std::uint64_t{1} << 30))
+        s << static_cast<double>(bytes) / double(1 << 30) << " GiB";
+    else if (bytes >= (1u << 20))
+        s << static_cast<double>(bytes) / double(1 << 20) << " MiB";
+    else
+        s << bytes << " bytes";
+    return s.str();
+}
+
+// Converts one element between engine types; floats to integers saturate (NaN gives 0) so that
+// out-of-range values are defined instead of undefined behaviour.
+template <class To, class From> To convertElement(const From& v) {
+    if constexpr (std::is_same_v<To, From>) {
+        return v;
+    } else if constexpr (std::is_same_v<To, std::string> || std::is_same_v<From, std::string>) {
+        if constexpr (std::is_same_v<To, std::string>) {
+            if constexpr (std::is_same_v<From, bool>) {
+                return v ? "1" : "0";
+            } else if constexpr (std::is_integral_v<From>) {
+                return std::to_string(v);
+            } else if constexpr (std::is_same_v<From, std::complex<float>> ||
+                                 std::is_same_v<From, std::complex<double>>) {
+                throw EngineError("cannot convert complex to string");
+            } else {
+                double d = toDouble(v);
+                if (std::isnan(d)) return "NaN";
+                if (std::isinf(d)) return d > 0 ? "INF" : "-INF";
+                std::ostringstream s;
+                s.precision(std::is_same_v<From, double> ? 17 : 9);
+                s << d;
+                return s.str();
+            }
+        } else {
+            if constexpr (std::is_same_v<To, std::complex<float>> ||
+                          std::is_same_v<To, std::complex<double>>) {
+                throw EngineError("cannot convert string to complex");
+            } else {
+                double d = 0;
+                try {
+                    std::size_t used = 0;
+                    d = std::stod(v, &used);
+                } catch (const std::exception&) {
+                    d = std::numeric_limits<double>::quiet_NaN();
+                }
+                return convertElement<To>(d);
+            }
+        }
+    } else if constexpr (std::is_same_v<From, std::complex<float>> ||
+                         std::is_same_v<From, std::complex<double>> ||
+                         std::is_same_v<To, std::complex<float>> ||
+                         std::is_same_v<To, std::complex<double>>) {
+        if constexpr ((std::is_same_v<From, std::complex<float>> ||
+                       std::is_same_v<From, std::complex<double>>) &&
+                      (std::is_same_v<To, std::complex<float>> ||
+                       std::is_same_v<To, std::complex<double>>)) {
+            return To(v);
+        } else {
+            throw EngineError("cannot convert between complex and real types");
+        }
+    } else if constexpr (std::is_same_v<To, bool>) {
+        return toDouble(v) != 0.0;
+    } else if constexpr (std::is_integral_v<To>) {
+        if constexpr (std::is_integral_v<From>) {
+            return static_cast<To>(v);
+        } else {
+            double d = toDouble(v);
+            if (std::isnan(d)) return To(0);
+            if (d <= static_cast<double>(std::numeric_limits<To>::lowest()))
+                return std::numeric_limits<To>::lowest();
+            if (d >= static_cast<double>(std::numeric_limits<To>::max()))
+                return std::numeric_limits<To>::max();
+            return static_cast<To>(d);
+        }
+    } else if constexpr (std::is_same_v<To, float16> || std::is_same_v<To, bfloat16>) {
+        if constexpr (std::is_same_v<From, float16> || std::is_same_v<From, bfloat16>)
+            return To(static_cast<float>(v));
+        else
+            return To(static_cast<float>(v));
+    } else {
+        if constexpr (std::is_same_v<From, float16> || std::is_same_v<From, bfloat16>)
+            return static_cast<To>(static_cast<float>(v));
+        else
+            return static_cast<To>(v);
+    }
+}
+
+}  // namespace
+
+std::uint64_t maxTensorBytes() { return maxBytesSetting().load(); }
+void setMaxTensorBytes(std::uint64_t bytes) { maxBytesSetting().store(bytes); }
+
+Tensor::Tensor(DataType type, Shape shape) : type_(type), shape_(std::move(shape)) {
+    if (type == DataType::Undefined) throw EngineError("cannot allocate a tensor of undefined type");
+    numel_ = shapeElementCount(shape_);
+    const std::uint64_t elementSize = dataTypeSize(type);
+    if (numel_ > 0 && static_cast<std::uint64_t>(numel_) >
+                          std::numeric_limits<std::uint64_t>::max() / elementSize)
+        throw EngineError("tensor of shape " + shapeToString(shape_) + " overflows memory size");
+    const std::uint64_t bytes = static_cast<std::uint64_t>(numel_) * elementSize;
+    if (bytes > maxTensorBytes())
+        throw EngineError("tensor of shape " + shapeToString(shape_) + " (" + dataTypeName(type) +
+                          ") needs " + formatBytes(bytes) + ", above the memory limit of " +
+                          formatBytes(maxTensorBytes()));
+    const std::size_t allocBytes = std::max<std::size_t>(
+        kAlignment, (static_cast<std::size_t>(bytes) + kAlignment - 1) / kAlignment * kAlignment);
+    void* p = std::aligned_alloc(kAlignment, allocBytes);
+    if (!p)
+        throw EngineError("out of memory allocating " + formatBytes(bytes) + " for a tensor of shape " +
+                          shapeToString(shape_));
+    if (type == DataType::String) {
+        auto* strings = static_cast<std::string*>(p);
+        for (std::int64_t i = 0; i < numel_; ++i) new (strings + i) std::string();
+        const std::int64_t n = numel_;
+        storage_ = std::shared_ptr<void>(p, [n](void* q) {
+            auto* s = static_cast<std::string*>(q);
+            for (std::int64_t i = 0; i < n; ++i) s[i].~basic_string();
+            std::free(q);
+        });
+    } else {
+        storage_ = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+    }
+}
+
+Tensor Tensor::zeros(DataType type, Shape shape) {
+    Tensor t(type, std::move(shape));
+    if (type != DataType::String && t.byteSize() > 0) std::memset(t.raw(), 0, t.byteSize());
+    return t;
+}
+
+void Tensor::checkType(DataType requested) const {
+    if (requested != type_)
+        throw EngineError(std::string("tensor of type ") + dataTypeName(type_) + " accessed as " +
+                          dataTypeName(requested));
+}
+
+double Tensor::valueAsDouble(std::int64_t index) const {
+    if (index < 0 || index >= numel_) throw EngineError("element index out of range");
+    return dispatchNumericOrBool(type_, [&]<class T>() { return toDouble(data<T>()[index]); });
+}
+
+std::int64_t Tensor::valueAsInt64(std::int64_t index) const {
+    if (index < 0 || index >= numel_) throw EngineError("element index out of range");
+    if (isFloatingPoint(type_)) return static_cast<std::int64_t>(valueAsDouble(index));
+    return dispatchNumericOrBool(type_, [&]<class T>() -> std::int64_t {
+        if constexpr (std::is_integral_v<T>)
+            return static_cast<std::int64_t>(data<T>()[index]);
+        else
+            return static_cast<std::int64_t>(toDouble(data<T>()[index]));
+    });
+}
+
+std::vector<std::int64_t> Tensor::toInt64Vector() const {
+    std::vector<std::int64_t> out(static_cast<std::size_t>(numel_));
+    if (type_ == DataType::Int64) {
+        std::memcpy(out.data(), raw(), out.size() * sizeof(std::int64_t));
+        return out;
+    }
+    for (std::int64_t i = 0; i < numel_; ++i) out[static_cast<std::size_t>(i)] = valueAsInt64(i);
+    return out;
+}
+
+Tensor Tensor::reshaped(Shape shape) const {
+    if (shapeElementCount(shape) != numel_)
+        throw EngineError("cannot reshape " + shapeToString(shape_) + " to " + shapeToString(shape));
+    Tensor t = *this;
+    t.shape_ = std::move(shape);
+    return t;
+}
+
+Tensor Tensor::clone() const {
+    if (!defined()) return {};
+    Tensor t(type_, shape_);
+    if (type_ == DataType::String) {
+        const auto* src = static_cast<const std::string*>(raw());
+        auto* dst = static_cast<std::string*>(t.raw());
+        for (std::int64_t i = 0; i < numel_; ++i) dst[i] = src[i];
+    } else if (byteSize() > 0) {
+        std::memcpy(t.raw(), raw(), byteSize());
+    }
+    return t;
+}
+
+Tensor Tensor::castTo(DataType target) const {
+    if (target == type_) return *this;
+    Tensor out(target, shape_);
+    dispatchAny(type_, [&]<class From>() {
+        const From* src = data<From>();
+        dispatchAny(target, [&]<class To>() {
+            To* dst = out.data<To>();
+            for (std::int64_t i = 0; i < numel_; ++i) dst[i] = convertElement<To, From>(src[i]);
+        });
+    });
+    return out;
+}
+
+}  // namespace onnxlens::engine
