@@ -43,7 +43,11 @@ void printUnsupportedNodes(const std::vector<engine::UnsupportedNode>& nodes) {
 
 void printVerdict(const std::string& label, const Verdict& v) {
     std::cout << label << ": " << (v.ok ? "ok" : "FAILED") << "\n";
-    if (!v.ok) std::cout << "  " << v.message << "\n";
+    if (v.ok) return;
+    std::string indented = "  " + v.message;
+    for (std::size_t at = indented.find('\n'); at != std::string::npos; at = indented.find('\n', at + 3))
+        indented.insert(at + 1, "  ");
+    std::cout << indented << "\n";
 }
 
 }  // namespace
