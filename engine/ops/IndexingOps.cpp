@@ -34,7 +34,8 @@ AxisSplit splitAt(const Shape& shape, std::int64_t axis) {
 
 // A strict weak order for every comparable element type: NaN sorts after every number and
 // equal to itself, so sorting and ranking never meet an inconsistent comparison.
-template <class T> bool orderedLess(const T& a, const T& b) {
+template <class T>
+bool orderedLess(const T& a, const T& b) {
     if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, float16> ||
                   std::is_same_v<T, bfloat16>) {
         const double x = toDouble(a), y = toDouble(b);
@@ -47,14 +48,16 @@ template <class T> bool orderedLess(const T& a, const T& b) {
 }
 
 // Numbers, bools and strings: the element types that can be ordered.
-template <class F> decltype(auto) dispatchOrdered(DataType type, F&& f) {
+template <class F>
+decltype(auto) dispatchOrdered(DataType type, F&& f) {
     if (type == DataType::String) return f.template operator()<std::string>();
     return dispatchNumericOrBool(type, std::forward<F>(f));
 }
 
 // The accumulator type for sums of T: float for the 16-bit floats, T otherwise.
 template <class T>
-using Accumulator = std::conditional_t<std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>, float, T>;
+using Accumulator =
+    std::conditional_t<std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>, float, T>;
 
 // For GatherElements and ScatterElements: calls fn(i, dataOffset) for element i of an index
 // tensor of `indexShape` (rank of the data), where dataOffset addresses the data element at
@@ -73,7 +76,8 @@ void forEachIndexedElement(const Shape& indexShape, const std::vector<std::int64
     std::vector<std::int64_t> position(rank, 0);
     std::int64_t base = 0;  // offset of the current position with the axis coordinate left out
     for (std::int64_t i = 0; i < count; ++i) {
-        const std::int64_t index = normalizeIndex(indices[static_cast<std::size_t>(i)], dataShape[axisU], axis);
+        const std::int64_t index =
+            normalizeIndex(indices[static_cast<std::size_t>(i)], dataShape[axisU], axis);
         fn(i, base + index * dataStrides[axisU]);
         for (std::size_t d = rank; d-- > 0;) {
             const std::int64_t step = d == axisU ? 0 : dataStrides[d];
@@ -88,7 +92,7 @@ void forEachIndexedElement(const Shape& indexShape, const std::vector<std::int64
 // ---------------------------------------------------------------------------------------------
 
 class GatherKernel final : public Kernel {
-public:
+  public:
     explicit GatherKernel(const NodeInfo& node) : axis_(node.getInt("axis", 0)) {}
     void run(KernelContext& ctx, const Inputs& inputs, Outputs& outputs) override {
         const Tensor& data = inputTensor(inputs, 0);
@@ -107,22 +111,24 @@ public:
         dispatchBySize(data.dtype(), [&]<class U>() {
             const U* in = static_cast<const U*>(data.raw());
             U* dst = static_cast<U*>(out.raw());
-            ctx.pool().parallelFor(outer * n, static_cast<double>(inner), [&](std::int64_t b, std::int64_t e) {
-                for (std::int64_t t = b; t < e; ++t) {
-                    const U* src = in + ((t / n) * dim + indices[static_cast<std::size_t>(t % n)]) * inner;
-                    std::copy(src, src + inner, dst + t * inner);
-                }
-            });
+            ctx.pool().parallelFor(
+                outer * n, static_cast<double>(inner), [&](std::int64_t b, std::int64_t e) {
+                    for (std::int64_t t = b; t < e; ++t) {
+                        const U* src =
+                            in + ((t / n) * dim + indices[static_cast<std::size_t>(t % n)]) * inner;
+                        std::copy(src, src + inner, dst + t * inner);
+                    }
+                });
         });
         outputs[0] = Value(std::move(out));
     }
 
-private:
+  private:
     std::int64_t axis_;
 };
 
 class GatherElementsKernel final : public Kernel {
-public:
+  public:
     explicit GatherElementsKernel(const NodeInfo& node) : axis_(node.getInt("axis", 0)) {}
     void run(KernelContext&, const Inputs& inputs, Outputs& outputs) override {
         const Tensor& data = inputTensor(inputs, 0);
@@ -136,39 +142,41 @@ public:
         dispatchBySize(data.dtype(), [&]<class U>() {
             const U* in = static_cast<const U*>(data.raw());
             U* dst = static_cast<U*>(out.raw());
-            forEachIndexedElement(indexTensor.shape(), indices, data.shape(), axis,
-                                  [&](std::int64_t i, std::int64_t offset) { dst[i] = in[offset]; });
+            forEachIndexedElement(
+                indexTensor.shape(), indices, data.shape(), axis,
+                [&](std::int64_t i, std::int64_t offset) { dst[i] = in[offset]; });
         });
         outputs[0] = Value(std::move(out));
     }
 
-private:
+  private:
     std::int64_t axis_;
 };
 
 // GatherND and ScatterND address slices of the data by index tuples in the last dim of indices.
 struct IndexTuples {
-    std::int64_t batches = 1;        // product of the batch dims
+    std::int64_t batches = 1;  // product of the batch dims
     std::int64_t tuplesPerBatch = 0;
-    std::int64_t sliceSize = 1;      // elements addressed by one tuple
+    std::int64_t sliceSize = 1;         // elements addressed by one tuple
     std::vector<std::int64_t> offsets;  // data offset of every tuple's slice, batch-major
 };
 
-IndexTuples resolveIndexTuples(const Shape& dataShape, const Tensor& indexTensor, std::int64_t batchDims,
-                               const char* op) {
+IndexTuples resolveIndexTuples(const Shape& dataShape, const Tensor& indexTensor,
+                               std::int64_t batchDims, const char* op) {
     const auto r = static_cast<std::int64_t>(dataShape.size());
     const std::int64_t q = indexTensor.rank();
     if (q < 1 || r < 1) fail(std::string(op) + ": data and indices must have rank >= 1");
     if (batchDims < 0 || batchDims >= std::min(q, r))
-        fail(std::string(op) + ": batch_dims " + std::to_string(batchDims) + " must be below the ranks");
+        fail(std::string(op) + ": batch_dims " + std::to_string(batchDims) +
+             " must be below the ranks");
     const std::int64_t k = indexTensor.dim(q - 1);
     if (k < 1 || k > r - batchDims)
-        fail(std::string(op) + ": index tuples of length " + std::to_string(k) + " do not fit data of shape " +
-             shapeToString(dataShape));
+        fail(std::string(op) + ": index tuples of length " + std::to_string(k) +
+             " do not fit data of shape " + shapeToString(dataShape));
     for (std::int64_t d = 0; d < batchDims; ++d)
         if (dataShape[static_cast<std::size_t>(d)] != indexTensor.dim(d))
-            fail(std::string(op) + ": batch dims of data " + shapeToString(dataShape) + " and indices " +
-                 shapeToString(indexTensor.shape()) + " differ");
+            fail(std::string(op) + ": batch dims of data " + shapeToString(dataShape) +
+                 " and indices " + shapeToString(indexTensor.shape()) + " differ");
     const auto b = static_cast<std::size_t>(batchDims), ku = static_cast<std::size_t>(k);
     IndexTuples t;
     t.batches = product(dataShape, 0, b);
@@ -179,10 +187,12 @@ IndexTuples resolveIndexTuples(const Shape& dataShape, const Tensor& indexTensor
     const auto indices = readIndices(indexTensor, op);
     t.offsets.resize(static_cast<std::size_t>(t.batches * t.tuplesPerBatch));
     for (std::size_t tuple = 0; tuple < t.offsets.size(); ++tuple) {
-        std::int64_t offset = static_cast<std::int64_t>(tuple) / std::max<std::int64_t>(t.tuplesPerBatch, 1) * batchStride;
+        std::int64_t offset = static_cast<std::int64_t>(tuple) /
+                              std::max<std::int64_t>(t.tuplesPerBatch, 1) * batchStride;
         for (std::size_t j = 0; j < ku; ++j) {
             const std::size_t axis = b + j;
-            offset += normalizeIndex(indices[tuple * ku + j], dataShape[axis], static_cast<std::int64_t>(axis)) *
+            offset += normalizeIndex(indices[tuple * ku + j], dataShape[axis],
+                                     static_cast<std::int64_t>(axis)) *
                       strides[axis];
         }
         t.offsets[tuple] = offset;
@@ -191,12 +201,13 @@ IndexTuples resolveIndexTuples(const Shape& dataShape, const Tensor& indexTensor
 }
 
 class GatherNDKernel final : public Kernel {
-public:
+  public:
     explicit GatherNDKernel(const NodeInfo& node) : batchDims_(node.getInt("batch_dims", 0)) {}
     void run(KernelContext&, const Inputs& inputs, Outputs& outputs) override {
         const Tensor& data = inputTensor(inputs, 0);
         const Tensor& indexTensor = inputTensor(inputs, 1);
-        const IndexTuples tuples = resolveIndexTuples(data.shape(), indexTensor, batchDims_, "GatherND");
+        const IndexTuples tuples =
+            resolveIndexTuples(data.shape(), indexTensor, batchDims_, "GatherND");
         Shape outShape(indexTensor.shape().begin(), indexTensor.shape().end() - 1);
         const std::int64_t k = indexTensor.dim(indexTensor.rank() - 1);
         outShape.insert(outShape.end(), data.shape().begin() + batchDims_ + k, data.shape().end());
@@ -210,7 +221,7 @@ public:
         outputs[0] = Value(std::move(out));
     }
 
-private:
+  private:
     std::int64_t batchDims_;
 };
 
@@ -229,25 +240,32 @@ Reduction parseReduction(const NodeInfo& node) {
 
 // Calls apply(dst, src) typed for the data: plain assignment by element size for `none`,
 // arithmetic on the element type otherwise.
-template <class F> void withReduction(DataType type, Reduction reduction, F&& scatter) {
+template <class F>
+void withReduction(DataType type, Reduction reduction, F&& scatter) {
     if (reduction == Reduction::None) {
-        dispatchBySize(type, [&]<class U>() { scatter.template operator()<U>([](U& d, const U& s) { d = s; }); });
+        dispatchBySize(type, [&]<class U>() {
+            scatter.template operator()<U>([](U& d, const U& s) { d = s; });
+        });
         return;
     }
     dispatchNumeric(type, [&]<class T>() {
         using A = Accumulator<T>;
         switch (reduction) {
             case Reduction::Add:
-                scatter.template operator()<T>([](T& d, const T& s) { d = static_cast<T>(A(d) + A(s)); });
+                scatter.template operator()<T>(
+                    [](T& d, const T& s) { d = static_cast<T>(A(d) + A(s)); });
                 break;
             case Reduction::Mul:
-                scatter.template operator()<T>([](T& d, const T& s) { d = static_cast<T>(A(d) * A(s)); });
+                scatter.template operator()<T>(
+                    [](T& d, const T& s) { d = static_cast<T>(A(d) * A(s)); });
                 break;
             case Reduction::Max:
-                scatter.template operator()<T>([](T& d, const T& s) { d = orderedLess(d, s) ? s : d; });
+                scatter.template operator()<T>(
+                    [](T& d, const T& s) { d = orderedLess(d, s) ? s : d; });
                 break;
             default:
-                scatter.template operator()<T>([](T& d, const T& s) { d = orderedLess(s, d) ? s : d; });
+                scatter.template operator()<T>(
+                    [](T& d, const T& s) { d = orderedLess(s, d) ? s : d; });
                 break;
         }
     });
@@ -255,7 +273,7 @@ template <class F> void withReduction(DataType type, Reduction reduction, F&& sc
 
 // ScatterElements, and the deprecated Scatter (the same without a reduction).
 class ScatterElementsKernel final : public Kernel {
-public:
+  public:
     explicit ScatterElementsKernel(const NodeInfo& node)
         : axis_(node.getInt("axis", 0)), reduction_(parseReduction(node)) {}
     void run(KernelContext&, const Inputs& inputs, Outputs& outputs) override {
@@ -274,19 +292,20 @@ public:
         withReduction(data.dtype(), reduction_, [&]<class U>(auto apply) {
             const U* src = static_cast<const U*>(updates.raw());
             U* dst = static_cast<U*>(out.raw());
-            forEachIndexedElement(indexTensor.shape(), indices, data.shape(), axis,
-                                  [&](std::int64_t i, std::int64_t offset) { apply(dst[offset], src[i]); });
+            forEachIndexedElement(
+                indexTensor.shape(), indices, data.shape(), axis,
+                [&](std::int64_t i, std::int64_t offset) { apply(dst[offset], src[i]); });
         });
         outputs[0] = Value(std::move(out));
     }
 
-private:
+  private:
     std::int64_t axis_;
     Reduction reduction_;
 };
 
 class ScatterNDKernel final : public Kernel {
-public:
+  public:
     explicit ScatterNDKernel(const NodeInfo& node) : reduction_(parseReduction(node)) {}
     void run(KernelContext&, const Inputs& inputs, Outputs& outputs) override {
         const Tensor& data = inputTensor(inputs, 0);
@@ -294,7 +313,8 @@ public:
         const Tensor& updates = inputTensor(inputs, 2);
         const IndexTuples tuples = resolveIndexTuples(data.shape(), indexTensor, 0, "ScatterND");
         Shape expected(indexTensor.shape().begin(), indexTensor.shape().end() - 1);
-        expected.insert(expected.end(), data.shape().begin() + indexTensor.dim(indexTensor.rank() - 1),
+        expected.insert(expected.end(),
+                        data.shape().begin() + indexTensor.dim(indexTensor.rank() - 1),
                         data.shape().end());
         require(updates.shape() == expected && updates.dtype() == data.dtype(),
                 "ScatterND: updates have shape " + shapeToString(updates.shape()) + ", expected " +
@@ -309,13 +329,13 @@ public:
         outputs[0] = Value(std::move(out));
     }
 
-private:
+  private:
     Reduction reduction_;
 };
 
 // OneHot: indices outside [-depth, depth) give an all-off row, as the spec asks.
 class OneHotKernel final : public Kernel {
-public:
+  public:
     explicit OneHotKernel(const NodeInfo& node) : axis_(node.getInt("axis", -1)) {}
     void run(KernelContext&, const Inputs& inputs, Outputs& outputs) override {
         const Tensor& indexTensor = inputTensor(inputs, 0);
@@ -347,20 +367,20 @@ public:
         outputs[0] = Value(std::move(out));
     }
 
-private:
+  private:
     std::int64_t axis_;
 };
 
 class CompressKernel final : public Kernel {
-public:
+  public:
     explicit CompressKernel(const NodeInfo& node) {
         if (node.hasAttribute("axis")) axis_ = node.getInt("axis");
     }
     void run(KernelContext&, const Inputs& inputs, Outputs& outputs) override {
         const Tensor& input = inputTensor(inputs, 0);
         const Tensor& condition = inputTensor(inputs, 1);
-        require(condition.rank() == 1, "Compress: the condition must be 1-D, got " +
-                                           shapeToString(condition.shape()));
+        require(condition.rank() == 1,
+                "Compress: the condition must be 1-D, got " + shapeToString(condition.shape()));
         const Tensor x = axis_ ? input : input.reshaped({input.numel()});
         const std::int64_t axis = axis_ ? normalizeAxis(*axis_, x.rank()) : 0;
         const auto [outer, dim, inner] = splitAt(x.shape(), axis);
@@ -387,13 +407,13 @@ public:
         outputs[0] = Value(std::move(out));
     }
 
-private:
+  private:
     std::optional<std::int64_t> axis_;
 };
 
 // NonZero: [rank, count] coordinates in row-major order; a scalar counts as a 1-element vector.
 class NonZeroKernel final : public Kernel {
-public:
+  public:
     explicit NonZeroKernel(const NodeInfo&) {}
     void run(KernelContext&, const Inputs& inputs, Outputs& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
@@ -422,7 +442,7 @@ public:
 // Unique over elements (no axis: the flattened input) or over slices along an axis. Slices are
 // ordered lexicographically; `sorted = 0` keeps the order of first occurrence.
 class UniqueKernel final : public Kernel {
-public:
+  public:
     explicit UniqueKernel(const NodeInfo& node) : sorted_(node.getInt("sorted", 1) != 0) {
         if (node.hasAttribute("axis")) axis_ = node.getInt("axis");
     }
@@ -436,7 +456,7 @@ public:
         std::vector<std::int64_t> order(static_cast<std::size_t>(dim));
         std::iota(order.begin(), order.end(), 0);
         std::vector<std::int64_t> groupOf(static_cast<std::size_t>(dim));  // slice -> group
-        std::vector<std::int64_t> firstOf;                                  // group -> first slice
+        std::vector<std::int64_t> firstOf;                                 // group -> first slice
         std::vector<std::int64_t> counts;
         dispatchOrdered(x.dtype(), [&]<class T>() {
             const T* v = x.data<T>();
@@ -458,7 +478,8 @@ public:
                     firstOf.push_back(order[k]);
                     counts.push_back(0);
                 }
-                groupOf[static_cast<std::size_t>(order[k])] = static_cast<std::int64_t>(firstOf.size() - 1);
+                groupOf[static_cast<std::size_t>(order[k])] =
+                    static_cast<std::int64_t>(firstOf.size() - 1);
                 ++counts.back();
             }
         });
@@ -471,7 +492,8 @@ public:
             std::sort(byFirst.begin(), byFirst.end(), [&](std::int64_t a, std::int64_t b) {
                 return firstOf[static_cast<std::size_t>(a)] < firstOf[static_cast<std::size_t>(b)];
             });
-            for (std::int64_t p = 0; p < groups; ++p) rank[static_cast<std::size_t>(byFirst[static_cast<std::size_t>(p)])] = p;
+            for (std::int64_t p = 0; p < groups; ++p)
+                rank[static_cast<std::size_t>(byFirst[static_cast<std::size_t>(p)])] = p;
         }
 
         Shape yShape = x.shape();
@@ -486,7 +508,8 @@ public:
             countTensor.data<std::int64_t>()[r] = counts[static_cast<std::size_t>(g)];
         }
         for (std::int64_t s = 0; s < dim; ++s)
-            inverse.data<std::int64_t>()[s] = rank[static_cast<std::size_t>(groupOf[static_cast<std::size_t>(s)])];
+            inverse.data<std::int64_t>()[s] =
+                rank[static_cast<std::size_t>(groupOf[static_cast<std::size_t>(s)])];
         const std::int64_t* firstByRank = indices.data<std::int64_t>();
         dispatchBySize(x.dtype(), [&]<class U>() {
             const U* in = static_cast<const U*>(x.raw());
@@ -503,14 +526,14 @@ public:
         if (outputs.size() > 3) outputs[3] = Value(std::move(countTensor));
     }
 
-private:
+  private:
     bool sorted_;
     std::optional<std::int64_t> axis_;
 };
 
 // TopK: ties go to the lower index; the result is always sorted (allowed when sorted = 0).
 class TopKKernel final : public Kernel {
-public:
+  public:
     explicit TopKKernel(const NodeInfo& node)
         : kFromAttribute_(node.opsetVersion() < 10),
           k_(kFromAttribute_ ? node.getInt("k") : 0),
@@ -528,8 +551,8 @@ public:
         }
         const auto [outer, dim, inner] = splitAt(x.shape(), axis);
         if (k < 0 || k > dim)
-            fail("TopK: k = " + std::to_string(k) + " is outside [0, " + std::to_string(dim) + "] for axis " +
-                 std::to_string(axis));
+            fail("TopK: k = " + std::to_string(k) + " is outside [0, " + std::to_string(dim) +
+                 "] for axis " + std::to_string(axis));
         Shape outShape = x.shape();
         outShape[static_cast<std::size_t>(axis)] = k;
         Tensor values(x.dtype(), outShape);
@@ -538,34 +561,37 @@ public:
             const T* in = x.data<T>();
             T* outValues = values.data<T>();
             std::int64_t* outIndices = indices.data<std::int64_t>();
-            ctx.pool().parallelFor(outer * inner, static_cast<double>(dim) * 4, [&](std::int64_t b, std::int64_t e) {
-                std::vector<T> line(static_cast<std::size_t>(dim));
-                std::vector<std::int64_t> order(static_cast<std::size_t>(dim));
-                for (std::int64_t l = b; l < e; ++l) {
-                    const std::int64_t o = l / inner, i = l % inner;
-                    for (std::int64_t j = 0; j < dim; ++j) line[static_cast<std::size_t>(j)] = in[(o * dim + j) * inner + i];
-                    std::iota(order.begin(), order.end(), 0);
-                    auto before = [&](std::int64_t a, std::int64_t c) {
-                        const T& va = line[static_cast<std::size_t>(a)];
-                        const T& vc = line[static_cast<std::size_t>(c)];
-                        if (largest_ ? orderedLess(vc, va) : orderedLess(va, vc)) return true;
-                        if (largest_ ? orderedLess(va, vc) : orderedLess(vc, va)) return false;
-                        return a < c;
-                    };
-                    std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
-                    for (std::int64_t j = 0; j < k; ++j) {
-                        const std::int64_t dst = (o * k + j) * inner + i;
-                        outIndices[dst] = order[static_cast<std::size_t>(j)];
-                        outValues[dst] = line[static_cast<std::size_t>(order[static_cast<std::size_t>(j)])];
+            ctx.pool().parallelFor(
+                outer * inner, static_cast<double>(dim) * 4, [&](std::int64_t b, std::int64_t e) {
+                    std::vector<T> line(static_cast<std::size_t>(dim));
+                    std::vector<std::int64_t> order(static_cast<std::size_t>(dim));
+                    for (std::int64_t l = b; l < e; ++l) {
+                        const std::int64_t o = l / inner, i = l % inner;
+                        for (std::int64_t j = 0; j < dim; ++j)
+                            line[static_cast<std::size_t>(j)] = in[(o * dim + j) * inner + i];
+                        std::iota(order.begin(), order.end(), 0);
+                        auto before = [&](std::int64_t a, std::int64_t c) {
+                            const T& va = line[static_cast<std::size_t>(a)];
+                            const T& vc = line[static_cast<std::size_t>(c)];
+                            if (largest_ ? orderedLess(vc, va) : orderedLess(va, vc)) return true;
+                            if (largest_ ? orderedLess(va, vc) : orderedLess(vc, va)) return false;
+                            return a < c;
+                        };
+                        std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+                        for (std::int64_t j = 0; j < k; ++j) {
+                            const std::int64_t dst = (o * k + j) * inner + i;
+                            outIndices[dst] = order[static_cast<std::size_t>(j)];
+                            outValues[dst] =
+                                line[static_cast<std::size_t>(order[static_cast<std::size_t>(j)])];
+                        }
                     }
-                }
-            });
+                });
         });
         outputs[0] = Value(std::move(values));
         if (outputs.size() > 1) outputs[1] = Value(std::move(indices));
     }
 
-private:
+  private:
     bool kFromAttribute_;
     std::int64_t k_;
     std::int64_t axis_;
@@ -573,8 +599,9 @@ private:
 };
 
 // ArgMax (Largest = true) and ArgMin; NaN counts as the largest value.
-template <bool Largest> class ArgExtremeKernel final : public Kernel {
-public:
+template <bool Largest>
+class ArgExtremeKernel final : public Kernel {
+  public:
     explicit ArgExtremeKernel(const NodeInfo& node)
         : axis_(node.getInt("axis", 0)),
           keepDims_(node.getInt("keepdims", 1) != 0),
@@ -586,38 +613,42 @@ public:
         const auto [outer, dim, inner] = splitAt(x.shape(), axis);
         if (dim == 0 && outer * inner > 0) fail("axis " + std::to_string(axis) + " is empty");
         Shape outShape = x.shape();
-        if (keepDims_) outShape[static_cast<std::size_t>(axis)] = 1;
-        else outShape.erase(outShape.begin() + axis);
+        if (keepDims_)
+            outShape[static_cast<std::size_t>(axis)] = 1;
+        else
+            outShape.erase(outShape.begin() + axis);
         Tensor out(DataType::Int64, outShape);
         std::int64_t* dst = out.data<std::int64_t>();
         dispatchNumericOrBool(x.dtype(), [&]<class T>() {
             const T* in = x.data<T>();
-            ctx.pool().parallelFor(outer * inner, static_cast<double>(dim), [&](std::int64_t b, std::int64_t e) {
-                for (std::int64_t l = b; l < e; ++l) {
-                    const T* line = in + (l / inner) * dim * inner + l % inner;
-                    std::int64_t best = 0;
-                    for (std::int64_t j = 1; j < dim; ++j) {
-                        const T& v = line[j * inner];
-                        const T& current = line[best * inner];
-                        const bool better = Largest ? orderedLess(current, v) : orderedLess(v, current);
-                        const bool tie = !orderedLess(current, v) && !orderedLess(v, current);
-                        if (better || (selectLast_ && tie)) best = j;
+            ctx.pool().parallelFor(
+                outer * inner, static_cast<double>(dim), [&](std::int64_t b, std::int64_t e) {
+                    for (std::int64_t l = b; l < e; ++l) {
+                        const T* line = in + (l / inner) * dim * inner + l % inner;
+                        std::int64_t best = 0;
+                        for (std::int64_t j = 1; j < dim; ++j) {
+                            const T& v = line[j * inner];
+                            const T& current = line[best * inner];
+                            const bool better =
+                                Largest ? orderedLess(current, v) : orderedLess(v, current);
+                            const bool tie = !orderedLess(current, v) && !orderedLess(v, current);
+                            if (better || (selectLast_ && tie)) best = j;
+                        }
+                        dst[l] = best;
                     }
-                    dst[l] = best;
-                }
-            });
+                });
         });
         outputs[0] = Value(std::move(out));
     }
 
-private:
+  private:
     std::int64_t axis_;
     bool keepDims_;
     bool selectLast_;
 };
 
 class CumSumKernel final : public Kernel {
-public:
+  public:
     explicit CumSumKernel(const NodeInfo& node)
         : exclusive_(node.getInt("exclusive", 0) != 0), reverse_(node.getInt("reverse", 0) != 0) {}
     void run(KernelContext& ctx, const Inputs& inputs, Outputs& outputs) override {
@@ -631,38 +662,42 @@ public:
         dispatchNumeric(x.dtype(), [&]<class T>() {
             const T* in = x.data<T>();
             T* dst = out.data<T>();
-            ctx.pool().parallelFor(outer * inner, static_cast<double>(dim), [&](std::int64_t b, std::int64_t e) {
-                for (std::int64_t l = b; l < e; ++l) {
-                    const std::int64_t base = (l / inner) * dim * inner + l % inner;
-                    Accumulator<T> sum{};
-                    for (std::int64_t step = 0; step < dim; ++step) {
-                        const std::int64_t j = reverse_ ? dim - 1 - step : step;
-                        const std::int64_t at = base + j * inner;
-                        if (exclusive_) {
-                            dst[at] = static_cast<T>(sum);
-                            sum = static_cast<Accumulator<T>>(sum + static_cast<Accumulator<T>>(in[at]));
-                        } else {
-                            sum = static_cast<Accumulator<T>>(sum + static_cast<Accumulator<T>>(in[at]));
-                            dst[at] = static_cast<T>(sum);
+            ctx.pool().parallelFor(
+                outer * inner, static_cast<double>(dim), [&](std::int64_t b, std::int64_t e) {
+                    for (std::int64_t l = b; l < e; ++l) {
+                        const std::int64_t base = (l / inner) * dim * inner + l % inner;
+                        Accumulator<T> sum{};
+                        for (std::int64_t step = 0; step < dim; ++step) {
+                            const std::int64_t j = reverse_ ? dim - 1 - step : step;
+                            const std::int64_t at = base + j * inner;
+                            if (exclusive_) {
+                                dst[at] = static_cast<T>(sum);
+                                sum = static_cast<Accumulator<T>>(
+                                    sum + static_cast<Accumulator<T>>(in[at]));
+                            } else {
+                                sum = static_cast<Accumulator<T>>(
+                                    sum + static_cast<Accumulator<T>>(in[at]));
+                                dst[at] = static_cast<T>(sum);
+                            }
                         }
                     }
-                }
-            });
+                });
         });
         outputs[0] = Value(std::move(out));
     }
 
-private:
+  private:
     bool exclusive_;
     bool reverse_;
 };
 
 // ReverseSequence reverses the first sequence_lens[b] steps of every batch entry.
 class ReverseSequenceKernel final : public Kernel {
-public:
+  public:
     explicit ReverseSequenceKernel(const NodeInfo& node)
         : batchAxis_(node.getInt("batch_axis", 1)), timeAxis_(node.getInt("time_axis", 0)) {
-        if ((batchAxis_ != 0 && batchAxis_ != 1) || (timeAxis_ != 0 && timeAxis_ != 1) || batchAxis_ == timeAxis_)
+        if ((batchAxis_ != 0 && batchAxis_ != 1) || (timeAxis_ != 0 && timeAxis_ != 1) ||
+            batchAxis_ == timeAxis_)
             fail("ReverseSequence: batch_axis and time_axis must be 0 and 1 in some order");
     }
     void run(KernelContext&, const Inputs& inputs, Outputs& outputs) override {
@@ -671,8 +706,8 @@ public:
         const auto lengths = inputTensor(inputs, 1).toInt64Vector();
         const std::int64_t batch = x.dim(batchAxis_), steps = x.dim(timeAxis_);
         if (static_cast<std::int64_t>(lengths.size()) != batch)
-            fail("ReverseSequence: " + std::to_string(lengths.size()) + " sequence lengths for a batch of " +
-                 std::to_string(batch));
+            fail("ReverseSequence: " + std::to_string(lengths.size()) +
+                 " sequence lengths for a batch of " + std::to_string(batch));
         const std::int64_t inner = product(x.shape(), 2, x.shape().size());
         const std::int64_t batchStride = (batchAxis_ == 0 ? steps : 1) * inner;
         const std::int64_t stepStride = (timeAxis_ == 0 ? batch : 1) * inner;
@@ -683,8 +718,9 @@ public:
             for (std::int64_t b = 0; b < batch; ++b) {
                 const std::int64_t length = lengths[static_cast<std::size_t>(b)];
                 if (length < 0 || length > steps)
-                    fail("ReverseSequence: sequence length " + std::to_string(length) + " of batch entry " +
-                         std::to_string(b) + " is outside [0, " + std::to_string(steps) + "]");
+                    fail("ReverseSequence: sequence length " + std::to_string(length) +
+                         " of batch entry " + std::to_string(b) + " is outside [0, " +
+                         std::to_string(steps) + "]");
                 for (std::int64_t t = 0; t < length; ++t) {
                     const U* src = in + b * batchStride + (length - 1 - t) * stepStride;
                     std::copy(src, src + inner, dst + b * batchStride + t * stepStride);
@@ -694,7 +730,7 @@ public:
         outputs[0] = Value(std::move(out));
     }
 
-private:
+  private:
     std::int64_t batchAxis_, timeAxis_;
 };
 

@@ -76,8 +76,9 @@ void copyStridedView(const T* in, StridedView view, T* out, ThreadPool* pool) {
     }
     // A batch of 2-D transposes (the last two output dims read the input with strides
     // (1, rows)): tile it instead of reading a column per output row.
-    if (rank >= 2 && view.strides[rank - 2] == 1 && view.strides[rank - 1] == view.shape[rank - 2] &&
-        view.shape[rank - 2] >= 8 && view.shape[rank - 1] >= 8) {
+    if (rank >= 2 && view.strides[rank - 2] == 1 &&
+        view.strides[rank - 1] == view.shape[rank - 2] && view.shape[rank - 2] >= 8 &&
+        view.shape[rank - 1] >= 8) {
         const std::int64_t rows = view.shape[rank - 2], cols = view.shape[rank - 1];
         const std::int64_t matrix = rows * cols;
         StridedView batch{Shape(view.shape.begin(), view.shape.end() - 2),
@@ -94,8 +95,10 @@ void copyStridedView(const T* in, StridedView view, T* out, ThreadPool* pool) {
                 detail::transposeTiles(in + offset, rows, cols, rows, out + b * matrix);
             }
         };
-        if (pool) pool->parallelFor(batches, static_cast<double>(matrix), run);
-        else run(0, batches);
+        if (pool)
+            pool->parallelFor(batches, static_cast<double>(matrix), run);
+        else
+            run(0, batches);
         return;
     }
 
@@ -129,8 +132,10 @@ void copyStridedView(const T* in, StridedView view, T* out, ThreadPool* pool) {
             }
         }
     };
-    if (pool) pool->parallelFor(rows, static_cast<double>(inner), copyRows);
-    else copyRows(0, rows);
+    if (pool)
+        pool->parallelFor(rows, static_cast<double>(inner), copyRows);
+    else
+        copyRows(0, rows);
 }
 
 // A new tensor of the input's dtype holding the view's elements.

@@ -22,7 +22,8 @@ using Outputs = std::vector<Value>;
 
 std::string listToString(const std::vector<std::int64_t>& values) {
     std::string s = "[";
-    for (std::size_t i = 0; i < values.size(); ++i) s += (i ? ", " : "") + std::to_string(values[i]);
+    for (std::size_t i = 0; i < values.size(); ++i)
+        s += (i ? ", " : "") + std::to_string(values[i]);
     return s + "]";
 }
 
@@ -41,7 +42,8 @@ std::vector<std::int64_t> normalizeAxes(const std::vector<std::int64_t>& axes, s
     for (std::int64_t axis : axes) {
         const std::int64_t a = normalizeAxis(axis, rank);
         if (std::find(out.begin(), out.end(), a) != out.end())
-            throw EngineError("axis " + std::to_string(axis) + " is repeated in " + listToString(axes));
+            throw EngineError("axis " + std::to_string(axis) + " is repeated in " +
+                              listToString(axes));
         out.push_back(a);
     }
     return out;
@@ -52,7 +54,7 @@ StridedView contiguousView(const Tensor& t) { return {t.shape(), shapeStrides(t.
 // ---------------------------------------------------------------------------------------------
 
 class IdentityKernel final : public Kernel {
-public:
+  public:
     explicit IdentityKernel(const NodeInfo&) {}
     void run(KernelContext&, const Inputs& inputs, Outputs& outputs) override {
         outputs[0] = inputs.empty() || inputs[0] == nullptr ? Value() : *inputs[0];
@@ -60,7 +62,7 @@ public:
 };
 
 class ConstantKernel final : public Kernel {
-public:
+  public:
     explicit ConstantKernel(const NodeInfo& node) {
         if (node.hasAttribute("sparse_value"))
             fail("Constant: sparse_value tensors are not supported");
@@ -85,14 +87,16 @@ public:
             fail("Constant: none of the value attributes is set");
         }
     }
-    void run(KernelContext&, const Inputs&, Outputs& outputs) override { outputs[0] = Value(value_); }
+    void run(KernelContext&, const Inputs&, Outputs& outputs) override {
+        outputs[0] = Value(value_);
+    }
 
-private:
+  private:
     Tensor value_;
 };
 
 class ConstantOfShapeKernel final : public Kernel {
-public:
+  public:
     explicit ConstantOfShapeKernel(const NodeInfo& node) {
         if (auto t = node.getTensor("value")) {
             require(t->numel() == 1, "ConstantOfShape: 'value' must hold exactly one element");
@@ -110,12 +114,12 @@ public:
         outputs[0] = Value(std::move(out));
     }
 
-private:
+  private:
     Tensor value_;
 };
 
 class ShapeKernel final : public Kernel {
-public:
+  public:
     explicit ShapeKernel(const NodeInfo& node) : start_(node.getInt("start", 0)) {
         if (node.hasAttribute("end")) end_ = node.getInt("end");
     }
@@ -129,16 +133,17 @@ public:
         const std::int64_t end = end_ ? clampToRank(*end_) : rank;
         std::vector<std::int64_t> dims;
         for (std::int64_t d = start; d < end; ++d) dims.push_back(x.dim(d));
-        outputs[0] = Value(Tensor::fromVector<std::int64_t>({static_cast<std::int64_t>(dims.size())}, dims));
+        outputs[0] =
+            Value(Tensor::fromVector<std::int64_t>({static_cast<std::int64_t>(dims.size())}, dims));
     }
 
-private:
+  private:
     std::int64_t start_;
     std::optional<std::int64_t> end_;
 };
 
 class SizeKernel final : public Kernel {
-public:
+  public:
     explicit SizeKernel(const NodeInfo&) {}
     void run(KernelContext&, const Inputs& inputs, Outputs& outputs) override {
         outputs[0] = Value(Tensor::scalar<std::int64_t>(inputTensor(inputs, 0).numel()));
@@ -147,9 +152,10 @@ public:
 
 // Reshape: 0 copies the input dim (unless allowzero), -1 is inferred from the element count.
 class ReshapeKernel final : public Kernel {
-public:
+  public:
     explicit ReshapeKernel(const NodeInfo& node)
-        : shapeFromAttribute_(node.opsetVersion() < 5), allowZero_(node.getInt("allowzero", 0) != 0) {
+        : shapeFromAttribute_(node.opsetVersion() < 5),
+          allowZero_(node.getInt("allowzero", 0) != 0) {
         if (shapeFromAttribute_) shapeAttribute_ = node.getInts("shape");
     }
     void run(KernelContext&, const Inputs& inputs, Outputs& outputs) override {
@@ -159,7 +165,7 @@ public:
         outputs[0] = Value(x.reshaped(targetShape(x.shape(), requested)));
     }
 
-private:
+  private:
     Shape targetShape(const Shape& input, const std::vector<std::int64_t>& requested) const {
         Shape out(requested.size());
         std::optional<std::size_t> inferred;
@@ -169,11 +175,14 @@ private:
             const std::int64_t d = requested[i];
             if (d == -1) {
                 if (inferred)
-                    fail("Reshape: more than one -1 in the requested shape " + listToString(requested));
+                    fail("Reshape: more than one -1 in the requested shape " +
+                         listToString(requested));
                 inferred = i;
                 continue;
             }
-            if (d < -1) fail("Reshape: invalid dimension " + std::to_string(d) + " in " + listToString(requested));
+            if (d < -1)
+                fail("Reshape: invalid dimension " + std::to_string(d) + " in " +
+                     listToString(requested));
             if (d == 0 && !allowZero_) {
                 if (i >= input.size())
                     fail("Reshape: dimension " + std::to_string(i) + " is 0 (copy) but the input " +
@@ -187,7 +196,8 @@ private:
         }
         const std::int64_t count = shapeElementCount(input);
         if (inferred) {
-            if (hasZero) fail("Reshape: allowzero forbids 0 together with -1 in " + listToString(requested));
+            if (hasZero)
+                fail("Reshape: allowzero forbids 0 together with -1 in " + listToString(requested));
             if (known == 0 || count % known != 0)
                 fail("Reshape: cannot infer the -1 dimension reshaping " + shapeToString(input) +
                      " to " + listToString(requested));
@@ -205,27 +215,30 @@ private:
 };
 
 class FlattenKernel final : public Kernel {
-public:
+  public:
     explicit FlattenKernel(const NodeInfo& node) : axis_(node.getInt("axis", 1)) {}
     void run(KernelContext&, const Inputs& inputs, Outputs& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
         const std::int64_t rank = x.rank();
         const std::int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
         if (axis < 0 || axis > rank)
-            fail("Flatten: axis " + std::to_string(axis_) + " is out of range for rank " + std::to_string(rank));
+            fail("Flatten: axis " + std::to_string(axis_) + " is out of range for rank " +
+                 std::to_string(rank));
         const auto& s = x.shape();
-        const std::int64_t outer = shapeElementCount(std::span(s.data(), static_cast<std::size_t>(axis)));
-        const std::int64_t inner = shapeElementCount(std::span(s.data() + axis, s.size() - static_cast<std::size_t>(axis)));
+        const std::int64_t outer =
+            shapeElementCount(std::span(s.data(), static_cast<std::size_t>(axis)));
+        const std::int64_t inner = shapeElementCount(
+            std::span(s.data() + axis, s.size() - static_cast<std::size_t>(axis)));
         outputs[0] = Value(x.reshaped({outer, inner}));
     }
 
-private:
+  private:
     std::int64_t axis_;
 };
 
 // Squeeze and Unsqueeze take axes as an attribute before opset 13 and as an input after.
 class SqueezeKernel final : public Kernel {
-public:
+  public:
     explicit SqueezeKernel(const NodeInfo& node) : axesFromInput_(node.opsetVersion() >= 13) {
         if (!axesFromInput_ && node.hasAttribute("axes")) axes_ = node.getInts("axes");
     }
@@ -238,12 +251,14 @@ public:
         if (axes) {
             for (std::int64_t a : normalizeAxes(*axes, x.rank())) {
                 if (x.dim(a) != 1)
-                    fail("Squeeze: axis " + std::to_string(a) + " has size " + std::to_string(x.dim(a)) +
-                         ", not 1, in shape " + shapeToString(x.shape()));
+                    fail("Squeeze: axis " + std::to_string(a) + " has size " +
+                         std::to_string(x.dim(a)) + ", not 1, in shape " +
+                         shapeToString(x.shape()));
                 drop[static_cast<std::size_t>(a)] = true;
             }
         } else {
-            for (std::int64_t d = 0; d < x.rank(); ++d) drop[static_cast<std::size_t>(d)] = x.dim(d) == 1;
+            for (std::int64_t d = 0; d < x.rank(); ++d)
+                drop[static_cast<std::size_t>(d)] = x.dim(d) == 1;
         }
         Shape out;
         for (std::int64_t d = 0; d < x.rank(); ++d)
@@ -251,13 +266,13 @@ public:
         outputs[0] = Value(x.reshaped(out));
     }
 
-private:
+  private:
     bool axesFromInput_;
     std::optional<std::vector<std::int64_t>> axes_;
 };
 
 class UnsqueezeKernel final : public Kernel {
-public:
+  public:
     explicit UnsqueezeKernel(const NodeInfo& node) : axesFromInput_(node.opsetVersion() >= 13) {
         if (!axesFromInput_) axes_ = node.getInts("axes");
     }
@@ -267,7 +282,8 @@ public:
             axesFromInput_ ? inputTensor(inputs, 1).toInt64Vector() : axes_;
         const std::int64_t outRank = x.rank() + static_cast<std::int64_t>(axes.size());
         std::vector<bool> inserted(static_cast<std::size_t>(outRank), false);
-        for (std::int64_t a : normalizeAxes(axes, outRank)) inserted[static_cast<std::size_t>(a)] = true;
+        for (std::int64_t a : normalizeAxes(axes, outRank))
+            inserted[static_cast<std::size_t>(a)] = true;
         Shape out;
         std::int64_t next = 0;
         for (std::int64_t d = 0; d < outRank; ++d)
@@ -275,7 +291,7 @@ public:
         outputs[0] = Value(x.reshaped(out));
     }
 
-private:
+  private:
     bool axesFromInput_;
     std::vector<std::int64_t> axes_;
 };
@@ -283,7 +299,7 @@ private:
 // Transpose: the identity permutation shares the input; other permutations are a strided copy
 // (which tiles batches of 2-D transposes).
 class TransposeKernel final : public Kernel {
-public:
+  public:
     explicit TransposeKernel(const NodeInfo& node) : perm_(node.getInts("perm")) {}
     void run(KernelContext& ctx, const Inputs& inputs, Outputs& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
@@ -294,7 +310,8 @@ public:
             std::iota(perm.rbegin(), perm.rend(), 0);
         }
         if (static_cast<std::int64_t>(perm.size()) != rank)
-            fail("Transpose: perm " + listToString(perm) + " does not match rank " + std::to_string(rank));
+            fail("Transpose: perm " + listToString(perm) + " does not match rank " +
+                 std::to_string(rank));
         std::vector<bool> seen(static_cast<std::size_t>(rank), false);
         bool identity = true;
         for (std::size_t i = 0; i < perm.size(); ++i) {
@@ -319,12 +336,12 @@ public:
         outputs[0] = Value(copyStridedView(x, view, &ctx.pool()));
     }
 
-private:
+  private:
     std::vector<std::int64_t> perm_;
 };
 
 class ConcatKernel final : public Kernel {
-public:
+  public:
     explicit ConcatKernel(const NodeInfo& node)
         : axis_(node.opsetVersion() < 4 ? node.getInt("axis", 1) : node.getInt("axis")) {}
     void run(KernelContext& ctx, const Inputs& inputs, Outputs& outputs) override {
@@ -339,48 +356,51 @@ public:
         for (std::size_t i = 0; i < inputs.size(); ++i) {
             const Tensor& t = inputTensor(inputs, i);
             if (t.dtype() != first.dtype())
-                fail(std::string("Concat: input ") + std::to_string(i) + " is " + dataTypeName(t.dtype()) +
-                     ", input 0 is " + dataTypeName(first.dtype()));
+                fail(std::string("Concat: input ") + std::to_string(i) + " is " +
+                     dataTypeName(t.dtype()) + ", input 0 is " + dataTypeName(first.dtype()));
             bool compatible = t.rank() == rank;
             for (std::int64_t d = 0; compatible && d < rank; ++d)
                 compatible = d == axis || t.dim(d) == first.dim(d);
             if (!compatible)
-                fail("Concat: input " + std::to_string(i) + " has shape " + shapeToString(t.shape()) +
-                     ", which does not match " + shapeToString(first.shape()) + " outside axis " +
-                     std::to_string(axis));
+                fail("Concat: input " + std::to_string(i) + " has shape " +
+                     shapeToString(t.shape()) + ", which does not match " +
+                     shapeToString(first.shape()) + " outside axis " + std::to_string(axis));
             outShape[static_cast<std::size_t>(axis)] += t.dim(axis);
             if (t.numel() > 0) parts.push_back(&t);
         }
         Tensor out(first.dtype(), outShape);
-        const std::int64_t outer = shapeElementCount(std::span(outShape.data(), static_cast<std::size_t>(axis)));
-        const std::int64_t inner = out.numel() == 0 ? 0 : out.numel() / outer / outShape[static_cast<std::size_t>(axis)];
+        const std::int64_t outer =
+            shapeElementCount(std::span(outShape.data(), static_cast<std::size_t>(axis)));
+        const std::int64_t inner =
+            out.numel() == 0 ? 0 : out.numel() / outer / outShape[static_cast<std::size_t>(axis)];
         const std::int64_t outChunk = outShape[static_cast<std::size_t>(axis)] * inner;
         if (out.numel() > 0) {
             dispatchBySize(first.dtype(), [&]<class U>() {
                 U* dst = static_cast<U*>(out.raw());
-                ctx.pool().parallelFor(outer, static_cast<double>(outChunk), [&](std::int64_t b, std::int64_t e) {
-                    for (std::int64_t o = b; o < e; ++o) {
-                        U* row = dst + o * outChunk;
-                        for (const Tensor* part : parts) {
-                            const std::int64_t chunk = part->dim(axis) * inner;
-                            const U* src = static_cast<const U*>(part->raw()) + o * chunk;
-                            row = std::copy(src, src + chunk, row);
+                ctx.pool().parallelFor(
+                    outer, static_cast<double>(outChunk), [&](std::int64_t b, std::int64_t e) {
+                        for (std::int64_t o = b; o < e; ++o) {
+                            U* row = dst + o * outChunk;
+                            for (const Tensor* part : parts) {
+                                const std::int64_t chunk = part->dim(axis) * inner;
+                                const U* src = static_cast<const U*>(part->raw()) + o * chunk;
+                                row = std::copy(src, src + chunk, row);
+                            }
                         }
-                    }
-                });
+                    });
             });
         }
         outputs[0] = Value(std::move(out));
     }
 
-private:
+  private:
     std::int64_t axis_;
 };
 
 // Split: sizes from the `split` attribute (opset < 13, also an input in opset 1), the `split`
 // input (opset >= 13), or equal parts (`num_outputs` of opset 18 allows a smaller last part).
 class SplitKernel final : public Kernel {
-public:
+  public:
     explicit SplitKernel(const NodeInfo& node)
         : opset_(node.opsetVersion()),
           axis_(node.getInt("axis", 0)),
@@ -397,7 +417,8 @@ public:
         if (sizes.empty()) {
             if (numOutputs_ > 0) {
                 const std::int64_t part = (dim + n - 1) / n;
-                for (std::int64_t i = 0; i < n; ++i) sizes.push_back(std::clamp<std::int64_t>(dim - i * part, 0, part));
+                for (std::int64_t i = 0; i < n; ++i)
+                    sizes.push_back(std::clamp<std::int64_t>(dim - i * part, 0, part));
             } else {
                 if (dim % n != 0)
                     fail("Split: axis " + std::to_string(axis) + " of size " + std::to_string(dim) +
@@ -406,24 +427,26 @@ public:
             }
         }
         if (static_cast<std::int64_t>(sizes.size()) != n)
-            fail("Split: " + std::to_string(sizes.size()) + " split sizes for " + std::to_string(n) + " outputs");
+            fail("Split: " + std::to_string(sizes.size()) + " split sizes for " +
+                 std::to_string(n) + " outputs");
         std::int64_t total = 0;
         for (std::int64_t s : sizes) {
             if (s < 0) fail("Split: negative split size in " + listToString(sizes));
             total += s;
         }
         if (total != dim)
-            fail("Split: sizes " + listToString(sizes) + " do not add up to the size " + std::to_string(dim) +
-                 " of axis " + std::to_string(axis));
+            fail("Split: sizes " + listToString(sizes) + " do not add up to the size " +
+                 std::to_string(dim) + " of axis " + std::to_string(axis));
         StridedView view = contiguousView(x);
         for (std::int64_t i = 0; i < n; ++i) {
             view.shape[static_cast<std::size_t>(axis)] = sizes[static_cast<std::size_t>(i)];
             outputs[static_cast<std::size_t>(i)] = Value(copyStridedView(x, view, &ctx.pool()));
-            view.offset += sizes[static_cast<std::size_t>(i)] * view.strides[static_cast<std::size_t>(axis)];
+            view.offset +=
+                sizes[static_cast<std::size_t>(i)] * view.strides[static_cast<std::size_t>(axis)];
         }
     }
 
-private:
+  private:
     int opset_;
     std::int64_t axis_;
     std::vector<std::int64_t> splitAttribute_;
@@ -433,7 +456,7 @@ private:
 // Slice: attributes before opset 10, inputs after; negative steps and numpy clamping of
 // out-of-range starts and ends.
 class SliceKernel final : public Kernel {
-public:
+  public:
     explicit SliceKernel(const NodeInfo& node) : fromAttributes_(node.opsetVersion() < 10) {
         if (fromAttributes_) {
             starts_ = node.getInts("starts");
@@ -451,7 +474,8 @@ public:
             if (const Tensor* t = optionalInputTensor(inputs, 4)) steps = t->toInt64Vector();
         }
         if (starts.size() != ends.size())
-            fail("Slice: " + std::to_string(starts.size()) + " starts but " + std::to_string(ends.size()) + " ends");
+            fail("Slice: " + std::to_string(starts.size()) + " starts but " +
+                 std::to_string(ends.size()) + " ends");
         if (axes.empty()) {
             axes.resize(starts.size());
             std::iota(axes.begin(), axes.end(), 0);
@@ -485,19 +509,19 @@ public:
         outputs[0] = Value(copyStridedView(x, view, &ctx.pool()));
     }
 
-private:
+  private:
     bool fromAttributes_;
     std::vector<std::int64_t> starts_, ends_, axes_;
 };
 
 class ExpandKernel final : public Kernel {
-public:
+  public:
     explicit ExpandKernel(const NodeInfo&) {}
     void run(KernelContext& ctx, const Inputs& inputs, Outputs& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
         const Tensor& shapeTensor = inputTensor(inputs, 1);
-        require(shapeTensor.rank() == 1, "Expand: the shape input must be 1-D, got " +
-                                             shapeToString(shapeTensor.shape()));
+        require(shapeTensor.rank() == 1,
+                "Expand: the shape input must be 1-D, got " + shapeToString(shapeTensor.shape()));
         const Shape outShape = broadcastShapes(x.shape(), shapeTensor.toInt64Vector());
         StridedView view{outShape, broadcastStrides(x.shape(), outShape), 0};
         outputs[0] = Value(copyStridedView(x, view, &ctx.pool()));
@@ -507,7 +531,7 @@ public:
 // Tile is a strided copy over the shape [r0, d0, r1, d1, ...] whose repeat dims have stride 0:
 // its row-major order is exactly the tiled output's.
 class TileKernel final : public Kernel {
-public:
+  public:
     explicit TileKernel(const NodeInfo& node) : legacy_(node.opsetVersion() < 6) {}
     void run(KernelContext& ctx, const Inputs& inputs, Outputs& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
@@ -515,13 +539,15 @@ public:
         if (legacy_) {
             // Opset 1: a scalar count of tiles along a scalar axis.
             repeats.assign(static_cast<std::size_t>(x.rank()), 1);
-            const std::int64_t axis = normalizeAxis(inputTensor(inputs, 2).valueAsInt64(0), x.rank());
+            const std::int64_t axis =
+                normalizeAxis(inputTensor(inputs, 2).valueAsInt64(0), x.rank());
             repeats[static_cast<std::size_t>(axis)] = inputTensor(inputs, 1).valueAsInt64(0);
         } else {
             repeats = inputTensor(inputs, 1).toInt64Vector();
         }
         if (static_cast<std::int64_t>(repeats.size()) != x.rank())
-            fail("Tile: repeats " + listToString(repeats) + " do not match the rank of " + shapeToString(x.shape()));
+            fail("Tile: repeats " + listToString(repeats) + " do not match the rank of " +
+                 shapeToString(x.shape()));
         const auto strides = shapeStrides(x.shape());
         StridedView view;
         Shape outShape;
@@ -535,23 +561,28 @@ public:
         outputs[0] = Value(copyStridedView(x, view, &ctx.pool()).reshaped(outShape));
     }
 
-private:
+  private:
     bool legacy_;
 };
 
 // Pad: every output index maps, per dim, to a source index or to the constant (-1); negative
 // pads crop. Modes constant, reflect, edge and wrap.
 class PadKernel final : public Kernel {
-public:
+  public:
     enum class Mode { Constant, Reflect, Edge, Wrap };
 
     explicit PadKernel(const NodeInfo& node) : opset_(node.opsetVersion()) {
         const std::string mode = node.getString("mode", "constant");
-        if (mode == "constant") mode_ = Mode::Constant;
-        else if (mode == "reflect") mode_ = Mode::Reflect;
-        else if (mode == "edge") mode_ = Mode::Edge;
-        else if (mode == "wrap") mode_ = Mode::Wrap;
-        else fail("Pad: unsupported mode '" + mode + "'");
+        if (mode == "constant")
+            mode_ = Mode::Constant;
+        else if (mode == "reflect")
+            mode_ = Mode::Reflect;
+        else if (mode == "edge")
+            mode_ = Mode::Edge;
+        else if (mode == "wrap")
+            mode_ = Mode::Wrap;
+        else
+            fail("Pad: unsupported mode '" + mode + "'");
         if (opset_ < 11) {
             pads_ = node.getInts(opset_ < 2 ? "paddings" : "pads");
             value_ = node.getFloat("value", 0.0f);
@@ -581,7 +612,8 @@ public:
                        : Tensor::scalar<float>(value_).castTo(x.dtype());
         }
         if (static_cast<std::int64_t>(pads.size()) != 2 * rank)
-            fail("Pad: " + std::to_string(pads.size()) + " pads for a tensor of rank " + std::to_string(rank));
+            fail("Pad: " + std::to_string(pads.size()) + " pads for a tensor of rank " +
+                 std::to_string(rank));
 
         Shape outShape(static_cast<std::size_t>(rank));
         std::vector<std::vector<std::int64_t>> sourceIndex(static_cast<std::size_t>(rank));
@@ -607,51 +639,59 @@ public:
         const std::int64_t rows = out.numel() / inner;
         const std::vector<std::int64_t>& lastMap = sourceIndex.back();
         // Output positions [copyBegin, copyEnd) of the last dim read the input contiguously.
-        const std::int64_t copyBegin = std::clamp<std::int64_t>(pads[static_cast<std::size_t>(rank - 1)], 0, inner);
-        const std::int64_t copyEnd =
-            std::clamp<std::int64_t>(pads[static_cast<std::size_t>(rank - 1)] + x.dim(rank - 1), copyBegin, inner);
+        const std::int64_t copyBegin =
+            std::clamp<std::int64_t>(pads[static_cast<std::size_t>(rank - 1)], 0, inner);
+        const std::int64_t copyEnd = std::clamp<std::int64_t>(
+            pads[static_cast<std::size_t>(rank - 1)] + x.dim(rank - 1), copyBegin, inner);
 
         dispatchBySize(x.dtype(), [&]<class U>() {
             const U* in = static_cast<const U*>(x.raw());
             U* dst = static_cast<U*>(out.raw());
             const U fillValue = *static_cast<const U*>(fill.raw());
-            ctx.pool().parallelFor(rows, static_cast<double>(inner), [&](std::int64_t b, std::int64_t e) {
-                for (std::int64_t row = b; row < e; ++row) {
-                    U* line = dst + row * inner;
-                    std::int64_t offset = 0, rest = row;
-                    bool constantRow = false;
-                    for (std::int64_t d = rank - 2; d >= 0; --d) {
-                        const auto du = static_cast<std::size_t>(d);
-                        const std::int64_t src = sourceIndex[du][static_cast<std::size_t>(rest % outShape[du])];
-                        rest /= outShape[du];
-                        if (src < 0) constantRow = true;
-                        else offset += src * inStrides[du];
+            ctx.pool().parallelFor(
+                rows, static_cast<double>(inner), [&](std::int64_t b, std::int64_t e) {
+                    for (std::int64_t row = b; row < e; ++row) {
+                        U* line = dst + row * inner;
+                        std::int64_t offset = 0, rest = row;
+                        bool constantRow = false;
+                        for (std::int64_t d = rank - 2; d >= 0; --d) {
+                            const auto du = static_cast<std::size_t>(d);
+                            const std::int64_t src =
+                                sourceIndex[du][static_cast<std::size_t>(rest % outShape[du])];
+                            rest /= outShape[du];
+                            if (src < 0)
+                                constantRow = true;
+                            else
+                                offset += src * inStrides[du];
+                        }
+                        if (constantRow) {
+                            std::fill(line, line + inner, fillValue);
+                            continue;
+                        }
+                        const U* srcLine = in + offset;
+                        auto mapped = [&](std::int64_t o) {
+                            const std::int64_t s = lastMap[static_cast<std::size_t>(o)];
+                            line[o] = s < 0 ? fillValue : srcLine[s];
+                        };
+                        for (std::int64_t o = 0; o < copyBegin; ++o) mapped(o);
+                        std::copy(srcLine + (copyBegin - pads[static_cast<std::size_t>(rank - 1)]),
+                                  srcLine + (copyEnd - pads[static_cast<std::size_t>(rank - 1)]),
+                                  line + copyBegin);
+                        for (std::int64_t o = copyEnd; o < inner; ++o) mapped(o);
                     }
-                    if (constantRow) {
-                        std::fill(line, line + inner, fillValue);
-                        continue;
-                    }
-                    const U* srcLine = in + offset;
-                    auto mapped = [&](std::int64_t o) {
-                        const std::int64_t s = lastMap[static_cast<std::size_t>(o)];
-                        line[o] = s < 0 ? fillValue : srcLine[s];
-                    };
-                    for (std::int64_t o = 0; o < copyBegin; ++o) mapped(o);
-                    std::copy(srcLine + (copyBegin - pads[static_cast<std::size_t>(rank - 1)]),
-                              srcLine + (copyEnd - pads[static_cast<std::size_t>(rank - 1)]), line + copyBegin);
-                    for (std::int64_t o = copyEnd; o < inner; ++o) mapped(o);
-                }
-            });
+                });
         });
         outputs[0] = Value(std::move(out));
     }
 
-private:
+  private:
     // Opset 18's `axes` input: pads given only for some axes.
     static std::vector<std::int64_t> padsForAllAxes(const std::vector<std::int64_t>& pads,
-                                                    const std::vector<std::int64_t>& axes, std::int64_t rank) {
+                                                    const std::vector<std::int64_t>& axes,
+                                                    std::int64_t rank) {
         if (pads.size() != 2 * axes.size())
-            fail("Pad: " + std::to_string(pads.size()) + " pads for " + std::to_string(axes.size()) + " axes");
+            fail("Pad: " + std::to_string(pads.size()) + " pads for " +
+                 std::to_string(axes.size()) + " axes");
         std::vector<std::int64_t> all(static_cast<std::size_t>(2 * rank), 0);
         const auto normalized = normalizeAxes(axes, rank);
         for (std::size_t i = 0; i < normalized.size(); ++i) {
@@ -661,18 +701,25 @@ private:
         return all;
     }
 
-    std::vector<std::int64_t> sourceIndices(std::int64_t dim, std::int64_t before, std::int64_t outDim,
-                                            std::int64_t axis) const {
+    std::vector<std::int64_t> sourceIndices(std::int64_t dim, std::int64_t before,
+                                            std::int64_t outDim, std::int64_t axis) const {
         std::vector<std::int64_t> map(static_cast<std::size_t>(outDim));
         if (dim == 0 && outDim > 0 && mode_ != Mode::Constant)
-            fail("Pad: axis " + std::to_string(axis) + " is empty and cannot be padded in this mode");
+            fail("Pad: axis " + std::to_string(axis) +
+                 " is empty and cannot be padded in this mode");
         for (std::int64_t o = 0; o < outDim; ++o) {
             std::int64_t i = o - before;
             if (i < 0 || i >= dim) {
                 switch (mode_) {
-                    case Mode::Constant: i = -1; break;
-                    case Mode::Edge: i = std::clamp<std::int64_t>(i, 0, dim - 1); break;
-                    case Mode::Wrap: i = ((i % dim) + dim) % dim; break;
+                    case Mode::Constant:
+                        i = -1;
+                        break;
+                    case Mode::Edge:
+                        i = std::clamp<std::int64_t>(i, 0, dim - 1);
+                        break;
+                    case Mode::Wrap:
+                        i = ((i % dim) + dim) % dim;
+                        break;
                     case Mode::Reflect: {
                         if (dim == 1) {
                             i = 0;
@@ -697,7 +744,7 @@ private:
 };
 
 class RangeKernel final : public Kernel {
-public:
+  public:
     explicit RangeKernel(const NodeInfo&) {}
     void run(KernelContext&, const Inputs& inputs, Outputs& outputs) override {
         const Tensor& start = inputTensor(inputs, 0);
@@ -728,7 +775,8 @@ public:
                 if constexpr (std::is_integral_v<T>)
                     values[i] = static_cast<T>(first + static_cast<T>(i) * step);
                 else
-                    values[i] = static_cast<T>(toDouble(first) + static_cast<double>(i) * toDouble(step));
+                    values[i] =
+                        static_cast<T>(toDouble(first) + static_cast<double>(i) * toDouble(step));
             }
             return Value(std::move(out));
         });
@@ -736,9 +784,10 @@ public:
 };
 
 class EyeLikeKernel final : public Kernel {
-public:
+  public:
     explicit EyeLikeKernel(const NodeInfo& node) : k_(node.getInt("k", 0)) {
-        if (node.hasAttribute("dtype")) dtype_ = dataTypeFromOnnx(static_cast<int>(node.getInt("dtype")));
+        if (node.hasAttribute("dtype"))
+            dtype_ = dataTypeFromOnnx(static_cast<int>(node.getInt("dtype")));
     }
     void run(KernelContext&, const Inputs& inputs, Outputs& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
@@ -754,18 +803,19 @@ public:
         outputs[0] = Value(std::move(out));
     }
 
-private:
+  private:
     std::int64_t k_;
     std::optional<DataType> dtype_;
 };
 
 // Trilu keeps the upper (j - i >= k) or lower (j - i <= k) triangle of the last two dims.
 class TriluKernel final : public Kernel {
-public:
+  public:
     explicit TriluKernel(const NodeInfo& node) : upper_(node.getInt("upper", 1) != 0) {}
     void run(KernelContext&, const Inputs& inputs, Outputs& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
-        require(x.rank() >= 2, "Trilu: the input must have rank >= 2, got " + shapeToString(x.shape()));
+        require(x.rank() >= 2,
+                "Trilu: the input must have rank >= 2, got " + shapeToString(x.shape()));
         const Tensor* kTensor = optionalInputTensor(inputs, 1);
         const std::int64_t k = kTensor ? kTensor->valueAsInt64(0) : 0;
         const std::int64_t rows = x.dim(x.rank() - 2), cols = x.dim(x.rank() - 1);
@@ -785,7 +835,7 @@ public:
         outputs[0] = Value(std::move(out));
     }
 
-private:
+  private:
     bool upper_;
 };
 
@@ -798,7 +848,7 @@ std::int64_t positiveBlockSize(const NodeInfo& node) {
 // DepthToSpace reads the input as [N, C', H, b, W, b] through channel strides that depend on
 // the mode: DCR splits the channel as (b1, b2, c), CRD as (c, b1, b2).
 class DepthToSpaceKernel final : public Kernel {
-public:
+  public:
     explicit DepthToSpaceKernel(const NodeInfo& node) : block_(positiveBlockSize(node)) {
         const std::string mode = node.getString("mode", "DCR");
         if (mode != "DCR" && mode != "CRD") fail("DepthToSpace: unknown mode '" + mode + "'");
@@ -806,41 +856,47 @@ public:
     }
     void run(KernelContext& ctx, const Inputs& inputs, Outputs& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
-        require(x.rank() == 4, "DepthToSpace: the input must be 4-D, got " + shapeToString(x.shape()));
+        require(x.rank() == 4,
+                "DepthToSpace: the input must be 4-D, got " + shapeToString(x.shape()));
         const std::int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3), b = block_;
         if (c % (b * b) != 0)
-            fail("DepthToSpace: channels " + std::to_string(c) + " are not divisible by blocksize^2 = " +
-                 std::to_string(b * b));
+            fail("DepthToSpace: channels " + std::to_string(c) +
+                 " are not divisible by blocksize^2 = " + std::to_string(b * b));
         const std::int64_t depth = c / (b * b);
         const std::int64_t sc = h * w, sn = c * sc;
         StridedView view;
         view.shape = {n, depth, h, b, w, b};
-        if (columnRowDepth_) view.strides = {sn, b * b * sc, w, b * sc, 1, sc};
-        else view.strides = {sn, sc, w, b * depth * sc, 1, depth * sc};
-        outputs[0] = Value(copyStridedView(x, view, &ctx.pool()).reshaped({n, depth, h * b, w * b}));
+        if (columnRowDepth_)
+            view.strides = {sn, b * b * sc, w, b * sc, 1, sc};
+        else
+            view.strides = {sn, sc, w, b * depth * sc, 1, depth * sc};
+        outputs[0] =
+            Value(copyStridedView(x, view, &ctx.pool()).reshaped({n, depth, h * b, w * b}));
     }
 
-private:
+  private:
     std::int64_t block_;
     bool columnRowDepth_ = false;
 };
 
 class SpaceToDepthKernel final : public Kernel {
-public:
+  public:
     explicit SpaceToDepthKernel(const NodeInfo& node) : block_(positiveBlockSize(node)) {}
     void run(KernelContext& ctx, const Inputs& inputs, Outputs& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
-        require(x.rank() == 4, "SpaceToDepth: the input must be 4-D, got " + shapeToString(x.shape()));
+        require(x.rank() == 4,
+                "SpaceToDepth: the input must be 4-D, got " + shapeToString(x.shape()));
         const std::int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3), b = block_;
         if (h % b != 0 || w % b != 0)
             fail("SpaceToDepth: spatial size " + std::to_string(h) + "x" + std::to_string(w) +
                  " is not divisible by blocksize " + std::to_string(b));
         const std::int64_t sc = h * w, sn = c * sc;
         StridedView view{{n, b, b, c, h / b, w / b}, {sn, w, 1, sc, b * w, b}, 0};
-        outputs[0] = Value(copyStridedView(x, view, &ctx.pool()).reshaped({n, c * b * b, h / b, w / b}));
+        outputs[0] =
+            Value(copyStridedView(x, view, &ctx.pool()).reshaped({n, c * b * b, h / b, w / b}));
     }
 
-private:
+  private:
     std::int64_t block_;
 };
 
@@ -849,7 +905,7 @@ private:
 // 1 / (1 - ratio); the `seed` attribute makes that reproducible. Opsets before 7 are treated as
 // inference whatever `is_test` says, as inference runtimes do.
 class DropoutKernel final : public Kernel {
-public:
+  public:
     explicit DropoutKernel(const NodeInfo& node)
         : opset_(node.opsetVersion()), ratio_(node.getFloat("ratio", 0.5f)) {
         if (node.hasAttribute("seed")) seed_ = static_cast<std::uint64_t>(node.getInt("seed"));
@@ -860,20 +916,24 @@ public:
         bool training = false;
         if (opset_ >= 12) {
             if (const Tensor* r = optionalInputTensor(inputs, 1)) ratio = r->valueAsDouble(0);
-            if (const Tensor* t = optionalInputTensor(inputs, 2)) training = t->valueAsInt64(0) != 0;
+            if (const Tensor* t = optionalInputTensor(inputs, 2))
+                training = t->valueAsInt64(0) != 0;
         }
         const bool boolMask = opset_ >= 10;
         if (!training || ratio == 0.0) {
             outputs[0] = Value(x);
             if (outputs.size() > 1) {
                 Tensor mask(boolMask ? DataType::Bool : x.dtype(), x.shape());
-                if (boolMask) std::fill_n(mask.data<bool>(), mask.numel(), true);
-                else fillWithScalar(mask, Tensor::scalar<float>(1.0f).castTo(x.dtype()));
+                if (boolMask)
+                    std::fill_n(mask.data<bool>(), mask.numel(), true);
+                else
+                    fillWithScalar(mask, Tensor::scalar<float>(1.0f).castTo(x.dtype()));
                 outputs[1] = Value(std::move(mask));
             }
             return;
         }
-        if (ratio < 0.0 || ratio >= 1.0) fail("Dropout: ratio " + std::to_string(ratio) + " is outside [0, 1)");
+        if (ratio < 0.0 || ratio >= 1.0)
+            fail("Dropout: ratio " + std::to_string(ratio) + " is outside [0, 1)");
         std::mt19937_64 generator(seed_ ? *seed_ : std::random_device{}());
         std::bernoulli_distribution keep(1.0 - ratio);
         const double scale = 1.0 / (1.0 - ratio);
@@ -892,7 +952,7 @@ public:
         if (outputs.size() > 1) outputs[1] = Value(std::move(mask));
     }
 
-private:
+  private:
     int opset_;
     float ratio_;
     std::optional<std::uint64_t> seed_;
