@@ -9,47 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "OpTestHarness.h"
+#include "DataMovementTestHelpers.h"
 
 namespace onnxlens::testing {
 namespace {
 
-using I = std::vector<std::int64_t>;
-using F = std::vector<float>;
-using S = std::vector<std::string>;
-
-template <class T>
-std::vector<T> valuesOf(const Tensor& t) {
-    auto s = t.span<T>();
-    return {s.begin(), s.end()};
-}
-
-Value ints(Shape shape, I values) {
-    return Value(makeTensor<std::int64_t>(std::move(shape), std::move(values)));
-}
-Value floats(Shape shape, F values) {
-    return Value(makeTensor<float>(std::move(shape), std::move(values)));
-}
-Value strings(Shape shape, S values) {
-    return Value(makeTensor<std::string>(std::move(shape), std::move(values)));
-}
-
-OneNodeSpec node(std::string op, std::vector<Value> inputs,
-                 std::function<void(onnx::NodeProto&)> attributes = {}, int opset = 17,
-                 int outputs = 1) {
-    OneNodeSpec spec;
-    spec.opType = std::move(op);
-    spec.inputs = std::move(inputs);
-    spec.attributes = std::move(attributes);
-    spec.opset = opset;
-    spec.outputCount = outputs;
-    return spec;
-}
-
-std::string errorOf(const OneNodeSpec& spec) {
-    auto result = runOneNode(spec);
-    return result ? std::string() : result.error().message;
-}
+using namespace data_movement;
 
 std::function<void(onnx::NodeProto&)> axisAttr(std::int64_t axis) {
     return [axis](onnx::NodeProto& n) { setAttr(n, "axis", axis); };

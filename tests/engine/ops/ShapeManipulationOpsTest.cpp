@@ -9,52 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "OpTestHarness.h"
+#include "DataMovementTestHelpers.h"
 
 namespace onnxlens::testing {
 namespace {
 
-using I = std::vector<std::int64_t>;
-using F = std::vector<float>;
-
-template <class T>
-std::vector<T> valuesOf(const Tensor& t) {
-    auto s = t.span<T>();
-    return {s.begin(), s.end()};
-}
-
-Value ints(Shape shape, I values) {
-    return Value(makeTensor<std::int64_t>(std::move(shape), std::move(values)));
-}
-Value floats(Shape shape, F values) {
-    return Value(makeTensor<float>(std::move(shape), std::move(values)));
-}
-Value strings(Shape shape, std::vector<std::string> values) {
-    return Value(makeTensor<std::string>(std::move(shape), std::move(values)));
-}
-Value iota(Shape shape) {
-    Tensor t(DataType::Float, shape);
-    for (std::int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = static_cast<float>(i);
-    return Value(t);
-}
-
-OneNodeSpec node(std::string op, std::vector<Value> inputs,
-                 std::function<void(onnx::NodeProto&)> attributes = {}, int opset = 17,
-                 int outputs = 1) {
-    OneNodeSpec spec;
-    spec.opType = std::move(op);
-    spec.inputs = std::move(inputs);
-    spec.attributes = std::move(attributes);
-    spec.opset = opset;
-    spec.outputCount = outputs;
-    return spec;
-}
-
-// The engine's error message, or "" when the run succeeded.
-std::string errorOf(const OneNodeSpec& spec) {
-    auto result = runOneNode(spec);
-    return result ? std::string() : result.error().message;
-}
+using namespace data_movement;
 
 // ---------------------------------------------------------------------------------------------
 
@@ -79,7 +39,7 @@ TEST(ShapeManipulationOps, ConstantFromEveryValueAttribute) {
     EXPECT_EQ(valuesOf<float>(t), F({2.5f}));
     t = runOneNodeTensor(
         node("Constant", {}, [](auto& n) { setAttr(n, "value_string", std::string("hi")); }));
-    EXPECT_EQ(valuesOf<std::string>(t), std::vector<std::string>({"hi"}));
+    EXPECT_EQ(valuesOf<std::string>(t), S({"hi"}));
     t = runOneNodeTensor(node("Constant", {}, [](auto& n) {
         setAttr(n, "value", makeTensor<std::int32_t>({2, 1}, {7, 8}));
     }));
@@ -143,7 +103,7 @@ TEST(ShapeManipulationOps, ReshapeCopiesZeroAndInfersMinusOne) {
     EXPECT_EQ(t.shape(), Shape({3, 0}));
     // Strings reshape like any other type.
     t = runOneNodeTensor(node("Reshape", {strings({2, 2}, {"a", "b", "c", "d"}), ints({1}, {-1})}));
-    EXPECT_EQ(valuesOf<std::string>(t), std::vector<std::string>({"a", "b", "c", "d"}));
+    EXPECT_EQ(valuesOf<std::string>(t), S({"a", "b", "c", "d"}));
 }
 
 TEST(ShapeManipulationOps, ReshapeLegacyAttributeForm) {
@@ -240,7 +200,7 @@ TEST(ShapeManipulationOps, TransposeGeneralPermutationAndDefault) {
                     ASSERT_EQ(v[((a * 2 + b) * 5 + c) * 3 + d],
                               static_cast<float>(((b * 3 + d) * 4 + a) * 5 + c));
     t = runOneNodeTensor(node("Transpose", {strings({2, 3}, {"a", "b", "c", "d", "e", "f"})}));
-    EXPECT_EQ(valuesOf<std::string>(t), std::vector<std::string>({"a", "d", "b", "e", "c", "f"}));
+    EXPECT_EQ(valuesOf<std::string>(t), S({"a", "d", "b", "e", "c", "f"}));
     t = runOneNodeTensor(node("Transpose", {iota({0, 3})}));
     EXPECT_EQ(t.shape(), Shape({3, 0}));
     EXPECT_NE(errorOf(node("Transpose", {iota({2, 3})},
@@ -295,7 +255,7 @@ TEST(ShapeManipulationOps, ConcatSkipsEmptyInputsAndChecksShapes) {
     EXPECT_EQ(valuesOf<std::int64_t>(t), I({1, 3, 4, 2, 5, 6}));
     t = runOneNodeTensor(node("Concat", {strings({1}, {"x"}), strings({2}, {"y", "z"})},
                               [](auto& n) { setAttr(n, "axis", std::int64_t{0}); }));
-    EXPECT_EQ(valuesOf<std::string>(t), std::vector<std::string>({"x", "y", "z"}));
+    EXPECT_EQ(valuesOf<std::string>(t), S({"x", "y", "z"}));
     const std::string e = errorOf(node("Concat", {iota({2, 3}), iota({3, 3})},
                                        [](auto& n) { setAttr(n, "axis", std::int64_t{1}); }));
     EXPECT_NE(e.find("[3x3]"), std::string::npos) << e;
@@ -370,7 +330,7 @@ TEST(ShapeManipulationOps, ExpandBroadcastsBothWays) {
     EXPECT_EQ(valuesOf<std::int64_t>(t), I({1, 1, 2, 2, 3, 3}));
     t = runOneNodeTensor(node("Expand", {strings({1}, {"s"}), ints({3}, {2, 1, 2})}));
     EXPECT_EQ(t.shape(), Shape({2, 1, 2}));
-    EXPECT_EQ(valuesOf<std::string>(t), std::vector<std::string>(4, "s"));
+    EXPECT_EQ(valuesOf<std::string>(t), S(4, "s"));
     EXPECT_EQ(runOneNodeTensor(node("Expand", {iota({1, 2}), ints({2}, {0, 1})})).shape(),
               Shape({0, 2}));
     EXPECT_NE(errorOf(node("Expand", {iota({3}), ints({1}, {2})})).find("cannot be broadcast"),
@@ -415,7 +375,7 @@ TEST(ShapeManipulationOps, PadTwoDimsWithConstantValue) {
     EXPECT_EQ(t.shape(), Shape({3, 3}));
     EXPECT_EQ(valuesOf<std::int64_t>(t), I({9, 9, 9, 1, 2, 9, 3, 4, 9}));
     t = runOneNodeTensor(node("Pad", {strings({1}, {"a"}), ints({2}, {1, 0})}));
-    EXPECT_EQ(valuesOf<std::string>(t), std::vector<std::string>({"", "a"}));
+    EXPECT_EQ(valuesOf<std::string>(t), S({"", "a"}));
     // Opset 2 takes pads and value as attributes.
     t = runOneNodeTensor(node(
         "Pad", {floats({1, 1}, {5})},
@@ -476,7 +436,7 @@ TEST(ShapeManipulationOps, TriluOnBatchesWithDiagonalOffsets) {
     EXPECT_EQ(trilu(0, -1), F({0, 0, 0, 3, 0, 0, 0, 0, 0, 9, 0, 0}));
     EXPECT_EQ(trilu(0, 10), F({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
     Tensor t = runOneNodeTensor(node("Trilu", {strings({2, 2}, {"a", "b", "c", "d"})}));
-    EXPECT_EQ(valuesOf<std::string>(t), std::vector<std::string>({"a", "b", "", "d"}));
+    EXPECT_EQ(valuesOf<std::string>(t), S({"a", "b", "", "d"}));
 }
 
 TEST(ShapeManipulationOps, DepthToSpaceAndSpaceToDepthFollowTheIndexFormulas) {
