@@ -139,7 +139,8 @@ private:
     bool columnMajor_;
 };
 
-// AveragePool and LpPool: a sum over the window turned into the output by `finish`.
+// AveragePool and LpPool: a sum over the window turned into the output by `finish`; `power`
+// 0 sums the values themselves, p > 0 sums |x|^p.
 template <class Finish>
 Tensor sumPool(ThreadPool& pool, const Tensor& x, const PoolProblem& pr, double power,
                Finish&& finish) {
@@ -156,7 +157,7 @@ Tensor sumPool(ThreadPool& pool, const Tensor& x, const PoolProblem& pr, double 
                 double sum = 0;
                 for (std::int64_t t = 0; t < count; ++t) {
                     const double v = toDouble(plane[taps[t]]);
-                    sum += power == 1 ? v : power == 2 ? v * v : std::pow(std::abs(v), power);
+                    sum += power == 0 ? v : power == 2 ? v * v : std::pow(std::abs(v), power);
                 }
                 planeOut[i] = static_cast<T>(finish(sum, count, padded));
             });
@@ -174,7 +175,7 @@ public:
              std::vector<Value>& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
         PoolProblem pr = poolProblem(attrs_, x, "AveragePool");
-        outputs[0] = sumPool(ctx.pool(), x, pr, 1.0,
+        outputs[0] = sumPool(ctx.pool(), x, pr, 0.0,
                              [&](double sum, std::int64_t count, std::int64_t padded) {
                                  const std::int64_t divisor = countIncludePad_ ? padded : count;
                                  return divisor ? sum / static_cast<double>(divisor) : 0.0;
