@@ -1,25 +1,16 @@
 // RandomUniform(Like), RandomNormal(Like), Bernoulli and Multinomial. Each kernel owns a
 // generator: seeded from the `seed` attribute when given (runs of one session then continue the
 // same stream, and two sessions of one model draw the same values), else from std::random_device.
-#include "RandomOps.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <random>
 
 #include "OpFamilies.h"
 
 namespace onnxlens::engine::ops {
-
-const std::vector<std::string>& randomOutputTestCases() {
-    static const std::vector<std::string> cases = {
-        "test_bernoulli",          "test_bernoulli_double",        "test_bernoulli_double_expanded",
-        "test_bernoulli_expanded", "test_bernoulli_seed",          "test_bernoulli_seed_expanded",
-    };
-    return cases;
-}
 
 namespace {
 
