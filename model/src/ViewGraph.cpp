@@ -1,5 +1,8 @@
 #include "onnxlens/model/ViewGraph.h"
 
+#include "onnxlens/model/ModelSummary.h"
+#include "onnxlens/model/TensorTypes.h"
+
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
@@ -231,8 +234,8 @@ private:
         if (it != g->second.end()) tensor.type = it->second;
     }
 
-    // `original`: the same graph in the un-stripped model, for initializer data (main graph only;
-    // subgraph initializers are copied whole).
+    // `original`: the same graph in the un-stripped model, for initializer data. Subgraph
+    // initializers come from the stripped copy: large ones there hold no data.
     void addGraph(const onnx::GraphProto& graph, const onnx::GraphProto* original, int group,
                   Scope& scope, const std::string& pathPrefix, bool isMain, int depth) {
         recordTypes(graph);
@@ -537,46 +540,6 @@ private:
     std::unordered_set<int> constantTensors_;
 };
 
-// Shape inference on a copy whose large initializers carry no data: inference needs their
-// types and the values of small ones (Reshape shapes), not megabytes of weights.
-std::shared_ptr<onnx::ModelProto> strippedCopy(const onnx::ModelProto& model) {
-    auto copy = std::make_shared<onnx::ModelProto>();
-    onnx::GraphProto graphWithoutInitializers;
-    const auto& graph = model.graph();
-    {
-        // Copy the model without its graph, then the graph without its initializers.
-        onnx::ModelProto shell;
-        shell.set_ir_version(model.ir_version());
-        *shell.mutable_opset_import() = model.opset_import();
-        shell.set_producer_name(model.producer_name());
-        shell.set_producer_version(model.producer_version());
-        shell.set_domain(model.domain());
-        shell.set_model_version(model.model_version());
-        *shell.mutable_functions() = model.functions();
-        *copy = std::move(shell);
-    }
-    auto* g = copy->mutable_graph();
-    g->set_name(graph.name());
-    *g->mutable_node() = graph.node();
-    *g->mutable_input() = graph.input();
-    *g->mutable_output() = graph.output();
-    *g->mutable_value_info() = graph.value_info();
-    *g->mutable_sparse_initializer() = graph.sparse_initializer();
-    for (const auto& init : graph.initializer()) {
-        auto* t = g->add_initializer();
-        std::int64_t count = 1;
-        for (auto d : init.dims()) count *= d;
-        if (count <= 64 && init.data_location() != onnx::TensorProto::EXTERNAL) {
-            *t = init;
-            continue;
-        }
-        t->set_name(init.name());
-        t->set_data_type(init.data_type());
-        *t->mutable_dims() = init.dims();
-    }
-    return copy;
-}
-
 }  // namespace
 
 NodeCategory categoryOfOperator(std::string_view opType, std::string_view domain) {
@@ -624,29 +587,6 @@ std::string ViewTensorType::shapeText() const {
 }
 
 std::string ViewTensorType::text() const { return elementTypeName(elementType) + "[" + shapeText() + "]"; }
-
-std::string elementTypeName(std::int32_t elementType) {
-    using T = onnx::TensorProto;
-    switch (elementType) {
-        case T::FLOAT: return "float32";
-        case T::UINT8: return "uint8";
-        case T::INT8: return "int8";
-        case T::UINT16: return "uint16";
-        case T::INT16: return "int16";
-        case T::INT32: return "int32";
-        case T::INT64: return "int64";
-        case T::STRING: return "string";
-        case T::BOOL: return "bool";
-        case T::FLOAT16: return "float16";
-        case T::DOUBLE: return "float64";
-        case T::UINT32: return "uint32";
-        case T::UINT64: return "uint64";
-        case T::COMPLEX64: return "complex64";
-        case T::COMPLEX128: return "complex128";
-        case T::BFLOAT16: return "bfloat16";
-        default: return "?";
-    }
-}
 
 ViewTensorType tensorTypeOf(const onnx::TypeProto& type) {
     ViewTensorType out;
@@ -772,7 +712,7 @@ Result<ViewGraph> buildViewGraph(std::shared_ptr<const onnx::ModelProto> model,
         view.model = model;
         for (const auto& o : model->opset_import())
             view.opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = o.version();
-        auto inferred = strippedCopy(*model);
+        auto inferred = std::make_shared<onnx::ModelProto>(copyWithoutBulkData(*model));
         if (options.inferShapes) {
             try {
                 onnx::ShapeInferenceOptions inference;

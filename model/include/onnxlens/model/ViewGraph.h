@@ -20,6 +20,8 @@
 
 namespace onnxlens {
 
+// elementTypeName() is in TensorTypes.h.
+
 // Families of operators, for colouring nodes the way people know from Netron.
 enum class NodeCategory {
     Other,
@@ -56,7 +58,6 @@ struct ViewTensorType {
     std::string shapeText() const;  // "1x3x224x224", "batchx128", "scalar", "?"
     std::string text() const;       // "float32[1x3x224x224]"
 };
-std::string elementTypeName(std::int32_t elementType);  // "float32", "int64", ...
 ViewTensorType tensorTypeOf(const onnx::TypeProto& type);
 ViewTensorType tensorTypeOf(const onnx::TensorProto& tensor);
 
