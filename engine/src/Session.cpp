@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "onnxlens/engine/GraphOptimizer.h"
 #include "onnxlens/engine/TensorProto.h"
 
 namespace onnxlens::engine {
@@ -499,7 +500,7 @@ struct Session::State {
     std::unique_ptr<ThreadPool> pool;
     std::shared_ptr<CompiledGraph> graph;
     std::unique_ptr<CompileShared> shared;
-    std::map<std::string, Value> initializerDefaults;  // graph inputs that have initializers
+    OptimizationReport report;
 };
 
 Session::~Session() = default;
@@ -558,6 +559,7 @@ Result<std::unique_ptr<Session>> Session::create(const LoadedModel& loaded, cons
     auto state = std::make_unique<State>();
     try {
         state->model = *loaded.proto;
+        if (options.optimize) state->report = optimizeModel(state->model, loaded.directory);
         state->shared = std::make_unique<CompileShared>();
         auto& shared = *state->shared;
         shared.registry = &KernelRegistry::global();
@@ -629,5 +631,7 @@ Result<std::vector<Value>> Session::run(const std::map<std::string, Value>& feed
 int Session::threads() const { return state_->pool->threads(); }
 
 const onnx::ModelProto& Session::optimizedModel() const { return state_->model; }
+
+const OptimizationReport& Session::optimizationReport() const { return state_->report; }
 
 }  // namespace onnxlens::engine
