@@ -347,3 +347,30 @@ TEST(TensorFile, ReadsEveryPytorchBackendTestTensor) {
     }
     EXPECT_GT(files, 200);
 }
+
+TEST(TensorFile, NpyInteropWithNumpy) {
+    const std::string python = "/usr/bin/python3";
+    const std::string script = std::string(ONNXLENS_SOURCE_DIR) + "/tests/model/npy_interop.py";
+    if (!std::filesystem::exists(python) ||
+        std::system((python + " -c 'import numpy, onnx' 2>/dev/null").c_str()) != 0)
+        GTEST_SKIP() << "needs /usr/bin/python3 with numpy and onnx";
+    ScratchDir dir;
+    ASSERT_EQ(std::system((python + " " + script + " make " + dir.path().string()).c_str()), 0);
+    std::filesystem::create_directory(dir / "ours");
+    int cases = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+        if (entry.path().extension() != ".npy") continue;
+        const auto stem = entry.path().stem().string();
+        auto fromNumpy = readNpyFile(entry.path());
+        auto reference = readTensorPbFile(dir / (stem + ".pb"));
+        ASSERT_TRUE(fromNumpy.ok()) << fromNumpy.error().message;
+        ASSERT_TRUE(reference.ok()) << reference.error().message;
+        EXPECT_EQ(fromNumpy->data_type(), reference->data_type()) << stem;
+        EXPECT_EQ(dimsText(*fromNumpy), dimsText(*reference)) << stem;
+        EXPECT_EQ(fromNumpy->raw_data(), rawOf(*reference)) << stem;
+        ASSERT_TRUE(writeNpyFile(dir / "ours" / (stem + ".npy"), *reference).ok()) << stem;
+        ++cases;
+    }
+    EXPECT_GT(cases, 40);
+    EXPECT_EQ(std::system((python + " " + script + " verify " + dir.path().string()).c_str()), 0);
+}
