@@ -132,7 +132,9 @@ void printValues(std::ostream& out, const std::string& title,
 void printReport(std::ostream& out, const ModelSummary& s) {
     out << "Model " << s.path.string() << " (" << humanBytes(s.fileBytes) << ")\n";
     printField(out, "IR version", std::to_string(s.irVersion));
-    printField(out, "Producer", (s.producerName + " " + s.producerVersion));
+    std::string producer = s.producerName;
+    if (!s.producerVersion.empty()) producer += " " + s.producerVersion;
+    printField(out, "Producer", producer.empty() ? "(unknown)" : producer);
     if (!s.domain.empty()) printField(out, "Domain", s.domain);
     if (s.modelVersion != 0) printField(out, "Model version", std::to_string(s.modelVersion));
     if (!s.docString.empty()) printField(out, "Doc string", firstLine(s.docString));
