@@ -3,6 +3,10 @@
 // Every product goes through one batched GEMM on Eigen row-major maps, split over the thread
 // pool by batch and row blocks. Types Eigen has no fast path for compute in a wider type:
 // float16/bfloat16 in float, 8/16-bit integers in 32-bit integers (wrap-around results agree).
+// GCC 12 reports a false -Wmaybe-uninitialized inside Eigen's AVX-512 double GEMM packing.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <Eigen/Core>
 #include <Eigen/LU>
 #include <algorithm>

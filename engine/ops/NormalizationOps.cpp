@@ -9,23 +9,13 @@
 namespace onnxlens::engine::ops {
 namespace {
 
-// The elements of a small floating-point parameter tensor (scale, bias, mean...) as doubles.
-std::vector<double> toDoubles(const Tensor& t) {
-    std::vector<double> values(static_cast<std::size_t>(t.numel()));
-    dispatchFloat(t.dtype(), [&]<class T>() {
-        const T* p = t.data<T>();
-        for (std::size_t i = 0; i < values.size(); ++i) values[i] = toAccumulator<double>(p[i]);
-    });
-    return values;
-}
-
 // `t` broadcast (numpy, right-aligned) to `target`, flattened; throws when it does not fit.
 std::vector<double> broadcastToDoubles(const Tensor& t, const Shape& target, const char* what) {
     require(t.rank() <= static_cast<std::int64_t>(target.size()) &&
                 broadcastShapes(t.shape(), target) == target,
             std::string(what) + " of shape " + shapeToString(t.shape()) +
                 " does not broadcast to " + shapeToString(target));
-    std::vector<double> source = toDoubles(t);
+    std::vector<double> source = elementsAsDoubles(t);
     auto strides = broadcastStrides(t.shape(), target);
     std::vector<double> out(static_cast<std::size_t>(shapeElementCount(target)));
     std::vector<std::int64_t> index(target.size(), 0);
@@ -40,15 +30,6 @@ std::vector<double> broadcastToDoubles(const Tensor& t, const Shape& target, con
         }
     }
     return out;
-}
-
-Tensor doublesToTensor(const std::vector<double>& values, DataType type, Shape shape) {
-    Tensor t(type, std::move(shape));
-    dispatchFloat(type, [&]<class T>() {
-        T* p = t.data<T>();
-        for (std::size_t i = 0; i < values.size(); ++i) p[i] = fromDouble<T>(values[i]);
-    });
-    return t;
 }
 
 void requireFloatInput(const Tensor& x, const char* op) {
@@ -124,12 +105,12 @@ public:
         const Tensor& x = inputTensor(inputs, 0);
         requireFloatInput(x, "BatchNormalization");
         ChannelLayout l = channelLayout(x, "BatchNormalization");
-        std::vector<double> scale = toDoubles(inputTensor(inputs, 1));
-        std::vector<double> bias = toDoubles(inputTensor(inputs, 2));
+        std::vector<double> scale = elementsAsDoubles(inputTensor(inputs, 1));
+        std::vector<double> bias = elementsAsDoubles(inputTensor(inputs, 2));
         const Tensor& meanInput = inputTensor(inputs, 3);
         const Tensor& varInput = inputTensor(inputs, 4);
-        std::vector<double> mean = toDoubles(meanInput);
-        std::vector<double> var = toDoubles(varInput);
+        std::vector<double> mean = elementsAsDoubles(meanInput);
+        std::vector<double> var = elementsAsDoubles(varInput);
 
         auto c = static_cast<std::size_t>(l.c);
         bool perElement = !spatial_ && !training_ && scale.size() != c;
@@ -218,8 +199,8 @@ public:
         const Tensor& x = inputTensor(inputs, 0);
         requireFloatInput(x, "InstanceNormalization");
         ChannelLayout l = channelLayout(x, "InstanceNormalization");
-        std::vector<double> scale = toDoubles(inputTensor(inputs, 1));
-        std::vector<double> bias = toDoubles(inputTensor(inputs, 2));
+        std::vector<double> scale = elementsAsDoubles(inputTensor(inputs, 1));
+        std::vector<double> bias = elementsAsDoubles(inputTensor(inputs, 2));
         require(scale.size() == static_cast<std::size_t>(l.c) && bias.size() == scale.size(),
                 "InstanceNormalization: scale and B need one element per channel (" +
                     std::to_string(l.c) + ")");

@@ -5,8 +5,10 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "onnxlens/engine/DataType.h"
+#include "onnxlens/engine/Tensor.h"
 
 namespace onnxlens::engine::ops {
 
@@ -40,6 +42,28 @@ template <class T> inline T fromDouble(double v) {
             return std::numeric_limits<T>::max();
         return static_cast<T>(v);
     }
+}
+
+// Every element of a numeric tensor as double (for small parameter tensors and double math).
+inline std::vector<double> elementsAsDoubles(const Tensor& t) {
+    std::vector<double> values(static_cast<std::size_t>(t.numel()));
+    dispatchNumeric(t.dtype(), [&]<class T>() {
+        const T* p = t.data<T>();
+        for (std::size_t i = 0; i < values.size(); ++i) values[i] = toAccumulator<double>(p[i]);
+    });
+    return values;
+}
+
+// A floating-point tensor of `type` and `shape` holding `values`.
+inline Tensor doublesToTensor(const std::vector<double>& values, DataType type, Shape shape) {
+    Tensor t(type, std::move(shape));
+    require(static_cast<std::size_t>(t.numel()) == values.size(),
+            "internal: value count does not match the shape " + shapeToString(t.shape()));
+    dispatchFloat(type, [&]<class T>() {
+        T* p = t.data<T>();
+        for (std::size_t i = 0; i < values.size(); ++i) p[i] = fromDouble<T>(values[i]);
+    });
+    return t;
 }
 
 }  // namespace onnxlens::engine::ops
