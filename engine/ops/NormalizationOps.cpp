@@ -11,10 +11,13 @@ namespace {
 
 // `t` broadcast (numpy, right-aligned) to `target`, flattened; throws when it does not fit.
 std::vector<double> broadcastToDoubles(const Tensor& t, const Shape& target, const char* what) {
-    require(t.rank() <= static_cast<std::int64_t>(target.size()) &&
-                broadcastShapes(t.shape(), target) == target,
-            std::string(what) + " of shape " + shapeToString(t.shape()) +
-                " does not broadcast to " + shapeToString(target));
+    bool fits = t.shape().size() <= target.size();
+    for (std::size_t i = 1; fits && i <= t.shape().size(); ++i) {
+        std::int64_t d = t.shape()[t.shape().size() - i];
+        fits = d == 1 || d == target[target.size() - i];
+    }
+    require(fits, std::string(what) + " of shape " + shapeToString(t.shape()) +
+                      " does not broadcast to " + shapeToString(target));
     std::vector<double> source = elementsAsDoubles(t);
     auto strides = broadcastStrides(t.shape(), target);
     std::vector<double> out(static_cast<std::size_t>(shapeElementCount(target)));
