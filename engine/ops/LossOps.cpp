@@ -25,7 +25,7 @@ LossReduction parseReduction(const NodeInfo& node) {
 // Reads the shared attributes and applies the weighted negative log-likelihood to log
 // probabilities laid out as [N, C, D] (D = product of the extra dims).
 class ClassLoss {
-public:
+  public:
     explicit ClassLoss(const NodeInfo& node) : reduction_(parseReduction(node)) {
         if (node.hasAttribute("ignore_index")) ignoreIndex_ = node.getInt("ignore_index");
     }
@@ -36,8 +36,7 @@ public:
     static Layout checkShapes(const Tensor& input, const Tensor& target, const char* op) {
         require(input.rank() >= 2, std::string(op) + ": input must be [N, C, ...], got " +
                                        shapeToString(input.shape()));
-        require(isInteger(target.dtype()),
-                std::string(op) + ": target must be an integer tensor");
+        require(isInteger(target.dtype()), std::string(op) + ": target must be an integer tensor");
         Shape expected{input.dim(0)};
         expected.insert(expected.end(), input.shape().begin() + 2, input.shape().end());
         require(target.shape() == expected, std::string(op) + ": target shape " +
@@ -87,7 +86,7 @@ public:
         return doublesToTensor({result}, type, {});
     }
 
-private:
+  private:
     LossReduction reduction_;
     std::optional<std::int64_t> ignoreIndex_;
 };
@@ -99,7 +98,7 @@ std::vector<double> floatsAsDoubles(const Tensor& t, const char* op) {
 }
 
 class NegativeLogLikelihoodLossKernel : public Kernel {
-public:
+  public:
     explicit NegativeLogLikelihoodLossKernel(const NodeInfo& node) : loss_(node) {}
     void run(KernelContext&, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
@@ -111,12 +110,12 @@ public:
                                        optionalInputTensor(inputs, 2), input.dtype(), op));
     }
 
-private:
+  private:
     ClassLoss loss_;
 };
 
 class SoftmaxCrossEntropyLossKernel : public Kernel {
-public:
+  public:
     explicit SoftmaxCrossEntropyLossKernel(const NodeInfo& node) : loss_(node) {}
     void run(KernelContext&, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
@@ -139,13 +138,13 @@ public:
                 for (std::int64_t c = 0; c < l.c; ++c) at(c) -= logSum;
             }
         }
-        outputs[0] = Value(loss_.apply(logProb, l, labels, optionalInputTensor(inputs, 2),
-                                       scores.dtype(), op));
+        outputs[0] = Value(
+            loss_.apply(logProb, l, labels, optionalInputTensor(inputs, 2), scores.dtype(), op));
         if (outputs.size() > 1)
             outputs[1] = Value(doublesToTensor(logProb, scores.dtype(), scores.shape()));
     }
 
-private:
+  private:
     ClassLoss loss_;
 };
 

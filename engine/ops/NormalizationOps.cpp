@@ -41,7 +41,8 @@ void requireFloatInput(const Tensor& x, const char* op) {
 }
 
 // Mean and population variance of `count` consecutive elements.
-template <class T> std::pair<double, double> meanAndVariance(const T* p, std::int64_t count) {
+template <class T>
+std::pair<double, double> meanAndVariance(const T* p, std::int64_t count) {
     double sum = 0;
     for (std::int64_t i = 0; i < count; ++i) sum += toAccumulator<double>(p[i]);
     double mean = count ? sum / static_cast<double>(count) : 0.0;
@@ -59,20 +60,18 @@ template <class T>
 void applyChannelAffine(KernelContext& ctx, const T* x, T* y, std::int64_t n, std::int64_t c,
                         std::int64_t spatial, const std::vector<double>& a,
                         const std::vector<double>& b, bool perElement) {
-    ctx.pool().parallelFor(n * c, static_cast<double>(spatial) * 2,
-                           [&](std::int64_t begin, std::int64_t end) {
-                               for (std::int64_t nc = begin; nc < end; ++nc) {
-                                   std::int64_t channel = nc % c;
-                                   const T* in = x + nc * spatial;
-                                   T* out = y + nc * spatial;
-                                   for (std::int64_t s = 0; s < spatial; ++s) {
-                                       auto p = static_cast<std::size_t>(
-                                           perElement ? channel * spatial + s : channel);
-                                       out[s] = fromDouble<T>(toAccumulator<double>(in[s]) * a[p] +
-                                                              b[p]);
-                                   }
-                               }
-                           });
+    ctx.pool().parallelFor(
+        n * c, static_cast<double>(spatial) * 2, [&](std::int64_t begin, std::int64_t end) {
+            for (std::int64_t nc = begin; nc < end; ++nc) {
+                std::int64_t channel = nc % c;
+                const T* in = x + nc * spatial;
+                T* out = y + nc * spatial;
+                for (std::int64_t s = 0; s < spatial; ++s) {
+                    auto p = static_cast<std::size_t>(perElement ? channel * spatial + s : channel);
+                    out[s] = fromDouble<T>(toAccumulator<double>(in[s]) * a[p] + b[p]);
+                }
+            }
+        });
 }
 
 struct ChannelLayout {
@@ -89,7 +88,7 @@ ChannelLayout channelLayout(const Tensor& x, const char* op) {
 }
 
 class BatchNormalizationKernel : public Kernel {
-public:
+  public:
     explicit BatchNormalizationKernel(const NodeInfo& node)
         : epsilon_(node.getFloat("epsilon", 1e-5f)), momentum_(node.getFloat("momentum", 0.9f)) {
         if (node.opsetVersion() >= 14) {
@@ -161,7 +160,7 @@ public:
             outputs[4] = Value(doublesToTensor(batchVar, varInput.dtype(), channels));
     }
 
-private:
+  private:
     template <class T>
     static void channelStatistics(const T* x, const ChannelLayout& l, std::vector<double>& mean,
                                   std::vector<double>& var) {
@@ -193,7 +192,7 @@ private:
 };
 
 class InstanceNormalizationKernel : public Kernel {
-public:
+  public:
     explicit InstanceNormalizationKernel(const NodeInfo& node)
         : epsilon_(node.getFloat("epsilon", 1e-5f)) {}
 
@@ -229,12 +228,12 @@ public:
         outputs[0] = Value(std::move(y));
     }
 
-private:
+  private:
     double epsilon_;
 };
 
 class LayerNormalizationKernel : public Kernel {
-public:
+  public:
     explicit LayerNormalizationKernel(const NodeInfo& node)
         : axis_(node.getInt("axis", -1)), epsilon_(node.getFloat("epsilon", 1e-5f)) {
         std::int64_t stash = node.getInt("stash_type", 1);
@@ -251,8 +250,8 @@ public:
         Shape normalizedShape(x.shape().begin() + axis, x.shape().end());
         std::int64_t outer = shapeElementCount(std::span(x.shape()).first(axis));
         std::int64_t inner = shapeElementCount(normalizedShape);
-        std::vector<double> scale = broadcastToDoubles(inputTensor(inputs, 1), normalizedShape,
-                                                       "LayerNormalization scale");
+        std::vector<double> scale =
+            broadcastToDoubles(inputTensor(inputs, 1), normalizedShape, "LayerNormalization scale");
         std::vector<double> bias;
         if (const Tensor* b = optionalInputTensor(inputs, 2))
             bias = broadcastToDoubles(*b, normalizedShape, "LayerNormalization B");
@@ -262,24 +261,23 @@ public:
         dispatchFloat(x.dtype(), [&]<class T>() {
             const T* in = x.data<T>();
             T* out = y.data<T>();
-            ctx.pool().parallelFor(outer, static_cast<double>(inner) * 5,
-                                   [&](std::int64_t begin, std::int64_t end) {
-                                       for (std::int64_t r = begin; r < end; ++r) {
-                                           const T* row = in + r * inner;
-                                           T* dst = out + r * inner;
-                                           auto [mean, var] = meanAndVariance(row, inner);
-                                           double inv = 1.0 / std::sqrt(var + epsilon_);
-                                           means[static_cast<std::size_t>(r)] = mean;
-                                           invStdDevs[static_cast<std::size_t>(r)] = inv;
-                                           for (std::int64_t i = 0; i < inner; ++i) {
-                                               auto k = static_cast<std::size_t>(i);
-                                               double v = (toAccumulator<double>(row[i]) - mean) *
-                                                          inv * scale[k];
-                                               if (!bias.empty()) v += bias[k];
-                                               dst[i] = fromDouble<T>(v);
-                                           }
-                                       }
-                                   });
+            ctx.pool().parallelFor(
+                outer, static_cast<double>(inner) * 5, [&](std::int64_t begin, std::int64_t end) {
+                    for (std::int64_t r = begin; r < end; ++r) {
+                        const T* row = in + r * inner;
+                        T* dst = out + r * inner;
+                        auto [mean, var] = meanAndVariance(row, inner);
+                        double inv = 1.0 / std::sqrt(var + epsilon_);
+                        means[static_cast<std::size_t>(r)] = mean;
+                        invStdDevs[static_cast<std::size_t>(r)] = inv;
+                        for (std::int64_t i = 0; i < inner; ++i) {
+                            auto k = static_cast<std::size_t>(i);
+                            double v = (toAccumulator<double>(row[i]) - mean) * inv * scale[k];
+                            if (!bias.empty()) v += bias[k];
+                            dst[i] = fromDouble<T>(v);
+                        }
+                    }
+                });
         });
         outputs[0] = Value(std::move(y));
         Shape statShape(x.shape().begin(), x.shape().begin() + axis);
@@ -289,14 +287,14 @@ public:
             outputs[2] = Value(doublesToTensor(invStdDevs, stashType_, statShape));
     }
 
-private:
+  private:
     std::int64_t axis_;
     double epsilon_;
     DataType stashType_;
 };
 
 class LrnKernel : public Kernel {
-public:
+  public:
     explicit LrnKernel(const NodeInfo& node)
         : alpha_(node.getFloat("alpha", 1e-4f)),
           beta_(node.getFloat("beta", 0.75f)),
@@ -340,13 +338,13 @@ public:
         outputs[0] = Value(std::move(y));
     }
 
-private:
+  private:
     double alpha_, beta_, bias_;
     std::int64_t size_;
 };
 
 class MeanVarianceNormalizationKernel : public Kernel {
-public:
+  public:
     explicit MeanVarianceNormalizationKernel(const NodeInfo& node)
         : axes_(node.getInts("axes", {0, 2, 3})) {}
 
@@ -365,8 +363,9 @@ public:
                 [&](std::int64_t begin, std::int64_t end) {
                     plan.forEachOutput(begin, end, [&](std::int64_t, std::int64_t base) {
                         double sum = 0;
-                        plan.forEachReduced(
-                            [&](std::int64_t off) { sum += toAccumulator<double>(in[base + off]); });
+                        plan.forEachReduced([&](std::int64_t off) {
+                            sum += toAccumulator<double>(in[base + off]);
+                        });
                         double mean = sum / count;
                         double squares = 0;
                         plan.forEachReduced([&](std::int64_t off) {
@@ -385,7 +384,7 @@ public:
         outputs[0] = Value(std::move(y));
     }
 
-private:
+  private:
     std::vector<std::int64_t> axes_;
 };
 

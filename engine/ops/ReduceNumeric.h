@@ -12,16 +12,18 @@
 
 namespace onnxlens::engine::ops {
 
-template <class T> constexpr bool isReducedFloat = std::is_same_v<T, float16> ||
-                                                   std::is_same_v<T, bfloat16>;
-template <class T> constexpr bool isFloatLike = std::is_floating_point_v<T> || isReducedFloat<T>;
+template <class T>
+constexpr bool isReducedFloat = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
+template <class T>
+constexpr bool isFloatLike = std::is_floating_point_v<T> || isReducedFloat<T>;
 
 template <class T>
-using AccumulatorOf = std::conditional_t<
-    isFloatLike<T>, double,
-    std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
+using AccumulatorOf =
+    std::conditional_t<isFloatLike<T>, double,
+                       std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
 
-template <class Acc, class T> inline Acc toAccumulator(const T& v) {
+template <class Acc, class T>
+inline Acc toAccumulator(const T& v) {
     if constexpr (isReducedFloat<T>)
         return static_cast<Acc>(static_cast<float>(v));
     else
@@ -29,7 +31,8 @@ template <class Acc, class T> inline Acc toAccumulator(const T& v) {
 }
 
 // Converts a double result to T; for integers NaN becomes 0 and values saturate.
-template <class T> inline T fromDouble(double v) {
+template <class T>
+inline T fromDouble(double v) {
     if constexpr (isReducedFloat<T>) {
         return T(static_cast<float>(v));
     } else if constexpr (std::is_floating_point_v<T>) {

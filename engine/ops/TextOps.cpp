@@ -29,13 +29,17 @@ char32_t toLowerCodePoint(char32_t c) {
 }
 
 // Applies `map` to every code point of a UTF-8 string; invalid bytes pass through unchanged.
-template <class Map> std::string mapCodePoints(const std::string& s, Map map) {
+template <class Map>
+std::string mapCodePoints(const std::string& s, Map map) {
     std::string out;
     out.reserve(s.size());
     for (std::size_t i = 0; i < s.size();) {
         auto byte = static_cast<unsigned char>(s[i]);
-        std::size_t length = byte < 0x80 ? 1 : (byte >> 5) == 0x6 ? 2 : (byte >> 4) == 0xE ? 3
-                                                                    : (byte >> 3) == 0x1E ? 4 : 0;
+        std::size_t length = byte < 0x80           ? 1
+                             : (byte >> 5) == 0x6  ? 2
+                             : (byte >> 4) == 0xE  ? 3
+                             : (byte >> 3) == 0x1E ? 4
+                                                   : 0;
         bool valid = length > 0 && i + length <= s.size();
         for (std::size_t k = 1; valid && k < length; ++k)
             valid = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
@@ -70,7 +74,7 @@ std::string toUpperUtf8(const std::string& s) { return mapCodePoints(s, toUpperC
 std::string toLowerUtf8(const std::string& s) { return mapCodePoints(s, toLowerCodePoint); }
 
 class StringNormalizerKernel : public Kernel {
-public:
+  public:
     explicit StringNormalizerKernel(const NodeInfo& node)
         : caseSensitive_(node.getInt("is_case_sensitive", 0) != 0) {
         std::string action = node.getString("case_change_action", "NONE");
@@ -96,9 +100,15 @@ public:
         for (const std::string& s : x.span<std::string>()) {
             if (stopwords_.count(caseSensitive_ ? s : toLowerUtf8(s))) continue;
             switch (caseChange_) {
-                case CaseChange::Lower: kept.push_back(toLowerUtf8(s)); break;
-                case CaseChange::Upper: kept.push_back(toUpperUtf8(s)); break;
-                case CaseChange::None: kept.push_back(s); break;
+                case CaseChange::Lower:
+                    kept.push_back(toLowerUtf8(s));
+                    break;
+                case CaseChange::Upper:
+                    kept.push_back(toUpperUtf8(s));
+                    break;
+                case CaseChange::None:
+                    kept.push_back(s);
+                    break;
             }
         }
         // Everything filtered out: one empty string, as the schema specifies.
@@ -107,7 +117,7 @@ public:
         outputs[0] = Value(Tensor::fromVector(twoDim ? Shape{1, count} : Shape{count}, kept));
     }
 
-private:
+  private:
     enum class CaseChange { None, Lower, Upper };
     bool caseSensitive_;
     CaseChange caseChange_ = CaseChange::None;
@@ -115,10 +125,11 @@ private:
 };
 
 // ---- TfIdfVectorizer --------------------------------------------------------------------------
-template <class Token> using NgramPool = std::map<std::vector<Token>, std::size_t>;
+template <class Token>
+using NgramPool = std::map<std::vector<Token>, std::size_t>;
 
 class TfIdfVectorizerKernel : public Kernel {
-public:
+  public:
     explicit TfIdfVectorizerKernel(const NodeInfo& node)
         : minGram_(node.getInt("min_gram_length")),
           maxGram_(node.getInt("max_gram_length")),
@@ -165,8 +176,8 @@ public:
                 "TfIdfVectorizer accepts [C] or [N, C] inputs, got " + shapeToString(x.shape()));
         std::int64_t rows = x.rank() == 2 ? x.dim(0) : 1;
         std::int64_t columns = x.rank() == 2 ? x.dim(1) : (x.rank() == 1 ? x.dim(0) : 0);
-        Tensor y = Tensor::zeros(DataType::Float, x.rank() == 2 ? Shape{rows, outputWidth_}
-                                                                : Shape{outputWidth_});
+        Tensor y = Tensor::zeros(DataType::Float,
+                                 x.rank() == 2 ? Shape{rows, outputWidth_} : Shape{outputWidth_});
         float* out = y.data<float>();
         if (stringInput_) {
             require(x.dtype() == DataType::String,
@@ -181,7 +192,7 @@ public:
         outputs[0] = Value(std::move(y));
     }
 
-private:
+  private:
     enum class Mode { Tf, Idf, TfIdf };
 
     // ngram_counts[k] is where the (k+1)-grams start in the pool; each group runs to the next.

@@ -16,8 +16,9 @@ const std::string kTrainingDomain = "ai.onnx.preview.training";
 // The shared skeleton: validates the input groups and applies `update` element by element.
 // `update(inputs, outputs)` receives the i-th element of each per-tensor input group
 // (X, G, then the accumulators) and writes the i-th element of each output group.
-template <std::size_t Inputs, std::size_t Outputs> class OptimizerKernel : public Kernel {
-public:
+template <std::size_t Inputs, std::size_t Outputs>
+class OptimizerKernel : public Kernel {
+  public:
     OptimizerKernel(const NodeInfo& node, const char* op) : op_(op) {
         require(node.inputCount() >= 2 && (node.inputCount() - 2) % static_cast<int>(Inputs) == 0,
                 std::string(op) + ": expects R, T and groups of " + std::to_string(Inputs) +
@@ -28,16 +29,15 @@ public:
                     " outputs for " + std::to_string(tensors_) + " optimized tensors");
     }
 
-protected:
-    using Update = std::function<void(const std::array<double, Inputs>&,
-                                      std::array<double, Outputs>&)>;
+  protected:
+    using Update =
+        std::function<void(const std::array<double, Inputs>&, std::array<double, Outputs>&)>;
 
     // Reads R and T; T as a double so rates like beta^T are direct.
     std::pair<double, double> rateAndCount(const std::vector<const Value*>& inputs) const {
         const Tensor& r = inputTensor(inputs, 0);
         const Tensor& t = inputTensor(inputs, 1);
-        require(r.numel() == 1 && t.numel() == 1,
-                std::string(op_) + ": R and T must be scalars");
+        require(r.numel() == 1 && t.numel() == 1, std::string(op_) + ": R and T must be scalars");
         return {r.valueAsDouble(0), t.valueAsDouble(0)};
     }
 
@@ -50,10 +50,10 @@ protected:
                     std::string(op_) + ": optimized tensors must be floating-point");
             for (std::size_t k = 0; k < Inputs; ++k) {
                 const Tensor& t = inputTensor(inputs, 2 + k * tensors_ + g);
-                require(t.shape() == x.shape(),
-                        std::string(op_) + ": tensor " + std::to_string(2 + k * tensors_ + g) +
-                            " has shape " + shapeToString(t.shape()) + ", expected " +
-                            shapeToString(x.shape()));
+                require(t.shape() == x.shape(), std::string(op_) + ": tensor " +
+                                                    std::to_string(2 + k * tensors_ + g) +
+                                                    " has shape " + shapeToString(t.shape()) +
+                                                    ", expected " + shapeToString(x.shape()));
                 in[k] = elementsAsDoubles(t);
             }
             std::array<std::vector<double>, Outputs> out;
@@ -73,14 +73,14 @@ protected:
         }
     }
 
-private:
+  private:
     const char* op_;
     std::size_t tensors_ = 0;
 };
 
 // Inputs per tensor: X, G, H. Outputs: X_new, H_new.
 class AdagradKernel : public OptimizerKernel<3, 2> {
-public:
+  public:
     explicit AdagradKernel(const NodeInfo& node)
         : OptimizerKernel(node, "Adagrad"),
           decay_(node.getFloat("decay_factor", 0.0f)),
@@ -99,13 +99,13 @@ public:
         });
     }
 
-private:
+  private:
     double decay_, epsilon_, norm_;
 };
 
 // Inputs per tensor: X, G, V. Outputs: X_new, V_new.
 class MomentumKernel : public OptimizerKernel<3, 2> {
-public:
+  public:
     explicit MomentumKernel(const NodeInfo& node)
         : OptimizerKernel(node, "Momentum"),
           alpha_(node.getFloat("alpha")),
@@ -130,14 +130,14 @@ public:
         });
     }
 
-private:
+  private:
     double alpha_, beta_, norm_;
     bool nesterov_ = false;
 };
 
 // Inputs per tensor: X, G, V, H. Outputs: X_new, V_new, H_new.
 class AdamKernel : public OptimizerKernel<4, 3> {
-public:
+  public:
     explicit AdamKernel(const NodeInfo& node)
         : OptimizerKernel(node, "Adam"),
           alpha_(node.getFloat("alpha", 0.9f)),
@@ -162,7 +162,7 @@ public:
         });
     }
 
-private:
+  private:
     double alpha_, beta_, epsilon_, norm_, normPost_;
 };
 

@@ -42,9 +42,9 @@ TEST(LossOps, NllEachReduction) {
 TEST(LossOps, NllWeightsAndIgnoredTargets) {
     Tensor weight = floats({3}, {1, 2, 3});
     // Losses 1*1, 3*6, 2*8 = 1, 18, 16; the weighted mean divides by 1 + 3 + 2.
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(lossSpec("NegativeLogLikelihoodLoss", kLogProb,
-                                                       kTargets, weight, "mean")),
-                             floats({}, {35.0f / 6})));
+    EXPECT_TRUE(tensorsClose(
+        runOneNodeTensor(lossSpec("NegativeLogLikelihoodLoss", kLogProb, kTargets, weight, "mean")),
+        floats({}, {35.0f / 6})));
     // Ignoring class 2 drops the second sample from both sums.
     EXPECT_TRUE(tensorsClose(runOneNodeTensor(lossSpec("NegativeLogLikelihoodLoss", kLogProb,
                                                        kTargets, weight, "mean", 2)),
@@ -70,7 +70,8 @@ TEST(LossOps, NllRejectsOutOfRangeTargetsAndBadShapes) {
     EXPECT_NE(result.error().message.find("outside [0, 3)"), std::string::npos)
         << result.error().message;
     Tensor shortTarget = makeTensor<std::int64_t>({2}, {0, 1});
-    EXPECT_FALSE(runOneNode(lossSpec("NegativeLogLikelihoodLoss", kLogProb, shortTarget, {}, "sum")));
+    EXPECT_FALSE(
+        runOneNode(lossSpec("NegativeLogLikelihoodLoss", kLogProb, shortTarget, {}, "sum")));
 }
 
 TEST(LossOps, SoftmaxCrossEntropyWithLogProbOutput) {
@@ -83,11 +84,11 @@ TEST(LossOps, SoftmaxCrossEntropyWithLogProbOutput) {
     auto result = runOneNode(spec);
     ASSERT_TRUE(result) << result.error().message;
     float logQuarter = std::log(0.25f), logThreeQuarters = std::log(0.75f);
-    EXPECT_TRUE(tensorsClose(result->at(0).tensor(),
-                             floats({}, {-(logThreeQuarters + logQuarter) / 2})));
-    EXPECT_TRUE(tensorsClose(result->at(1).tensor(),
-                             floats({2, 2}, {logQuarter, logThreeQuarters, logThreeQuarters,
-                                             logQuarter})));
+    EXPECT_TRUE(
+        tensorsClose(result->at(0).tensor(), floats({}, {-(logThreeQuarters + logQuarter) / 2})));
+    EXPECT_TRUE(
+        tensorsClose(result->at(1).tensor(),
+                     floats({2, 2}, {logQuarter, logThreeQuarters, logThreeQuarters, logQuarter})));
 }
 
 TEST(LossOps, SoftmaxCrossEntropyIsStableForLargeScores) {

@@ -48,7 +48,8 @@ TEST(MatMulOps, BatchDimensionsBroadcast) {
             for (int r = 0; r < 2; ++r)
                 for (int c = 0; c < 4; ++c) {
                     float sum = 0;
-                    for (int k = 0; k < 3; ++k) sum += pa[i * 6 + r * 3 + k] * pb[j * 12 + k * 4 + c];
+                    for (int k = 0; k < 3; ++k)
+                        sum += pa[i * 6 + r * 3 + k] * pb[j * 12 + k * 4 + c];
                     expected.push_back(sum);
                 }
     EXPECT_TRUE(tensorsClose(y, floats({2, 3, 2, 4}, expected)));
@@ -73,7 +74,9 @@ TEST(MatMulOps, IntegerAndHalfTypes) {
 }
 
 TEST(MatMulOps, InnerDimensionMismatchIsAnError) {
-    auto result = runOneNode(OneNodeSpec{"MatMul", "", 13,
+    auto result = runOneNode(OneNodeSpec{"MatMul",
+                                         "",
+                                         13,
                                          {Value(floats({2, 3}, std::vector<float>(6))),
                                           Value(floats({2, 2}, std::vector<float>(4)))}});
     ASSERT_FALSE(result);
@@ -107,7 +110,9 @@ TEST(GemmOps, ScalarAndAbsentC) {
 }
 
 TEST(GemmOps, CThatDoesNotBroadcastIsAnError) {
-    OneNodeSpec spec{"Gemm", "", 13,
+    OneNodeSpec spec{"Gemm",
+                     "",
+                     13,
                      {Value(floats({2, 2}, {1, 2, 3, 4})), Value(floats({2, 2}, {1, 0, 0, 1})),
                       Value(floats({3}, {1, 2, 3}))}};
     auto result = runOneNode(spec);
@@ -124,8 +129,9 @@ TEST(MatMulIntegerOps, ZeroPointsPerRowAndColumn) {
     // (a - azp) = [[0,2],[0,1]], (b - bzp) = [[0,-2],[1,2]].
     Tensor y = runOneNodeTensor(spec);
     ASSERT_EQ(y.dtype(), DataType::Int32);
-    EXPECT_EQ(std::vector<std::int32_t>(y.span<std::int32_t>().begin(), y.span<std::int32_t>().end()),
-              (std::vector<std::int32_t>{2, 4, 1, 2}));
+    EXPECT_EQ(
+        std::vector<std::int32_t>(y.span<std::int32_t>().begin(), y.span<std::int32_t>().end()),
+        (std::vector<std::int32_t>{2, 4, 1, 2}));
 }
 
 TEST(QLinearMatMulOps, RequantizesWithRoundHalfToEven) {
@@ -135,7 +141,9 @@ TEST(QLinearMatMulOps, RequantizesWithRoundHalfToEven) {
     auto zeroPoint = [](std::uint8_t z) { return Value(makeTensor<std::uint8_t>({}, {z})); };
     // a - 1 = [2, 3]; b - 0; acc = [2*1 + 3*3, 2*2 + 3*4] = [11, 16];
     // y = acc * (1 * 0.5 / 1) + 10 = [15.5 -> 16, 18].
-    OneNodeSpec spec{"QLinearMatMul", "", 10,
+    OneNodeSpec spec{"QLinearMatMul",
+                     "",
+                     10,
                      {Value(a), scale(1.0f), zeroPoint(1), Value(b), scale(0.5f), zeroPoint(0),
                       scale(1.0f), zeroPoint(10)}};
     Tensor y = runOneNodeTensor(spec);
@@ -205,15 +213,21 @@ TEST(EinsumOps, BatchedAttentionScores) {
 TEST(EinsumOps, BadEquationsAreErrors) {
     Tensor a = floats({2, 3}, std::vector<float>(6));
     OneNodeSpec spec{"Einsum", "", 12, {Value(a), Value(floats({2, 3}, std::vector<float>(6)))}};
-    spec.attributes = [](onnx::NodeProto& node) { setAttr(node, "equation", std::string("ij,jk->ik")); };
+    spec.attributes = [](onnx::NodeProto& node) {
+        setAttr(node, "equation", std::string("ij,jk->ik"));
+    };
     auto mismatch = runOneNode(spec);
     ASSERT_FALSE(mismatch);
     EXPECT_NE(mismatch.error().message.find("does not match"), std::string::npos)
         << mismatch.error().message;
-    spec.attributes = [](onnx::NodeProto& node) { setAttr(node, "equation", std::string("ij->ik")); };
+    spec.attributes = [](onnx::NodeProto& node) {
+        setAttr(node, "equation", std::string("ij->ik"));
+    };
     spec.inputs.pop_back();
     EXPECT_FALSE(runOneNode(spec));
-    spec.attributes = [](onnx::NodeProto& node) { setAttr(node, "equation", std::string("ij,jk->ik")); };
+    spec.attributes = [](onnx::NodeProto& node) {
+        setAttr(node, "equation", std::string("ij,jk->ik"));
+    };
     auto count = runOneNode(spec);
     ASSERT_FALSE(count);
     EXPECT_NE(count.error().message.find("operands"), std::string::npos) << count.error().message;
@@ -229,7 +243,8 @@ TEST(DetOps, TwoByTwoThreeByThreeAndBatches) {
 }
 
 TEST(DetOps, NonSquareIsAnError) {
-    auto result = runOneNode(OneNodeSpec{"Det", "", 11, {Value(floats({2, 3}, std::vector<float>(6)))}});
+    auto result =
+        runOneNode(OneNodeSpec{"Det", "", 11, {Value(floats({2, 3}, std::vector<float>(6)))}});
     ASSERT_FALSE(result);
     EXPECT_NE(result.error().message.find("square"), std::string::npos);
 }

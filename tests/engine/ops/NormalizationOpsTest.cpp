@@ -15,7 +15,9 @@ Tensor floats(Shape shape, std::vector<float> values) {
 TEST(NormalizationOps, BatchNormalizationInference) {
     // Two channels of two values each, N = 1.
     Tensor x = floats({1, 2, 2}, {1, 3, 10, 20});
-    OneNodeSpec spec{"BatchNormalization", "", 15,
+    OneNodeSpec spec{"BatchNormalization",
+                     "",
+                     15,
                      {Value(x), Value(floats({2}, {2, 1})), Value(floats({2}, {0.5f, -1})),
                       Value(floats({2}, {2, 15})), Value(floats({2}, {4, 25}))}};
     spec.attributes = [](onnx::NodeProto& node) { setAttr(node, "epsilon", 0.0f); };
@@ -26,7 +28,9 @@ TEST(NormalizationOps, BatchNormalizationInference) {
 TEST(NormalizationOps, BatchNormalizationTrainingModeOutputsRunningStatistics) {
     // One channel, values {1, 3} over N = 2: batch mean 2, population variance 1.
     Tensor x = floats({2, 1}, {1, 3});
-    OneNodeSpec spec{"BatchNormalization", "", 15,
+    OneNodeSpec spec{"BatchNormalization",
+                     "",
+                     15,
                      {Value(x), Value(floats({1}, {1})), Value(floats({1}, {0})),
                       Value(floats({1}, {10})), Value(floats({1}, {5}))},
                      3};
@@ -44,11 +48,15 @@ TEST(NormalizationOps, BatchNormalizationTrainingModeOutputsRunningStatistics) {
 
 TEST(NormalizationOps, BatchNormalizationZeroBatchAndBadParameters) {
     auto params = [](std::int64_t n) { return Value(floats({n}, std::vector<float>(n, 1.0f))); };
-    OneNodeSpec empty{"BatchNormalization", "", 15,
+    OneNodeSpec empty{"BatchNormalization",
+                      "",
+                      15,
                       {Value(floats({0, 3, 2}, {})), params(3), params(3), params(3), params(3)}};
     EXPECT_EQ(runOneNodeTensor(empty).shape(), (Shape{0, 3, 2}));
 
-    OneNodeSpec bad{"BatchNormalization", "", 15,
+    OneNodeSpec bad{"BatchNormalization",
+                    "",
+                    15,
                     {Value(floats({1, 3}, {1, 2, 3})), params(2), params(3), params(3), params(3)}};
     auto result = runOneNode(bad);
     ASSERT_FALSE(result);
@@ -59,7 +67,9 @@ TEST(NormalizationOps, BatchNormalizationZeroBatchAndBadParameters) {
 TEST(NormalizationOps, InstanceNormalization) {
     // One instance {1, 2, 3, 4}: mean 2.5, variance 1.25.
     Tensor x = floats({1, 1, 4}, {1, 2, 3, 4});
-    OneNodeSpec spec{"InstanceNormalization", "", 6,
+    OneNodeSpec spec{"InstanceNormalization",
+                     "",
+                     6,
                      {Value(x), Value(floats({1}, {2})), Value(floats({1}, {1}))}};
     spec.attributes = [](onnx::NodeProto& node) { setAttr(node, "epsilon", 0.0f); };
     float s = 1.0f / std::sqrt(1.25f);
@@ -70,7 +80,9 @@ TEST(NormalizationOps, InstanceNormalization) {
 TEST(NormalizationOps, LayerNormalizationWithStatisticsOutputs) {
     // Rows {1, 3} and {2, 6}; normalized over the last axis (negative axis).
     Tensor x = floats({2, 2}, {1, 3, 2, 6});
-    OneNodeSpec spec{"LayerNormalization", "", 17,
+    OneNodeSpec spec{"LayerNormalization",
+                     "",
+                     17,
                      {Value(x), Value(floats({2}, {1, 2})), Value(floats({2}, {0, 1}))},
                      3};
     spec.attributes = [](onnx::NodeProto& node) {

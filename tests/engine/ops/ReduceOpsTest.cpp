@@ -18,8 +18,8 @@ OneNodeSpec reduceSpec(const std::string& op, Tensor x, std::vector<std::int64_t
     OneNodeSpec spec{op, "", opset, {Value(x)}};
     bool axesInput = op == "ReduceSum" ? opset >= 13 : opset >= 18;
     if (axesInput)
-        spec.inputs.push_back(Value(makeTensor<std::int64_t>(
-            {static_cast<std::int64_t>(axes.size())}, axes)));
+        spec.inputs.push_back(
+            Value(makeTensor<std::int64_t>({static_cast<std::int64_t>(axes.size())}, axes)));
     spec.attributes = [=](onnx::NodeProto& node) {
         setAttr(node, "keepdims", keepdims);
         if (!axesInput && !axes.empty()) setAttr(node, "axes", axes);
@@ -45,7 +45,8 @@ TEST(ReduceOps, AxesAsInputFromOpset18) {
 }
 
 TEST(ReduceOps, EmptyAxesReduceEverythingUnlessNoop) {
-    OneNodeSpec all{"ReduceSum", "", 13, {Value(kMatrix), Value(makeTensor<std::int64_t>({0}, {}))}};
+    OneNodeSpec all{
+        "ReduceSum", "", 13, {Value(kMatrix), Value(makeTensor<std::int64_t>({0}, {}))}};
     EXPECT_TRUE(tensorsClose(runOneNodeTensor(all), floats({1, 1}, {5})));
 
     OneNodeSpec noop = all;
@@ -109,7 +110,8 @@ TEST(ReduceOps, ZeroSizeReductionGivesIdentity) {
     Tensor ints = makeTensor<std::int32_t>({0, 3}, {});
     Tensor y = runOneNodeTensor(reduceSpec("ReduceMin", ints, {0}, 1));
     EXPECT_EQ(y.shape(), (Shape{1, 3}));
-    for (std::int32_t v : y.span<std::int32_t>()) EXPECT_EQ(v, std::numeric_limits<std::int32_t>::max());
+    for (std::int32_t v : y.span<std::int32_t>())
+        EXPECT_EQ(v, std::numeric_limits<std::int32_t>::max());
     // Keeping the empty axis and reducing another one yields an empty tensor.
     EXPECT_EQ(runOneNodeTensor(reduceSpec("ReduceSum", empty, {0}, 1)).shape(), (Shape{1, 0}));
 }

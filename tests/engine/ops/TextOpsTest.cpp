@@ -113,8 +113,8 @@ TEST(TextOps, TfIdfBatchesAndWeights) {
     a.weights = {0.5f, 2.0f};
     Tensor x = makeTensor<std::int64_t>({2, 3}, {7, 7, 9, 1, 2, 3});
     a.mode = "TFIDF";
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(tfidfSpec(x, a)),
-                             makeTensor<float>({2, 2}, {1, 2, 0, 0})));
+    EXPECT_TRUE(
+        tensorsClose(runOneNodeTensor(tfidfSpec(x, a)), makeTensor<float>({2, 2}, {1, 2, 0, 0})));
     a.mode = "IDF";
     EXPECT_TRUE(tensorsClose(runOneNodeTensor(tfidfSpec(x, a)),
                              makeTensor<float>({2, 2}, {0.5f, 2, 0, 0})));
