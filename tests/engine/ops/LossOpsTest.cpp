@@ -2,19 +2,15 @@
 // weights, ignore_index, extra spatial dims, the log_prob output and bad targets.
 #include <cmath>
 
-#include "OpTestHarness.h"
+#include "NumericOpTestHelpers.h"
 
 namespace onnxlens::testing {
 namespace {
 
-Tensor floats(Shape shape, std::vector<float> values) {
-    return makeTensor<float>(std::move(shape), std::move(values));
-}
-
 OneNodeSpec lossSpec(const std::string& op, Tensor input, Tensor target,
                      std::optional<Tensor> weight, const std::string& reduction,
                      std::optional<std::int64_t> ignoreIndex = std::nullopt) {
-    OneNodeSpec spec{op, "", 13, {Value(input), Value(target)}};
+    OneNodeSpec spec = nodeSpec(op, 13, {Value(input), Value(target)});
     if (weight) spec.inputs.push_back(Value(*weight));
     spec.attributes = [=](onnx::NodeProto& node) {
         setAttr(node, "reduction", reduction);

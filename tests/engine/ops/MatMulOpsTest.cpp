@@ -1,13 +1,9 @@
 // Matrix products: MatMul (1-D operands, batch broadcasting), Gemm, MatMulInteger,
 // QLinearMatMul, Einsum (diagonals, sums, ellipsis, implicit output, chains) and Det.
-#include "OpTestHarness.h"
+#include "NumericOpTestHelpers.h"
 
 namespace onnxlens::testing {
 namespace {
-
-Tensor floats(Shape shape, std::vector<float> values) {
-    return makeTensor<float>(std::move(shape), std::move(values));
-}
 
 // x[i] = (i * 7 % 5) - 2: small distinct integers, exact in float.
 Tensor sequenceTensor(Shape shape) {
@@ -17,7 +13,7 @@ Tensor sequenceTensor(Shape shape) {
 }
 
 Tensor runBinary(const std::string& op, Tensor a, Tensor b, int opset = 13) {
-    return runOneNodeTensor(OneNodeSpec{op, "", opset, {Value(a), Value(b)}});
+    return runOneNodeTensor(nodeSpec(op, opset, {Value(a), Value(b)}));
 }
 
 TEST(MatMulOps, TwoByThreeTimesThreeByTwo) {
@@ -74,11 +70,9 @@ TEST(MatMulOps, IntegerAndHalfTypes) {
 }
 
 TEST(MatMulOps, InnerDimensionMismatchIsAnError) {
-    auto result = runOneNode(OneNodeSpec{"MatMul",
-                                         "",
-                                         13,
-                                         {Value(floats({2, 3}, std::vector<float>(6))),
-                                          Value(floats({2, 2}, std::vector<float>(4)))}});
+    auto result = runOneNode(nodeSpec("MatMul", 13,
+                                      {Value(floats({2, 3}, std::vector<float>(6))),
+                                       Value(floats({2, 2}, std::vector<float>(4)))}));
     ASSERT_FALSE(result);
     EXPECT_NE(result.error().message.find("inner dimensions"), std::string::npos)
         << result.error().message;
@@ -90,7 +84,7 @@ TEST(GemmOps, TransposesAlphaBetaAndBroadcastC) {
     Tensor a = floats({3, 2}, {1, 4, 2, 5, 3, 6});
     Tensor b = floats({2, 3}, {1, 0, 1, 0, 1, 1});
     Tensor c = floats({2}, {100, 200});  // a row, broadcast over M
-    OneNodeSpec spec{"Gemm", "", 13, {Value(a), Value(b), Value(c)}};
+    OneNodeSpec spec = nodeSpec("Gemm", 13, {Value(a), Value(b), Value(c)});
     spec.attributes = [](onnx::NodeProto& node) {
         setAttr(node, "transA", std::int64_t{1});
         setAttr(node, "transB", std::int64_t{1});
@@ -103,18 +97,17 @@ TEST(GemmOps, TransposesAlphaBetaAndBroadcastC) {
 TEST(GemmOps, ScalarAndAbsentC) {
     Tensor a = floats({1, 2}, {1, 2});
     Tensor b = floats({2, 2}, {3, 4, 5, 6});
-    OneNodeSpec withScalar{"Gemm", "", 13, {Value(a), Value(b), Value(floats({}, {1}))}};
+    OneNodeSpec withScalar = nodeSpec("Gemm", 13, {Value(a), Value(b), Value(floats({}, {1}))});
     EXPECT_TRUE(tensorsClose(runOneNodeTensor(withScalar), floats({1, 2}, {14, 17})));
-    OneNodeSpec withoutC{"Gemm", "", 13, {Value(a), Value(b)}};
+    OneNodeSpec withoutC = nodeSpec("Gemm", 13, {Value(a), Value(b)});
     EXPECT_TRUE(tensorsClose(runOneNodeTensor(withoutC), floats({1, 2}, {13, 16})));
 }
 
 TEST(GemmOps, CThatDoesNotBroadcastIsAnError) {
-    OneNodeSpec spec{"Gemm",
-                     "",
-                     13,
-                     {Value(floats({2, 2}, {1, 2, 3, 4})), Value(floats({2, 2}, {1, 0, 0, 1})),
-                      Value(floats({3}, {1, 2, 3}))}};
+    OneNodeSpec spec =
+        nodeSpec("Gemm", 13,
+                 {Value(floats({2, 2}, {1, 2, 3, 4})), Value(floats({2, 2}, {1, 0, 0, 1})),
+                  Value(floats({3}, {1, 2, 3}))});
     auto result = runOneNode(spec);
     ASSERT_FALSE(result);
     EXPECT_NE(result.error().message.find("broadcast"), std::string::npos);
@@ -125,7 +118,8 @@ TEST(MatMulIntegerOps, ZeroPointsPerRowAndColumn) {
     Tensor b = makeTensor<std::int8_t>({2, 2}, {1, -1, 2, 3});
     Tensor aZero = makeTensor<std::uint8_t>({2}, {10, 20});  // per row
     Tensor bZero = makeTensor<std::int8_t>({}, {1});
-    OneNodeSpec spec{"MatMulInteger", "", 10, {Value(a), Value(b), Value(aZero), Value(bZero)}};
+    OneNodeSpec spec =
+        nodeSpec("MatMulInteger", 10, {Value(a), Value(b), Value(aZero), Value(bZero)});
     // (a - azp) = [[0,2],[0,1]], (b - bzp) = [[0,-2],[1,2]].
     Tensor y = runOneNodeTensor(spec);
     ASSERT_EQ(y.dtype(), DataType::Int32);
@@ -141,11 +135,9 @@ TEST(QLinearMatMulOps, RequantizesWithRoundHalfToEven) {
     auto zeroPoint = [](std::uint8_t z) { return Value(makeTensor<std::uint8_t>({}, {z})); };
     // a - 1 = [2, 3]; b - 0; acc = [2*1 + 3*3, 2*2 + 3*4] = [11, 16];
     // y = acc * (1 * 0.5 / 1) + 10 = [15.5 -> 16, 18].
-    OneNodeSpec spec{"QLinearMatMul",
-                     "",
-                     10,
-                     {Value(a), scale(1.0f), zeroPoint(1), Value(b), scale(0.5f), zeroPoint(0),
-                      scale(1.0f), zeroPoint(10)}};
+    OneNodeSpec spec = nodeSpec("QLinearMatMul", 10,
+                                {Value(a), scale(1.0f), zeroPoint(1), Value(b), scale(0.5f),
+                                 zeroPoint(0), scale(1.0f), zeroPoint(10)});
     Tensor y = runOneNodeTensor(spec);
     ASSERT_EQ(y.dtype(), DataType::UInt8);
     EXPECT_EQ(y.data<std::uint8_t>()[0], 16);
@@ -153,7 +145,7 @@ TEST(QLinearMatMulOps, RequantizesWithRoundHalfToEven) {
 }
 
 Tensor runEinsum(const std::string& equation, std::vector<Tensor> operands) {
-    OneNodeSpec spec{"Einsum", "", 12, {}};
+    OneNodeSpec spec = nodeSpec("Einsum", 12, {});
     for (auto& t : operands) spec.inputs.push_back(Value(t));
     spec.attributes = [=](onnx::NodeProto& node) { setAttr(node, "equation", equation); };
     return runOneNodeTensor(spec);
@@ -212,7 +204,8 @@ TEST(EinsumOps, BatchedAttentionScores) {
 
 TEST(EinsumOps, BadEquationsAreErrors) {
     Tensor a = floats({2, 3}, std::vector<float>(6));
-    OneNodeSpec spec{"Einsum", "", 12, {Value(a), Value(floats({2, 3}, std::vector<float>(6)))}};
+    OneNodeSpec spec =
+        nodeSpec("Einsum", 12, {Value(a), Value(floats({2, 3}, std::vector<float>(6)))});
     spec.attributes = [](onnx::NodeProto& node) {
         setAttr(node, "equation", std::string("ij,jk->ik"));
     };
@@ -234,17 +227,16 @@ TEST(EinsumOps, BadEquationsAreErrors) {
 }
 
 TEST(DetOps, TwoByTwoThreeByThreeAndBatches) {
-    Tensor y = runOneNodeTensor(OneNodeSpec{"Det", "", 11, {Value(floats({2, 2}, {3, 8, 4, 6}))}});
+    Tensor y = runOneNodeTensor(nodeSpec("Det", 11, {Value(floats({2, 2}, {3, 8, 4, 6}))}));
     EXPECT_TRUE(tensorsClose(y, floats({}, {-14})));
     Tensor batch = floats({2, 3, 3}, {2, 0, 0, 0, 3, 0, 0, 0, 4,  //
                                       6, 1, 1, 4, -2, 5, 2, 8, 7});
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(OneNodeSpec{"Det", "", 11, {Value(batch)}}),
+    EXPECT_TRUE(tensorsClose(runOneNodeTensor(nodeSpec("Det", 11, {Value(batch)})),
                              floats({2}, {24, -306})));
 }
 
 TEST(DetOps, NonSquareIsAnError) {
-    auto result =
-        runOneNode(OneNodeSpec{"Det", "", 11, {Value(floats({2, 3}, std::vector<float>(6)))}});
+    auto result = runOneNode(nodeSpec("Det", 11, {Value(floats({2, 3}, std::vector<float>(6)))}));
     ASSERT_FALSE(result);
     EXPECT_NE(result.error().message.find("square"), std::string::npos);
 }

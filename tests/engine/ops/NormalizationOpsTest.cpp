@@ -3,23 +3,18 @@
 // malformed parameters.
 #include <cmath>
 
-#include "OpTestHarness.h"
+#include "NumericOpTestHelpers.h"
 
 namespace onnxlens::testing {
 namespace {
 
-Tensor floats(Shape shape, std::vector<float> values) {
-    return makeTensor<float>(std::move(shape), std::move(values));
-}
-
 TEST(NormalizationOps, BatchNormalizationInference) {
     // Two channels of two values each, N = 1.
     Tensor x = floats({1, 2, 2}, {1, 3, 10, 20});
-    OneNodeSpec spec{"BatchNormalization",
-                     "",
-                     15,
-                     {Value(x), Value(floats({2}, {2, 1})), Value(floats({2}, {0.5f, -1})),
-                      Value(floats({2}, {2, 15})), Value(floats({2}, {4, 25}))}};
+    OneNodeSpec spec =
+        nodeSpec("BatchNormalization", 15,
+                 {Value(x), Value(floats({2}, {2, 1})), Value(floats({2}, {0.5f, -1})),
+                  Value(floats({2}, {2, 15})), Value(floats({2}, {4, 25}))});
     spec.attributes = [](onnx::NodeProto& node) { setAttr(node, "epsilon", 0.0f); };
     // Channel 0: 2 * (x - 2) / 2 + 0.5; channel 1: (x - 15) / 5 - 1.
     EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec), floats({1, 2, 2}, {-0.5f, 1.5f, -2, 0})));
@@ -28,12 +23,10 @@ TEST(NormalizationOps, BatchNormalizationInference) {
 TEST(NormalizationOps, BatchNormalizationTrainingModeOutputsRunningStatistics) {
     // One channel, values {1, 3} over N = 2: batch mean 2, population variance 1.
     Tensor x = floats({2, 1}, {1, 3});
-    OneNodeSpec spec{"BatchNormalization",
-                     "",
-                     15,
-                     {Value(x), Value(floats({1}, {1})), Value(floats({1}, {0})),
-                      Value(floats({1}, {10})), Value(floats({1}, {5}))},
-                     3};
+    OneNodeSpec spec = nodeSpec("BatchNormalization", 15,
+                                {Value(x), Value(floats({1}, {1})), Value(floats({1}, {0})),
+                                 Value(floats({1}, {10})), Value(floats({1}, {5}))},
+                                3);
     spec.attributes = [](onnx::NodeProto& node) {
         setAttr(node, "training_mode", std::int64_t{1});
         setAttr(node, "epsilon", 0.0f);
@@ -48,16 +41,14 @@ TEST(NormalizationOps, BatchNormalizationTrainingModeOutputsRunningStatistics) {
 
 TEST(NormalizationOps, BatchNormalizationZeroBatchAndBadParameters) {
     auto params = [](std::int64_t n) { return Value(floats({n}, std::vector<float>(n, 1.0f))); };
-    OneNodeSpec empty{"BatchNormalization",
-                      "",
-                      15,
-                      {Value(floats({0, 3, 2}, {})), params(3), params(3), params(3), params(3)}};
+    OneNodeSpec empty =
+        nodeSpec("BatchNormalization", 15,
+                 {Value(floats({0, 3, 2}, {})), params(3), params(3), params(3), params(3)});
     EXPECT_EQ(runOneNodeTensor(empty).shape(), (Shape{0, 3, 2}));
 
-    OneNodeSpec bad{"BatchNormalization",
-                    "",
-                    15,
-                    {Value(floats({1, 3}, {1, 2, 3})), params(2), params(3), params(3), params(3)}};
+    OneNodeSpec bad =
+        nodeSpec("BatchNormalization", 15,
+                 {Value(floats({1, 3}, {1, 2, 3})), params(2), params(3), params(3), params(3)});
     auto result = runOneNode(bad);
     ASSERT_FALSE(result);
     EXPECT_NE(result.error().message.find("channels 3"), std::string::npos)
@@ -67,10 +58,8 @@ TEST(NormalizationOps, BatchNormalizationZeroBatchAndBadParameters) {
 TEST(NormalizationOps, InstanceNormalization) {
     // One instance {1, 2, 3, 4}: mean 2.5, variance 1.25.
     Tensor x = floats({1, 1, 4}, {1, 2, 3, 4});
-    OneNodeSpec spec{"InstanceNormalization",
-                     "",
-                     6,
-                     {Value(x), Value(floats({1}, {2})), Value(floats({1}, {1}))}};
+    OneNodeSpec spec = nodeSpec("InstanceNormalization", 6,
+                                {Value(x), Value(floats({1}, {2})), Value(floats({1}, {1}))});
     spec.attributes = [](onnx::NodeProto& node) { setAttr(node, "epsilon", 0.0f); };
     float s = 1.0f / std::sqrt(1.25f);
     EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec),
@@ -80,11 +69,9 @@ TEST(NormalizationOps, InstanceNormalization) {
 TEST(NormalizationOps, LayerNormalizationWithStatisticsOutputs) {
     // Rows {1, 3} and {2, 6}; normalized over the last axis (negative axis).
     Tensor x = floats({2, 2}, {1, 3, 2, 6});
-    OneNodeSpec spec{"LayerNormalization",
-                     "",
-                     17,
-                     {Value(x), Value(floats({2}, {1, 2})), Value(floats({2}, {0, 1}))},
-                     3};
+    OneNodeSpec spec =
+        nodeSpec("LayerNormalization", 17,
+                 {Value(x), Value(floats({2}, {1, 2})), Value(floats({2}, {0, 1}))}, 3);
     spec.attributes = [](onnx::NodeProto& node) {
         setAttr(node, "axis", std::int64_t{-1});
         setAttr(node, "epsilon", 0.0f);
@@ -99,7 +86,7 @@ TEST(NormalizationOps, LayerNormalizationWithStatisticsOutputs) {
 TEST(NormalizationOps, LayerNormalizationScaleBroadcastsOverNormalizedAxes) {
     // axis 0 normalizes all four values {0, 2, 4, 6}: mean 3, variance 5; scale [2] broadcasts.
     Tensor x = floats({2, 2}, {0, 2, 4, 6});
-    OneNodeSpec spec{"LayerNormalization", "", 17, {Value(x), Value(floats({2}, {1, -1}))}};
+    OneNodeSpec spec = nodeSpec("LayerNormalization", 17, {Value(x), Value(floats({2}, {1, -1}))});
     spec.attributes = [](onnx::NodeProto& node) {
         setAttr(node, "axis", std::int64_t{0});
         setAttr(node, "epsilon", 0.0f);
@@ -110,7 +97,8 @@ TEST(NormalizationOps, LayerNormalizationScaleBroadcastsOverNormalizedAxes) {
 
 TEST(NormalizationOps, LayerNormalizationBadAxisAndScale) {
     Tensor x = floats({2, 2}, {0, 2, 4, 6});
-    OneNodeSpec spec{"LayerNormalization", "", 17, {Value(x), Value(floats({3}, {1, 1, 1}))}};
+    OneNodeSpec spec =
+        nodeSpec("LayerNormalization", 17, {Value(x), Value(floats({3}, {1, 1, 1}))});
     auto result = runOneNode(spec);
     ASSERT_FALSE(result);
     EXPECT_NE(result.error().message.find("does not broadcast"), std::string::npos);
@@ -122,7 +110,7 @@ TEST(NormalizationOps, LayerNormalizationBadAxisAndScale) {
 TEST(NormalizationOps, LocalResponseNormalizationAcrossChannels) {
     // Three channels of one pixel {1, 2, 3}, size 3: windows {0,1}, {0,1,2}, {1,2}.
     Tensor x = floats({1, 3, 1, 1}, {1, 2, 3});
-    OneNodeSpec spec{"LRN", "", 13, {Value(x)}};
+    OneNodeSpec spec = nodeSpec("LRN", 13, {Value(x)});
     spec.attributes = [](onnx::NodeProto& node) {
         setAttr(node, "size", std::int64_t{3});
         setAttr(node, "alpha", 3.0f);
@@ -136,7 +124,7 @@ TEST(NormalizationOps, LocalResponseNormalizationAcrossChannels) {
 
 TEST(NormalizationOps, MeanVarianceNormalizationOverChosenAxes) {
     Tensor x = floats({2, 2}, {1, 3, 5, 5});
-    OneNodeSpec spec{"MeanVarianceNormalization", "", 13, {Value(x)}};
+    OneNodeSpec spec = nodeSpec("MeanVarianceNormalization", 13, {Value(x)});
     spec.attributes = [](onnx::NodeProto& node) {
         setAttr(node, "axes", std::vector<std::int64_t>{1});
     };

@@ -3,19 +3,15 @@
 #include <cmath>
 #include <limits>
 
-#include "OpTestHarness.h"
+#include "NumericOpTestHelpers.h"
 
 namespace onnxlens::testing {
 namespace {
 
-Tensor floats(Shape shape, std::vector<float> values) {
-    return makeTensor<float>(std::move(shape), std::move(values));
-}
-
 // Reduce op at opset 13: axes as an attribute for everything but ReduceSum (an input there).
 OneNodeSpec reduceSpec(const std::string& op, Tensor x, std::vector<std::int64_t> axes,
                        std::int64_t keepdims = 1, int opset = 13) {
-    OneNodeSpec spec{op, "", opset, {Value(x)}};
+    OneNodeSpec spec = nodeSpec(op, opset, {Value(x)});
     bool axesInput = op == "ReduceSum" ? opset >= 13 : opset >= 18;
     if (axesInput)
         spec.inputs.push_back(
@@ -45,8 +41,8 @@ TEST(ReduceOps, AxesAsInputFromOpset18) {
 }
 
 TEST(ReduceOps, EmptyAxesReduceEverythingUnlessNoop) {
-    OneNodeSpec all{
-        "ReduceSum", "", 13, {Value(kMatrix), Value(makeTensor<std::int64_t>({0}, {}))}};
+    OneNodeSpec all =
+        nodeSpec("ReduceSum", 13, {Value(kMatrix), Value(makeTensor<std::int64_t>({0}, {}))});
     EXPECT_TRUE(tensorsClose(runOneNodeTensor(all), floats({1, 1}, {5})));
 
     OneNodeSpec noop = all;

@@ -1,6 +1,6 @@
 // Text: StringNormalizer (case-insensitive stop words, UTF-8 case change, everything removed)
 // and TfIdfVectorizer (string pools, skips, batches, IDF/TFIDF weights, bad attributes).
-#include "OpTestHarness.h"
+#include "NumericOpTestHelpers.h"
 
 namespace onnxlens::testing {
 namespace {
@@ -16,7 +16,7 @@ std::vector<std::string> stringsOf(const Tensor& t) {
 
 OneNodeSpec normalizerSpec(Tensor x, std::string action, std::int64_t caseSensitive,
                            std::vector<std::string> stopwords) {
-    OneNodeSpec spec{"StringNormalizer", "", 10, {Value(x)}};
+    OneNodeSpec spec = nodeSpec("StringNormalizer", 10, {Value(x)});
     spec.attributes = [=](onnx::NodeProto& node) {
         setAttr(node, "case_change_action", action);
         setAttr(node, "is_case_sensitive", caseSensitive);
@@ -70,7 +70,7 @@ struct TfIdfAttributes {
 };
 
 OneNodeSpec tfidfSpec(Tensor x, const TfIdfAttributes& a) {
-    OneNodeSpec spec{"TfIdfVectorizer", "", 9, {Value(x)}};
+    OneNodeSpec spec = nodeSpec("TfIdfVectorizer", 9, {Value(x)});
     spec.attributes = [=](onnx::NodeProto& node) {
         setAttr(node, "mode", a.mode);
         setAttr(node, "min_gram_length", a.minGram);

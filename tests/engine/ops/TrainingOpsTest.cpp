@@ -2,16 +2,12 @@
 // Nesterov) and Adam worked out by hand, several tensors per node, and malformed nodes.
 #include <cmath>
 
-#include "OpTestHarness.h"
+#include "NumericOpTestHelpers.h"
 
 namespace onnxlens::testing {
 namespace {
 
 const std::string kTraining = "ai.onnx.preview.training";
-
-Tensor floats(Shape shape, std::vector<float> values) {
-    return makeTensor<float>(std::move(shape), std::move(values));
-}
 
 OneNodeSpec optimizerSpec(const std::string& op, float rate, std::int64_t count,
                           std::vector<Tensor> tensors, int outputs,
