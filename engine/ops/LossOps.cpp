@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 
+#include "NormalizationChannelLayout.h"
 #include "OpFamilies.h"
 #include "ReduceNumeric.h"
 
@@ -30,12 +31,9 @@ class ClassLoss {
         if (node.hasAttribute("ignore_index")) ignoreIndex_ = node.getInt("ignore_index");
     }
 
-    struct Layout {
-        std::int64_t n = 0, c = 0, d = 1;
-    };
+    using Layout = ChannelLayout;  // spatial = product of the extra dims d1..dk
     static Layout checkShapes(const Tensor& input, const Tensor& target, const char* op) {
-        require(input.rank() >= 2, std::string(op) + ": input must be [N, C, ...], got " +
-                                       shapeToString(input.shape()));
+        Layout l = channelLayout(input, op);
         require(isInteger(target.dtype()), std::string(op) + ": target must be an integer tensor");
         Shape expected{input.dim(0)};
         expected.insert(expected.end(), input.shape().begin() + 2, input.shape().end());
@@ -43,10 +41,6 @@ class ClassLoss {
                                                 shapeToString(target.shape()) + " should be " +
                                                 shapeToString(expected) + " for input " +
                                                 shapeToString(input.shape()));
-        Layout l;
-        l.n = input.dim(0);
-        l.c = input.dim(1);
-        for (std::int64_t i = 2; i < input.rank(); ++i) l.d *= input.dim(i);
         return l;
     }
 
@@ -58,23 +52,21 @@ class ClassLoss {
             require(weight->rank() == 1 && weight->dim(0) == l.c,
                     std::string(op) + ": weight must have one value per class (" +
                         std::to_string(l.c) + "), got " + shapeToString(weight->shape()));
-            weights.resize(static_cast<std::size_t>(l.c));
-            for (std::int64_t i = 0; i < l.c; ++i)
-                weights[static_cast<std::size_t>(i)] = weight->valueAsDouble(i);
+            weights = elementsAsDoubles(*weight);
         }
         std::vector<std::int64_t> classes = target.toInt64Vector();
         std::vector<double> losses(classes.size());
         double weightSum = 0, lossSum = 0;
         for (std::int64_t i = 0; i < l.n; ++i) {
-            for (std::int64_t j = 0; j < l.d; ++j) {
-                auto k = static_cast<std::size_t>(i * l.d + j);
+            for (std::int64_t j = 0; j < l.spatial; ++j) {
+                auto k = static_cast<std::size_t>(i * l.spatial + j);
                 std::int64_t cls = classes[k];
                 if (ignoreIndex_ && cls == *ignoreIndex_) continue;
                 require(cls >= 0 && cls < l.c, std::string(op) + ": target class " +
                                                    std::to_string(cls) + " is outside [0, " +
                                                    std::to_string(l.c) + ")");
                 double w = weights.empty() ? 1.0 : weights[static_cast<std::size_t>(cls)];
-                losses[k] = -w * logProb[static_cast<std::size_t>((i * l.c + cls) * l.d + j)];
+                losses[k] = -w * logProb[static_cast<std::size_t>((i * l.c + cls) * l.spatial + j)];
                 weightSum += w;
                 lossSum += losses[k];
             }
@@ -126,9 +118,9 @@ class SoftmaxCrossEntropyLossKernel : public Kernel {
         std::vector<double> logProb = floatsAsDoubles(scores, op);
         // log_softmax over the class axis, shifted by the maximum for stability.
         for (std::int64_t i = 0; i < l.n; ++i) {
-            for (std::int64_t j = 0; j < l.d; ++j) {
+            for (std::int64_t j = 0; j < l.spatial; ++j) {
                 auto at = [&](std::int64_t c) -> double& {
-                    return logProb[static_cast<std::size_t>((i * l.c + c) * l.d + j)];
+                    return logProb[static_cast<std::size_t>((i * l.c + c) * l.spatial + j)];
                 };
                 double maxValue = -std::numeric_limits<double>::infinity();
                 for (std::int64_t c = 0; c < l.c; ++c) maxValue = std::max(maxValue, at(c));

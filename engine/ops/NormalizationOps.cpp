@@ -2,6 +2,7 @@
 // MeanVarianceNormalization. Statistics are accumulated in double whatever the element type.
 #include <cmath>
 
+#include "NormalizationChannelLayout.h"
 #include "OpFamilies.h"
 #include "ReduceAxesPlan.h"
 #include "ReduceNumeric.h"
@@ -72,19 +73,6 @@ void applyChannelAffine(KernelContext& ctx, const T* x, T* y, std::int64_t n, st
                 }
             }
         });
-}
-
-struct ChannelLayout {
-    std::int64_t n = 1, c = 1, spatial = 1;
-};
-ChannelLayout channelLayout(const Tensor& x, const char* op) {
-    require(x.rank() >= 2, std::string(op) + " needs an input of rank >= 2 ([N, C, ...]), got " +
-                               shapeToString(x.shape()));
-    ChannelLayout l;
-    l.n = x.dim(0);
-    l.c = x.dim(1);
-    for (std::int64_t d = 2; d < x.rank(); ++d) l.spatial *= x.dim(d);
-    return l;
 }
 
 class BatchNormalizationKernel : public Kernel {
