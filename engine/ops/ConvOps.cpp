@@ -76,39 +76,44 @@ void im2colTile(const T* x, std::int64_t channels, const WindowGeometry& g, std:
     }
 }
 
-// One output plane of a convolution whose groups hold a single input channel (depthwise).
+// One output plane of a convolution whose groups hold a single input channel (depthwise): each
+// kernel tap adds a scaled input row segment to an output row, a loop the compiler vectorizes.
 template <class T>
 void depthwisePlane(const T* x, const T* w, T bias, const WindowGeometry& g, T* y) {
+    using window_detail::ceilDiv;
+    using window_detail::floorDiv;
     const auto [IZ, IY, IX] = g.input;
     const auto [OZ, OY, OX] = g.output;
+    const std::int64_t sx = g.stride[2];
+    std::fill_n(y, OZ * OY * OX, bias);
     for (std::int64_t oz = 0; oz < OZ; ++oz)
-        for (std::int64_t oy = 0; oy < OY; ++oy)
-            for (std::int64_t ox = 0; ox < OX; ++ox) {
-                T sum = bias;
-                const T* wk = w;
-                for (std::int64_t kz = 0; kz < g.kernel[0]; ++kz) {
-                    const std::int64_t iz = oz * g.stride[0] - g.padBegin[0] + kz * g.dilation[0];
-                    if (iz < 0 || iz >= IZ) {
-                        wk += g.kernel[1] * g.kernel[2];
-                        continue;
-                    }
-                    for (std::int64_t ky = 0; ky < g.kernel[1]; ++ky) {
-                        const std::int64_t iy =
-                            oy * g.stride[1] - g.padBegin[1] + ky * g.dilation[1];
-                        if (iy < 0 || iy >= IY) {
-                            wk += g.kernel[2];
-                            continue;
-                        }
-                        const T* line = x + (iz * IY + iy) * IX;
-                        for (std::int64_t kx = 0; kx < g.kernel[2]; ++kx, ++wk) {
-                            const std::int64_t ix =
-                                ox * g.stride[2] - g.padBegin[2] + kx * g.dilation[2];
-                            if (ix >= 0 && ix < IX) sum += *wk * line[ix];
+        for (std::int64_t oy = 0; oy < OY; ++oy) {
+            T* row = y + (oz * OY + oy) * OX;
+            for (std::int64_t kz = 0; kz < g.kernel[0]; ++kz) {
+                const std::int64_t iz = oz * g.stride[0] - g.padBegin[0] + kz * g.dilation[0];
+                if (iz < 0 || iz >= IZ) continue;
+                for (std::int64_t ky = 0; ky < g.kernel[1]; ++ky) {
+                    const std::int64_t iy = oy * g.stride[1] - g.padBegin[1] + ky * g.dilation[1];
+                    if (iy < 0 || iy >= IY) continue;
+                    const T* line = x + (iz * IY + iy) * IX;
+                    const T* taps = w + (kz * g.kernel[1] + ky) * g.kernel[2];
+                    for (std::int64_t kx = 0; kx < g.kernel[2]; ++kx) {
+                        const T weight = taps[kx];
+                        const std::int64_t offset = kx * g.dilation[2] - g.padBegin[2];
+                        // Outputs whose input column ox * sx + offset lies in [0, IX).
+                        const std::int64_t lo = std::max<std::int64_t>(0, ceilDiv(-offset, sx));
+                        const std::int64_t hi = std::min(OX - 1, floorDiv(IX - 1 - offset, sx));
+                        if (sx == 1) {
+                            const T* source = line + offset;
+                            for (std::int64_t ox = lo; ox <= hi; ++ox) row[ox] += weight * source[ox];
+                        } else {
+                            for (std::int64_t ox = lo; ox <= hi; ++ox)
+                                row[ox] += weight * line[ox * sx + offset];
                         }
                     }
                 }
-                *y++ = sum;
             }
+        }
 }
 
 // Y = conv(X, W) + B for T in {float, double, int32}. x: [N, C, in], w: [M, C/G, k], bias: [M]
@@ -305,6 +310,8 @@ class DnnlConvolution {
 public:
     bool supports(const ConvProblem& pr) const {
         const WindowGeometry& g = pr.geometry;
+        // On plain NCHW data oneDNN's depthwise path measured slower than the direct loop here.
+        if (pr.inChannelsPerGroup() == 1 && pr.groups > 1) return false;
         for (int s = 0; s < kMaxWindowRank; ++s)
             if (g.padBegin[s] < 0 || g.padEnd[s] < 0) return false;
         return pr.batch > 0 && pr.inChannels > 0 && pr.outChannels > 0 && g.outputSize() > 0 &&
