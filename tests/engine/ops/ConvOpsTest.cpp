@@ -294,3 +294,31 @@ TEST(ConvOps, QLinearConvSaturates) {
 
 }  // namespace
 }  // namespace onnxlens::testing
+
+namespace onnxlens::testing {
+namespace {
+
+// Splitting work over the pool (column tiles, planes, output channels) must not change results.
+TEST(ConvOps, ThreadedRunsMatchSingleThreadedRuns) {
+    const Shape xs{2, 4, 40, 50};
+    const auto x = randomValues(engine::shapeElementCount(xs), 7);
+    const auto w = randomValues(8 * 4 * 3 * 3, 8);
+    const auto dw = randomValues(4 * 1 * 3 * 3, 9);
+    const auto tw = randomValues(4 * 2 * 3 * 3, 10);
+    const std::vector<OneNodeSpec> specs = {
+        {"Conv", "", 17, {tensorOf<double>(xs, x), tensorOf<double>({8, 4, 3, 3}, w)}},
+        {"Conv", "", 17, {tensorOf<double>(xs, x), tensorOf<double>({4, 1, 3, 3}, dw)}, 1,
+         [](onnx::NodeProto& n) { setAttr(n, "group", std::int64_t{4}); }},
+        {"ConvTranspose", "", 17, {tensorOf<double>(xs, x), tensorOf<double>({4, 2, 3, 3}, tw)}, 1,
+         [](onnx::NodeProto& n) { setAttr(n, "strides", std::vector<std::int64_t>{2, 2}); }},
+    };
+    for (const auto& spec : specs) {
+        auto single = runOneNode(spec, 1), threaded = runOneNode(spec, 3);
+        ASSERT_TRUE(single && threaded);
+        EXPECT_TRUE(tensorsClose(threaded->at(0).tensor(), single->at(0).tensor(), {1e-12, 1e-12}))
+            << spec.opType;
+    }
+}
+
+}  // namespace
+}  // namespace onnxlens::testing

@@ -160,3 +160,31 @@ TEST(ResizeOps, GridSampleRejectsMismatchedGrid) {
 
 }  // namespace
 }  // namespace onnxlens::testing
+
+namespace onnxlens::testing {
+namespace {
+
+TEST(ResizeOps, Opset18AxesAndKeepAspectRatio) {
+    // Sizes for axes (2, 3) only; not_larger fits 4x8 into 2x2 with one common scale 0.25 -> 1x2.
+    Tensor x = Tensor::zeros(DataType::Float, {1, 1, 4, 8});
+    OneNodeSpec spec{"Resize", "", 18, {x, Value(), Value(), makeTensor<std::int64_t>({2}, {2, 2})}};
+    spec.attributes = [](onnx::NodeProto& n) {
+        setAttr(n, "axes", std::vector<std::int64_t>{2, 3});
+        setAttr(n, "keep_aspect_ratio_policy", std::string("not_larger"));
+    };
+    auto result = runOneNode(spec);
+    ASSERT_TRUE(result) << result.error().message;
+    EXPECT_EQ(result->at(0).tensor().shape(), (Shape{1, 1, 1, 2}));
+}
+
+TEST(ResizeOps, ThreadedRunsMatchSingleThreadedRuns) {
+    std::vector<float> values(3 * 30 * 40);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>((i * 37) % 101);
+    OneNodeSpec spec = resize(makeTensor<float>({1, 3, 30, 40}, values), {1, 1, 1.7f, 0.6f}, {{"mode", "cubic"}});
+    auto single = runOneNode(spec, 1), threaded = runOneNode(spec, 3);
+    ASSERT_TRUE(single && threaded);
+    EXPECT_TRUE(tensorsClose(threaded->at(0).tensor(), single->at(0).tensor(), {1e-6, 1e-6}));
+}
+
+}  // namespace
+}  // namespace onnxlens::testing
