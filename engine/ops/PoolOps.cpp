@@ -14,8 +14,6 @@ namespace onnxlens::engine::ops {
 
 namespace {
 
-Shape spatialDims(const Tensor& t) { return Shape(t.shape().begin() + 2, t.shape().end()); }
-
 void requireImageInput(const Tensor& x, const char* op) {
     require(x.rank() >= 3, std::string(op) + " input must have rank >= 3 (N, C, spatial...), got " +
                                shapeToString(x.shape()));
@@ -95,7 +93,7 @@ std::int64_t storageIndex(std::int64_t offset, const WindowGeometry& g, bool col
 }
 
 class MaxPoolKernel : public Kernel {
-public:
+  public:
     explicit MaxPoolKernel(const NodeInfo& node)
         : attrs_(node), columnMajor_(node.getInt("storage_order", 0) != 0) {}
 
@@ -134,7 +132,7 @@ public:
         if (wantIndices) outputs[1] = Value(indices);
     }
 
-private:
+  private:
     WindowAttributes attrs_;
     bool columnMajor_;
 };
@@ -167,7 +165,7 @@ Tensor sumPool(ThreadPool& pool, const Tensor& x, const PoolProblem& pr, double 
 }
 
 class AveragePoolKernel : public Kernel {
-public:
+  public:
     explicit AveragePoolKernel(const NodeInfo& node)
         : attrs_(node), countIncludePad_(node.getInt("count_include_pad", 0) != 0) {}
 
@@ -182,7 +180,7 @@ public:
                              });
     }
 
-private:
+  private:
     WindowAttributes attrs_;
     bool countIncludePad_;
 };
@@ -191,7 +189,8 @@ private:
 double lpPower(const NodeInfo& node) {
     const auto* a = node.find("p");
     if (!a) return 2.0;
-    const double p = a->type() == onnx::AttributeProto::FLOAT ? a->f() : static_cast<double>(a->i());
+    const double p =
+        a->type() == onnx::AttributeProto::FLOAT ? a->f() : static_cast<double>(a->i());
     require(p > 0, "LpPool: p must be positive");
     return p;
 }
@@ -199,7 +198,7 @@ double lpPower(const NodeInfo& node) {
 double lpFinish(double sum, double p) { return p == 2 ? std::sqrt(sum) : std::pow(sum, 1.0 / p); }
 
 class LpPoolKernel : public Kernel {
-public:
+  public:
     explicit LpPoolKernel(const NodeInfo& node) : attrs_(node), p_(lpPower(node)) {}
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
@@ -211,7 +210,7 @@ public:
         });
     }
 
-private:
+  private:
     WindowAttributes attrs_;
     double p_;
 };
@@ -220,7 +219,7 @@ private:
 enum class GlobalPooling { Average, Max, Lp };
 
 class GlobalPoolKernel : public Kernel {
-public:
+  public:
     GlobalPoolKernel(const NodeInfo& node, GlobalPooling kind)
         : kind_(kind), p_(kind == GlobalPooling::Lp ? lpPower(node) : 1.0) {}
 
@@ -237,40 +236,41 @@ public:
             Tensor out(x.dtype(), outShape);
             const T* in = x.data<T>();
             T* o = out.data<T>();
-            ctx.pool().parallelFor(planes, static_cast<double>(size), [&](std::int64_t b, std::int64_t e) {
-                for (std::int64_t p = b; p < e; ++p) {
-                    const T* plane = in + p * size;
-                    if (kind_ == GlobalPooling::Max) {
-                        T best = size ? plane[0] : T(0);
-                        for (std::int64_t i = 1; i < size; ++i)
-                            if (plane[i] > best) best = plane[i];
-                        o[p] = best;
-                        continue;
+            ctx.pool().parallelFor(
+                planes, static_cast<double>(size), [&](std::int64_t b, std::int64_t e) {
+                    for (std::int64_t p = b; p < e; ++p) {
+                        const T* plane = in + p * size;
+                        if (kind_ == GlobalPooling::Max) {
+                            T best = size ? plane[0] : T(0);
+                            for (std::int64_t i = 1; i < size; ++i)
+                                if (plane[i] > best) best = plane[i];
+                            o[p] = best;
+                            continue;
+                        }
+                        double sum = 0;
+                        for (std::int64_t i = 0; i < size; ++i) {
+                            const double v = toDouble(plane[i]);
+                            sum += kind_ == GlobalPooling::Average ? v : std::pow(std::abs(v), p_);
+                        }
+                        o[p] = static_cast<T>(kind_ == GlobalPooling::Average
+                                                  ? (size ? sum / static_cast<double>(size) : 0.0)
+                                                  : lpFinish(sum, p_));
                     }
-                    double sum = 0;
-                    for (std::int64_t i = 0; i < size; ++i) {
-                        const double v = toDouble(plane[i]);
-                        sum += kind_ == GlobalPooling::Average ? v : std::pow(std::abs(v), p_);
-                    }
-                    o[p] = static_cast<T>(kind_ == GlobalPooling::Average
-                                              ? (size ? sum / static_cast<double>(size) : 0.0)
-                                              : lpFinish(sum, p_));
-                }
-            });
+                });
             return out;
         };
         outputs[0] = kind_ == GlobalPooling::Max ? dispatchNumeric(x.dtype(), compute)
                                                  : dispatchFloat(x.dtype(), compute);
     }
 
-private:
+  private:
     GlobalPooling kind_;
     double p_;
 };
 
 template <GlobalPooling Kind>
 class GlobalPoolOf : public GlobalPoolKernel {
-public:
+  public:
     explicit GlobalPoolOf(const NodeInfo& node) : GlobalPoolKernel(node, Kind) {}
 };
 
@@ -302,7 +302,7 @@ Tensor placeAtOrigin(const Tensor& t, const Shape& shape) {
 }
 
 class MaxUnpoolKernel : public Kernel {
-public:
+  public:
     explicit MaxUnpoolKernel(const NodeInfo& node) : attrs_(node) {
         require(!attrs_.kernelShape.empty(), "MaxUnpool requires kernel_shape");
     }
@@ -341,21 +341,21 @@ public:
         });
         if (outputShape) {
             Shape shape = outputShape->toInt64Vector();
-            require(shape.size() == x.shape().size() && shape[0] == x.dim(0) &&
-                        shape[1] == x.dim(1),
-                    "output_shape " + shapeToString(shape) + " must be [N, C, spatial...] of X " +
-                        shapeToString(x.shape()));
+            require(
+                shape.size() == x.shape().size() && shape[0] == x.dim(0) && shape[1] == x.dim(1),
+                "output_shape " + shapeToString(shape) + " must be [N, C, spatial...] of X " +
+                    shapeToString(x.shape()));
             if (shape != inferred) y = placeAtOrigin(y, shape);
         }
         outputs[0] = Value(y);
     }
 
-private:
+  private:
     WindowAttributes attrs_;
 };
 
 class MaxRoiPoolKernel : public Kernel {
-public:
+  public:
     explicit MaxRoiPoolKernel(const NodeInfo& node)
         : pooledShape_(node.getInts("pooled_shape")),
           spatialScale_(node.getFloat("spatial_scale", 1.0f)) {
@@ -385,8 +385,10 @@ public:
                         std::round(rois.valueAsDouble(r * 5 + i) * spatialScale_));
                 };
                 const std::int64_t x1 = coord(1), y1 = coord(2), x2 = coord(3), y2 = coord(4);
-                const double binH = static_cast<double>(std::max<std::int64_t>(y2 - y1 + 1, 1)) / PH;
-                const double binW = static_cast<double>(std::max<std::int64_t>(x2 - x1 + 1, 1)) / PW;
+                const double binH =
+                    static_cast<double>(std::max<std::int64_t>(y2 - y1 + 1, 1)) / PH;
+                const double binW =
+                    static_cast<double>(std::max<std::int64_t>(x2 - x1 + 1, 1)) / PW;
                 for (std::int64_t c = 0; c < C; ++c) {
                     const T* plane = in + (batch * C + c) * H * W;
                     for (std::int64_t ph = 0; ph < PH; ++ph)
@@ -394,10 +396,14 @@ public:
                             auto clampTo = [](std::int64_t v, std::int64_t hi) {
                                 return std::clamp<std::int64_t>(v, 0, hi);
                             };
-                            const std::int64_t hs = clampTo(static_cast<std::int64_t>(std::floor(ph * binH)) + y1, H);
-                            const std::int64_t he = clampTo(static_cast<std::int64_t>(std::ceil((ph + 1) * binH)) + y1, H);
-                            const std::int64_t ws = clampTo(static_cast<std::int64_t>(std::floor(pw * binW)) + x1, W);
-                            const std::int64_t we = clampTo(static_cast<std::int64_t>(std::ceil((pw + 1) * binW)) + x1, W);
+                            const std::int64_t hs =
+                                clampTo(static_cast<std::int64_t>(std::floor(ph * binH)) + y1, H);
+                            const std::int64_t he = clampTo(
+                                static_cast<std::int64_t>(std::ceil((ph + 1) * binH)) + y1, H);
+                            const std::int64_t ws =
+                                clampTo(static_cast<std::int64_t>(std::floor(pw * binW)) + x1, W);
+                            const std::int64_t we = clampTo(
+                                static_cast<std::int64_t>(std::ceil((pw + 1) * binW)) + x1, W);
                             T best = T(0);
                             bool any = false;
                             for (std::int64_t h = hs; h < he; ++h)
@@ -412,7 +418,7 @@ public:
         });
     }
 
-private:
+  private:
     std::vector<std::int64_t> pooledShape_;
     float spatialScale_;
 };

@@ -96,8 +96,10 @@ double nearestIndex(double x, NearestRounding rounding) {
             return x == std::floor(x) + 0.5 ? std::floor(x) : std::round(x);
         case NearestRounding::RoundPreferCeil:
             return x == std::floor(x) + 0.5 ? std::ceil(x) : std::round(x);
-        case NearestRounding::Floor: return std::floor(x);
-        case NearestRounding::Ceil: return std::ceil(x);
+        case NearestRounding::Floor:
+            return std::floor(x);
+        case NearestRounding::Ceil:
+            return std::ceil(x);
     }
     return x;
 }
@@ -128,15 +130,21 @@ AxisFilter makeAxisFilter(const ResizeSettings& s, std::int64_t inLength, std::i
         const double x = static_cast<double>(j);
         double src = 0;
         switch (s.transform) {
-            case CoordinateTransform::HalfPixel: src = (x + 0.5) / scale - 0.5; break;
+            case CoordinateTransform::HalfPixel:
+                src = (x + 0.5) / scale - 0.5;
+                break;
             case CoordinateTransform::PytorchHalfPixel:
                 src = outLength > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
                 break;
             case CoordinateTransform::AlignCorners:
                 src = resized == 1 ? 0.0 : x * (in - 1) / (resized - 1);
                 break;
-            case CoordinateTransform::Asymmetric: src = x / scale; break;
-            case CoordinateTransform::TfHalfPixelForNn: src = (x + 0.5) / scale; break;
+            case CoordinateTransform::Asymmetric:
+                src = x / scale;
+                break;
+            case CoordinateTransform::TfHalfPixelForNn:
+                src = (x + 0.5) / scale;
+                break;
             case CoordinateTransform::TfCropAndResize:
                 src = resized == 1 ? (roiEnd - roiStart) * (in - 1) / 2
                                    : x * (roiEnd - roiStart) * (in - 1) / (resized - 1);
@@ -196,29 +204,30 @@ Tensor resampleAxis(ThreadPool& pool, const Tensor& src, std::size_t axis, const
     const T fill = static_cast<T>(extrapolation);
     pool.parallelFor(outer * f.outLength, static_cast<double>(inner * f.width * 2),
                      [&](std::int64_t begin, std::int64_t end) {
-        for (std::int64_t row = begin; row < end; ++row) {
-            const std::int64_t o = row / f.outLength, j = row % f.outLength;
-            T* line = out + row * inner;
-            if (f.outside[j]) {
-                std::fill_n(line, inner, fill);
-                continue;
-            }
-            const T* base = in + o * f.inLength * inner;
-            const std::int64_t* idx = &f.index[j * f.width];
-            const double* w = &f.weight[j * f.width];
-            if (f.width == 1) {
-                std::copy_n(base + idx[0] * inner, inner, line);
-                continue;
-            }
-            std::fill_n(line, inner, T(0));
-            for (int k = 0; k < f.width; ++k) {
-                if (w[k] == 0) continue;
-                const T weight = static_cast<T>(w[k]);
-                const T* source = base + idx[k] * inner;
-                for (std::int64_t i = 0; i < inner; ++i) line[i] += weight * source[i];
-            }
-        }
-    });
+                         for (std::int64_t row = begin; row < end; ++row) {
+                             const std::int64_t o = row / f.outLength, j = row % f.outLength;
+                             T* line = out + row * inner;
+                             if (f.outside[j]) {
+                                 std::fill_n(line, inner, fill);
+                                 continue;
+                             }
+                             const T* base = in + o * f.inLength * inner;
+                             const std::int64_t* idx = &f.index[j * f.width];
+                             const double* w = &f.weight[j * f.width];
+                             if (f.width == 1) {
+                                 std::copy_n(base + idx[0] * inner, inner, line);
+                                 continue;
+                             }
+                             std::fill_n(line, inner, T(0));
+                             for (int k = 0; k < f.width; ++k) {
+                                 if (w[k] == 0) continue;
+                                 const T weight = static_cast<T>(w[k]);
+                                 const T* source = base + idx[k] * inner;
+                                 for (std::int64_t i = 0; i < inner; ++i)
+                                     line[i] += weight * source[i];
+                             }
+                         }
+                     });
     return dst;
 }
 
@@ -230,7 +239,8 @@ Tensor resampleSeparable(ThreadPool& pool, const Tensor& x, const std::vector<Ax
         if (!filters[a].isIdentity()) active.push_back(a);
     // Shrinking axes first keeps the intermediate tensors small.
     std::stable_sort(active.begin(), active.end(), [&](std::size_t a, std::size_t b) {
-        return filters[a].outLength * filters[b].inLength < filters[b].outLength * filters[a].inLength;
+        return filters[a].outLength * filters[b].inLength <
+               filters[b].outLength * filters[a].inLength;
     });
     if (active.empty()) return x.clone();
     const bool gather = s.mode == Interpolation::Nearest;
@@ -240,8 +250,7 @@ Tensor resampleSeparable(ThreadPool& pool, const Tensor& x, const std::vector<Ax
     };
     if (x.dtype() == DataType::Double) return run.template operator()<double>(x);
     if (x.dtype() == DataType::Float) return run.template operator()<float>(x);
-    if (gather && isInteger(x.dtype()) && dataTypeSize(x.dtype()) <= 2 &&
-        s.extrapolation == 0) {
+    if (gather && isInteger(x.dtype()) && dataTypeSize(x.dtype()) <= 2 && s.extrapolation == 0) {
         // Small integers are exact in float; nearest only moves values.
         return run.template operator()<float>(x.castTo(DataType::Float)).castTo(x.dtype());
     }
@@ -260,7 +269,7 @@ Tensor resampleSeparable(ThreadPool& pool, const Tensor& x, const std::vector<Ax
 
 // Resize for every opset form: the kernel reads which inputs hold roi, scales and sizes.
 class ResizeKernel : public Kernel {
-public:
+  public:
     explicit ResizeKernel(const NodeInfo& node) : opset_(node.opsetVersion()) {
         settings_.mode = parseInterpolation(node.getString("mode", "nearest"));
         if (opset_ < 11 || node.opType() == "Upsample") {
@@ -299,8 +308,7 @@ public:
         }
         if (scales && scales->numel() == 0) scales = nullptr;
         if (sizes && sizes->numel() == 0) sizes = nullptr;
-        require(attributeScales_.size() || scales || sizes,
-                "Resize needs either scales or sizes");
+        require(attributeScales_.size() || scales || sizes, "Resize needs either scales or sizes");
         require(!(scales && sizes), "Resize takes scales or sizes, not both");
 
         std::vector<std::size_t> axes;
@@ -308,7 +316,8 @@ public:
             for (std::size_t a = 0; a < rank; ++a) axes.push_back(a);
         } else {
             for (auto a : axes_)
-                axes.push_back(static_cast<std::size_t>(normalizeAxis(a, static_cast<std::int64_t>(rank))));
+                axes.push_back(
+                    static_cast<std::size_t>(normalizeAxis(a, static_cast<std::int64_t>(rank))));
         }
         std::vector<double> scale(rank, 1.0);
         Shape outShape = x.shape();
@@ -330,13 +339,15 @@ public:
             for (std::size_t i = 0; i < axes.size(); ++i) {
                 require(requested[i] >= 0, "sizes must not be negative");
                 outShape[axes[i]] = requested[i];
-                scale[axes[i]] = x.dim(axes[i]) ? static_cast<double>(requested[i]) / x.dim(axes[i]) : 1.0;
+                scale[axes[i]] =
+                    x.dim(axes[i]) ? static_cast<double>(requested[i]) / x.dim(axes[i]) : 1.0;
             }
         } else {
             std::vector<double> given;
             if (scales)
                 for (std::int64_t i = 0; i < scales->numel(); ++i)
-                    given.push_back(static_cast<double>(static_cast<float>(scales->valueAsDouble(i))));
+                    given.push_back(
+                        static_cast<double>(static_cast<float>(scales->valueAsDouble(i))));
             else
                 given.assign(attributeScales_.begin(), attributeScales_.end());
             require(given.size() == axes.size(), "scales has " + std::to_string(given.size()) +
@@ -345,8 +356,8 @@ public:
             for (std::size_t i = 0; i < axes.size(); ++i) {
                 require(given[i] > 0, "scales must be positive");
                 scale[axes[i]] = given[i];
-                outShape[axes[i]] =
-                    static_cast<std::int64_t>(std::floor(given[i] * static_cast<double>(x.dim(axes[i]))));
+                outShape[axes[i]] = static_cast<std::int64_t>(
+                    std::floor(given[i] * static_cast<double>(x.dim(axes[i]))));
             }
         }
 
@@ -362,18 +373,19 @@ public:
         }
 
         if (shapeElementCount(outShape) == 0 || x.numel() == 0) {
-            require(shapeElementCount(outShape) == 0, "cannot resize an empty tensor to a non-empty one");
+            require(shapeElementCount(outShape) == 0,
+                    "cannot resize an empty tensor to a non-empty one");
             outputs[0] = Value(Tensor(x.dtype(), outShape));
             return;
         }
         std::vector<AxisFilter> filters;
         for (std::size_t a = 0; a < rank; ++a)
-            filters.push_back(makeAxisFilter(settings_, x.dim(a), outShape[a], scale[a],
-                                             roiStart[a], roiEnd[a]));
+            filters.push_back(
+                makeAxisFilter(settings_, x.dim(a), outShape[a], scale[a], roiStart[a], roiEnd[a]));
         outputs[0] = Value(resampleSeparable(ctx.pool(), x, filters, settings_));
     }
 
-private:
+  private:
     int opset_;
     bool upsample_ = false;
     ResizeSettings settings_;
@@ -384,23 +396,27 @@ private:
 
 // GridSample (opset 16): 4-D input, grid [N, Hout, Wout, 2] of (x, y) in [-1, 1].
 class GridSampleKernel : public Kernel {
-public:
+  public:
     explicit GridSampleKernel(const NodeInfo& node)
         : mode_(parseInterpolation(node.getString("mode", "bilinear"))),
           alignCorners_(node.getInt("align_corners", 0) != 0) {
         const std::string padding = node.getString("padding_mode", "zeros");
-        if (padding == "zeros") padding_ = Padding::Zeros;
-        else if (padding == "border") padding_ = Padding::Border;
-        else if (padding == "reflection") padding_ = Padding::Reflection;
-        else fail("unsupported padding_mode '" + padding + "'");
+        if (padding == "zeros")
+            padding_ = Padding::Zeros;
+        else if (padding == "border")
+            padding_ = Padding::Border;
+        else if (padding == "reflection")
+            padding_ = Padding::Reflection;
+        else
+            fail("unsupported padding_mode '" + padding + "'");
     }
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
         const Tensor& grid = inputTensor(inputs, 1);
-        require(x.rank() == 4, "GridSample input must be 4-D (N, C, H, W), got " +
-                                   shapeToString(x.shape()));
+        require(x.rank() == 4,
+                "GridSample input must be 4-D (N, C, H, W), got " + shapeToString(x.shape()));
         require(grid.rank() == 4 && grid.dim(0) == x.dim(0) && grid.dim(3) == 2,
                 "grid must have shape [N, H_out, W_out, 2] with N of the input, got " +
                     shapeToString(grid.shape()));
@@ -411,22 +427,23 @@ public:
         const double* in = xd.data<double>();
         const double* g = gd.data<double>();
         double* out = y.data<double>();
-        ctx.pool().parallelFor(N * OH, static_cast<double>(OW * C * 16), [&](std::int64_t b, std::int64_t e) {
-            for (std::int64_t row = b; row < e; ++row) {
-                const std::int64_t n = row / OH, oh = row % OH;
-                for (std::int64_t ow = 0; ow < OW; ++ow) {
-                    const double* point = g + ((n * OH + oh) * OW + ow) * 2;
-                    const double sx = unnormalize(point[0], W), sy = unnormalize(point[1], H);
-                    for (std::int64_t c = 0; c < C; ++c)
-                        out[((n * C + c) * OH + oh) * OW + ow] =
-                            sample(in + (n * C + c) * H * W, H, W, sx, sy);
+        ctx.pool().parallelFor(
+            N * OH, static_cast<double>(OW * C * 16), [&](std::int64_t b, std::int64_t e) {
+                for (std::int64_t row = b; row < e; ++row) {
+                    const std::int64_t n = row / OH, oh = row % OH;
+                    for (std::int64_t ow = 0; ow < OW; ++ow) {
+                        const double* point = g + ((n * OH + oh) * OW + ow) * 2;
+                        const double sx = unnormalize(point[0], W), sy = unnormalize(point[1], H);
+                        for (std::int64_t c = 0; c < C; ++c)
+                            out[((n * C + c) * OH + oh) * OW + ow] =
+                                sample(in + (n * C + c) * H * W, H, W, sx, sy);
+                    }
                 }
-            }
-        });
+            });
         outputs[0] = Value(y.castTo(x.dtype()));
     }
 
-private:
+  private:
     enum class Padding { Zeros, Border, Reflection };
 
     double unnormalize(double coord, std::int64_t size) const {
@@ -462,8 +479,7 @@ private:
         return plane[iy * W + ix];
     }
 
-    double sample(const double* plane, std::int64_t H, std::int64_t W, double sx,
-                  double sy) const {
+    double sample(const double* plane, std::int64_t H, std::int64_t W, double sx, double sy) const {
         if (mode_ == Interpolation::Cubic) {
             // Bicubic pads every tap, not the sampling point.
             const double bx = std::floor(sx), by = std::floor(sy);
@@ -479,7 +495,8 @@ private:
                         py = pad(py, H);
                     }
                     sum += wx[i] * wy[j] *
-                           pixel(plane, H, W, static_cast<std::int64_t>(px), static_cast<std::int64_t>(py));
+                           pixel(plane, H, W, static_cast<std::int64_t>(px),
+                                 static_cast<std::int64_t>(py));
                 }
             return sum;
         }
