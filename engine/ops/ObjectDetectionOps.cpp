@@ -65,9 +65,12 @@ class NonMaxSuppressionKernel : public Kernel {
             for (std::int64_t c = 0; c < classes; ++c) {
                 const std::int64_t base = (b * classes + c) * count;
                 order.clear();
-                for (std::int64_t i = 0; i < count; ++i)
-                    if (!hasScoreLimit || scores.valueAsDouble(base + i) > scoreLimit)
+                for (std::int64_t i = 0; i < count; ++i) {
+                    const double score = scores.valueAsDouble(base + i);
+                    // NaN scores never qualify (and would break the sort's ordering).
+                    if (!std::isnan(score) && (!hasScoreLimit || score > scoreLimit))
                         order.push_back(i);
+                }
                 // Highest score first; equal scores keep the lower box index first.
                 std::stable_sort(order.begin(), order.end(), [&](std::int64_t l, std::int64_t r) {
                     return scores.valueAsDouble(base + l) > scores.valueAsDouble(base + r);
@@ -148,6 +151,8 @@ class RoiAlignKernel : public Kernel {
             const std::int64_t batch = batchIndices.valueAsInt64(r);
             require(batch >= 0 && batch < x.dim(0),
                     "batch index " + std::to_string(batch) + " is out of range");
+            for (int i = 0; i < 4; ++i)
+                require(std::isfinite(rois.valueAsDouble(r * 4 + i)), "roi coordinates must be finite");
             const double x1 = rois.valueAsDouble(r * 4) * spatialScale_ - offset;
             const double y1 = rois.valueAsDouble(r * 4 + 1) * spatialScale_ - offset;
             double roiW = rois.valueAsDouble(r * 4 + 2) * spatialScale_ - offset - x1;
@@ -157,12 +162,16 @@ class RoiAlignKernel : public Kernel {
                 roiH = std::max(roiH, 1.0);
             }
             const double binH = roiH / outputHeight_, binW = roiW / outputWidth_;
-            const std::int64_t gridH =
-                samplingRatio_ > 0 ? samplingRatio_
-                                   : static_cast<std::int64_t>(std::ceil(roiH / outputHeight_));
-            const std::int64_t gridW =
-                samplingRatio_ > 0 ? samplingRatio_
-                                   : static_cast<std::int64_t>(std::ceil(roiW / outputWidth_));
+            // Sampling points per bin along each axis (computed in double: rois may be huge).
+            auto gridSize = [&](double extent, std::int64_t bins) {
+                return samplingRatio_ > 0 ? static_cast<double>(samplingRatio_)
+                                          : std::max(0.0, std::ceil(extent / bins));
+            };
+            const double gridHd = gridSize(roiH, outputHeight_), gridWd = gridSize(roiW, outputWidth_);
+            require(static_cast<double>(outputHeight_ * outputWidth_) * gridHd * gridWd <= 1e8,
+                    "roi " + std::to_string(r) + " would need more than 1e8 sampling points");
+            const auto gridH = static_cast<std::int64_t>(gridHd);
+            const auto gridW = static_cast<std::int64_t>(gridWd);
             const double samples = static_cast<double>(std::max<std::int64_t>(gridH * gridW, 1));
             // Sample positions and weights are the same for every channel.
             std::vector<Tap> taps;

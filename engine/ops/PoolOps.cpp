@@ -394,6 +394,11 @@ class MaxRoiPoolKernel : public Kernel {
             const T* in = x.data<T>();
             T* out = y.data<T>();
             for (std::int64_t r = 0; r < rois.dim(0); ++r) {
+                for (int i = 0; i < 5; ++i) {
+                    const double v = rois.valueAsDouble(r * 5 + i);
+                    require(std::isfinite(v) && std::abs(v * spatialScale_) < 1e15,
+                            "roi values must be finite");
+                }
                 const std::int64_t batch = static_cast<std::int64_t>(rois.valueAsDouble(r * 5));
                 require(batch >= 0 && batch < x.dim(0),
                         "roi batch index " + std::to_string(batch) + " is out of range");

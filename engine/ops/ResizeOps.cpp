@@ -149,7 +149,7 @@ AxisFilter makeAxisFilter(const ResizeSettings& s, std::int64_t inLength, std::i
                 src = resized == 1 ? (roiEnd - roiStart) * (in - 1) / 2
                                    : x * (roiEnd - roiStart) * (in - 1) / (resized - 1);
                 src += roiStart * (in - 1);
-                if (src < 0 || src > in - 1) {
+                if (!(src >= 0 && src <= in - 1)) {  // also catches a NaN roi
                     f.outside[j] = 1;
                     continue;
                 }
@@ -480,8 +480,8 @@ class GridSampleKernel : public Kernel {
         const double low = twiceLow / 2, span = (twiceHigh - twiceLow) / 2;
         v = std::fabs(v - low);
         const double extra = std::fmod(v, span);
-        const auto flips = static_cast<std::int64_t>(std::floor(v / span));
-        return flips % 2 == 0 ? extra + low : span - extra + low;
+        const bool evenFlips = std::fmod(std::floor(v / span), 2.0) == 0;
+        return evenFlips ? extra + low : span - extra + low;
     }
 
     // Border and reflection padding move a coordinate inside [0, size - 1].
@@ -495,11 +495,13 @@ class GridSampleKernel : public Kernel {
         return v;
     }
 
-    // The pixel at integer (ix, iy), 0 outside under zeros padding.
-    double pixel(const double* plane, std::int64_t H, std::int64_t W, std::int64_t ix,
-                 std::int64_t iy) const {
-        if (ix < 0 || ix >= W || iy < 0 || iy >= H) return 0;
-        return plane[iy * W + ix];
+    // Adds weight * pixel(x, y) for integral coordinates inside the image; taps outside (zeros
+    // padding) or not finite add nothing, whatever their weight.
+    static void addPixel(double& sum, double weight, const double* plane, std::int64_t H,
+                         std::int64_t W, double x, double y) {
+        if (!(x >= 0 && x < static_cast<double>(W) && y >= 0 && y < static_cast<double>(H)))
+            return;
+        sum += weight * plane[static_cast<std::int64_t>(y) * W + static_cast<std::int64_t>(x)];
     }
 
     double sample(const double* plane, std::int64_t H, std::int64_t W, double sx, double sy) const {
@@ -517,25 +519,25 @@ class GridSampleKernel : public Kernel {
                         px = pad(px, W);
                         py = pad(py, H);
                     }
-                    sum += wx[i] * wy[j] *
-                           pixel(plane, H, W, static_cast<std::int64_t>(px),
-                                 static_cast<std::int64_t>(py));
+                    addPixel(sum, wx[i] * wy[j], plane, H, W, px, py);
                 }
             return sum;
         }
         sx = pad(sx, W);
         sy = pad(sy, H);
         if (mode_ == Interpolation::Nearest) {
-            return pixel(plane, H, W, static_cast<std::int64_t>(std::nearbyint(sx)),
-                         static_cast<std::int64_t>(std::nearbyint(sy)));
+            double value = 0;
+            addPixel(value, 1.0, plane, H, W, std::nearbyint(sx), std::nearbyint(sy));
+            return value;
         }
         const double x0 = std::floor(sx), y0 = std::floor(sy);
         const double tx = sx - x0, ty = sy - y0;
-        const auto ix = static_cast<std::int64_t>(x0), iy = static_cast<std::int64_t>(y0);
-        return (1 - tx) * (1 - ty) * pixel(plane, H, W, ix, iy) +
-               tx * (1 - ty) * pixel(plane, H, W, ix + 1, iy) +
-               (1 - tx) * ty * pixel(plane, H, W, ix, iy + 1) +
-               tx * ty * pixel(plane, H, W, ix + 1, iy + 1);
+        double sum = 0;
+        addPixel(sum, (1 - tx) * (1 - ty), plane, H, W, x0, y0);
+        addPixel(sum, tx * (1 - ty), plane, H, W, x0 + 1, y0);
+        addPixel(sum, (1 - tx) * ty, plane, H, W, x0, y0 + 1);
+        addPixel(sum, tx * ty, plane, H, W, x0 + 1, y0 + 1);
+        return sum;
     }
 
     Interpolation mode_;

@@ -1,5 +1,6 @@
 // Signal processing: DFT, STFT, the Hann / Hamming / Blackman windows and MelWeightMatrix.
 // Fourier transforms use Eigen's FFT module (kissfft: mixed radix, any length), in double.
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <numbers>
@@ -251,20 +252,24 @@ class MelWeightMatrixKernel : public Kernel {
         const float upper = static_cast<float>(scalar(4, "upper_edge_hertz").valueAsDouble(0));
         require(melBins > 0 && dftLength > 0 && sampleRate > 0,
                 "num_mel_bins, dft_length and sample_rate must be positive");
-        require(lower >= 0 && lower < upper, "need 0 <= lower_edge_hertz < upper_edge_hertz");
+        require(lower >= 0 && lower < upper && std::isfinite(upper),
+                "need 0 <= lower_edge_hertz < upper_edge_hertz, both finite");
         const std::int64_t spectrogramBins = dftLength / 2 + 1;
         auto toMel = [](float hz) { return 2595.0f * std::log10(1.0f + hz / 700.0f); };
         const float lowMel = toMel(lower), highMel = toMel(upper);
         const double step =
             static_cast<double>((highMel - lowMel) / static_cast<float>(melBins + 2));
+        Tensor m = Tensor::zeros(DataType::Double, {spectrogramBins, melBins});
         std::vector<std::int64_t> edges(static_cast<std::size_t>(melBins + 2));
         for (std::int64_t i = 0; i < melBins + 2; ++i) {
             const double mel = static_cast<double>(i) * step + static_cast<double>(lowMel);
             const double hz = 700.0 * (std::pow(10.0, mel / 2595.0) - 1.0);
-            edges[i] = static_cast<std::int64_t>(std::floor(static_cast<double>(dftLength + 1) *
-                                                            hz / static_cast<double>(sampleRate)));
+            const double bin = std::floor(static_cast<double>(dftLength + 1) * hz /
+                                          static_cast<double>(sampleRate));
+            // Edges beyond the spectrum only matter as "outside": clamping keeps loops short.
+            edges[i] = static_cast<std::int64_t>(
+                std::clamp(bin, -1.0, static_cast<double>(spectrogramBins + 1)));
         }
-        Tensor m = Tensor::zeros(DataType::Double, {spectrogramBins, melBins});
         double* v = m.data<double>();
         auto set = [&](std::int64_t row, std::int64_t column, double value) {
             if (row >= 0 && row < spectrogramBins) v[row * melBins + column] = value;

@@ -105,3 +105,23 @@ TEST(ObjectDetectionOps, RoiAlignMaxOfConstantImageAndBadBatchIndex) {
 
 }  // namespace
 }  // namespace onnxlens::testing
+
+namespace onnxlens::testing {
+namespace {
+
+TEST(ObjectDetectionOps, NonFiniteInputsAreHandled) {
+    // A NaN score never gets selected.
+    Tensor scores = makeTensor<float>({1, 1, 3}, {std::nanf(""), 0.8f, 0.7f});
+    EXPECT_TRUE(tensorsClose(runOneNodeTensor(nms(threeBoxes(), scores, 10, 0.5f)),
+                             makeTensor<std::int64_t>({2, 3}, {0, 0, 1, 0, 0, 2})));
+    // A NaN or enormous roi is an error, not a crash or a runaway allocation.
+    for (float bad : {std::nanf(""), 1e30f}) {
+        OneNodeSpec spec{"RoiAlign", "", 16,
+                         {Tensor::zeros(DataType::Float, {1, 1, 4, 4}),
+                          makeTensor<float>({1, 4}, {0, 0, bad, 3}), makeTensor<std::int64_t>({1}, {0})}};
+        EXPECT_FALSE(runOneNode(spec)) << bad;
+    }
+}
+
+}  // namespace
+}  // namespace onnxlens::testing

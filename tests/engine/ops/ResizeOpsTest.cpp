@@ -211,3 +211,23 @@ TEST(ResizeOps, ThreadedRunsMatchSingleThreadedRuns) {
 
 }  // namespace
 }  // namespace onnxlens::testing
+
+namespace onnxlens::testing {
+namespace {
+
+TEST(ResizeOps, NonFiniteCoordinatesGiveZerosOrExtrapolation) {
+    const float nan = std::nanf("");
+    OneNodeSpec grid{"GridSample", "", 16,
+                     {makeTensor<float>({1, 1, 2, 2}, {1, 2, 3, 4}),
+                      makeTensor<float>({1, 1, 2, 2}, {nan, 0, 1e30f, -1e30f})}};
+    EXPECT_TRUE(tensorsClose(runOneNodeTensor(grid), makeTensor<float>({1, 1, 1, 2}, {0, 0})));
+    auto crop = resize(makeTensor<float>({2}, {1, 2}), {}, {}, true, {2}, {nan, 1});
+    crop.attributes = [](onnx::NodeProto& n) {
+        setAttr(n, "coordinate_transformation_mode", std::string("tf_crop_and_resize"));
+        setAttr(n, "extrapolation_value", 7.0f);
+    };
+    EXPECT_TRUE(tensorsClose(runOneNodeTensor(crop), makeTensor<float>({2}, {7, 7})));
+}
+
+}  // namespace
+}  // namespace onnxlens::testing
