@@ -1,5 +1,6 @@
 #include "onnxlens/model/ModelSummary.h"
 
+#include <algorithm>
 #include <exception>
 #include <unordered_set>
 
@@ -34,8 +35,11 @@ void copyTensorWithoutBulk(const TP& source, TP* target, std::size_t maxKeptByte
     target->set_data_type(source.data_type());
     *target->mutable_dims() = source.dims();
     target->set_doc_string(source.doc_string());
-    // An empty raw_data still counts as the one value field the checker requires.
-    target->set_raw_data(std::string());
+    // The checker wants exactly one non-empty value field but does not compare its size with
+    // the dims, so one element's worth of zero bytes stands in for the data.
+    // A 0-element tensor must hold no data at all.
+    if (elementCount(source).value_or(0) != 0)
+        target->set_raw_data(std::string(std::max<std::size_t>(1, elementTypeSize(source.data_type())), '\0'));
 }
 
 void copyGraphWithoutBulk(const onnx::GraphProto& source, onnx::GraphProto* target,

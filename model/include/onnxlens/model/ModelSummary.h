@@ -98,7 +98,7 @@ CheckerVerdict runChecker(const onnx::ModelProto& model);
 ShapeInferenceSummary runShapeInference(const onnx::ModelProto& model);
 
 // A copy of the model whose large tensors (more than `maxKeptBytes` of data, inline or external)
-// keep name, type and dims but hold an empty raw_data: what the checker and shape inference
+// keep name, type and dims but hold one element of zero raw_data: what the checker and shape inference
 // need, without doubling the memory of a large model. Small tensors (shape inputs such as
 // Reshape's target) keep their data so shape inference can read them.
 onnx::ModelProto copyWithoutBulkData(const onnx::ModelProto& model, std::size_t maxKeptBytes = 4096);

@@ -1,0 +1,27 @@
+#pragma once
+// Loading a model and compiling it for the engine, shared by run, compare and bench.
+#include <memory>
+#include <string>
+
+#include "CliCommon.h"
+#include "onnxlens/engine/InputPreparation.h"
+#include "onnxlens/engine/Session.h"
+#include "onnxlens/model/ModelLoader.h"
+
+namespace onnxlens::cli {
+
+struct LoadedSession {
+    LoadedModel model;
+    std::unique_ptr<engine::Session> session;
+};
+
+// Throws UsageError (exit 2) with the loader's or compiler's message.
+LoadedSession loadSession(const std::string& modelPath, int threads, bool optimize = true);
+
+// --dim SYMBOL=N options.
+engine::SymbolBindings parseDims(const Arguments& args);
+
+// "float32 [1x3x224x224]"
+std::string describeTensor(const engine::Tensor& t);
+
+}  // namespace onnxlens::cli
