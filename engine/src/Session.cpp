@@ -419,10 +419,13 @@ int CompiledGraph::slotOf(const std::string& name) const {
     return it == slotIndex_.end() ? -1 : it->second;
 }
 
+// The nearest enclosing frame whose graph knows the name holds its value. That value may be
+// None (an empty optional) and is still the value: names are unique across scopes, so there is
+// nothing further up to fall back to.
 const Value* Frame::lookup(const std::string& name) const {
     for (const Frame* f = this; f; f = f->parent) {
         int slot = f->graph->slotOf(name);
-        if (slot >= 0 && !f->slots[slot].isNone()) return &f->slots[slot];
+        if (slot >= 0) return &f->slots[slot];
     }
     return nullptr;
 }
@@ -441,9 +444,13 @@ std::vector<Value> CompiledGraph::run(ThreadPool& pool, std::vector<Value> input
     for (std::size_t i = 0; i < inputs.size(); ++i)
         if (!inputs[i].isNone() || frame.slots[inputSlots_[i]].isNone())
             frame.slots[inputSlots_[i]] = std::move(inputs[i]);
+    // Free names no enclosing frame defines; reading one is an error (an empty optional that an
+    // enclosing frame does define is a legitimate None).
+    std::vector<bool> unresolved(slotNames_.size(), false);
     for (int slot : freeSlots_) {
         const Value* v = parent ? parent->lookup(slotNames_[slot]) : nullptr;
         if (v) frame.slots[slot] = *v;
+        else unresolved[slot] = true;
     }
 
     KernelContext ctx(pool, &frame, cancel);
@@ -459,7 +466,7 @@ std::vector<Value> CompiledGraph::run(ThreadPool& pool, std::vector<Value> input
                 continue;
             }
             const Value& v = frame.slots[slot];
-            if (v.isNone() && std::find(freeSlots_.begin(), freeSlots_.end(), slot) != freeSlots_.end())
+            if (v.isNone() && unresolved[slot])
                 throw EngineError(step->label + ": input '" + slotNames_[slot] + "' is not defined");
             stepInputs.push_back(&v);
         }
