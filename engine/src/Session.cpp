@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "onnxlens/engine/TensorProto.h"
+#include "onnxlens/model/ModelSummary.h"
 
 namespace onnxlens::engine {
 
@@ -66,6 +67,8 @@ struct CompileShared {
                 init.clear_external_data();
             }
         }
+        // onnx's inference functions crash on nodes that break their schema (ModelSummary.h).
+        if (!checkNodesAgainstSchemas(copy)) return;
         try {
             onnx::shape_inference::InferShapes(copy);
         } catch (const std::exception&) {

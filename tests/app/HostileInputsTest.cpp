@@ -178,3 +178,16 @@ TEST(HostileInputs, TensorFileThatIsAFolder) {
     expectCleanError(runCli({"run", hostile("relu.onnx"), "--input", "x=" + hostile("folder.onnx")}),
                      2, {"folder.onnx", "folder"});
 }
+
+TEST(HostileInputs, NodeBreakingItsSchemaSkipsShapeInferenceInsteadOfCrashing) {
+    // onnx's own Scan shape inference dereferences the missing required attribute.
+    auto r = runCli({"info", "--json", hostile("scan_without_num_scan_inputs.onnx")});
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_TRUE(contains(r.out, "num_scan_inputs")) << r.out;
+    EXPECT_TRUE(contains(r.out, "skipped")) << r.out;
+    auto check = runCli({"check", hostile("scan_without_num_scan_inputs.onnx")});
+    EXPECT_EQ(check.exitCode, 1) << check.out << check.err;
+    EXPECT_TRUE(contains(check.out, "num_scan_inputs")) << check.out;
+    expectCleanError(runCli({"run", hostile("scan_without_num_scan_inputs.onnx")}), 2,
+                     {"scan_without_num_scan_inputs.onnx"});
+}

@@ -152,6 +152,14 @@ def main():
     save(nested_if_model(70), "nested_70.onnx")
     save(nested_if_model(400), "nested_400.onnx")
 
+    # A Scan without its required num_scan_inputs: onnx 1.12's shape inference dereferences the
+    # missing attribute (found by fuzz_model_load), so info must skip inference, not crash.
+    scan = onnx.load("/usr/share/libonnx-testdata/data/node/test_scan9_sum/model.onnx")
+    attributes = [a for a in scan.graph.node[0].attribute if a.name != "num_scan_inputs"]
+    del scan.graph.node[0].attribute[:]
+    scan.graph.node[0].attribute.extend(attributes)
+    save(scan, "scan_without_num_scan_inputs.onnx")
+
     # A test data set whose input disagrees with the graph (int64 [2, 2] for float [1, 3]).
     case = os.path.join(HERE, "mismatched_data")
     shutil.rmtree(case, ignore_errors=True)
