@@ -11,6 +11,7 @@
 
 #include "onnxlens/engine/GraphOptimizer.h"
 #include "onnxlens/engine/TensorProto.h"
+#include "onnxlens/model/ModelSummary.h"
 
 namespace onnxlens::engine {
 
@@ -67,6 +68,8 @@ struct CompileShared {
                 init.clear_external_data();
             }
         }
+        // onnx's inference functions crash on nodes that break their schema (ModelSummary.h).
+        if (!checkNodesAgainstSchemas(copy)) return;
         try {
             onnx::shape_inference::InferShapes(copy);
         } catch (const std::exception&) {

@@ -28,15 +28,21 @@ namespace pbio = google::protobuf::io;
 // Real models have ir_version 1..IR_VERSION of the onnx release that wrote them; a value far above
 // any released one means the bytes are not an ONNX model.
 constexpr std::int64_t kMaxPlausibleIrVersion = 64;
+constexpr int kProtobufRecursionLimit = 256;
 
 Status parseModelStream(pbio::ZeroCopyInputStream& stream, onnx::ModelProto& model,
                         const std::string& name) {
     pbio::CodedInputStream coded(&stream);
-    // Large models are up to the protobuf format's 2 GB limit; the recursion limit stays at the
-    // default so deeply nested (hostile) files fail to parse instead of exhausting the stack.
+    // Large models are up to the protobuf format's 2 GB limit. Each subgraph level nests three
+    // messages (node, attribute, graph), so protobuf's default recursion limit (100) would refuse
+    // models well within LoadLimits::maxNestingDepth with a vague parse error; this limit lets the
+    // structural check name the nesting, and still stops hostile files before the stack runs out.
     coded.SetTotalBytesLimit(INT_MAX);
+    coded.SetRecursionLimit(kProtobufRecursionLimit);
     if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
-        return makeError(name, "not a valid ONNX model: the protobuf is truncated or corrupt");
+        return makeError(name, "not a valid ONNX model: the protobuf is truncated or corrupt (or "
+                               "nested more than " + std::to_string(kProtobufRecursionLimit) +
+                               " messages deep)");
     return Ok{};
 }
 

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <exception>
+#include <string>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "onnxlens/model/ExternalData.h"
@@ -223,23 +225,87 @@ CheckerVerdict runChecker(const onnx::ModelProto& model) {
     return verdict;
 }
 
+namespace {
+
+using OpsetVersions = std::unordered_map<std::string, int>;
+
+OpsetVersions opsetVersions(const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& imports,
+                            const OpsetVersions& fallback = {}) {
+    OpsetVersions versions = fallback;
+    for (const auto& o : imports)
+        versions[o.domain() == "ai.onnx" ? "" : o.domain()] = static_cast<int>(o.version());
+    return versions;
+}
+
+Status checkNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
+                  const OpsetVersions& opsets, const std::string& where) {
+    for (int i = 0; i < nodes.size(); ++i) {
+        const auto& node = nodes[i];
+        const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+        if (auto opset = opsets.find(domain); opset != opsets.end()) {
+            const auto* schema =
+                onnx::OpSchemaRegistry::Schema(node.op_type(), opset->second, domain);
+            if (schema) {
+                try {
+                    schema->Verify(node);
+                } catch (const std::exception& e) {
+                    std::string message = e.what();
+                    while (!message.empty() && (message.back() == '\n' || message.back() == ' '))
+                        message.pop_back();
+                    return makeError(where, "node '" + node.name() + "' (" + node.op_type() +
+                                                ") does not match its schema: " + message);
+                }
+            }
+        }
+        for (const auto& attribute : node.attribute()) {
+            if (attribute.has_g()) {
+                auto status = checkNodes(attribute.g().node(), opsets, where);
+                if (!status) return status;
+            }
+            for (const auto& g : attribute.graphs()) {
+                auto status = checkNodes(g.node(), opsets, where);
+                if (!status) return status;
+            }
+        }
+    }
+    return Ok{};
+}
+
+}  // namespace
+
+Status checkNodesAgainstSchemas(const onnx::ModelProto& model) {
+    const OpsetVersions opsets = opsetVersions(model.opset_import());
+    auto status = checkNodes(model.graph().node(), opsets, "main graph");
+    if (!status) return status;
+    for (const auto& function : model.functions()) {
+        status = checkNodes(function.node(), opsetVersions(function.opset_import(), opsets),
+                            "function '" + function.name() + "'");
+        if (!status) return status;
+    }
+    return Ok{};
+}
+
 ShapeInferenceSummary runShapeInference(const onnx::ModelProto& model) {
     ShapeInferenceSummary summary;
     onnx::ModelProto copy = copyWithoutBulkData(model);
-    try {
-        onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
-                                           onnx::ShapeInferenceOptions(false, 1, false));
-        summary.ok = true;
-    } catch (const std::exception& e) {
-        summary.message = e.what();
-        // Strict mode stops at the first node it cannot infer; the lenient mode infers what it
-        // can, which is what the edge counts describe.
-        copy = copyWithoutBulkData(model);
+    if (auto safe = checkNodesAgainstSchemas(model); !safe) {
+        summary.message = "skipped: " + safe.error().message;
+    } else {
         try {
             onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
-                                               onnx::ShapeInferenceOptions(false, 0, false));
-        } catch (const std::exception&) {
+                                               onnx::ShapeInferenceOptions(false, 1, false));
+            summary.ok = true;
+        } catch (const std::exception& e) {
+            summary.message = e.what();
+            // Strict mode stops at the first node it cannot infer; the lenient mode infers what it
+            // can, which is what the edge counts describe.
             copy = copyWithoutBulkData(model);
+            try {
+                onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
+                                                   onnx::ShapeInferenceOptions(false, 0, false));
+            } catch (const std::exception&) {
+                copy = copyWithoutBulkData(model);
+            }
         }
     }
     while (!summary.message.empty() &&

@@ -95,8 +95,15 @@ std::string displayDomain(const std::string& domain);
 CheckerVerdict runChecker(const onnx::ModelProto& model);
 
 // onnx shape inference on a copy without bulk tensor data; counts the main graph's node outputs
-// that got a shape.
+// that got a shape. Skipped (not ok, with the reason) when checkNodesAgainstSchemas fails.
 ShapeInferenceSummary runShapeInference(const onnx::ModelProto& model);
+
+// onnx's shape inference functions trust what the checker verifies node by node (required
+// attributes present, attribute types, input and output counts) and crash on nodes that break
+// it (onnx 1.12's Scan inference dereferences a missing num_scan_inputs). Every caller of
+// onnx::shape_inference runs this first, on the nodes of every graph, subgraph and local
+// function, and skips inference when it returns the first offending node.
+Status checkNodesAgainstSchemas(const onnx::ModelProto& model);
 
 // A copy of the model whose large tensors (more than `maxKeptBytes` of data, inline or external)
 // keep name, type and dims but hold one element of zero raw_data: what the checker and shape
