@@ -78,6 +78,10 @@ TEST(ActivationOps, PReluBroadcastsSlopePerChannel) {
     Tensor x = makeTensor<float>({1, 2, 2}, {-2, 3, -4, 5});
     Tensor slope = makeTensor<float>({2, 1}, {0.5f, 2.0f});
     EXPECT_TRUE(tensorsClose(runOneNodeTensor(node("PRelu", {x, slope})), makeTensor<float>({1, 2, 2}, {-1, 3, -8, 5})));
+    // Opset 6: a 1-D slope is per channel (dim 1) even where numpy would align it with the last dim.
+    Tensor x3 = makeTensor<float>({1, 2, 3}, {-1, -2, -3, -1, 2, -3});
+    auto legacy = node("PRelu", {x3, makeTensor<float>({2}, {0.5f, 2.0f})}, 6);
+    EXPECT_TRUE(tensorsClose(runOneNodeTensor(legacy), makeTensor<float>({1, 2, 3}, {-0.5f, -1, -1.5f, -2, 2, -6})));
     auto bad = runOneNode(node("PRelu", {makeTensor<float>({2}, {1, 2}), makeTensor<float>({2, 2}, {1, 1, 1, 1})}));
     ASSERT_FALSE(bad);
     EXPECT_NE(bad.error().message.find("does not broadcast"), std::string::npos) << bad.error().message;
