@@ -68,6 +68,19 @@ Tensor tensorFromProto(const onnx::TensorProto& proto, const std::filesystem::pa
     Shape shape(proto.dims().begin(), proto.dims().end());
     for (auto d : shape)
         if (d < 0) throw EngineError(label + ": negative dimension in " + shapeToString(shape));
+    // Inline data must match the dims before the tensor is allocated: a few bytes of protobuf
+    // can claim dims of gigabytes (string tensors cost sizeof(std::string) per element).
+    if (type == DataType::String && proto.data_location() != onnx::TensorProto::EXTERNAL &&
+        proto.string_data_size() != shapeElementCount(shape))
+        throw EngineError(label + ": has " + std::to_string(proto.string_data_size()) +
+                          " strings, its shape " + shapeToString(shape) + " needs " +
+                          std::to_string(shapeElementCount(shape)));
+    if (proto.has_raw_data() && type != DataType::String &&
+        proto.data_location() != onnx::TensorProto::EXTERNAL &&
+        static_cast<std::uint64_t>(shapeElementCount(shape)) >
+            proto.raw_data().size() / std::max<std::size_t>(1, dataTypeSize(type)))
+        throw EngineError(label + ": has " + std::to_string(proto.raw_data().size()) +
+                          " bytes of data, its shape " + shapeToString(shape) + " needs more");
     Tensor t(type, shape);
 
     if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
@@ -187,10 +200,8 @@ Result<Value> readValueFile(const std::filesystem::path& file, const onnx::TypeP
         onnx::TensorProto proto;
         if (!proto.ParseFromString(bytes)) return makeError(where, "is not a valid TensorProto");
         if (proto.data_type() == 0) return makeError(where, "TensorProto has no data_type");
-        // numpy has no bfloat16, so the ONNX test data stores bfloat16 values as their uint16
-        // bits; the declared type says how to read them (same bytes, same int32_data layout).
-        if (type && type->has_tensor_type() &&
-            type->tensor_type().elem_type() == onnx::TensorProto::BFLOAT16 &&
+        // The ONNX test data (onnx <= 1.13) stores bfloat16 tensors as their uint16 bit patterns.
+        if (type && dataTypeOfTypeProto(*type) == DataType::BFloat16 &&
             proto.data_type() == onnx::TensorProto::UINT16)
             proto.set_data_type(onnx::TensorProto::BFLOAT16);
         return Value(tensorFromProto(proto, file.parent_path()));
