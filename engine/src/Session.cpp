@@ -9,7 +9,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "onnxlens/engine/GraphOptimizer.h"
 #include "onnxlens/engine/TensorProto.h"
+#include "onnxlens/model/ModelSummary.h"
 
 namespace onnxlens::engine {
 
@@ -66,6 +68,8 @@ struct CompileShared {
                 init.clear_external_data();
             }
         }
+        // onnx's inference functions crash on nodes that break their schema (ModelSummary.h).
+        if (!checkNodesAgainstSchemas(copy)) return;
         try {
             onnx::shape_inference::InferShapes(copy);
         } catch (const std::exception&) {
@@ -506,7 +510,7 @@ struct Session::State {
     std::unique_ptr<ThreadPool> pool;
     std::shared_ptr<CompiledGraph> graph;
     std::unique_ptr<CompileShared> shared;
-    std::map<std::string, Value> initializerDefaults;  // graph inputs that have initializers
+    OptimizationReport report;
 };
 
 Session::~Session() = default;
@@ -565,6 +569,7 @@ Result<std::unique_ptr<Session>> Session::create(const LoadedModel& loaded, cons
     auto state = std::make_unique<State>();
     try {
         state->model = *loaded.proto;
+        if (options.optimize) state->report = optimizeModel(state->model, loaded.directory);
         state->shared = std::make_unique<CompileShared>();
         auto& shared = *state->shared;
         shared.registry = &KernelRegistry::global();
@@ -636,5 +641,7 @@ Result<std::vector<Value>> Session::run(const std::map<std::string, Value>& feed
 int Session::threads() const { return state_->pool->threads(); }
 
 const onnx::ModelProto& Session::optimizedModel() const { return state_->model; }
+
+const OptimizationReport& Session::optimizationReport() const { return state_->report; }
 
 }  // namespace onnxlens::engine
