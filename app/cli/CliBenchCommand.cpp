@@ -8,15 +8,16 @@
 namespace onnxlens::cli {
 
 int runBenchCommand(const std::vector<std::string>& args) {
-    Arguments a(args, {"warmup", "runs", "threads", "dim", "profile", "seed", "input"}, {"json", "no-optimize"});
+    Arguments a(args, {"warmup", "runs", "threads", "dim", "profile", "seed", "input", "max-memory"}, {"json", "no-optimize"});
     a.requirePositionals(1, "onnxlens-cli bench MODEL [--warmup N] [--runs N] [--threads N] [--dim S=N]... "
-                            "[--input NAME=FILE]... [--profile FILE] [--json]");
+                            "[--input NAME=FILE]... [--profile FILE] [--max-memory BYTES|NG] [--json]");
     const int warmup = static_cast<int>(a.intValue("warmup", 5));
     const int runs = static_cast<int>(a.intValue("runs", 50));
     if (warmup < 0 || runs < 1) throw UsageError("--warmup must be >= 0 and --runs >= 1");
 
     const auto loadStart = std::chrono::steady_clock::now();
-    auto loaded = loadSession(a.positionals()[0], static_cast<int>(a.intValue("threads", 0)), !a.flag("no-optimize"));
+    auto loaded = loadSession(a.positionals()[0], static_cast<int>(a.intValue("threads", 0)), !a.flag("no-optimize"),
+                              parseMaxMemory(a));
     const double loadMs =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - loadStart).count();
     std::map<std::string, std::filesystem::path> files;

@@ -25,16 +25,17 @@ const onnx::TypeProto* typeOfOutput(const engine::Session& session, const std::s
 }  // namespace
 
 int runCompareCommand(const std::vector<std::string>& args) {
-    Arguments a(args, {"data-set", "rtol", "atol", "threads"}, {"json", "no-optimize"});
+    Arguments a(args, {"data-set", "rtol", "atol", "threads", "max-memory"}, {"json", "no-optimize"});
     a.requirePositionals(1, "onnxlens-cli compare MODEL [--data-set DIR]... [--rtol R] [--atol A] "
-                            "[--threads N] [--json]");
+                            "[--threads N] [--max-memory BYTES|NG] [--json]");
     const std::string modelPath = a.positionals()[0];
     engine::Tolerance tolerance;
     tolerance.rtol = a.doubleValue("rtol", tolerance.rtol);
     tolerance.atol = a.doubleValue("atol", tolerance.atol);
     if (tolerance.rtol < 0 || tolerance.atol < 0) throw UsageError("--rtol and --atol must not be negative");
 
-    auto loaded = loadSession(modelPath, static_cast<int>(a.intValue("threads", 0)), !a.flag("no-optimize"));
+    auto loaded = loadSession(modelPath, static_cast<int>(a.intValue("threads", 0)), !a.flag("no-optimize"),
+                              parseMaxMemory(a));
     const onnx::ModelProto& proto = *loaded.model.proto;
 
     std::vector<TestDataSet> dataSets;

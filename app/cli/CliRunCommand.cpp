@@ -43,11 +43,11 @@ nlohmann::json jsonNumber(double v) {
 }  // namespace
 
 int runRunCommand(const std::vector<std::string>& args) {
-    Arguments a(args, {"input", "dim", "seed", "out", "threads"}, {"json", "no-optimize"});
+    Arguments a(args, {"input", "dim", "seed", "out", "threads", "max-memory"}, {"json", "no-optimize"});
     a.requirePositionals(1, "onnxlens-cli run MODEL [--input NAME=FILE]... [--dim SYMBOL=N]... "
-                            "[--seed N] [--out DIR] [--threads N] [--json]");
+                            "[--seed N] [--out DIR] [--threads N] [--max-memory BYTES|NG] [--json]");
     auto loaded = loadSession(a.positionals()[0], static_cast<int>(a.intValue("threads", 0)),
-                              !a.flag("no-optimize"));
+                              !a.flag("no-optimize"), parseMaxMemory(a));
     std::map<std::string, std::filesystem::path> files;
     for (const auto& text : a.values("input")) {
         auto [name, file] = splitAssignment(text, "input");

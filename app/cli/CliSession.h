@@ -1,5 +1,6 @@
 #pragma once
 // Loading a model and compiling it for the engine, shared by run, compare and bench.
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -15,8 +16,14 @@ struct LoadedSession {
     std::unique_ptr<engine::Session> session;
 };
 
-// Throws UsageError (exit 2) with the loader's or compiler's message.
-LoadedSession loadSession(const std::string& modelPath, int threads, bool optimize = true);
+// Throws UsageError (exit 2) with the loader's or compiler's message. `maxTensorBytes` 0 keeps
+// the engine's default limit (half of physical memory).
+LoadedSession loadSession(const std::string& modelPath, int threads, bool optimize = true,
+                          std::uint64_t maxTensorBytes = 0);
+
+// --max-memory BYTES or N with a K/M/G/T suffix (powers of 1024): the largest tensor the engine
+// may allocate. 0 when the option is absent.
+std::uint64_t parseMaxMemory(const Arguments& args);
 
 // --dim SYMBOL=N options.
 engine::SymbolBindings parseDims(const Arguments& args);

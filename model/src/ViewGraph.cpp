@@ -627,7 +627,12 @@ std::string attributeValueText(const onnx::AttributeProto& a, std::size_t maxLen
         return parts;
     };
     switch (a.type()) {
-        case A::INT: text = std::to_string(a.i()); break;
+        case A::INT:
+            // Cast's `to` (and friends) name an element type.
+            text = (a.name() == "to" || a.name() == "dtype" || a.name() == "output_dtype")
+                       ? elementTypeName(static_cast<std::int32_t>(a.i()))
+                       : std::to_string(a.i());
+            break;
         case A::FLOAT: text = formatFloat(a.f()); break;
         case A::STRING: text = "\"" + a.s() + "\""; break;
         case A::TENSOR: {
@@ -713,7 +718,9 @@ Result<ViewGraph> buildViewGraph(std::shared_ptr<const onnx::ModelProto> model,
         for (const auto& o : model->opset_import())
             view.opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = o.version();
         auto inferred = std::make_shared<onnx::ModelProto>(copyWithoutBulkData(*model));
-        if (options.inferShapes) {
+        auto inferable = checkNodesAgainstSchemas(*model);
+        if (options.inferShapes && !inferable) view.shapeInferenceError = inferable.error().message;
+        if (options.inferShapes && inferable) {
             try {
                 onnx::ShapeInferenceOptions inference;
                 inference.check_type = false;
