@@ -1,0 +1,330 @@
+#include "MainWindow.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFutureWatcher>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "widgets/GraphExport.h"
+#include "widgets/GraphPage.h"
+#include "widgets/GraphScene.h"
+#include "widgets/GraphView.h"
+#include "widgets/ModelPanel.h"
+#include "widgets/NodePanel.h"
+#include "widgets/TensorPanel.h"
+
+namespace onnxlens::gui {
+
+using widgets::GraphPage;
+using DocumentResult = Result<std::shared_ptr<const widgets::ModelDocument>>;
+
+namespace {
+constexpr int kMaxRecentFiles = 10;
+const char* kRecentKey = "recentFiles";
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+    setWindowTitle(QStringLiteral("onnxlens"));
+    setAcceptDrops(true);
+    tabs_ = new QTabWidget(this);
+    tabs_->setTabsClosable(true);
+    tabs_->setDocumentMode(true);
+    tabs_->setMovable(true);
+    setCentralWidget(tabs_);
+    tabs_->setAcceptDrops(false);
+    connect(tabs_, &QTabWidget::tabCloseRequested, this, [this](int index) {
+        QWidget* page = tabs_->widget(index);
+        tabs_->removeTab(index);
+        page->deleteLater();
+    });
+    connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::onCurrentTabChanged);
+    createDocks();
+    createActions();
+    statusBar()->showMessage(tr("Ready"));
+    QSettings settings;
+    if (!restoreGeometry(settings.value("window/geometry").toByteArray())) resize(1400, 900);
+    restoreState(settings.value("window/state").toByteArray());
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::createDocks() {
+    modelPanel_ = new widgets::ModelPanel(this);
+    nodePanel_ = new widgets::NodePanel(this);
+    tensorPanel_ = new widgets::TensorPanel(this);
+    auto dock = [this](const QString& title, const char* name, QWidget* widget) {
+        auto* d = new QDockWidget(title, this);
+        d->setObjectName(QLatin1String(name));
+        d->setWidget(widget);
+        addDockWidget(Qt::RightDockWidgetArea, d);
+        return d;
+    };
+    modelDock_ = dock(tr("Model"), "modelDock", modelPanel_);
+    nodeDock_ = dock(tr("Node"), "nodeDock", nodePanel_);
+    tensorDock_ = dock(tr("Tensor"), "tensorDock", tensorPanel_);
+    tabifyDockWidget(modelDock_, nodeDock_);
+    tabifyDockWidget(nodeDock_, tensorDock_);
+    modelDock_->raise();
+    resizeDocks({modelDock_}, {430}, Qt::Horizontal);
+    connect(nodePanel_, &widgets::NodePanel::tensorActivated, this, [this](int tensor) {
+        if (auto* page = currentPage()) {
+            tensorPanel_->showTensor(page->document().view, tensor, page->document().loaded.directory);
+            tensorDock_->raise();
+        }
+    });
+}
+
+void MainWindow::createActions() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QAction* open = file->addAction(tr("&Open…"), this, &MainWindow::chooseAndOpen);
+    open->setShortcut(QKeySequence::Open);
+    recentMenu_ = file->addMenu(tr("Open &Recent"));
+    rebuildRecentMenu();
+    QMenu* exportMenu = file->addMenu(tr("&Export"));
+    exportMenu->addAction(tr("As &PNG…"), this, [this] { chooseAndExport(QStringLiteral("png")); })
+        ->setShortcut(QKeySequence(tr("Ctrl+E")));
+    exportMenu->addAction(tr("As &SVG…"), this, [this] { chooseAndExport(QStringLiteral("svg")); })
+        ->setShortcut(QKeySequence(tr("Ctrl+Shift+E")));
+    file->addSeparator();
+    QAction* close = file->addAction(tr("&Close Tab"), this, [this] {
+        if (tabs_->currentIndex() >= 0) emit tabs_->tabCloseRequested(tabs_->currentIndex());
+    });
+    close->setShortcut(QKeySequence::Close);
+    file->addAction(tr("&Quit"), this, &QWidget::close)->setShortcut(QKeySequence::Quit);
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    auto onPage = [this](auto function) {
+        return [this, function] {
+            if (auto* page = currentPage()) function(page);
+        };
+    };
+    view->addAction(tr("&Find…"), this, onPage([](GraphPage* p) { p->showFind(); }))
+        ->setShortcut(QKeySequence::Find);
+    view->addSeparator();
+    QAction* zoomIn = view->addAction(tr("Zoom &In"), this, onPage([](GraphPage* p) { p->view()->zoomBy(1.25); }));
+    zoomIn->setShortcuts({QKeySequence::ZoomIn, QKeySequence(tr("Ctrl+="))});
+    view->addAction(tr("Zoom &Out"), this, onPage([](GraphPage* p) { p->view()->zoomBy(0.8); }))
+        ->setShortcut(QKeySequence::ZoomOut);
+    view->addAction(tr("&Fit to Window"), this, onPage([](GraphPage* p) { p->view()->fitToWindow(); }))
+        ->setShortcut(QKeySequence(tr("Ctrl+0")));
+    view->addAction(tr("&Actual Size"), this, onPage([](GraphPage* p) { p->view()->setZoom(1.0); }))
+        ->setShortcut(QKeySequence(tr("Ctrl+1")));
+    view->addSeparator();
+    view->addAction(tr("&Expand All Groups"), this, onPage([](GraphPage* p) {
+        p->scene()->expandAll();
+        emit p->scene()->layoutNeeded();
+    }));
+    view->addAction(tr("&Collapse to Overview"), this, onPage([](GraphPage* p) {
+        p->scene()->expandForOverview(0);
+        emit p->scene()->layoutNeeded();
+    }));
+    view->addAction(tr("Cancel &Layout"), this, onPage([](GraphPage* p) { p->cancelLayout(); }))
+        ->setShortcut(QKeySequence(tr("Ctrl+.")));
+    view->addSeparator();
+    view->addAction(modelDock_->toggleViewAction());
+    view->addAction(nodeDock_->toggleViewAction());
+    view->addAction(tensorDock_->toggleViewAction());
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About onnxlens"), this, [this] {
+        QMessageBox::about(this, tr("About onnxlens"),
+                           tr("<b>onnxlens</b> %1<br>An inspector for ONNX models.<br>"
+                              "Graph layout by Graphviz dot.")
+                               .arg(QApplication::applicationVersion()));
+    });
+}
+
+QStringList MainWindow::recentFiles() const {
+    return QSettings().value(kRecentKey).toStringList();
+}
+
+void MainWindow::addRecentFile(const QString& path) {
+    QSettings settings;
+    QStringList files = settings.value(kRecentKey).toStringList();
+    files.removeAll(path);
+    files.prepend(path);
+    while (files.size() > kMaxRecentFiles) files.removeLast();
+    settings.setValue(kRecentKey, files);
+    rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+    recentMenu_->clear();
+    const QStringList files = recentFiles();
+    for (int i = 0; i < files.size(); ++i) {
+        QAction* action = recentMenu_->addAction(
+            QStringLiteral("&%1 %2").arg((i + 1) % 10).arg(QFileInfo(files[i]).fileName()),
+            this, [this, i] { openRecent(i); });
+        action->setToolTip(files[i]);
+        action->setStatusTip(files[i]);
+    }
+    if (files.isEmpty()) recentMenu_->addAction(tr("(none)"))->setEnabled(false);
+    else {
+        recentMenu_->addSeparator();
+        recentMenu_->addAction(tr("Clear List"), this, [this] {
+            QSettings().remove(kRecentKey);
+            rebuildRecentMenu();
+        });
+    }
+}
+
+void MainWindow::openRecent(int index) {
+    const QStringList files = recentFiles();
+    if (index >= 0 && index < files.size()) openFile(files[index]);
+}
+
+void MainWindow::openFiles(const QStringList& paths) {
+    for (const auto& p : paths) openFile(p);
+}
+
+void MainWindow::openFile(const QString& path) {
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    for (int i = 0; i < tabs_->count(); ++i)
+        if (page(i)->document().path == absolute) {  // already open: show it
+            tabs_->setCurrentIndex(i);
+            return;
+        }
+    ++pendingLoads_;
+    statusBar()->showMessage(tr("Loading %1…").arg(QFileInfo(path).fileName()));
+    auto* watcher = new QFutureWatcher<DocumentResult>(this);
+    connect(watcher, &QFutureWatcher<DocumentResult>::finished, this, [this, watcher, absolute] {
+        watcher->deleteLater();
+        --pendingLoads_;
+        const DocumentResult& result = watcher->result();
+        if (!result) {
+            showOpenError(absolute, QString::fromStdString(result.error().message));
+            return;
+        }
+        auto* page = new GraphPage(result.value(), tabs_);
+        connect(page, &GraphPage::nodeSelected, this, [this, page](int node) {
+            if (page != currentPage()) return;
+            if (node < 0) nodePanel_->clear();
+            else {
+                nodePanel_->showNode(page->document().view, node);
+                nodeDock_->raise();
+            }
+        });
+        connect(page, &GraphPage::drawn, this, [this, page] {
+            statusBar()->showMessage(tr("%1: %2 nodes, laid out in %3 ms")
+                                         .arg(QFileInfo(page->document().path).fileName())
+                                         .arg(page->document().view->operatorCount)
+                                         .arg(page->lastLayoutMs(), 0, 'f', 0),
+                                     8000);
+        });
+        connect(page, &GraphPage::layoutFailed, this,
+                [this](const QString& message) { statusBar()->showMessage(message, 8000); });
+        int index = tabs_->addTab(page, QFileInfo(absolute).fileName());
+        tabs_->setTabToolTip(index, absolute);
+        tabs_->setCurrentIndex(index);
+        addRecentFile(absolute);
+        page->start();
+        emit documentOpened(page);
+    });
+    watcher->setFuture(QtConcurrent::run([absolute] { return widgets::loadModelDocument(absolute); }));
+}
+
+void MainWindow::showOpenError(const QString& path, const QString& message) {
+    lastError_ = message;
+    statusBar()->showMessage(tr("Could not open %1").arg(QFileInfo(path).fileName()), 8000);
+    // Non-modal: the window (and any other load) carries on behind it.
+    auto* box = new QMessageBox(QMessageBox::Warning, tr("Could not open model"),
+                                tr("Could not open %1").arg(path), QMessageBox::Ok, this);
+    box->setInformativeText(message);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->setObjectName(QStringLiteral("openErrorBox"));
+    box->open();
+    emit openFailed(path, message);
+}
+
+GraphPage* MainWindow::currentPage() const { return qobject_cast<GraphPage*>(tabs_->currentWidget()); }
+GraphPage* MainWindow::page(int index) const { return qobject_cast<GraphPage*>(tabs_->widget(index)); }
+int MainWindow::pageCount() const { return tabs_->count(); }
+
+void MainWindow::onCurrentTabChanged() {
+    nodePanel_->clear();
+    tensorPanel_->clear();
+    GraphPage* p = currentPage();
+    if (!p) {
+        modelPanel_->clear();
+        setWindowTitle(QStringLiteral("onnxlens"));
+        return;
+    }
+    modelPanel_->showModel(p->document());
+    setWindowTitle(QStringLiteral("%1 — onnxlens").arg(QFileInfo(p->document().path).fileName()));
+    if (int node = p->scene()->selectedNode(); node >= 0) nodePanel_->showNode(p->document().view, node);
+}
+
+void MainWindow::chooseAndOpen() {
+    const QStringList recent = recentFiles();
+    QString dir = recent.isEmpty() ? QString() : QFileInfo(recent.first()).absolutePath();
+    QStringList files = QFileDialog::getOpenFileNames(this, tr("Open ONNX model"), dir,
+                                                      tr("ONNX models (*.onnx);;All files (*)"));
+    openFiles(files);
+}
+
+QString MainWindow::exportCurrent(const QString& path) {
+    GraphPage* p = currentPage();
+    if (!p || !p->isDrawn()) return tr("Nothing to export: no graph is drawn.");
+    if (path.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive))
+        return widgets::exportSceneSvg(*p->scene(), path, QFileInfo(p->document().path).fileName());
+    return widgets::exportScenePng(*p->scene(), path);
+}
+
+void MainWindow::chooseAndExport(const QString& format) {
+    GraphPage* p = currentPage();
+    if (!p) return;
+    QString suggested = QFileInfo(p->document().path).completeBaseName() + QLatin1Char('.') + format;
+    QString filter = format == QStringLiteral("svg") ? tr("SVG image (*.svg)") : tr("PNG image (*.png)");
+    QString path = QFileDialog::getSaveFileName(this, tr("Export graph"), suggested, filter);
+    if (path.isEmpty()) return;
+    if (!path.endsWith(QLatin1Char('.') + format, Qt::CaseInsensitive)) path += QLatin1Char('.') + format;
+    QString error = exportCurrent(path);
+    if (error.isEmpty()) statusBar()->showMessage(tr("Exported %1").arg(path), 5000);
+    else QMessageBox::warning(this, tr("Export failed"), error);
+}
+
+namespace {
+QStringList droppedFiles(const QMimeData* mime) {
+    QStringList files;
+    if (!mime || !mime->hasUrls()) return files;
+    for (const QUrl& url : mime->urls())
+        if (url.isLocalFile()) files << url.toLocalFile();
+    return files;
+}
+}  // namespace
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    if (!droppedFiles(event->mimeData()).isEmpty()) event->acceptProposedAction();
+}
+
+void MainWindow::dragMoveEvent(QDragMoveEvent* event) {
+    if (!droppedFiles(event->mimeData()).isEmpty()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    QStringList files = droppedFiles(event->mimeData());
+    if (files.isEmpty()) return;
+    event->acceptProposedAction();
+    openFiles(files);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    QSettings settings;
+    settings.setValue("window/geometry", saveGeometry());
+    settings.setValue("window/state", saveState());
+    QMainWindow::closeEvent(event);
+}
+
+}  // namespace onnxlens::gui

@@ -1,0 +1,76 @@
+#pragma once
+// The inspector window: one tab per opened model, the Model/Node/Tensor panels as docks, menus
+// and shortcuts, drag-and-drop anywhere, recent files and window geometry in QSettings.
+// Models are loaded on a worker thread; a file that fails shows the error and changes nothing.
+#include <QMainWindow>
+#include <QStringList>
+
+class QTabWidget;
+class QMenu;
+class QDockWidget;
+
+namespace onnxlens::widgets {
+class GraphPage;
+class ModelPanel;
+class NodePanel;
+class TensorPanel;
+}  // namespace onnxlens::widgets
+
+namespace onnxlens::gui {
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    void openFiles(const QStringList& paths);
+    void openFile(const QString& path);
+    QStringList recentFiles() const;
+    void openRecent(int index);
+
+    widgets::GraphPage* currentPage() const;
+    widgets::GraphPage* page(int index) const;
+    int pageCount() const;
+    int pendingLoads() const { return pendingLoads_; }
+    QString lastError() const { return lastError_; }
+    widgets::NodePanel* nodePanel() const { return nodePanel_; }
+    widgets::ModelPanel* modelPanel() const { return modelPanel_; }
+    widgets::TensorPanel* tensorPanel() const { return tensorPanel_; }
+
+    // File > Export: by the file's extension (.svg or .png). Empty string on success.
+    QString exportCurrent(const QString& path);
+
+signals:
+    void documentOpened(onnxlens::widgets::GraphPage* page);
+    void openFailed(const QString& path, const QString& message);
+
+protected:
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dragMoveEvent(QDragMoveEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+    void closeEvent(QCloseEvent* event) override;
+
+private:
+    void createActions();
+    void createDocks();
+    void addRecentFile(const QString& path);
+    void rebuildRecentMenu();
+    void showOpenError(const QString& path, const QString& message);
+    void onCurrentTabChanged();
+    void chooseAndOpen();
+    void chooseAndExport(const QString& format);
+
+    QTabWidget* tabs_;
+    widgets::ModelPanel* modelPanel_;
+    widgets::NodePanel* nodePanel_;
+    widgets::TensorPanel* tensorPanel_;
+    QDockWidget* modelDock_;
+    QDockWidget* nodeDock_;
+    QDockWidget* tensorDock_;
+    QMenu* recentMenu_;
+    int pendingLoads_ = 0;
+    QString lastError_;
+};
+
+}  // namespace onnxlens::gui

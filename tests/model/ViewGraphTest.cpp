@@ -1,0 +1,247 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "SyntheticModels.h"
+#include "onnxlens/model/ViewGraph.h"
+
+namespace onnxlens {
+namespace {
+
+const ViewNode* nodeNamed(const ViewGraph& view, const std::string& name) {
+    int index = view.findNodeByName(name);
+    return index < 0 ? nullptr : &view.nodes[index];
+}
+
+const ViewGroup* groupAt(const ViewGraph& view, const std::string& path) {
+    for (const auto& g : view.groups)
+        if (g.path == path) return &g;
+    return nullptr;
+}
+
+TEST(ViewGraph, FoldsInitializersIntoRowsWithSchemaNames) {
+    auto view = buildViewGraph(testing::makeSmallCnn());
+    ASSERT_TRUE(view) << view.error().message;
+    const ViewNode* conv = nodeNamed(*view, "conv1");
+    ASSERT_NE(conv, nullptr);
+    EXPECT_EQ(conv->category, NodeCategory::Layer);
+    std::vector<std::string> rows;
+    for (const auto& r : conv->rows) rows.push_back(r.label + " " + r.text);
+    EXPECT_NE(std::find(rows.begin(), rows.end(), "W <8x1x3x3>"), rows.end());
+    EXPECT_NE(std::find(rows.begin(), rows.end(), "B <8>"), rows.end());
+    EXPECT_NE(std::find(rows.begin(), rows.end(), "kernel_shape 3x3"), rows.end());
+    // Initializers are rows, not nodes or edges.
+    for (const auto& e : view->edges) EXPECT_FALSE(view->tensors[e.tensor].folded);
+    EXPECT_EQ(view->operatorCount, 6);
+}
+
+TEST(ViewGraph, InputsAndOutputsAreNodesAndEdgesCarryInferredShapes) {
+    auto view = buildViewGraph(testing::makeSmallCnn());
+    ASSERT_TRUE(view);
+    const ViewNode* input = nodeNamed(*view, "input");
+    ASSERT_NE(input, nullptr);
+    EXPECT_EQ(input->kind, ViewNode::Kind::Input);
+    const ViewNode* output = nodeNamed(*view, "probabilities");
+    ASSERT_NE(output, nullptr);
+    EXPECT_EQ(output->kind, ViewNode::Kind::Output);
+    bool sawConvOut = false;
+    for (const auto& e : view->edges) {
+        const auto& t = view->tensors[e.tensor];
+        if (t.name == "conv_out") {
+            sawConvOut = true;
+            // Computed by shape inference: 28 - 3 + 1 = 26, batch stays symbolic.
+            EXPECT_EQ(t.type.shapeText(), "batchx8x26x26");
+            EXPECT_TRUE(t.type.hasSymbolicDim());
+            EXPECT_TRUE(t.type.dims[0].isSymbolic());
+            EXPECT_EQ(t.type.dims[2].value, 26);
+        }
+        if (t.name == "pool_out") EXPECT_EQ(t.type.shapeText(), "batchx8x13x13");
+    }
+    EXPECT_TRUE(sawConvOut);
+    EXPECT_TRUE(view->shapeInferenceError.empty()) << view->shapeInferenceError;
+}
+
+TEST(ViewGraph, NameScopesBecomeNestedGroupsAndSingleChildScopesAreHoisted) {
+    auto view = buildViewGraph(testing::makeTransformerLike(3));
+    ASSERT_TRUE(view) << view.error().message;
+    const ViewGroup* encoder = groupAt(*view, "/encoder");
+    const ViewGroup* layer1 = groupAt(*view, "/encoder/layer.1");
+    const ViewGroup* attention = groupAt(*view, "/encoder/layer.1/attention");
+    ASSERT_NE(encoder, nullptr);
+    ASSERT_NE(layer1, nullptr);
+    ASSERT_NE(attention, nullptr);
+    EXPECT_EQ(view->groups[layer1->parent].path, "/encoder");
+    EXPECT_EQ(encoder->children.size(), 3u);
+    EXPECT_EQ(layer1->nodeCount, 33);
+    EXPECT_EQ(view->groups[0].nodeCount, view->operatorCount);
+    // "/pooler" holds one node: no group for it.
+    EXPECT_EQ(groupAt(*view, "/pooler"), nullptr);
+    const ViewNode* identity = nodeNamed(*view, "/pooler/Identity");
+    ASSERT_NE(identity, nullptr);
+    EXPECT_EQ(identity->group, 0);
+}
+
+TEST(ViewGraph, LevelsRouteCrossGroupTensorsThroughPortsAndLabelThemOnce) {
+    auto view = buildViewGraph(testing::makeTransformerLike(2));
+    ASSERT_TRUE(view);
+    int layer0 = -1, layer1 = -1;
+    for (int g = 0; g < static_cast<int>(view->groups.size()); ++g) {
+        if (view->groups[g].path == "/encoder/layer.0") layer0 = g;
+        if (view->groups[g].path == "/encoder/layer.1") layer1 = g;
+    }
+    ASSERT_GE(layer0, 0);
+    ASSERT_GE(layer1, 0);
+    int encoder = view->groups[layer0].parent;
+    // At the encoder's level, layer.0 -> layer.1 carries the hidden state, labelled.
+    const auto& level = view->levels[encoder];
+    bool found = false;
+    for (const auto& e : level.edges) {
+        const auto& tail = level.units[e.tail];
+        const auto& head = level.units[e.head];
+        if (tail == ViewUnitRef{ViewUnitRef::Kind::Group, layer0} &&
+            head == ViewUnitRef{ViewUnitRef::Kind::Group, layer1}) {
+            found = true;
+            EXPECT_TRUE(e.labelled);
+        }
+    }
+    EXPECT_TRUE(found);
+    // Inside layer.1, that tensor arrives through an in-port.
+    const auto& inner = view->levels[layer1];
+    int inPorts = 0;
+    for (const auto& u : inner.units) inPorts += u.kind == ViewUnitRef::Kind::InPort;
+    EXPECT_GE(inPorts, 1);
+    for (const auto& e : inner.edges)
+        if (inner.units[e.tail].kind == ViewUnitRef::Kind::InPort) EXPECT_FALSE(e.labelled);
+    // Every edge of the model is labelled at exactly one level.
+    std::size_t labelled = 0;
+    for (const auto& l : view->levels)
+        for (const auto& e : l.edges) labelled += e.labelled;
+    EXPECT_LE(labelled, view->edges.size());
+    EXPECT_GT(labelled, 0u);
+}
+
+TEST(ViewGraph, ConstantNodesAreFoldedWithTheirValues) {
+    auto model = testing::makeModelShell();
+    auto& g = *model->mutable_graph();
+    *g.add_input() = testing::makeValueInfo("x", onnx::TensorProto::FLOAT, {"n", "6"});
+    auto* c = testing::addNode(g, "Constant", "shape_const", {}, {"shape"});
+    auto* a = c->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    *a->mutable_t() = testing::makeInt64Initializer("", {-1, 2, 3});
+    testing::addNode(g, "Reshape", "reshape", {"x", "shape"}, {"y"});
+    *g.add_output() = testing::makeValueInfo("y", onnx::TensorProto::FLOAT, {});
+    auto view = buildViewGraph(model);
+    ASSERT_TRUE(view);
+    EXPECT_EQ(nodeNamed(*view, "shape_const"), nullptr);
+    const ViewNode* reshape = nodeNamed(*view, "reshape");
+    ASSERT_NE(reshape, nullptr);
+    ASSERT_EQ(reshape->rows.size(), 1u);
+    EXPECT_EQ(reshape->rows[0].kind, ViewRow::Kind::Constant);
+    EXPECT_EQ(reshape->rows[0].label, "shape");
+    EXPECT_EQ(reshape->rows[0].text, "= [-1, 2, 3]");
+}
+
+TEST(ViewGraph, IfBodiesAreGroupsSeeingTheOuterScope) {
+    auto model = testing::makeModelShell();
+    auto& g = *model->mutable_graph();
+    *g.add_input() = testing::makeValueInfo("cond", onnx::TensorProto::BOOL, {});
+    *g.add_input() = testing::makeValueInfo("x", onnx::TensorProto::FLOAT, {"3"});
+    auto* node = testing::addNode(g, "If", "branch", {"cond"}, {"y"});
+    for (const char* name : {"then_branch", "else_branch"}) {
+        auto* a = node->add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::GRAPH);
+        auto* body = a->mutable_g();
+        body->set_name(name);
+        testing::addNode(*body, std::string(name) == "then_branch" ? "Relu" : "Neg",
+                         std::string(name) + "_op", {"x"}, {std::string(name) + "_y"});
+        *body->add_output() = testing::makeValueInfo(std::string(name) + "_y",
+                                                     onnx::TensorProto::FLOAT, {"3"});
+    }
+    *g.add_output() = testing::makeValueInfo("y", onnx::TensorProto::FLOAT, {"3"});
+    auto view = buildViewGraph(model);
+    ASSERT_TRUE(view) << view.error().message;
+    const ViewGroup* then = groupAt(*view, "/branch.then_branch");
+    ASSERT_NE(then, nullptr);
+    EXPECT_EQ(then->kind, ViewGroup::Kind::Subgraph);
+    const ViewNode* relu = nodeNamed(*view, "then_branch_op");
+    ASSERT_NE(relu, nullptr);
+    // x comes from the outer graph's input node.
+    bool outer = false;
+    for (const auto& e : view->edges)
+        if (e.to == view->findNodeByName("then_branch_op") &&
+            view->nodes[e.from].kind == ViewNode::Kind::Input)
+            outer = true;
+    EXPECT_TRUE(outer);
+}
+
+TEST(ViewGraph, LocalFunctionCallsAreGroupsHoldingTheBody) {
+    auto model = testing::makeModelShell();
+    auto* opset = model->add_opset_import();
+    opset->set_domain("custom");
+    opset->set_version(1);
+    auto* f = model->add_functions();
+    f->set_name("Swish");
+    f->set_domain("custom");
+    f->add_input("X");
+    f->add_output("Y");
+    auto* o = f->add_opset_import();
+    o->set_domain("");
+    o->set_version(13);
+    auto* s = f->add_node();
+    s->set_op_type("Sigmoid");
+    s->add_input("X");
+    s->add_output("S");
+    auto* m = f->add_node();
+    m->set_op_type("Mul");
+    m->add_input("X");
+    m->add_input("S");
+    m->add_output("Y");
+    auto& g = *model->mutable_graph();
+    *g.add_input() = testing::makeValueInfo("x", onnx::TensorProto::FLOAT, {"4"});
+    auto* call = testing::addNode(g, "Swish", "act", {"x"}, {"y"});
+    call->set_domain("custom");
+    testing::addNode(g, "Relu", "after", {"y"}, {"z"});
+    *g.add_output() = testing::makeValueInfo("z", onnx::TensorProto::FLOAT, {"4"});
+    auto view = buildViewGraph(model);
+    ASSERT_TRUE(view) << view.error().message;
+    int functionGroup = -1;
+    for (int i = 0; i < static_cast<int>(view->groups.size()); ++i)
+        if (view->groups[i].kind == ViewGroup::Kind::Function) functionGroup = i;
+    ASSERT_GE(functionGroup, 0);
+    EXPECT_EQ(view->groups[functionGroup].title, "act");
+    EXPECT_EQ(view->groups[functionGroup].nodeCount, 2);
+    // The Relu after the call consumes the Mul inside the function.
+    int relu = view->findNodeByName("after");
+    bool fromBody = false;
+    for (const auto& e : view->edges)
+        if (e.to == relu && view->nodes[e.from].opType == "Mul") fromBody = true;
+    EXPECT_TRUE(fromBody);
+}
+
+TEST(ViewGraph, BuildsEveryBackendTestModel) {
+    // Robustness: every model of the ONNX backend test data builds a view graph.
+    int built = 0;
+    for (const char* suite : {"node", "pytorch-converted", "pytorch-operator", "simple"}) {
+        std::filesystem::path dir = std::filesystem::path(ONNXLENS_TESTDATA_DIR) / suite;
+        if (!std::filesystem::exists(dir)) continue;
+        for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+            auto file = entry.path() / "model.onnx";
+            std::ifstream in(file, std::ios::binary);
+            if (!in) continue;
+            auto model = std::make_shared<onnx::ModelProto>();
+            if (!model->ParseFromIstream(&in)) continue;
+            auto view = buildViewGraph(model);
+            EXPECT_TRUE(view) << file << ": " << view.error().message;
+            ++built;
+        }
+    }
+    EXPECT_GT(built, 100);
+}
+
+}  // namespace
+}  // namespace onnxlens

@@ -1,0 +1,38 @@
+#pragma once
+// A group (name scope, If/Loop/Scan body, local function): a box when collapsed, a titled frame
+// around its laid-out inside when expanded. Clicking the header's +/- toggles it.
+#include <QGraphicsItem>
+#include <functional>
+
+#include "onnxlens/model/ViewGraph.h"
+
+namespace onnxlens::widgets {
+
+class GraphGroupItem : public QGraphicsItem {
+public:
+    enum { Type = UserType + 2 };
+    GraphGroupItem(const ViewGraph& view, int group, const QRectF& rect, bool expanded,
+                   std::function<void(int)> toggle);
+
+    int type() const override { return Type; }
+    int groupIndex() const { return group_; }
+    bool isExpanded() const { return expanded_; }
+    QRectF boundingRect() const override;
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem* option,
+               QWidget* widget) override;
+
+protected:
+    void mousePressEvent(QGraphicsSceneMouseEvent* event) override;
+    void mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) override;
+
+private:
+    QRectF toggleRect() const;
+
+    const ViewGraph& view_;
+    int group_;
+    QRectF rect_;
+    bool expanded_;
+    std::function<void(int)> toggle_;
+};
+
+}  // namespace onnxlens::widgets

@@ -1,0 +1,25 @@
+#pragma once
+// Everything `onnxlens-cli info` knows about the model, from ModelSummary: IR version,
+// producer, opsets per domain, metadata, inputs and outputs with dynamic axes, op histogram,
+// parameters, functions, checker and shape-inference results.
+#include <QWidget>
+
+class QTreeWidget;
+
+namespace onnxlens::widgets {
+
+struct ModelDocument;
+
+class ModelPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit ModelPanel(QWidget* parent = nullptr);
+    void showModel(const ModelDocument& document);
+    void clear();
+    QTreeWidget* tree() const { return tree_; }
+
+private:
+    QTreeWidget* tree_;
+};
+
+}  // namespace onnxlens::widgets

@@ -1,0 +1,40 @@
+#pragma once
+// The selected node: op type, domain, the opset version defining it, the operator's
+// documentation from the onnx schema, attributes, and each input and output with name, dtype and
+// shape (symbolic dims highlighted). Folded initializers can be opened in the tensor panel.
+#include <QWidget>
+#include <memory>
+
+#include "onnxlens/model/ViewGraph.h"
+
+class QTreeWidget;
+class QTreeWidgetItem;
+class QTextBrowser;
+class QLabel;
+
+namespace onnxlens::widgets {
+
+class NodePanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit NodePanel(QWidget* parent = nullptr);
+    void showNode(std::shared_ptr<const ViewGraph> view, int node);
+    void clear();
+
+    QTreeWidget* details() const { return tree_; }
+    QTextBrowser* documentation() const { return doc_; }
+    // Test and accessibility helpers: the row texts under a section ("Attributes", "Inputs").
+    QStringList sectionRows(const QString& section) const;
+    QTreeWidgetItem* rowFor(const QString& section, const QString& name) const;
+
+signals:
+    void tensorActivated(int tensor);
+
+private:
+    std::shared_ptr<const ViewGraph> view_;
+    QLabel* title_;
+    QTreeWidget* tree_;
+    QTextBrowser* doc_;
+};
+
+}  // namespace onnxlens::widgets

@@ -1,0 +1,68 @@
+#pragma once
+// An initializer's (or Constant's) values: a paged table, statistics (min, max, mean, std,
+// zeros), a histogram, and export as .npy.
+#include <QWidget>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "onnxlens/model/Result.h"
+#include "onnxlens/model/ViewGraph.h"
+
+class QLabel;
+class QTableWidget;
+class QSpinBox;
+class QPushButton;
+class QChartView;
+
+namespace onnxlens::widgets {
+
+struct TensorStatistics {
+    std::size_t count = 0;
+    double min = 0, max = 0, mean = 0, std = 0;
+    std::size_t zeros = 0;
+    std::size_t nonFinite = 0;
+    std::vector<std::size_t> histogram;  // equal-width bins over [min, max]
+};
+
+// The tensor's elements as doubles (numeric and bool types); external data is read from
+// `modelDirectory`.
+Result<std::vector<double>> tensorValues(const onnx::TensorProto& tensor,
+                                         const std::filesystem::path& modelDirectory);
+TensorStatistics computeStatistics(const std::vector<double>& values, int bins = 40);
+
+class TensorPanel : public QWidget {
+    Q_OBJECT
+public:
+    static constexpr int kPageSize = 1000;
+
+    explicit TensorPanel(QWidget* parent = nullptr);
+    void showTensor(std::shared_ptr<const ViewGraph> view, int tensor,
+                    const std::filesystem::path& modelDirectory);
+    void clear();
+    // Returns an empty string on success.
+    QString exportNpy(const QString& path) const;
+
+    const TensorStatistics& statistics() const { return stats_; }
+    QTableWidget* table() const { return table_; }
+    int page() const;
+    void setPage(int page);
+
+private:
+    void fillPage();
+
+    std::shared_ptr<const ViewGraph> view_;
+    int tensor_ = -1;
+    std::filesystem::path directory_;
+    std::vector<double> values_;
+    TensorStatistics stats_;
+    QLabel* title_;
+    QLabel* statsLabel_;
+    QTableWidget* table_;
+    QSpinBox* page_;
+    QLabel* pageCount_;
+    QPushButton* export_;
+    QChartView* chart_;
+};
+
+}  // namespace onnxlens::widgets
