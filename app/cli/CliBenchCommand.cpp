@@ -1,10 +1,97 @@
-#include "CliCommon.h"
+// onnxlens-cli bench MODEL: latency statistics as onnxruntime_perf_test reports them.
+#include <chrono>
+#include <cstdio>
+
+#include "CliSession.h"
+#include "onnxlens/engine/LatencyStatistics.h"
 
 namespace onnxlens::cli {
 
 int runBenchCommand(const std::vector<std::string>& args) {
-    (void)args;
-    throw UsageError("the 'bench' command is not available in this build yet");
+    Arguments a(args, {"warmup", "runs", "threads", "dim", "profile", "seed", "input", "max-memory"}, {"json", "no-optimize"});
+    a.requirePositionals(1, "onnxlens-cli bench MODEL [--warmup N] [--runs N] [--threads N] [--dim S=N]... "
+                            "[--input NAME=FILE]... [--profile FILE] [--max-memory BYTES|NG] [--json]");
+    const int warmup = static_cast<int>(a.intValue("warmup", 5));
+    const int runs = static_cast<int>(a.intValue("runs", 50));
+    if (warmup < 0 || runs < 1) throw UsageError("--warmup must be >= 0 and --runs >= 1");
+
+    const auto loadStart = std::chrono::steady_clock::now();
+    auto loaded = loadSession(a.positionals()[0], static_cast<int>(a.intValue("threads", 0)), !a.flag("no-optimize"),
+                              parseMaxMemory(a));
+    const double loadMs =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - loadStart).count();
+    std::map<std::string, std::filesystem::path> files;
+    for (const auto& text : a.values("input")) {
+        auto [name, file] = splitAssignment(text, "input");
+        files[name] = file;
+    }
+    auto feeds = engine::prepareFeeds(loaded.session->inputs(), files, parseDims(a),
+                                      static_cast<std::uint64_t>(a.intValue("seed", 0)));
+    if (!feeds) throw UsageError(feeds.error().message);
+
+    engine::RunControl control;
+    for (int i = 0; i < warmup; ++i) {
+        auto r = loaded.session->run(*feeds, &control);
+        if (!r) throw UsageError(a.positionals()[0] + ": " + r.error().message);
+    }
+    const bool profiling = a.value("profile").has_value();
+    control.profile = profiling;
+    std::vector<double> samples;
+    std::vector<std::vector<engine::NodeProfile>> profiles;
+    for (int i = 0; i < runs; ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        auto r = loaded.session->run(*feeds, &control);
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        if (!r) throw UsageError(a.positionals()[0] + ": " + r.error().message);
+        samples.push_back(ms);
+        if (profiling) profiles.push_back(control.nodeProfiles);
+    }
+    const auto stats = engine::computeLatencyStatistics(samples);
+    std::vector<engine::OpTypeProfile> byType;
+    if (profiling) {
+        if (auto st = engine::writeChromeTrace(*a.value("profile"), profiles); !st) throw UsageError(st.error().message);
+        byType = engine::summarizeByOpType(profiles);
+    }
+
+    if (a.flag("json")) {
+        nlohmann::json doc = {{"model", a.positionals()[0]},
+                              {"threads", loaded.session->threads()},
+                              {"warmup", warmup},
+                              {"runs", stats.runs},
+                              {"load_ms", loadMs},
+                              {"min_ms", stats.minMs},
+                              {"mean_ms", stats.meanMs},
+                              {"median_ms", stats.medianMs},
+                              {"p90_ms", stats.p90Ms},
+                              {"p99_ms", stats.p99Ms},
+                              {"max_ms", stats.maxMs},
+                              {"stddev_ms", stats.stddevMs}};
+        if (profiling) {
+            nlohmann::json ops = nlohmann::json::array();
+            for (const auto& op : byType)
+                ops.push_back({{"op_type", op.opType},
+                               {"total_ms", op.totalMs},
+                               {"per_run_ms", op.totalMs / stats.runs},
+                               {"calls", op.calls},
+                               {"share", op.share}});
+            doc["op_types"] = ops;
+            doc["profile"] = *a.value("profile");
+        }
+        printJson(doc);
+        return kExitOk;
+    }
+    std::printf("%s: %d runs after %d warm-up, %d threads, load %.1f ms\n", a.positionals()[0].c_str(), stats.runs,
+                warmup, loaded.session->threads(), loadMs);
+    std::printf("  min %.3f ms  mean %.3f ms  median %.3f ms  p90 %.3f ms  p99 %.3f ms  max %.3f ms  stddev %.3f ms\n",
+                stats.minMs, stats.meanMs, stats.medianMs, stats.p90Ms, stats.p99Ms, stats.maxMs, stats.stddevMs);
+    if (profiling) {
+        std::printf("  per op type (per run):\n");
+        for (const auto& op : byType)
+            std::printf("    %-28s %9.3f ms  %5.1f%%  (%d calls)\n", op.opType.c_str(), op.totalMs / stats.runs,
+                        100.0 * op.share, op.calls / stats.runs);
+        std::printf("  profile written to %s (Chrome trace JSON)\n", a.value("profile")->c_str());
+    }
+    return kExitOk;
 }
 
 }  // namespace onnxlens::cli

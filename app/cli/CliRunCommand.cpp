@@ -1,10 +1,112 @@
-#include "CliCommon.h"
+// onnxlens-cli run MODEL: runs the engine on given or seeded random inputs.
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include "CliSession.h"
+#include "onnxlens/engine/TensorProto.h"
+#include "onnxlens/model/TensorFile.h"
 
 namespace onnxlens::cli {
 
+namespace {
+
+struct TensorStats {
+    double min = 0, max = 0, mean = 0;
+    bool numeric = false;
+};
+
+TensorStats statsOf(const engine::Tensor& t) {
+    TensorStats s;
+    if (t.dtype() == engine::DataType::String || t.numel() == 0 ||
+        t.dtype() == engine::DataType::Complex64 || t.dtype() == engine::DataType::Complex128)
+        return s;
+    s.numeric = true;
+    s.min = std::numeric_limits<double>::infinity();
+    s.max = -std::numeric_limits<double>::infinity();
+    double sum = 0;
+    for (std::int64_t i = 0; i < t.numel(); ++i) {
+        double v = t.valueAsDouble(i);
+        s.min = std::min(s.min, v);
+        s.max = std::max(s.max, v);
+        sum += v;
+    }
+    s.mean = sum / static_cast<double>(t.numel());
+    return s;
+}
+
+nlohmann::json jsonNumber(double v) {
+    if (std::isfinite(v)) return v;
+    return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
+}
+
+}  // namespace
+
 int runRunCommand(const std::vector<std::string>& args) {
-    (void)args;
-    throw UsageError("the 'run' command is not available in this build yet");
+    Arguments a(args, {"input", "dim", "seed", "out", "threads", "max-memory"}, {"json", "no-optimize"});
+    a.requirePositionals(1, "onnxlens-cli run MODEL [--input NAME=FILE]... [--dim SYMBOL=N]... "
+                            "[--seed N] [--out DIR] [--threads N] [--max-memory BYTES|NG] [--json]");
+    auto loaded = loadSession(a.positionals()[0], static_cast<int>(a.intValue("threads", 0)),
+                              !a.flag("no-optimize"), parseMaxMemory(a));
+    std::map<std::string, std::filesystem::path> files;
+    for (const auto& text : a.values("input")) {
+        auto [name, file] = splitAssignment(text, "input");
+        files[name] = file;
+    }
+    auto feeds = engine::prepareFeeds(loaded.session->inputs(), files, parseDims(a),
+                                      static_cast<std::uint64_t>(a.intValue("seed", 0)));
+    if (!feeds) throw UsageError(feeds.error().message);
+    auto outputs = loaded.session->run(*feeds);
+    if (!outputs) throw UsageError(a.positionals()[0] + ": " + outputs.error().message);
+
+    std::filesystem::path outDir;
+    if (auto out = a.value("out")) {
+        outDir = *out;
+        std::error_code ec;
+        std::filesystem::create_directories(outDir, ec);
+        if (ec) throw UsageError(outDir.string() + ": cannot create the folder (" + ec.message() + ")");
+    }
+    nlohmann::json doc = {{"model", a.positionals()[0]}, {"outputs", nlohmann::json::array()}};
+    const auto& infos = loaded.session->outputs();
+    for (std::size_t k = 0; k < outputs->size(); ++k) {
+        const engine::Value& value = (*outputs)[k];
+        nlohmann::json entry = {{"name", infos[k].name}};
+        if (value.isTensor()) {
+            const auto& t = value.tensor();
+            auto s = statsOf(t);
+            entry["dtype"] = engine::dataTypeName(t.dtype());
+            entry["shape"] = t.shape();
+            if (s.numeric) {
+                entry["min"] = jsonNumber(s.min);
+                entry["max"] = jsonNumber(s.max);
+                entry["mean"] = jsonNumber(s.mean);
+            }
+            if (!a.flag("json")) {
+                std::cout << infos[k].name << ": " << describeTensor(t);
+                if (s.numeric) std::cout << "  min " << s.min << "  max " << s.max << "  mean " << s.mean;
+                std::cout << "\n";
+            }
+            if (!outDir.empty()) {
+                auto proto = engine::tensorToProto(t, infos[k].name);
+                auto base = outDir / ("output_" + std::to_string(k));
+                if (auto st = writeTensorPbFile(base.string() + ".pb", proto); !st) throw UsageError(st.error().message);
+                if (t.dtype() != engine::DataType::BFloat16 && t.dtype() != engine::DataType::String)
+                    if (auto st = writeNpyFile(base.string() + ".npy", proto); !st)
+                        throw UsageError(st.error().message);
+            }
+        } else {
+            entry["kind"] = value.isSequence() ? "sequence" : "none";
+            if (value.isSequence()) entry["length"] = value.sequence().size();
+            if (!a.flag("json"))
+                std::cout << infos[k].name << ": "
+                          << (value.isSequence() ? "sequence of " + std::to_string(value.sequence().size()) + " tensors"
+                                                 : std::string("empty optional"))
+                          << "\n";
+        }
+        doc["outputs"].push_back(entry);
+    }
+    if (a.flag("json")) printJson(doc);
+    return kExitOk;
 }
 
 }  // namespace onnxlens::cli

@@ -1,7 +1,675 @@
+// Matrix products: MatMul, Gemm, MatMulInteger, QLinearMatMul, Einsum, Det.
+//
+// Every product goes through one batched GEMM on Eigen row-major maps, split over the thread
+// pool by batch and row blocks. Types Eigen has no fast path for compute in a wider type:
+// float16/bfloat16 in float, 8/16-bit integers in 32-bit integers (wrap-around results agree).
+// GCC 12 reports a false -Wmaybe-uninitialized inside Eigen's AVX-512 double GEMM packing.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <Eigen/Core>
+#include <Eigen/LU>
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <set>
+
 #include "OpFamilies.h"
+#include "ReduceNumeric.h"
 
 namespace onnxlens::engine::ops {
+namespace {
 
-void registerMatMulOps(KernelRegistry& registry) { (void)registry; }
+template <class T>
+using RowMajorMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+DataType computeTypeOf(DataType t) {
+    switch (t) {
+        case DataType::Float16:
+        case DataType::BFloat16:
+            return DataType::Float;
+        case DataType::Int8:
+        case DataType::Int16:
+            return DataType::Int32;
+        case DataType::UInt8:
+        case DataType::UInt16:
+            return DataType::UInt32;
+        default:
+            return t;
+    }
+}
+
+template <class F>
+decltype(auto) dispatchCompute(DataType type, F&& f) {
+    switch (type) {
+        case DataType::Float:
+            return f.template operator()<float>();
+        case DataType::Double:
+            return f.template operator()<double>();
+        case DataType::Int32:
+            return f.template operator()<std::int32_t>();
+        case DataType::Int64:
+            return f.template operator()<std::int64_t>();
+        case DataType::UInt32:
+            return f.template operator()<std::uint32_t>();
+        case DataType::UInt64:
+            return f.template operator()<std::uint64_t>();
+        default:
+            throwUnsupportedType(type, "matrix product");
+    }
+}
+
+Tensor toComputeType(const Tensor& t) {
+    DataType c = computeTypeOf(t.dtype());
+    return c == t.dtype() ? t : t.castTo(c);
+}
+
+// One GEMM per batch entry: C[i] (M x N) = alpha * op(A[i]) * op(B[i]) (+ C[i] when
+// `accumulate`), with A[i] at a + aOffsets[i] and B[i] at b + bOffsets[i]; C is contiguous.
+struct GemmProblem {
+    std::int64_t m = 0, k = 0, n = 0;
+    bool transA = false, transB = false;
+    std::vector<std::int64_t> aOffsets, bOffsets;  // one per batch entry
+};
+
+template <class T>
+void runGemm(KernelContext& ctx, const GemmProblem& p, const T* a, const T* b, T* c, T alpha,
+             bool accumulate) {
+    auto batch = static_cast<std::int64_t>(p.aOffsets.size());
+    if (batch == 0 || p.m == 0 || p.n == 0) return;
+    std::int64_t threads = ctx.pool().threads();
+    std::int64_t rowBlocks = batch >= threads ? 1 : std::min<std::int64_t>(p.m, threads);
+    std::int64_t rowsPerBlock = (p.m + rowBlocks - 1) / rowBlocks;
+    double cost = 2.0 * static_cast<double>(rowsPerBlock) * static_cast<double>(p.k * p.n);
+    ctx.pool().parallelFor(batch * rowBlocks, cost, [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t task = begin; task < end; ++task) {
+            std::int64_t i = task / rowBlocks;
+            std::int64_t r0 = (task % rowBlocks) * rowsPerBlock;
+            std::int64_t rows = std::min(rowsPerBlock, p.m - r0);
+            if (rows <= 0) continue;
+            auto ai = static_cast<std::size_t>(i);
+            Eigen::Map<RowMajorMatrix<T>> out(c + i * p.m * p.n + r0 * p.n, rows, p.n);
+            if (p.k == 0) {
+                if (!accumulate) out.setZero();
+                continue;
+            }
+            // Stored shapes: A is (M x K) or (K x M) when transposed; B likewise.
+            Eigen::Map<const RowMajorMatrix<T>> aStored(a + p.aOffsets[ai], p.transA ? p.k : p.m,
+                                                        p.transA ? p.m : p.k);
+            Eigen::Map<const RowMajorMatrix<T>> bStored(b + p.bOffsets[ai], p.transB ? p.n : p.k,
+                                                        p.transB ? p.k : p.n);
+            auto compute = [&](const auto& lhs, const auto& rhs) {
+                if (accumulate)
+                    out.noalias() += alpha * (lhs * rhs);
+                else if (alpha == T(1))
+                    out.noalias() = lhs * rhs;
+                else
+                    out.noalias() = alpha * (lhs * rhs);
+            };
+            auto withRhs = [&](const auto& lhs) {
+                if (p.transB)
+                    compute(lhs, bStored.transpose());
+                else
+                    compute(lhs, bStored);
+            };
+            if (p.transA)
+                withRhs(aStored.transpose().middleRows(r0, rows));
+            else
+                withRhs(aStored.middleRows(r0, rows));
+        }
+    });
+}
+
+// MatMul's numpy semantics: 1-D operands gain (and lose) a dimension, batch dims broadcast.
+struct MatMulPlan {
+    GemmProblem gemm;
+    Shape outputShape;
+};
+
+MatMulPlan planMatMul(const Shape& a, const Shape& b, const char* op) {
+    require(!a.empty() && !b.empty(), std::string(op) + ": operands must have rank >= 1, got " +
+                                          shapeToString(a) + " and " + shapeToString(b));
+    Shape a2 = a.size() == 1 ? Shape{1, a[0]} : a;
+    Shape b2 = b.size() == 1 ? Shape{b[0], 1} : b;
+    MatMulPlan plan;
+    GemmProblem& g = plan.gemm;
+    g.m = a2[a2.size() - 2];
+    g.k = a2.back();
+    g.n = b2.back();
+    require(b2[b2.size() - 2] == g.k, std::string(op) + ": inner dimensions differ: " +
+                                          shapeToString(a) + " x " + shapeToString(b));
+    Shape batchA(a2.begin(), a2.end() - 2), batchB(b2.begin(), b2.end() - 2);
+    Shape batch = broadcastShapes(batchA, batchB);
+    auto stridesA = broadcastStrides(batchA, batch);
+    auto stridesB = broadcastStrides(batchB, batch);
+    std::int64_t count = shapeElementCount(batch);
+    std::vector<std::int64_t> index(batch.size(), 0);
+    std::int64_t offA = 0, offB = 0;
+    for (std::int64_t i = 0; i < count; ++i) {
+        g.aOffsets.push_back(offA * g.m * g.k);
+        g.bOffsets.push_back(offB * g.k * g.n);
+        for (std::size_t d = batch.size(); d-- > 0;) {
+            offA += stridesA[d];
+            offB += stridesB[d];
+            if (++index[d] < batch[d]) break;
+            offA -= stridesA[d] * batch[d];
+            offB -= stridesB[d] * batch[d];
+            index[d] = 0;
+        }
+    }
+    plan.outputShape = batch;
+    if (a.size() > 1) plan.outputShape.push_back(g.m);
+    if (b.size() > 1) plan.outputShape.push_back(g.n);
+    return plan;
+}
+
+// A * B with MatMul semantics in the compute type of the operands (which must match).
+Tensor matMulTensors(KernelContext& ctx, const Tensor& a, const Tensor& b, const char* op) {
+    require(a.dtype() == b.dtype(), std::string(op) + ": operand types differ (" +
+                                        dataTypeName(a.dtype()) + " and " +
+                                        dataTypeName(b.dtype()) + ")");
+    MatMulPlan plan = planMatMul(a.shape(), b.shape(), op);
+    Tensor ca = toComputeType(a), cb = toComputeType(b);
+    Tensor y(ca.dtype(), plan.outputShape);
+    dispatchCompute(ca.dtype(), [&]<class T>() {
+        runGemm<T>(ctx, plan.gemm, ca.data<T>(), cb.data<T>(), y.data<T>(), T(1), false);
+    });
+    return y;
+}
+
+class MatMulKernel : public Kernel {
+  public:
+    explicit MatMulKernel(const NodeInfo&) {}
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& a = inputTensor(inputs, 0);
+        Tensor y = matMulTensors(ctx, a, inputTensor(inputs, 1), "MatMul");
+        outputs[0] = Value(y.dtype() == a.dtype() ? y : y.castTo(a.dtype()));
+    }
+};
+
+class GemmKernel : public Kernel {
+  public:
+    explicit GemmKernel(const NodeInfo& node)
+        : alpha_(node.getFloat("alpha", 1.0f)),
+          beta_(node.getFloat("beta", 1.0f)),
+          transA_(node.getInt("transA", 0) != 0),
+          transB_(node.getInt("transB", 0) != 0) {}
+
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& a = inputTensor(inputs, 0);
+        const Tensor& b = inputTensor(inputs, 1);
+        const Tensor* c = optionalInputTensor(inputs, 2);
+        require(a.rank() == 2 && b.rank() == 2, "Gemm: A and B must be 2-D, got " +
+                                                    shapeToString(a.shape()) + " and " +
+                                                    shapeToString(b.shape()));
+        require(a.dtype() == b.dtype(), "Gemm: A and B types differ");
+        GemmProblem g;
+        g.transA = transA_;
+        g.transB = transB_;
+        g.m = transA_ ? a.dim(1) : a.dim(0);
+        g.k = transA_ ? a.dim(0) : a.dim(1);
+        g.n = transB_ ? b.dim(0) : b.dim(1);
+        std::int64_t kb = transB_ ? b.dim(1) : b.dim(0);
+        require(kb == g.k, "Gemm: inner dimensions differ: A " + shapeToString(a.shape()) +
+                               (transA_ ? " (transposed)" : "") + ", B " +
+                               shapeToString(b.shape()) + (transB_ ? " (transposed)" : ""));
+        g.aOffsets = {0};
+        g.bOffsets = {0};
+        Shape outShape{g.m, g.n};
+        Tensor ca = toComputeType(a), cb = toComputeType(b);
+        Tensor y = Tensor::zeros(ca.dtype(), outShape);
+        bool withC = c != nullptr && beta_ != 0.0;
+        if (withC) {
+            require(c->rank() <= 2 && broadcastShapes(c->shape(), outShape) == outShape,
+                    "Gemm: C of shape " + shapeToString(c->shape()) + " does not broadcast to " +
+                        shapeToString(outShape));
+            fillBroadcastC(toComputeType(*c), y);
+        }
+        dispatchCompute(ca.dtype(), [&]<class T>() {
+            runGemm<T>(ctx, g, ca.data<T>(), cb.data<T>(), y.data<T>(), static_cast<T>(alpha_),
+                       withC);
+        });
+        outputs[0] = Value(y.dtype() == a.dtype() ? y : y.castTo(a.dtype()));
+    }
+
+  private:
+    // y = beta * C broadcast to y's [M, N] shape.
+    void fillBroadcastC(const Tensor& c, Tensor& y) const {
+        require(c.dtype() == y.dtype(), "Gemm: C type differs from A and B");
+        auto strides = broadcastStrides(c.shape(), y.shape());
+        std::int64_t m = y.dim(0), n = y.dim(1);
+        dispatchCompute(y.dtype(), [&]<class T>() {
+            const T* src = c.data<T>();
+            T* dst = y.data<T>();
+            auto beta = static_cast<T>(beta_);
+            for (std::int64_t i = 0; i < m; ++i)
+                for (std::int64_t j = 0; j < n; ++j)
+                    dst[i * n + j] = beta * src[i * strides[0] + j * strides[1]];
+        });
+    }
+
+    double alpha_, beta_;
+    bool transA_, transB_;
+};
+
+// (x - zeroPoint) as int32 for an 8-bit quantized operand. The zero point is a scalar or one
+// value per row (axis -2, for A) or per column (axis -1, for B) of the matrices.
+Tensor subtractZeroPoint(const Tensor& x, const Tensor* zeroPoint, bool perRow, const char* op,
+                         const char* name) {
+    require(
+        x.dtype() == DataType::UInt8 || x.dtype() == DataType::Int8,
+        std::string(op) + ": " + name + " must be int8 or uint8, got " + dataTypeName(x.dtype()));
+    Tensor out = x.castTo(DataType::Int32);
+    if (zeroPoint == nullptr) return out;
+    require(zeroPoint->dtype() == x.dtype(),
+            std::string(op) + ": the zero point of " + name + " has another type than " + name);
+    std::vector<std::int64_t> zp = zeroPoint->toInt64Vector();
+    std::int64_t axisLength = 1, inner = 1;
+    if (x.rank() >= 2) {
+        axisLength = perRow ? x.dim(x.rank() - 2) : x.dim(x.rank() - 1);
+        inner = perRow ? x.dim(x.rank() - 1) : 1;
+    }
+    require(zp.size() == 1 || static_cast<std::int64_t>(zp.size()) == axisLength,
+            std::string(op) + ": the zero point of " + name + " must be a scalar or have " +
+                std::to_string(axisLength) + " elements, got " + std::to_string(zp.size()));
+    std::int32_t* p = out.data<std::int32_t>();
+    for (std::int64_t i = 0; i < out.numel(); ++i) {
+        auto z = zp.size() == 1 ? zp[0] : zp[static_cast<std::size_t>((i / inner) % axisLength)];
+        p[i] -= static_cast<std::int32_t>(z);
+    }
+    return out;
+}
+
+class MatMulIntegerKernel : public Kernel {
+  public:
+    explicit MatMulIntegerKernel(const NodeInfo&) {}
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        Tensor a = subtractZeroPoint(inputTensor(inputs, 0), optionalInputTensor(inputs, 2), true,
+                                     "MatMulInteger", "A");
+        Tensor b = subtractZeroPoint(inputTensor(inputs, 1), optionalInputTensor(inputs, 3), false,
+                                     "MatMulInteger", "B");
+        outputs[0] = Value(matMulTensors(ctx, a, b, "MatMulInteger"));
+    }
+};
+
+class QLinearMatMulKernel : public Kernel {
+  public:
+    explicit QLinearMatMulKernel(const NodeInfo&) {}
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& aq = inputTensor(inputs, 0);
+        const Tensor& bq = inputTensor(inputs, 3);
+        const Tensor& yZeroPoint = inputTensor(inputs, 7);
+        Tensor a = subtractZeroPoint(aq, &inputTensor(inputs, 2), true, "QLinearMatMul", "a");
+        Tensor b = subtractZeroPoint(bq, &inputTensor(inputs, 5), false, "QLinearMatMul", "b");
+        Tensor acc = matMulTensors(ctx, a, b, "QLinearMatMul");
+        std::vector<double> aScale = scales(inputTensor(inputs, 1), "a_scale");
+        std::vector<double> bScale = scales(inputTensor(inputs, 4), "b_scale");
+        std::vector<double> yScale = scales(inputTensor(inputs, 6), "y_scale");
+        require(yScale.size() == 1 && yZeroPoint.numel() == 1,
+                "QLinearMatMul: y_scale and y_zero_point must be scalars");
+        std::int64_t m = aq.rank() >= 2 ? aq.dim(aq.rank() - 2) : 1;
+        std::int64_t n = bq.rank() >= 2 ? bq.dim(bq.rank() - 1) : 1;
+        require(aScale.size() == 1 || static_cast<std::int64_t>(aScale.size()) == m,
+                "QLinearMatMul: a_scale must be a scalar or have one value per row of a");
+        require(bScale.size() == 1 || static_cast<std::int64_t>(bScale.size()) == n,
+                "QLinearMatMul: b_scale must be a scalar or have one value per column of b");
+        double yZero = yZeroPoint.valueAsDouble(0);
+        Tensor y(yZeroPoint.dtype(), acc.shape());
+        const std::int32_t* in = acc.data<std::int32_t>();
+        dispatchInteger(y.dtype(), [&]<class T>() {
+            T* out = y.data<T>();
+            for (std::int64_t i = 0; i < y.numel(); ++i) {
+                std::int64_t col = i % n, row = (i / n) % m;
+                double as = aScale.size() == 1 ? aScale[0] : aScale[static_cast<std::size_t>(row)];
+                double bs = bScale.size() == 1 ? bScale[0] : bScale[static_cast<std::size_t>(col)];
+                // Round half to even, as the reference (numpy.rint) does.
+                double q =
+                    std::nearbyint(static_cast<double>(in[i]) * (as * bs / yScale[0])) + yZero;
+                out[i] = fromDouble<T>(q);
+            }
+        });
+        outputs[0] = Value(std::move(y));
+    }
+
+  private:
+    static std::vector<double> scales(const Tensor& t, const char* name) {
+        require(isFloatingPoint(t.dtype()),
+                std::string("QLinearMatMul: ") + name + " must be floating-point");
+        std::vector<double> v(static_cast<std::size_t>(t.numel()));
+        for (std::size_t i = 0; i < v.size(); ++i)
+            v[i] = static_cast<float>(t.valueAsDouble(static_cast<std::int64_t>(i)));
+        return v;
+    }
+};
+
+// ---- Einsum ------------------------------------------------------------------------------------
+// Labels: 'A'-'Z' are 0-25 and 'a'-'z' 26-51 (ASCII order, which the implicit output uses);
+// ellipsis dimensions are 52 + i, right-aligned over the widest ellipsis.
+using Labels = std::vector<int>;
+constexpr int kEllipsisLabel = 52;
+
+struct EinsumEquation {
+    std::vector<Labels> inputs;
+    Labels output;
+};
+
+EinsumEquation parseEinsum(std::string equation, const std::vector<const Tensor*>& operands) {
+    equation.erase(std::remove(equation.begin(), equation.end(), ' '), equation.end());
+    auto arrow = equation.find("->");
+    std::string lhs = equation.substr(0, arrow);
+    std::vector<std::string> terms;
+    for (std::size_t start = 0;;) {
+        auto comma = lhs.find(',', start);
+        terms.push_back(lhs.substr(start, comma - start));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    require(terms.size() == operands.size(),
+            "Einsum: the equation has " + std::to_string(terms.size()) + " operands but " +
+                std::to_string(operands.size()) + " inputs were given");
+
+    // First pass: letters and ellipsis positions; the ellipsis width comes from the rank.
+    auto letterLabel = [&](char ch) {
+        if (ch >= 'A' && ch <= 'Z') return ch - 'A';
+        if (ch >= 'a' && ch <= 'z') return 26 + (ch - 'a');
+        fail("Einsum: invalid character '" + std::string(1, ch) + "' in equation " + equation);
+    };
+    struct Term {
+        Labels before, after;
+        bool ellipsis = false;
+    };
+    auto parseTerm = [&](const std::string& term) {
+        Term t;
+        for (std::size_t i = 0; i < term.size(); ++i) {
+            if (term.compare(i, 3, "...") == 0) {
+                require(!t.ellipsis, "Einsum: more than one ellipsis in term " + term);
+                t.ellipsis = true;
+                i += 2;
+                continue;
+            }
+            (t.ellipsis ? t.after : t.before).push_back(letterLabel(term[i]));
+        }
+        return t;
+    };
+    std::vector<Term> parsed;
+    std::int64_t ellipsisRank = 0;
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+        parsed.push_back(parseTerm(terms[i]));
+        const Term& t = parsed.back();
+        auto letters = static_cast<std::int64_t>(t.before.size() + t.after.size());
+        std::int64_t rank = operands[i]->rank();
+        if (t.ellipsis) {
+            require(rank >= letters, "Einsum: operand " + std::to_string(i) + " of shape " +
+                                         shapeToString(operands[i]->shape()) +
+                                         " has fewer dims than term " + terms[i]);
+            ellipsisRank = std::max(ellipsisRank, rank - letters);
+        } else {
+            require(rank == letters, "Einsum: operand " + std::to_string(i) + " of shape " +
+                                         shapeToString(operands[i]->shape()) +
+                                         " does not match term " + terms[i]);
+        }
+    }
+    auto expand = [&](const Term& t, std::int64_t width) {
+        Labels labels = t.before;
+        for (std::int64_t k = 0; k < width; ++k)
+            labels.push_back(kEllipsisLabel + static_cast<int>(ellipsisRank - width + k));
+        labels.insert(labels.end(), t.after.begin(), t.after.end());
+        return labels;
+    };
+    EinsumEquation eq;
+    for (std::size_t i = 0; i < parsed.size(); ++i) {
+        std::int64_t width =
+            parsed[i].ellipsis
+                ? operands[i]->rank() -
+                      static_cast<std::int64_t>(parsed[i].before.size() + parsed[i].after.size())
+                : 0;
+        eq.inputs.push_back(expand(parsed[i], width));
+    }
+    if (arrow != std::string::npos) {
+        Term out = parseTerm(equation.substr(arrow + 2));
+        eq.output = expand(out, out.ellipsis ? ellipsisRank : 0);
+        std::set<int> seen;
+        for (int label : eq.output)
+            require(seen.insert(label).second, "Einsum: repeated label in output of " + equation);
+    } else {
+        // Implicit output: the ellipsis, then the letters used once, in ASCII order.
+        std::array<int, kEllipsisLabel> uses{};
+        for (const Labels& in : eq.inputs)
+            for (int label : in)
+                if (label < kEllipsisLabel) ++uses[static_cast<std::size_t>(label)];
+        for (std::int64_t k = 0; k < ellipsisRank; ++k)
+            eq.output.push_back(kEllipsisLabel + static_cast<int>(k));
+        for (int label = 0; label < kEllipsisLabel; ++label)
+            if (uses[static_cast<std::size_t>(label)] == 1) eq.output.push_back(label);
+    }
+    return eq;
+}
+
+// A contiguous operand whose axes carry distinct labels.
+struct LabelledTensor {
+    Tensor tensor;
+    Labels labels;
+};
+
+// Rearranges `x` (labels possibly repeated: a diagonal) into the axis order `target`, summing
+// over its labels missing from `target`; dims of size 1 broadcast to the label's size.
+template <class T>
+Tensor relabel(const Tensor& x, const Labels& labels, const Labels& target,
+               const std::map<int, std::int64_t>& sizes) {
+    auto strides = shapeStrides(x.shape());
+    std::map<int, std::int64_t> labelStride;
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+        bool broadcast = x.shape()[i] == 1 && sizes.at(labels[i]) != 1;
+        labelStride[labels[i]] += broadcast ? 0 : strides[i];
+    }
+    std::vector<std::int64_t> loopSizes, loopStrides;
+    Shape outShape;
+    for (int label : target) {
+        outShape.push_back(sizes.at(label));
+        loopSizes.push_back(sizes.at(label));
+        loopStrides.push_back(labelStride.count(label) ? labelStride[label] : 0);
+    }
+    std::int64_t summed = 1;
+    std::vector<std::int64_t> sumSizes, sumStrides;
+    for (auto [label, stride] : labelStride) {
+        if (std::find(target.begin(), target.end(), label) != target.end()) continue;
+        sumSizes.push_back(sizes.at(label));
+        sumStrides.push_back(stride);
+        summed *= sizes.at(label);
+    }
+    Tensor out(x.dtype(), outShape);
+    const T* in = x.data<T>();
+    T* dst = out.data<T>();
+    std::vector<std::int64_t> index(loopSizes.size(), 0), sumIndex(sumSizes.size(), 0);
+    std::int64_t base = 0;
+    for (std::int64_t o = 0; o < out.numel(); ++o) {
+        T acc = T(0);
+        std::int64_t offset = base;
+        for (std::int64_t s = 0; s < summed; ++s) {
+            acc += in[offset];
+            for (std::size_t d = sumSizes.size(); d-- > 0;) {
+                offset += sumStrides[d];
+                if (++sumIndex[d] < sumSizes[d]) break;
+                offset -= sumStrides[d] * sumSizes[d];
+                sumIndex[d] = 0;
+            }
+        }
+        dst[o] = acc;
+        for (std::size_t d = loopSizes.size(); d-- > 0;) {
+            base += loopStrides[d];
+            if (++index[d] < loopSizes[d]) break;
+            base -= loopStrides[d] * loopSizes[d];
+            index[d] = 0;
+        }
+    }
+    return out;
+}
+
+bool contains(const Labels& labels, int label) {
+    return std::find(labels.begin(), labels.end(), label) != labels.end();
+}
+
+class EinsumKernel : public Kernel {
+  public:
+    explicit EinsumKernel(const NodeInfo& node) : equation_(node.getString("equation")) {}
+
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        require(!inputs.empty(), "Einsum needs at least one input");
+        std::vector<const Tensor*> operands;
+        for (std::size_t i = 0; i < inputs.size(); ++i) operands.push_back(&inputTensor(inputs, i));
+        DataType type = operands[0]->dtype();
+        for (const Tensor* t : operands)
+            require(t->dtype() == type, "Einsum: inputs have different element types");
+        EinsumEquation eq = parseEinsum(equation_, operands);
+        std::map<int, std::int64_t> sizes;
+        for (std::size_t i = 0; i < operands.size(); ++i) {
+            for (std::size_t d = 0; d < eq.inputs[i].size(); ++d) {
+                int label = eq.inputs[i][d];
+                std::int64_t dim = operands[i]->shape()[d];
+                auto [it, inserted] = sizes.emplace(label, dim);
+                if (inserted || it->second == dim) continue;
+                bool ellipsis = label >= kEllipsisLabel;
+                require(ellipsis && (it->second == 1 || dim == 1),
+                        "Einsum: dimension " + std::to_string(dim) + " of operand " +
+                            std::to_string(i) + " does not match " + std::to_string(it->second) +
+                            " elsewhere for the same label in " + equation_);
+                it->second = std::max(it->second, dim);
+            }
+        }
+        for (int label : eq.output)
+            require(sizes.count(label),
+                    "Einsum: output label does not appear in any input of " + equation_);
+
+        Tensor result;
+        dispatchCompute(computeTypeOf(type),
+                        [&]<class T>() { result = contract<T>(ctx, operands, eq, sizes); });
+        outputs[0] = Value(result.dtype() == type ? result : result.castTo(type));
+    }
+
+  private:
+    // The labels some operand after `index` or the output still needs.
+    static Labels neededAfter(const EinsumEquation& eq, std::size_t index) {
+        Labels needed = eq.output;
+        for (std::size_t j = index + 1; j < eq.inputs.size(); ++j)
+            for (int label : eq.inputs[j])
+                if (!contains(needed, label)) needed.push_back(label);
+        return needed;
+    }
+
+    template <class T>
+    static Tensor contract(KernelContext& ctx, const std::vector<const Tensor*>& operands,
+                           const EinsumEquation& eq, const std::map<int, std::int64_t>& sizes) {
+        auto prepare = [&](std::size_t i, const Labels& needed) {
+            // Distinct labels in order of appearance; drop the ones nobody needs (summed now).
+            Labels keep;
+            for (int label : eq.inputs[i])
+                if (!contains(keep, label) && contains(needed, label)) keep.push_back(label);
+            Tensor t = toComputeType(*operands[i]);
+            return LabelledTensor{relabel<T>(t, eq.inputs[i], keep, sizes), keep};
+        };
+        LabelledTensor acc = prepare(0, neededAfter(eq, 0));
+        for (std::size_t i = 1; i < operands.size(); ++i) {
+            Labels later = neededAfter(eq, i);
+            Labels needed = later;
+            needed.insert(needed.end(), acc.labels.begin(), acc.labels.end());
+            acc = multiply<T>(ctx, acc, prepare(i, needed), later, sizes);
+        }
+        return relabel<T>(acc.tensor, acc.labels, eq.output, sizes);
+    }
+
+    // Contracts two operands into [batch, leftOnly, rightOnly] labels: shared labels still
+    // needed later are batch dims, the other shared ones are summed by the GEMM.
+    template <class T>
+    static LabelledTensor multiply(KernelContext& ctx, const LabelledTensor& x,
+                                   const LabelledTensor& y, const Labels& later,
+                                   const std::map<int, std::int64_t>& sizes) {
+        Labels batch, summed, left, right;
+        for (int label : x.labels) {
+            if (contains(y.labels, label))
+                (contains(later, label) ? batch : summed).push_back(label);
+            else
+                left.push_back(label);
+        }
+        for (int label : y.labels)
+            if (!contains(x.labels, label)) right.push_back(label);
+        auto product = [&](const Labels& ls) {
+            std::int64_t p = 1;
+            for (int label : ls) p *= sizes.at(label);
+            return p;
+        };
+        auto concat = [](std::initializer_list<const Labels*> parts) {
+            Labels all;
+            for (const Labels* p : parts) all.insert(all.end(), p->begin(), p->end());
+            return all;
+        };
+        Tensor a = relabel<T>(x.tensor, x.labels, concat({&batch, &left, &summed}), sizes);
+        Tensor b = relabel<T>(y.tensor, y.labels, concat({&batch, &summed, &right}), sizes);
+        GemmProblem g;
+        g.m = product(left);
+        g.k = product(summed);
+        g.n = product(right);
+        std::int64_t batchCount = product(batch);
+        for (std::int64_t i = 0; i < batchCount; ++i) {
+            g.aOffsets.push_back(i * g.m * g.k);
+            g.bOffsets.push_back(i * g.k * g.n);
+        }
+        Labels outLabels = concat({&batch, &left, &right});
+        Shape outShape;
+        for (int label : outLabels) outShape.push_back(sizes.at(label));
+        Tensor c(a.dtype(), outShape);
+        runGemm<T>(ctx, g, a.data<T>(), b.data<T>(), c.data<T>(), T(1), false);
+        return {c, outLabels};
+    }
+
+    std::string equation_;
+};
+
+class DetKernel : public Kernel {
+  public:
+    explicit DetKernel(const NodeInfo&) {}
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& x = inputTensor(inputs, 0);
+        require(isFloatingPoint(x.dtype()), "Det needs a floating-point input");
+        require(x.rank() >= 2 && x.dim(x.rank() - 1) == x.dim(x.rank() - 2),
+                "Det needs square matrices [..., M, M], got " + shapeToString(x.shape()));
+        std::int64_t m = x.dim(x.rank() - 1);
+        Shape outShape(x.shape().begin(), x.shape().end() - 2);
+        Tensor y(x.dtype(), outShape);
+        dispatchFloat(x.dtype(), [&]<class T>() {
+            const T* in = x.data<T>();
+            T* out = y.data<T>();
+            ctx.pool().parallelFor(
+                y.numel(), static_cast<double>(m * m * m), [&](std::int64_t b, std::int64_t e) {
+                    Eigen::MatrixXd matrix(m, m);
+                    for (std::int64_t i = b; i < e; ++i) {
+                        const T* p = in + i * m * m;
+                        for (std::int64_t r = 0; r < m; ++r)
+                            for (std::int64_t c = 0; c < m; ++c)
+                                matrix(r, c) = toAccumulator<double>(p[r * m + c]);
+                        out[i] = fromDouble<T>(m == 0 ? 1.0 : matrix.determinant());
+                    }
+                });
+        });
+        outputs[0] = Value(std::move(y));
+    }
+};
+
+}  // namespace
+
+void registerMatMulOps(KernelRegistry& registry) {
+    registry.add<MatMulKernel>("MatMul", 1);
+    registry.add<GemmKernel>("Gemm", 1);
+    registry.add<MatMulIntegerKernel>("MatMulInteger", 10);
+    registry.add<QLinearMatMulKernel>("QLinearMatMul", 10);
+    registry.add<EinsumKernel>("Einsum", 12);
+    registry.add<DetKernel>("Det", 11);
+}
 
 }  // namespace onnxlens::engine::ops

@@ -1,7 +1,389 @@
+// Normalizations: BatchNormalization, InstanceNormalization, LayerNormalization, LRN,
+// MeanVarianceNormalization. Statistics are accumulated in double whatever the element type.
+#include <cmath>
+
+#include "NormalizationChannelLayout.h"
 #include "OpFamilies.h"
+#include "ReduceAxesPlan.h"
+#include "ReduceNumeric.h"
 
 namespace onnxlens::engine::ops {
+namespace {
 
-void registerNormalizationOps(KernelRegistry& registry) { (void)registry; }
+// `t` broadcast (numpy, right-aligned) to `target`, flattened; throws when it does not fit.
+std::vector<double> broadcastToDoubles(const Tensor& t, const Shape& target, const char* what) {
+    bool fits = t.shape().size() <= target.size();
+    for (std::size_t i = 1; fits && i <= t.shape().size(); ++i) {
+        std::int64_t d = t.shape()[t.shape().size() - i];
+        fits = d == 1 || d == target[target.size() - i];
+    }
+    require(fits, std::string(what) + " of shape " + shapeToString(t.shape()) +
+                      " does not broadcast to " + shapeToString(target));
+    std::vector<double> source = elementsAsDoubles(t);
+    auto strides = broadcastStrides(t.shape(), target);
+    std::vector<double> out(static_cast<std::size_t>(shapeElementCount(target)));
+    std::vector<std::int64_t> index(target.size(), 0);
+    std::int64_t offset = 0;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        out[i] = source[static_cast<std::size_t>(offset)];
+        for (std::size_t d = target.size(); d-- > 0;) {
+            offset += strides[d];
+            if (++index[d] < target[d]) break;
+            offset -= strides[d] * target[d];
+            index[d] = 0;
+        }
+    }
+    return out;
+}
+
+void requireFloatInput(const Tensor& x, const char* op) {
+    require(isFloatingPoint(x.dtype()),
+            std::string(op) + " needs a floating-point input, got " + dataTypeName(x.dtype()));
+}
+
+// Mean and population variance of `count` consecutive elements.
+template <class T>
+std::pair<double, double> meanAndVariance(const T* p, std::int64_t count) {
+    double sum = 0;
+    for (std::int64_t i = 0; i < count; ++i) sum += toAccumulator<double>(p[i]);
+    double mean = count ? sum / static_cast<double>(count) : 0.0;
+    double squares = 0;
+    for (std::int64_t i = 0; i < count; ++i) {
+        double d = toAccumulator<double>(p[i]) - mean;
+        squares += d * d;
+    }
+    return {mean, count ? squares / static_cast<double>(count) : 0.0};
+}
+
+// y = x * a[c] + b[c] over [N, C, spatial...]: the affine form every normalization ends with.
+// `perElement` params (BatchNormalization spatial=0) have C * spatial entries instead of C.
+template <class T>
+void applyChannelAffine(KernelContext& ctx, const T* x, T* y, std::int64_t n, std::int64_t c,
+                        std::int64_t spatial, const std::vector<double>& a,
+                        const std::vector<double>& b, bool perElement) {
+    ctx.pool().parallelFor(
+        n * c, static_cast<double>(spatial) * 2, [&](std::int64_t begin, std::int64_t end) {
+            for (std::int64_t nc = begin; nc < end; ++nc) {
+                std::int64_t channel = nc % c;
+                const T* in = x + nc * spatial;
+                T* out = y + nc * spatial;
+                for (std::int64_t s = 0; s < spatial; ++s) {
+                    auto p = static_cast<std::size_t>(perElement ? channel * spatial + s : channel);
+                    out[s] = fromDouble<T>(toAccumulator<double>(in[s]) * a[p] + b[p]);
+                }
+            }
+        });
+}
+
+class BatchNormalizationKernel : public Kernel {
+  public:
+    explicit BatchNormalizationKernel(const NodeInfo& node)
+        : epsilon_(node.getFloat("epsilon", 1e-5f)), momentum_(node.getFloat("momentum", 0.9f)) {
+        if (node.opsetVersion() >= 14) {
+            training_ = node.getInt("training_mode", 0) != 0;
+        } else {
+            // Before opset 14 the statistics outputs exist only in training mode.
+            bool extraOutputs = false;
+            for (int i = 1; i < node.outputCount(); ++i) extraOutputs |= node.hasOutput(i);
+            training_ = extraOutputs && node.getInt("is_test", 0) == 0;
+        }
+        spatial_ = node.getInt("spatial", 1) != 0;
+    }
+
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& x = inputTensor(inputs, 0);
+        requireFloatInput(x, "BatchNormalization");
+        ChannelLayout l = channelLayout(x, "BatchNormalization");
+        std::vector<double> scale = elementsAsDoubles(inputTensor(inputs, 1));
+        std::vector<double> bias = elementsAsDoubles(inputTensor(inputs, 2));
+        const Tensor& meanInput = inputTensor(inputs, 3);
+        const Tensor& varInput = inputTensor(inputs, 4);
+        std::vector<double> mean = elementsAsDoubles(meanInput);
+        std::vector<double> var = elementsAsDoubles(varInput);
+
+        auto c = static_cast<std::size_t>(l.c);
+        bool perElement = !spatial_ && !training_ && scale.size() != c;
+        std::size_t params = perElement ? c * static_cast<std::size_t>(l.spatial) : c;
+        for (const auto* v : {&scale, &bias, &mean, &var})
+            require(v->size() == params, "BatchNormalization: scale, B, mean and var need " +
+                                             std::to_string(params) + " elements (channels " +
+                                             std::to_string(l.c) + ")");
+
+        std::vector<double> batchMean, batchVar;
+        if (training_) {
+            batchMean.assign(c, 0.0);
+            batchVar.assign(c, 0.0);
+            dispatchFloat(x.dtype(), [&]<class T>() {
+                channelStatistics(x.data<T>(), l, batchMean, batchVar);
+            });
+        }
+        const auto& useMean = training_ ? batchMean : mean;
+        const auto& useVar = training_ ? batchVar : var;
+        std::vector<double> a(params), b(params);
+        for (std::size_t i = 0; i < params; ++i) {
+            a[i] = scale[i] / std::sqrt(useVar[i] + epsilon_);
+            b[i] = bias[i] - useMean[i] * a[i];
+        }
+        Tensor y(x.dtype(), x.shape());
+        dispatchFloat(x.dtype(), [&]<class T>() {
+            applyChannelAffine(ctx, x.data<T>(), y.data<T>(), l.n, l.c, l.spatial, a, b,
+                               perElement);
+        });
+        outputs[0] = Value(std::move(y));
+        if (!training_) return;
+        std::vector<double> runningMean(c), runningVar(c);
+        for (std::size_t i = 0; i < c; ++i) {
+            runningMean[i] = mean[i] * momentum_ + batchMean[i] * (1 - momentum_);
+            runningVar[i] = var[i] * momentum_ + batchVar[i] * (1 - momentum_);
+        }
+        Shape channels{l.c};
+        if (outputs.size() > 1)
+            outputs[1] = Value(doublesToTensor(runningMean, meanInput.dtype(), channels));
+        if (outputs.size() > 2)
+            outputs[2] = Value(doublesToTensor(runningVar, varInput.dtype(), channels));
+        if (outputs.size() > 3)
+            outputs[3] = Value(doublesToTensor(batchMean, meanInput.dtype(), channels));
+        if (outputs.size() > 4)
+            outputs[4] = Value(doublesToTensor(batchVar, varInput.dtype(), channels));
+    }
+
+  private:
+    template <class T>
+    static void channelStatistics(const T* x, const ChannelLayout& l, std::vector<double>& mean,
+                                  std::vector<double>& var) {
+        auto count = static_cast<double>(l.n * l.spatial);
+        for (std::int64_t ch = 0; ch < l.c; ++ch) {
+            double sum = 0;
+            for (std::int64_t n = 0; n < l.n; ++n) {
+                const T* p = x + (n * l.c + ch) * l.spatial;
+                for (std::int64_t s = 0; s < l.spatial; ++s) sum += toAccumulator<double>(p[s]);
+            }
+            double m = count > 0 ? sum / count : 0.0;
+            double squares = 0;
+            for (std::int64_t n = 0; n < l.n; ++n) {
+                const T* p = x + (n * l.c + ch) * l.spatial;
+                for (std::int64_t s = 0; s < l.spatial; ++s) {
+                    double d = toAccumulator<double>(p[s]) - m;
+                    squares += d * d;
+                }
+            }
+            mean[static_cast<std::size_t>(ch)] = m;
+            var[static_cast<std::size_t>(ch)] = count > 0 ? squares / count : 0.0;
+        }
+    }
+
+    double epsilon_;
+    double momentum_;
+    bool training_ = false;
+    bool spatial_ = true;
+};
+
+class InstanceNormalizationKernel : public Kernel {
+  public:
+    explicit InstanceNormalizationKernel(const NodeInfo& node)
+        : epsilon_(node.getFloat("epsilon", 1e-5f)) {}
+
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& x = inputTensor(inputs, 0);
+        requireFloatInput(x, "InstanceNormalization");
+        ChannelLayout l = channelLayout(x, "InstanceNormalization");
+        std::vector<double> scale = elementsAsDoubles(inputTensor(inputs, 1));
+        std::vector<double> bias = elementsAsDoubles(inputTensor(inputs, 2));
+        require(scale.size() == static_cast<std::size_t>(l.c) && bias.size() == scale.size(),
+                "InstanceNormalization: scale and B need one element per channel (" +
+                    std::to_string(l.c) + ")");
+        // One affine (a, b) per (n, c) instance, laid out as N*C "channels" of one image.
+        auto instances = static_cast<std::size_t>(l.n * l.c);
+        std::vector<double> a(instances), b(instances);
+        Tensor y(x.dtype(), x.shape());
+        dispatchFloat(x.dtype(), [&]<class T>() {
+            const T* in = x.data<T>();
+            ctx.pool().parallelFor(l.n * l.c, static_cast<double>(l.spatial) * 3,
+                                   [&](std::int64_t begin, std::int64_t end) {
+                                       for (std::int64_t i = begin; i < end; ++i) {
+                                           auto [mean, var] =
+                                               meanAndVariance(in + i * l.spatial, l.spatial);
+                                           auto k = static_cast<std::size_t>(i);
+                                           auto ch = static_cast<std::size_t>(i % l.c);
+                                           a[k] = scale[ch] / std::sqrt(var + epsilon_);
+                                           b[k] = bias[ch] - mean * a[k];
+                                       }
+                                   });
+            applyChannelAffine(ctx, in, y.data<T>(), 1, l.n * l.c, l.spatial, a, b, false);
+        });
+        outputs[0] = Value(std::move(y));
+    }
+
+  private:
+    double epsilon_;
+};
+
+class LayerNormalizationKernel : public Kernel {
+  public:
+    explicit LayerNormalizationKernel(const NodeInfo& node)
+        : axis_(node.getInt("axis", -1)), epsilon_(node.getFloat("epsilon", 1e-5f)) {
+        std::int64_t stash = node.getInt("stash_type", 1);
+        require(stash == 1 || stash == 11,
+                "LayerNormalization: unsupported stash_type " + std::to_string(stash));
+        stashType_ = static_cast<DataType>(stash);
+    }
+
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& x = inputTensor(inputs, 0);
+        requireFloatInput(x, "LayerNormalization");
+        std::int64_t axis = normalizeAxis(axis_, x.rank());
+        Shape normalizedShape(x.shape().begin() + axis, x.shape().end());
+        std::int64_t outer = shapeElementCount(std::span(x.shape()).first(axis));
+        std::int64_t inner = shapeElementCount(normalizedShape);
+        std::vector<double> scale =
+            broadcastToDoubles(inputTensor(inputs, 1), normalizedShape, "LayerNormalization scale");
+        std::vector<double> bias;
+        if (const Tensor* b = optionalInputTensor(inputs, 2))
+            bias = broadcastToDoubles(*b, normalizedShape, "LayerNormalization B");
+        auto rows = static_cast<std::size_t>(outer);
+        std::vector<double> means(rows), invStdDevs(rows);
+        Tensor y(x.dtype(), x.shape());
+        dispatchFloat(x.dtype(), [&]<class T>() {
+            const T* in = x.data<T>();
+            T* out = y.data<T>();
+            ctx.pool().parallelFor(
+                outer, static_cast<double>(inner) * 5, [&](std::int64_t begin, std::int64_t end) {
+                    for (std::int64_t r = begin; r < end; ++r) {
+                        const T* row = in + r * inner;
+                        T* dst = out + r * inner;
+                        auto [mean, var] = meanAndVariance(row, inner);
+                        double inv = 1.0 / std::sqrt(var + epsilon_);
+                        means[static_cast<std::size_t>(r)] = mean;
+                        invStdDevs[static_cast<std::size_t>(r)] = inv;
+                        for (std::int64_t i = 0; i < inner; ++i) {
+                            auto k = static_cast<std::size_t>(i);
+                            double v = (toAccumulator<double>(row[i]) - mean) * inv * scale[k];
+                            if (!bias.empty()) v += bias[k];
+                            dst[i] = fromDouble<T>(v);
+                        }
+                    }
+                });
+        });
+        outputs[0] = Value(std::move(y));
+        Shape statShape(x.shape().begin(), x.shape().begin() + axis);
+        statShape.resize(x.shape().size(), 1);
+        if (outputs.size() > 1) outputs[1] = Value(doublesToTensor(means, stashType_, statShape));
+        if (outputs.size() > 2)
+            outputs[2] = Value(doublesToTensor(invStdDevs, stashType_, statShape));
+    }
+
+  private:
+    std::int64_t axis_;
+    double epsilon_;
+    DataType stashType_;
+};
+
+class LrnKernel : public Kernel {
+  public:
+    explicit LrnKernel(const NodeInfo& node)
+        : alpha_(node.getFloat("alpha", 1e-4f)),
+          beta_(node.getFloat("beta", 0.75f)),
+          bias_(node.getFloat("bias", 1.0f)),
+          size_(node.getInt("size")) {
+        require(size_ > 0, "LRN: size must be positive, got " + std::to_string(size_));
+    }
+
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& x = inputTensor(inputs, 0);
+        requireFloatInput(x, "LRN");
+        ChannelLayout l = channelLayout(x, "LRN");
+        std::int64_t before = (size_ - 1) / 2;
+        std::int64_t after = size_ - 1 - before;  // ceil((size - 1) / 2)
+        Tensor y(x.dtype(), x.shape());
+        dispatchFloat(x.dtype(), [&]<class T>() {
+            const T* in = x.data<T>();
+            T* out = y.data<T>();
+            ctx.pool().parallelFor(
+                l.n * l.c, static_cast<double>(l.spatial * size_),
+                [&](std::int64_t begin, std::int64_t end) {
+                    for (std::int64_t nc = begin; nc < end; ++nc) {
+                        std::int64_t n = nc / l.c, c = nc % l.c;
+                        std::int64_t first = std::max<std::int64_t>(0, c - before);
+                        std::int64_t last = std::min<std::int64_t>(l.c - 1, c + after);
+                        for (std::int64_t s = 0; s < l.spatial; ++s) {
+                            double squares = 0;
+                            for (std::int64_t k = first; k <= last; ++k) {
+                                double v = toAccumulator<double>(in[(n * l.c + k) * l.spatial + s]);
+                                squares += v * v;
+                            }
+                            double denom = std::pow(
+                                bias_ + alpha_ / static_cast<double>(size_) * squares, beta_);
+                            std::int64_t i = nc * l.spatial + s;
+                            out[i] = fromDouble<T>(toAccumulator<double>(in[i]) / denom);
+                        }
+                    }
+                });
+        });
+        outputs[0] = Value(std::move(y));
+    }
+
+  private:
+    double alpha_, beta_, bias_;
+    std::int64_t size_;
+};
+
+class MeanVarianceNormalizationKernel : public Kernel {
+  public:
+    explicit MeanVarianceNormalizationKernel(const NodeInfo& node)
+        : axes_(node.getInts("axes", {0, 2, 3})) {}
+
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& x = inputTensor(inputs, 0);
+        requireFloatInput(x, "MeanVarianceNormalization");
+        ReduceAxesPlan plan(x.shape(), reducedAxisMask(axes_, x.rank()));
+        Tensor y(x.dtype(), x.shape());
+        dispatchFloat(x.dtype(), [&]<class T>() {
+            const T* in = x.data<T>();
+            T* out = y.data<T>();
+            auto count = static_cast<double>(plan.reducedCount());
+            ctx.pool().parallelFor(
+                plan.outputCount(), static_cast<double>(plan.reducedCount()) * 4,
+                [&](std::int64_t begin, std::int64_t end) {
+                    plan.forEachOutput(begin, end, [&](std::int64_t, std::int64_t base) {
+                        double sum = 0;
+                        plan.forEachReduced([&](std::int64_t off) {
+                            sum += toAccumulator<double>(in[base + off]);
+                        });
+                        double mean = sum / count;
+                        double squares = 0;
+                        plan.forEachReduced([&](std::int64_t off) {
+                            double d = toAccumulator<double>(in[base + off]) - mean;
+                            squares += d * d;
+                        });
+                        // The schema's function body adds 1e-9 to the standard deviation.
+                        double scale = 1.0 / (std::sqrt(squares / count) + 1e-9);
+                        plan.forEachReduced([&](std::int64_t off) {
+                            out[base + off] = fromDouble<T>(
+                                (toAccumulator<double>(in[base + off]) - mean) * scale);
+                        });
+                    });
+                });
+        });
+        outputs[0] = Value(std::move(y));
+    }
+
+  private:
+    std::vector<std::int64_t> axes_;
+};
+
+}  // namespace
+
+void registerNormalizationOps(KernelRegistry& registry) {
+    registry.add<BatchNormalizationKernel>("BatchNormalization", 1);
+    registry.add<InstanceNormalizationKernel>("InstanceNormalization", 1);
+    registry.add<LayerNormalizationKernel>("LayerNormalization", 17);
+    registry.add<LrnKernel>("LRN", 1);
+    registry.add<MeanVarianceNormalizationKernel>("MeanVarianceNormalization", 9);
+}
 
 }  // namespace onnxlens::engine::ops

@@ -1,7 +1,556 @@
+// Resampling: Resize (opsets 10, 11, 13+), Upsample (7, 9) and GridSample.
+// Resize is separable: every mode is a tensor product of 1-D filters, so the kernel resamples one
+// axis at a time, each output line a weighted sum of a few input lines (one for nearest, two for
+// linear, four for cubic). tf_crop_and_resize extrapolation survives this because the weights of
+// every 1-D filter sum to one: a line set to the extrapolation value stays that value.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
 #include "OpFamilies.h"
 
 namespace onnxlens::engine::ops {
 
-void registerResizeOps(KernelRegistry& registry) { (void)registry; }
+namespace {
+
+enum class Interpolation { Nearest, Linear, Cubic };
+enum class CoordinateTransform {
+    HalfPixel,
+    PytorchHalfPixel,
+    AlignCorners,
+    Asymmetric,
+    TfHalfPixelForNn,
+    TfCropAndResize
+};
+enum class NearestRounding { RoundPreferFloor, RoundPreferCeil, Floor, Ceil };
+enum class AspectRatioPolicy { Stretch, NotLarger, NotSmaller };
+
+Interpolation parseInterpolation(const std::string& mode) {
+    if (mode == "nearest") return Interpolation::Nearest;
+    if (mode == "linear" || mode == "bilinear" || mode == "trilinear") return Interpolation::Linear;
+    if (mode == "cubic" || mode == "bicubic") return Interpolation::Cubic;
+    fail("unsupported resize mode '" + mode + "'");
+}
+
+CoordinateTransform parseCoordinateTransform(const std::string& mode) {
+    if (mode == "half_pixel") return CoordinateTransform::HalfPixel;
+    if (mode == "pytorch_half_pixel") return CoordinateTransform::PytorchHalfPixel;
+    if (mode == "align_corners") return CoordinateTransform::AlignCorners;
+    if (mode == "asymmetric") return CoordinateTransform::Asymmetric;
+    if (mode == "tf_half_pixel_for_nn") return CoordinateTransform::TfHalfPixelForNn;
+    if (mode == "tf_crop_and_resize") return CoordinateTransform::TfCropAndResize;
+    fail("unsupported coordinate_transformation_mode '" + mode + "'");
+}
+
+NearestRounding parseNearestRounding(const std::string& mode) {
+    if (mode == "round_prefer_floor") return NearestRounding::RoundPreferFloor;
+    if (mode == "round_prefer_ceil") return NearestRounding::RoundPreferCeil;
+    if (mode == "floor") return NearestRounding::Floor;
+    if (mode == "ceil") return NearestRounding::Ceil;
+    fail("unsupported nearest_mode '" + mode + "'");
+}
+
+AspectRatioPolicy parseAspectRatioPolicy(const std::string& policy) {
+    if (policy == "stretch") return AspectRatioPolicy::Stretch;
+    if (policy == "not_larger") return AspectRatioPolicy::NotLarger;
+    if (policy == "not_smaller") return AspectRatioPolicy::NotSmaller;
+    fail("unsupported keep_aspect_ratio_policy '" + policy + "'");
+}
+
+struct ResizeSettings {
+    Interpolation mode = Interpolation::Nearest;
+    CoordinateTransform transform = CoordinateTransform::HalfPixel;
+    NearestRounding rounding = NearestRounding::RoundPreferFloor;
+    double cubicA = -0.75;
+    bool excludeOutside = false;
+    double extrapolation = 0.0;
+};
+
+// The 1-D filter of one axis: for output index j, taps [j*width, (j+1)*width) of (index, weight),
+// and whether j is extrapolated (tf_crop_and_resize outside the input).
+struct AxisFilter {
+    std::int64_t inLength = 0, outLength = 0;
+    int width = 1;
+    std::vector<std::int64_t> index;
+    std::vector<double> weight;
+    std::vector<char> outside;
+
+    bool isIdentity() const {
+        if (inLength != outLength) return false;
+        for (std::int64_t j = 0; j < outLength; ++j) {
+            if (outside[j]) return false;
+            for (int t = 0; t < width; ++t) {
+                const double w = weight[j * width + t];
+                if (w != 0 && (w != 1 || index[j * width + t] != j)) return false;
+            }
+        }
+        return true;
+    }
+};
+
+double nearestIndex(double x, NearestRounding rounding) {
+    switch (rounding) {
+        case NearestRounding::RoundPreferFloor:
+            return x == std::floor(x) + 0.5 ? std::floor(x) : std::round(x);
+        case NearestRounding::RoundPreferCeil:
+            return x == std::floor(x) + 0.5 ? std::ceil(x) : std::round(x);
+        case NearestRounding::Floor:
+            return std::floor(x);
+        case NearestRounding::Ceil:
+            return std::ceil(x);
+    }
+    return x;
+}
+
+void cubicWeights(double t, double a, double* w) {
+    auto outer = [a](double d) { return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a; };  // 1<=d<2
+    auto inner = [a](double d) { return ((a + 2) * d - (a + 3)) * d * d + 1; };        // d<1
+    w[0] = outer(t + 1);
+    w[1] = inner(t);
+    w[2] = inner(1 - t);
+    w[3] = outer(2 - t);
+}
+
+// Builds one axis' filter. `scale` is the output/input ratio used by the coordinate transform;
+// the reference computes the resized length as scale * inLength (not the rounded size).
+AxisFilter makeAxisFilter(const ResizeSettings& s, std::int64_t inLength, std::int64_t outLength,
+                          double scale, double roiStart, double roiEnd) {
+    AxisFilter f;
+    f.inLength = inLength;
+    f.outLength = outLength;
+    f.width = s.mode == Interpolation::Nearest ? 1 : s.mode == Interpolation::Linear ? 2 : 4;
+    f.index.assign(static_cast<std::size_t>(outLength * f.width), 0);
+    f.weight.assign(static_cast<std::size_t>(outLength * f.width), 0.0);
+    f.outside.assign(static_cast<std::size_t>(outLength), 0);
+    const double in = static_cast<double>(inLength);
+    const double resized = scale * in;
+    for (std::int64_t j = 0; j < outLength; ++j) {
+        const double x = static_cast<double>(j);
+        double src = 0;
+        switch (s.transform) {
+            case CoordinateTransform::HalfPixel:
+                src = (x + 0.5) / scale - 0.5;
+                break;
+            case CoordinateTransform::PytorchHalfPixel:
+                src = outLength > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+                break;
+            case CoordinateTransform::AlignCorners:
+                src = resized == 1 ? 0.0 : x * (in - 1) / (resized - 1);
+                break;
+            case CoordinateTransform::Asymmetric:
+                src = x / scale;
+                break;
+            case CoordinateTransform::TfHalfPixelForNn:
+                src = (x + 0.5) / scale;
+                break;
+            case CoordinateTransform::TfCropAndResize:
+                src = resized == 1 ? (roiEnd - roiStart) * (in - 1) / 2
+                                   : x * (roiEnd - roiStart) * (in - 1) / (resized - 1);
+                src += roiStart * (in - 1);
+                if (!(src >= 0 && src <= in - 1)) {  // also catches a NaN roi
+                    f.outside[j] = 1;
+                    continue;
+                }
+                break;
+        }
+        std::int64_t* idx = &f.index[j * f.width];
+        double* w = &f.weight[j * f.width];
+        if (s.mode == Interpolation::Nearest) {
+            idx[0] = std::clamp<std::int64_t>(
+                static_cast<std::int64_t>(nearestIndex(src, s.rounding)), 0, inLength - 1);
+            w[0] = 1;
+            continue;
+        }
+        const double base = std::floor(src);
+        const double t = src - base;
+        // The reference takes the `width` nearest positions of the edge-padded input (padding
+        // ceil(width/2)), so far outside the input the window stops at the padding.
+        const std::int64_t pad = f.width / 2 + f.width % 2;
+        std::int64_t start = static_cast<std::int64_t>(base) - (f.width == 4 ? 1 : 0);
+        start = std::clamp<std::int64_t>(start, -pad, std::max(-pad, inLength + pad - f.width));
+        if (s.mode == Interpolation::Linear) {
+            w[0] = 1 - t;
+            w[1] = t;
+        } else {
+            cubicWeights(t, s.cubicA, w);
+        }
+        double sum = 0;
+        for (int k = 0; k < f.width; ++k) {
+            const std::int64_t position = start + k;
+            if (s.excludeOutside && (position < 0 || position >= inLength)) w[k] = 0;
+            sum += w[k];
+            idx[k] = std::clamp<std::int64_t>(position, 0, inLength - 1);
+        }
+        if (s.excludeOutside && sum != 0)
+            for (int k = 0; k < f.width; ++k) w[k] /= sum;
+    }
+    return f;
+}
+
+// Resamples `axis` of `src` with the filter, computing in T.
+template <class T>
+Tensor resampleAxis(ThreadPool& pool, const Tensor& src, std::size_t axis, const AxisFilter& f,
+                    double extrapolation) {
+    Shape shape = src.shape();
+    shape[axis] = f.outLength;
+    Tensor dst(src.dtype(), shape);
+    std::int64_t outer = 1, inner = 1;
+    for (std::size_t d = 0; d < axis; ++d) outer *= shape[d];
+    for (std::size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+    const T* in = src.data<T>();
+    T* out = dst.data<T>();
+    const T fill = static_cast<T>(extrapolation);
+    const std::vector<T> weights(f.weight.begin(), f.weight.end());
+    const int width = f.width;
+    if (inner == 1) {
+        // The last axis: every output element is a short dot product of one input line.
+        pool.parallelFor(outer, static_cast<double>(f.outLength * width * 2),
+                         [&](std::int64_t begin, std::int64_t end) {
+            for (std::int64_t o = begin; o < end; ++o) {
+                const T* line = in + o * f.inLength;
+                T* result = out + o * f.outLength;
+                for (std::int64_t j = 0; j < f.outLength; ++j) {
+                    if (f.outside[j]) {
+                        result[j] = fill;
+                        continue;
+                    }
+                    const std::int64_t* idx = &f.index[j * width];
+                    const T* w = &weights[j * width];
+                    T sum = w[0] * line[idx[0]];
+                    for (int k = 1; k < width; ++k) sum += w[k] * line[idx[k]];
+                    result[j] = sum;
+                }
+            }
+        });
+        return dst;
+    }
+    pool.parallelFor(outer * f.outLength, static_cast<double>(inner * width * 2),
+                     [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t row = begin; row < end; ++row) {
+            const std::int64_t o = row / f.outLength, j = row % f.outLength;
+            T* line = out + row * inner;
+            if (f.outside[j]) {
+                std::fill_n(line, inner, fill);
+                continue;
+            }
+            const T* base = in + o * f.inLength * inner;
+            const std::int64_t* idx = &f.index[j * width];
+            const T* w = &weights[j * width];
+            if (width == 1) {
+                std::copy_n(base + idx[0] * inner, inner, line);
+                continue;
+            }
+            std::fill_n(line, inner, T(0));
+            for (int k = 0; k < width; ++k) {
+                if (w[k] == T(0)) continue;
+                const T weight = w[k];
+                const T* source = base + idx[k] * inner;
+                for (std::int64_t i = 0; i < inner; ++i) line[i] += weight * source[i];
+            }
+        }
+    });
+    return dst;
+}
+
+// Applies the per-axis filters (identity axes skipped) to `x`.
+Tensor resampleSeparable(ThreadPool& pool, const Tensor& x, const std::vector<AxisFilter>& filters,
+                         const ResizeSettings& s) {
+    std::vector<std::size_t> active;
+    for (std::size_t a = 0; a < filters.size(); ++a)
+        if (!filters[a].isIdentity()) active.push_back(a);
+    // Shrinking axes first keeps the intermediate tensors small.
+    std::stable_sort(active.begin(), active.end(), [&](std::size_t a, std::size_t b) {
+        return filters[a].outLength * filters[b].inLength <
+               filters[b].outLength * filters[a].inLength;
+    });
+    if (active.empty()) return x.clone();
+    const bool gather = s.mode == Interpolation::Nearest;
+    auto run = [&]<class T>(Tensor t) {
+        for (std::size_t a : active) t = resampleAxis<T>(pool, t, a, filters[a], s.extrapolation);
+        return t;
+    };
+    if (x.dtype() == DataType::Double) return run.template operator()<double>(x);
+    if (x.dtype() == DataType::Float) return run.template operator()<float>(x);
+    if (gather && isInteger(x.dtype()) && dataTypeSize(x.dtype()) <= 2 && s.extrapolation == 0) {
+        // Small integers are exact in float; nearest only moves values.
+        return run.template operator()<float>(x.castTo(DataType::Float)).castTo(x.dtype());
+    }
+    if (gather && x.dtype() != DataType::Float16 && x.dtype() != DataType::BFloat16) {
+        // Wide integers and bools: gather exactly in int64 / the original type width.
+        if (x.dtype() == DataType::Int64) return run.template operator()<std::int64_t>(x);
+        return run.template operator()<double>(x.castTo(DataType::Double)).castTo(x.dtype());
+    }
+    Tensor y = run.template operator()<float>(x.castTo(DataType::Float));
+    if (isInteger(x.dtype())) {
+        float* v = y.data<float>();
+        for (std::int64_t i = 0; i < y.numel(); ++i) v[i] = std::nearbyint(v[i]);
+    }
+    return y.castTo(x.dtype());
+}
+
+// Resize for every opset form: the kernel reads which inputs hold roi, scales and sizes.
+class ResizeKernel : public Kernel {
+  public:
+    explicit ResizeKernel(const NodeInfo& node) : opset_(node.opsetVersion()) {
+        settings_.mode = parseInterpolation(node.getString("mode", "nearest"));
+        if (opset_ < 11 || node.opType() == "Upsample") {
+            settings_.transform = CoordinateTransform::Asymmetric;
+            settings_.rounding = NearestRounding::Floor;
+        } else {
+            settings_.transform = parseCoordinateTransform(
+                node.getString("coordinate_transformation_mode", "half_pixel"));
+            settings_.rounding =
+                parseNearestRounding(node.getString("nearest_mode", "round_prefer_floor"));
+            settings_.cubicA = node.getFloat("cubic_coeff_a", -0.75f);
+            settings_.excludeOutside = node.getInt("exclude_outside", 0) != 0;
+            settings_.extrapolation = node.getFloat("extrapolation_value", 0.0f);
+        }
+        if (node.opType() == "Upsample" && opset_ < 9) {
+            attributeScales_ = node.getFloats("scales");
+            require(!attributeScales_.empty(), "Upsample-7 requires the scales attribute");
+        }
+        require(node.getInt("antialias", 0) == 0, "Resize antialias is not supported");
+        axes_ = node.getInts("axes");
+        policy_ = parseAspectRatioPolicy(node.getString("keep_aspect_ratio_policy", "stretch"));
+        upsample_ = node.opType() == "Upsample";
+    }
+
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& x = inputTensor(inputs, 0);
+        const std::size_t rank = x.shape().size();
+        const Tensor *roi = nullptr, *scales = nullptr, *sizes = nullptr;
+        if (upsample_ || opset_ < 11) {
+            if (attributeScales_.empty()) scales = &inputTensor(inputs, 1);
+        } else {
+            roi = optionalInputTensor(inputs, 1);
+            scales = optionalInputTensor(inputs, 2);
+            sizes = optionalInputTensor(inputs, 3);
+        }
+        if (scales && scales->numel() == 0) scales = nullptr;
+        if (sizes && sizes->numel() == 0) sizes = nullptr;
+        require(attributeScales_.size() || scales || sizes, "Resize needs either scales or sizes");
+        require(!(scales && sizes), "Resize takes scales or sizes, not both");
+
+        std::vector<std::size_t> axes;
+        if (axes_.empty()) {
+            for (std::size_t a = 0; a < rank; ++a) axes.push_back(a);
+        } else {
+            for (auto a : axes_)
+                axes.push_back(
+                    static_cast<std::size_t>(normalizeAxis(a, static_cast<std::int64_t>(rank))));
+        }
+        std::vector<double> scale(rank, 1.0);
+        Shape outShape = x.shape();
+        if (sizes) {
+            std::vector<std::int64_t> requested = sizes->toInt64Vector();
+            require(requested.size() == axes.size(),
+                    "sizes has " + std::to_string(requested.size()) + " values for " +
+                        std::to_string(axes.size()) + " axes");
+            if (policy_ != AspectRatioPolicy::Stretch) {
+                double common = policy_ == AspectRatioPolicy::NotLarger ? 1e300 : 0;
+                for (std::size_t i = 0; i < axes.size(); ++i) {
+                    const double r = static_cast<double>(requested[i]) / x.dim(axes[i]);
+                    common = policy_ == AspectRatioPolicy::NotLarger ? std::min(common, r)
+                                                                     : std::max(common, r);
+                }
+                for (std::size_t i = 0; i < axes.size(); ++i)
+                    requested[i] = static_cast<std::int64_t>(std::round(common * x.dim(axes[i])));
+            }
+            for (std::size_t i = 0; i < axes.size(); ++i) {
+                require(requested[i] >= 0, "sizes must not be negative");
+                outShape[axes[i]] = requested[i];
+                scale[axes[i]] =
+                    x.dim(axes[i]) ? static_cast<double>(requested[i]) / x.dim(axes[i]) : 1.0;
+            }
+        } else {
+            std::vector<double> given;
+            if (scales)
+                for (std::int64_t i = 0; i < scales->numel(); ++i)
+                    given.push_back(
+                        static_cast<double>(static_cast<float>(scales->valueAsDouble(i))));
+            else
+                given.assign(attributeScales_.begin(), attributeScales_.end());
+            require(given.size() == axes.size(), "scales has " + std::to_string(given.size()) +
+                                                     " values for " + std::to_string(axes.size()) +
+                                                     " axes");
+            for (std::size_t i = 0; i < axes.size(); ++i) {
+                require(given[i] > 0, "scales must be positive");
+                scale[axes[i]] = given[i];
+                outShape[axes[i]] = static_cast<std::int64_t>(
+                    std::floor(given[i] * static_cast<double>(x.dim(axes[i]))));
+            }
+        }
+
+        std::vector<double> roiStart(rank, 0.0), roiEnd(rank, 1.0);
+        if (settings_.transform == CoordinateTransform::TfCropAndResize && roi &&
+            roi->numel() > 0) {
+            require(roi->numel() == static_cast<std::int64_t>(2 * axes.size()),
+                    "roi must hold a start and an end per resized axis");
+            for (std::size_t i = 0; i < axes.size(); ++i) {
+                roiStart[axes[i]] = roi->valueAsDouble(static_cast<std::int64_t>(i));
+                roiEnd[axes[i]] = roi->valueAsDouble(static_cast<std::int64_t>(i + axes.size()));
+            }
+        }
+
+        if (shapeElementCount(outShape) == 0 || x.numel() == 0) {
+            require(shapeElementCount(outShape) == 0,
+                    "cannot resize an empty tensor to a non-empty one");
+            outputs[0] = Value(Tensor(x.dtype(), outShape));
+            return;
+        }
+        std::vector<AxisFilter> filters;
+        for (std::size_t a = 0; a < rank; ++a)
+            filters.push_back(
+                makeAxisFilter(settings_, x.dim(a), outShape[a], scale[a], roiStart[a], roiEnd[a]));
+        outputs[0] = Value(resampleSeparable(ctx.pool(), x, filters, settings_));
+    }
+
+  private:
+    int opset_;
+    bool upsample_ = false;
+    ResizeSettings settings_;
+    std::vector<float> attributeScales_;
+    std::vector<std::int64_t> axes_;
+    AspectRatioPolicy policy_ = AspectRatioPolicy::Stretch;
+};
+
+// GridSample (opset 16): 4-D input, grid [N, Hout, Wout, 2] of (x, y) in [-1, 1].
+class GridSampleKernel : public Kernel {
+  public:
+    explicit GridSampleKernel(const NodeInfo& node)
+        : mode_(parseInterpolation(node.getString("mode", "bilinear"))),
+          alignCorners_(node.getInt("align_corners", 0) != 0) {
+        const std::string padding = node.getString("padding_mode", "zeros");
+        if (padding == "zeros")
+            padding_ = Padding::Zeros;
+        else if (padding == "border")
+            padding_ = Padding::Border;
+        else if (padding == "reflection")
+            padding_ = Padding::Reflection;
+        else
+            fail("unsupported padding_mode '" + padding + "'");
+    }
+
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& x = inputTensor(inputs, 0);
+        const Tensor& grid = inputTensor(inputs, 1);
+        require(x.rank() == 4,
+                "GridSample input must be 4-D (N, C, H, W), got " + shapeToString(x.shape()));
+        require(grid.rank() == 4 && grid.dim(0) == x.dim(0) && grid.dim(3) == 2,
+                "grid must have shape [N, H_out, W_out, 2] with N of the input, got " +
+                    shapeToString(grid.shape()));
+        const std::int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
+        const std::int64_t OH = grid.dim(1), OW = grid.dim(2);
+        Tensor xd = x.castTo(DataType::Double), gd = grid.castTo(DataType::Double);
+        Tensor y(DataType::Double, {N, C, OH, OW});
+        const double* in = xd.data<double>();
+        const double* g = gd.data<double>();
+        double* out = y.data<double>();
+        ctx.pool().parallelFor(
+            N * OH, static_cast<double>(OW * C * 16), [&](std::int64_t b, std::int64_t e) {
+                for (std::int64_t row = b; row < e; ++row) {
+                    const std::int64_t n = row / OH, oh = row % OH;
+                    for (std::int64_t ow = 0; ow < OW; ++ow) {
+                        const double* point = g + ((n * OH + oh) * OW + ow) * 2;
+                        const double sx = unnormalize(point[0], W), sy = unnormalize(point[1], H);
+                        for (std::int64_t c = 0; c < C; ++c)
+                            out[((n * C + c) * OH + oh) * OW + ow] =
+                                sample(in + (n * C + c) * H * W, H, W, sx, sy);
+                    }
+                }
+            });
+        outputs[0] = Value(y.castTo(x.dtype()));
+    }
+
+  private:
+    enum class Padding { Zeros, Border, Reflection };
+
+    double unnormalize(double coord, std::int64_t size) const {
+        return alignCorners_ ? (coord + 1) / 2 * static_cast<double>(size - 1)
+                             : ((coord + 1) * static_cast<double>(size) - 1) / 2;
+    }
+
+    // Reflects a coordinate into [low, high] given as twice their values (PyTorch's convention).
+    static double reflect(double v, double twiceLow, double twiceHigh) {
+        if (twiceLow == twiceHigh) return 0;
+        const double low = twiceLow / 2, span = (twiceHigh - twiceLow) / 2;
+        v = std::fabs(v - low);
+        const double extra = std::fmod(v, span);
+        const bool evenFlips = std::fmod(std::floor(v / span), 2.0) == 0;
+        return evenFlips ? extra + low : span - extra + low;
+    }
+
+    // Border and reflection padding move a coordinate inside [0, size - 1].
+    double pad(double v, std::int64_t size) const {
+        const double hi = static_cast<double>(size - 1);
+        if (padding_ == Padding::Border) return std::clamp(v, 0.0, hi);
+        if (padding_ == Padding::Reflection) {
+            v = alignCorners_ ? reflect(v, 0, 2 * hi) : reflect(v, -1, 2 * hi + 1);
+            return std::clamp(v, 0.0, hi);
+        }
+        return v;
+    }
+
+    // Adds weight * pixel(x, y) for integral coordinates inside the image; taps outside (zeros
+    // padding) or not finite add nothing, whatever their weight.
+    static void addPixel(double& sum, double weight, const double* plane, std::int64_t H,
+                         std::int64_t W, double x, double y) {
+        if (!(x >= 0 && x < static_cast<double>(W) && y >= 0 && y < static_cast<double>(H)))
+            return;
+        sum += weight * plane[static_cast<std::int64_t>(y) * W + static_cast<std::int64_t>(x)];
+    }
+
+    double sample(const double* plane, std::int64_t H, std::int64_t W, double sx, double sy) const {
+        if (mode_ == Interpolation::Cubic) {
+            // Bicubic pads every tap, not the sampling point.
+            const double bx = std::floor(sx), by = std::floor(sy);
+            double wx[4], wy[4];
+            cubicWeights(sx - bx, -0.75, wx);
+            cubicWeights(sy - by, -0.75, wy);
+            double sum = 0;
+            for (int j = 0; j < 4; ++j)
+                for (int i = 0; i < 4; ++i) {
+                    double px = bx - 1 + i, py = by - 1 + j;
+                    if (padding_ != Padding::Zeros) {
+                        px = pad(px, W);
+                        py = pad(py, H);
+                    }
+                    addPixel(sum, wx[i] * wy[j], plane, H, W, px, py);
+                }
+            return sum;
+        }
+        sx = pad(sx, W);
+        sy = pad(sy, H);
+        if (mode_ == Interpolation::Nearest) {
+            double value = 0;
+            addPixel(value, 1.0, plane, H, W, std::nearbyint(sx), std::nearbyint(sy));
+            return value;
+        }
+        const double x0 = std::floor(sx), y0 = std::floor(sy);
+        const double tx = sx - x0, ty = sy - y0;
+        double sum = 0;
+        addPixel(sum, (1 - tx) * (1 - ty), plane, H, W, x0, y0);
+        addPixel(sum, tx * (1 - ty), plane, H, W, x0 + 1, y0);
+        addPixel(sum, (1 - tx) * ty, plane, H, W, x0, y0 + 1);
+        addPixel(sum, tx * ty, plane, H, W, x0 + 1, y0 + 1);
+        return sum;
+    }
+
+    Interpolation mode_;
+    bool alignCorners_;
+    Padding padding_ = Padding::Zeros;
+};
+
+}  // namespace
+
+void registerResizeOps(KernelRegistry& registry) {
+    registry.add<ResizeKernel>("Resize", 10);
+    registry.add<ResizeKernel>("Upsample", 7, 10);
+    registry.add<GridSampleKernel>("GridSample", 16);
+}
 
 }  // namespace onnxlens::engine::ops

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "onnxlens/model/ExternalData.h"
+#include "onnxlens/model/TensorFile.h"
 
 namespace onnxlens::engine {
 
@@ -36,9 +37,14 @@ void fillFromBytes(Tensor& t, const std::string& bytes, const std::string& label
     if (!bytes.empty()) std::memcpy(t.raw(), bytes.data(), bytes.size());
 }
 
-// Replaced by the model library's .npy reader once TensorFile.h lands.
 Result<Value> readNpyValue(const std::filesystem::path& file) {
-    return makeError(file.string(), ".npy files are not readable in this build yet");
+    auto proto = readNpyFile(file);
+    if (!proto) return proto.error();
+    try {
+        return Value(tensorFromProto(*proto));
+    } catch (const EngineError& e) {
+        return makeError(file.string(), e.what());
+    }
 }
 
 }  // namespace

@@ -3,7 +3,10 @@
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
 
+#include <cstdint>
+#include <limits>
 #include <map>
+#include <stdexcept>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -218,7 +221,15 @@ Result<LayoutRequest> parseLayoutRequest(std::string_view text) {
         Json doc = Json::parse(text);
         LayoutRequest request;
         request.labelFontSize = doc.value("labelFontSize", 9.0);
-        request.fastModeNodeCount = doc.value("fastModeNodeCount", 600);
+        if (doc.contains("fastModeNodeCount")) {
+            // nlohmann converts any number to int with a plain cast, undefined behaviour for
+            // 1e30; the worker's input comes from outside, so the range is checked first.
+            const Json& count = doc.at("fastModeNodeCount");
+            if (!count.is_number_integer() || count.get<std::int64_t>() < 0 ||
+                count.get<std::int64_t>() > std::numeric_limits<int>::max())
+                throw std::invalid_argument("fastModeNodeCount is not a non-negative integer");
+            request.fastModeNodeCount = count.get<int>();
+        }
         for (const auto& g : doc.at("graphs")) {
             LayoutGraphSpec spec;
             spec.id = g.at("id").get<std::string>();

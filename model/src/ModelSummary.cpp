@@ -1,10 +1,13 @@
 #include "onnxlens/model/ModelSummary.h"
 
-#include <exception>
-#include <unordered_set>
-
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
+
+#include <algorithm>
+#include <exception>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "onnxlens/model/ExternalData.h"
 #include "onnxlens/model/TensorTypes.h"
@@ -20,9 +23,9 @@ std::uint64_t storedBytes(const TP& tensor) {
     if (tensor.data_type() == TP::STRING) return 0;
     if (usesExternalData(tensor)) return UINT64_MAX;
     if (tensor.has_raw_data()) return tensor.raw_data().size();
-    return static_cast<std::uint64_t>(tensor.float_data_size()) * 4 + tensor.double_data_size() * 8ull +
-           tensor.int32_data_size() * 4ull + tensor.int64_data_size() * 8ull +
-           tensor.uint64_data_size() * 8ull;
+    return static_cast<std::uint64_t>(tensor.float_data_size()) * 4 +
+           tensor.double_data_size() * 8ull + tensor.int32_data_size() * 4ull +
+           tensor.int64_data_size() * 8ull + tensor.uint64_data_size() * 8ull;
 }
 
 void copyTensorWithoutBulk(const TP& source, TP* target, std::size_t maxKeptBytes) {
@@ -34,8 +37,12 @@ void copyTensorWithoutBulk(const TP& source, TP* target, std::size_t maxKeptByte
     target->set_data_type(source.data_type());
     *target->mutable_dims() = source.dims();
     target->set_doc_string(source.doc_string());
-    // An empty raw_data still counts as the one value field the checker requires.
-    target->set_raw_data(std::string());
+    // The checker wants exactly one non-empty value field but does not compare its size with
+    // the dims, so one element's worth of zero bytes stands in for the data.
+    // A 0-element tensor must hold no data at all.
+    if (elementCount(source).value_or(0) != 0)
+        target->set_raw_data(
+            std::string(std::max<std::size_t>(1, elementTypeSize(source.data_type())), '\0'));
 }
 
 void copyGraphWithoutBulk(const onnx::GraphProto& source, onnx::GraphProto* target,
@@ -61,10 +68,13 @@ void copyNodeWithoutBulk(const onnx::NodeProto& source, onnx::NodeProto* target,
         copy->set_type(attribute.type());
         copy->set_doc_string(attribute.doc_string());
         if (attribute.has_ref_attr_name()) copy->set_ref_attr_name(attribute.ref_attr_name());
-        if (attribute.has_t()) copyTensorWithoutBulk(attribute.t(), copy->mutable_t(), maxKeptBytes);
-        for (const auto& t : attribute.tensors()) copyTensorWithoutBulk(t, copy->add_tensors(), maxKeptBytes);
+        if (attribute.has_t())
+            copyTensorWithoutBulk(attribute.t(), copy->mutable_t(), maxKeptBytes);
+        for (const auto& t : attribute.tensors())
+            copyTensorWithoutBulk(t, copy->add_tensors(), maxKeptBytes);
         if (attribute.has_g()) copyGraphWithoutBulk(attribute.g(), copy->mutable_g(), maxKeptBytes);
-        for (const auto& g : attribute.graphs()) copyGraphWithoutBulk(g, copy->add_graphs(), maxKeptBytes);
+        for (const auto& g : attribute.graphs())
+            copyGraphWithoutBulk(g, copy->add_graphs(), maxKeptBytes);
     }
 }
 
@@ -164,7 +174,8 @@ InitializerSummary summarizeInitializers(const onnx::GraphProto& graph) {
         const auto count = elementCount(init).value_or(0);
         summary.parameters += static_cast<std::int64_t>(count);
         if (init.data_type() == TP::STRING) {
-            for (const auto& s : init.string_data()) summary.bytes += static_cast<std::int64_t>(s.size());
+            for (const auto& s : init.string_data())
+                summary.bytes += static_cast<std::int64_t>(s.size());
         } else {
             summary.bytes += static_cast<std::int64_t>(count * elementTypeSize(init.data_type()));
         }
@@ -207,32 +218,98 @@ CheckerVerdict runChecker(const onnx::ModelProto& model) {
         verdict.ok = true;
     } catch (const std::exception& e) {
         verdict.message = e.what();
-        while (!verdict.message.empty() && (verdict.message.back() == '\n' || verdict.message.back() == ' '))
+        while (!verdict.message.empty() &&
+               (verdict.message.back() == '\n' || verdict.message.back() == ' '))
             verdict.message.pop_back();
     }
     return verdict;
 }
 
+namespace {
+
+using OpsetVersions = std::unordered_map<std::string, int>;
+
+OpsetVersions opsetVersions(const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& imports,
+                            const OpsetVersions& fallback = {}) {
+    OpsetVersions versions = fallback;
+    for (const auto& o : imports)
+        versions[o.domain() == "ai.onnx" ? "" : o.domain()] = static_cast<int>(o.version());
+    return versions;
+}
+
+Status checkNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
+                  const OpsetVersions& opsets, const std::string& where) {
+    for (int i = 0; i < nodes.size(); ++i) {
+        const auto& node = nodes[i];
+        const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+        if (auto opset = opsets.find(domain); opset != opsets.end()) {
+            const auto* schema =
+                onnx::OpSchemaRegistry::Schema(node.op_type(), opset->second, domain);
+            if (schema) {
+                try {
+                    schema->Verify(node);
+                } catch (const std::exception& e) {
+                    std::string message = e.what();
+                    while (!message.empty() && (message.back() == '\n' || message.back() == ' '))
+                        message.pop_back();
+                    return makeError(where, "node '" + node.name() + "' (" + node.op_type() +
+                                                ") does not match its schema: " + message);
+                }
+            }
+        }
+        for (const auto& attribute : node.attribute()) {
+            if (attribute.has_g()) {
+                auto status = checkNodes(attribute.g().node(), opsets, where);
+                if (!status) return status;
+            }
+            for (const auto& g : attribute.graphs()) {
+                auto status = checkNodes(g.node(), opsets, where);
+                if (!status) return status;
+            }
+        }
+    }
+    return Ok{};
+}
+
+}  // namespace
+
+Status checkNodesAgainstSchemas(const onnx::ModelProto& model) {
+    const OpsetVersions opsets = opsetVersions(model.opset_import());
+    auto status = checkNodes(model.graph().node(), opsets, "main graph");
+    if (!status) return status;
+    for (const auto& function : model.functions()) {
+        status = checkNodes(function.node(), opsetVersions(function.opset_import(), opsets),
+                            "function '" + function.name() + "'");
+        if (!status) return status;
+    }
+    return Ok{};
+}
+
 ShapeInferenceSummary runShapeInference(const onnx::ModelProto& model) {
     ShapeInferenceSummary summary;
     onnx::ModelProto copy = copyWithoutBulkData(model);
-    try {
-        onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
-                                           onnx::ShapeInferenceOptions(false, 1, false));
-        summary.ok = true;
-    } catch (const std::exception& e) {
-        summary.message = e.what();
-        // Strict mode stops at the first node it cannot infer; the lenient mode infers what it
-        // can, which is what the edge counts describe.
-        copy = copyWithoutBulkData(model);
+    if (auto safe = checkNodesAgainstSchemas(model); !safe) {
+        summary.message = "skipped: " + safe.error().message;
+    } else {
         try {
             onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
-                                               onnx::ShapeInferenceOptions(false, 0, false));
-        } catch (const std::exception&) {
+                                               onnx::ShapeInferenceOptions(false, 1, false));
+            summary.ok = true;
+        } catch (const std::exception& e) {
+            summary.message = e.what();
+            // Strict mode stops at the first node it cannot infer; the lenient mode infers what it
+            // can, which is what the edge counts describe.
             copy = copyWithoutBulkData(model);
+            try {
+                onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
+                                                   onnx::ShapeInferenceOptions(false, 0, false));
+            } catch (const std::exception&) {
+                copy = copyWithoutBulkData(model);
+            }
         }
     }
-    while (!summary.message.empty() && (summary.message.back() == '\n' || summary.message.back() == ' '))
+    while (!summary.message.empty() &&
+           (summary.message.back() == '\n' || summary.message.back() == ' '))
         summary.message.pop_back();
     countKnownEdges(copy.graph(), summary);
     return summary;
@@ -251,8 +328,10 @@ Result<ModelSummary> summarizeModel(const LoadedModel& loaded) {
     summary.domain = model.domain();
     summary.modelVersion = model.model_version();
     summary.docString = model.doc_string();
-    for (const auto& opset : model.opset_import()) summary.opsets.push_back({opset.domain(), opset.version()});
-    for (const auto& prop : model.metadata_props()) summary.metadata.emplace_back(prop.key(), prop.value());
+    for (const auto& opset : model.opset_import())
+        summary.opsets.push_back({opset.domain(), opset.version()});
+    for (const auto& prop : model.metadata_props())
+        summary.metadata.emplace_back(prop.key(), prop.value());
 
     std::unordered_set<std::string> initializerNames;
     for (const auto& init : graph.initializer()) initializerNames.insert(init.name());
@@ -263,7 +342,8 @@ Result<ModelSummary> summarizeModel(const LoadedModel& loaded) {
     addDynamicAxes(summary.outputs, summary.dynamicAxes);
 
     summary.nodeCount = graph.node_size();
-    for (const auto& node : graph.node()) ++summary.opHistogram[displayDomain(node.domain()) + "::" + node.op_type()];
+    for (const auto& node : graph.node())
+        ++summary.opHistogram[displayDomain(node.domain()) + "::" + node.op_type()];
     GraphCounts counts;
     countNested(graph, counts);
     summary.nodeCountWithSubgraphs = counts.nodes;

@@ -777,7 +777,9 @@ Result<ViewGraph> buildViewGraph(std::shared_ptr<const onnx::ModelProto> model,
         for (const auto& o : model->opset_import())
             view.opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = o.version();
         auto inferred = std::make_shared<onnx::ModelProto>(copyWithoutBulkData(*model));
-        if (options.inferShapes) {
+        auto inferable = checkNodesAgainstSchemas(*model);
+        if (options.inferShapes && !inferable) view.shapeInferenceError = inferable.error().message;
+        if (options.inferShapes && inferable) {
             try {
                 onnx::ShapeInferenceOptions inference;
                 inference.check_type = false;

@@ -1,0 +1,65 @@
+#include "CliSession.h"
+
+#include <charconv>
+#include <limits>
+#include <map>
+
+namespace onnxlens::cli {
+
+LoadedSession loadSession(const std::string& modelPath, int threads, bool optimize,
+                          std::uint64_t maxTensorBytes) {
+    LoadedSession s;
+    auto model = loadModel(modelPath);
+    if (!model) throw UsageError(model.error().message);
+    s.model = std::move(*model);
+    engine::SessionOptions options;
+    options.threads = threads;
+    options.optimize = optimize;
+    options.maxTensorBytes = maxTensorBytes;
+    auto session = engine::Session::create(s.model, options);
+    if (!session) throw UsageError(session.error().message);
+    s.session = std::move(*session);
+    return s;
+}
+
+engine::SymbolBindings parseDims(const Arguments& args) {
+    engine::SymbolBindings dims;
+    for (const auto& text : args.values("dim")) {
+        auto [name, value] = splitAssignment(text, "dim");
+        std::int64_t n = 0;
+        auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+        if (ec != std::errc() || ptr != value.data() + value.size() || n < 0)
+            throw UsageError("option --dim " + text + ": '" + value + "' is not a non-negative integer");
+        dims[name] = n;
+    }
+    return dims;
+}
+
+std::uint64_t parseMaxMemory(const Arguments& args) {
+    const auto text = args.value("max-memory");
+    if (!text) return 0;
+    const auto bad = [&] {
+        return UsageError("option --max-memory " + *text +
+                          ": expected a positive number of bytes, optionally with K, M, G or T");
+    };
+    std::uint64_t n = 0;
+    const char* end = text->data() + text->size();
+    auto [ptr, ec] = std::from_chars(text->data(), end, n);
+    if (ec != std::errc() || n == 0) throw bad();
+    int shift = 0;
+    if (ptr != end) {
+        const std::string suffix(ptr, end);
+        static const std::map<std::string, int> shifts = {{"K", 10}, {"M", 20}, {"G", 30}, {"T", 40}};
+        auto it = shifts.find(suffix);
+        if (it == shifts.end()) throw bad();
+        shift = it->second;
+    }
+    if (n > (std::numeric_limits<std::uint64_t>::max() >> shift)) throw bad();
+    return n << shift;
+}
+
+std::string describeTensor(const engine::Tensor& t) {
+    return std::string(engine::dataTypeName(t.dtype())) + " " + engine::shapeToString(t.shape());
+}
+
+}  // namespace onnxlens::cli

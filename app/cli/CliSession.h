@@ -1,0 +1,34 @@
+#pragma once
+// Loading a model and compiling it for the engine, shared by run, compare and bench.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "CliCommon.h"
+#include "onnxlens/engine/InputPreparation.h"
+#include "onnxlens/engine/Session.h"
+#include "onnxlens/model/ModelLoader.h"
+
+namespace onnxlens::cli {
+
+struct LoadedSession {
+    LoadedModel model;
+    std::unique_ptr<engine::Session> session;
+};
+
+// Throws UsageError (exit 2) with the loader's or compiler's message. `maxTensorBytes` 0 keeps
+// the engine's default limit (half of physical memory).
+LoadedSession loadSession(const std::string& modelPath, int threads, bool optimize = true,
+                          std::uint64_t maxTensorBytes = 0);
+
+// --max-memory BYTES or N with a K/M/G/T suffix (powers of 1024): the largest tensor the engine
+// may allocate. 0 when the option is absent.
+std::uint64_t parseMaxMemory(const Arguments& args);
+
+// --dim SYMBOL=N options.
+engine::SymbolBindings parseDims(const Arguments& args);
+
+// "float32 [1x3x224x224]"
+std::string describeTensor(const engine::Tensor& t);
+
+}  // namespace onnxlens::cli

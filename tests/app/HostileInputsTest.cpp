@@ -1,0 +1,193 @@
+// Hostile inputs through the CLI: every file in tests/hostile/ (made by make_hostile.py) must give
+// a clear one-line error naming the file and the problem, the design's exit code, and no crash.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "CliRunner.h"
+
+using namespace onnxlens::testing;
+
+namespace {
+
+std::string hostile(const std::string& relative) {
+    return (std::filesystem::path(ONNXLENS_SOURCE_DIR) / "tests" / "hostile" / relative).string();
+}
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+// Exit code as expected (never a signal), and stderr is exactly one line holding every part.
+void expectCleanError(const CliResult& r, int exitCode, const std::vector<std::string>& parts) {
+    EXPECT_LT(r.exitCode, 128) << "killed by a signal\n" << r.err;
+    EXPECT_EQ(r.exitCode, exitCode) << r.out << r.err;
+    ASSERT_FALSE(r.err.empty());
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not a single line:\n" << r.err;
+    for (const auto& part : parts) EXPECT_TRUE(contains(r.err, part)) << "no '" << part << "' in: " << r.err;
+}
+
+}  // namespace
+
+TEST(HostileInputs, EmptyFile) {
+    for (const char* command : {"info", "check", "run", "compare"})
+        expectCleanError(runCli({command, hostile("empty.onnx")}), 2, {"empty.onnx", "empty"});
+}
+
+TEST(HostileInputs, RandomBytes) {
+    for (const char* command : {"info", "check", "run", "compare"})
+        expectCleanError(runCli({command, hostile("random_bytes.onnx")}), 2,
+                         {"random_bytes.onnx", "not"});
+}
+
+TEST(HostileInputs, TruncatedModel) {
+    for (const char* command : {"info", "check", "run"})
+        expectCleanError(runCli({command, hostile("truncated.onnx")}), 2,
+                         {"truncated.onnx", "truncated or corrupt"});
+}
+
+TEST(HostileInputs, FolderGivenAsModel) {
+    for (const char* command : {"info", "check", "run", "compare"})
+        expectCleanError(runCli({command, hostile("folder.onnx")}), 2, {"folder.onnx", "is a folder"});
+}
+
+TEST(HostileInputs, MissingFile) {
+    expectCleanError(runCli({"info", hostile("no_such_model.onnx")}), 2,
+                     {"no_such_model.onnx", "no such file"});
+}
+
+TEST(HostileInputs, CyclicGraph) {
+    for (const char* command : {"info", "run", "compare"})
+        expectCleanError(runCli({command, hostile("cyclic_graph.onnx")}), 2,
+                         {"cyclic_graph.onnx", "cycle"});
+    // check reports the broken structure as a failed check, on stdout.
+    auto r = runCli({"check", hostile("cyclic_graph.onnx")});
+    EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "cycle")) << r.out;
+}
+
+TEST(HostileInputs, UndefinedInput) {
+    for (const char* command : {"info", "run", "compare"})
+        expectCleanError(runCli({command, hostile("undefined_input.onnx")}), 2,
+                         {"undefined_input.onnx", "'nowhere'", "not defined"});
+    auto r = runCli({"check", hostile("undefined_input.onnx")});
+    EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "nowhere")) << r.out;
+}
+
+TEST(HostileInputs, NegativeDimsInInitializer) {
+    expectCleanError(runCli({"run", hostile("negative_dims_initializer.onnx")}), 2,
+                     {"negative_dims_initializer.onnx", "'w'", "negative"});
+    auto info = runCli({"info", hostile("negative_dims_initializer.onnx")});
+    EXPECT_LT(info.exitCode, 128) << info.err;
+}
+
+TEST(HostileInputs, HugeConstantOfShapeIsAMemoryLimitErrorNamingTheNode) {
+    expectCleanError(runCli({"run", hostile("huge_constant_of_shape.onnx")}), 2,
+                     {"huge_constant_of_shape.onnx", "huge_fill", "memory limit"});
+}
+
+TEST(HostileInputs, HugeExpandIsAMemoryLimitErrorNamingTheNode) {
+    expectCleanError(runCli({"run", hostile("huge_expand.onnx")}), 2,
+                     {"huge_expand.onnx", "huge_expand", "memory limit"});
+    expectCleanError(runCli({"bench", "--runs", "1", "--warmup", "0", hostile("huge_expand.onnx")}), 2,
+                     {"huge_expand.onnx", "huge_expand", "memory limit"});
+}
+
+TEST(HostileInputs, ShapeOverflowing64BitsIsAnErrorNotAWrapAround) {
+    expectCleanError(runCli({"run", hostile("overflow_expand.onnx")}), 2,
+                     {"overflow_expand.onnx", "overflow_expand", "overflow"});
+}
+
+TEST(HostileInputs, HugeSymbolicDimIsAMemoryLimitErrorNamingTheInput) {
+    expectCleanError(runCli({"run", hostile("dynamic_batch.onnx"), "--dim", "N=1099511627776"}), 2,
+                     {"'x'", "memory limit"});
+}
+
+TEST(HostileInputs, MaxMemoryOptionLimitsTensors) {
+    // 1000 x 1024 floats = 4000 KiB: fine by default, refused under a 1M limit.
+    auto ok = runCli({"run", hostile("dynamic_batch.onnx"), "--dim", "N=1000"});
+    EXPECT_EQ(ok.exitCode, 0) << ok.err;
+    expectCleanError(
+        runCli({"run", hostile("dynamic_batch.onnx"), "--dim", "N=1000", "--max-memory", "1M"}), 2,
+        {"memory limit of 1", "'x'"});
+    auto big = runCli({"run", hostile("dynamic_batch.onnx"), "--dim", "N=1000", "--max-memory", "1G"});
+    EXPECT_EQ(big.exitCode, 0) << big.err;
+    expectCleanError(runCli({"run", hostile("relu.onnx"), "--max-memory", "lots"}), 2,
+                     {"--max-memory", "lots"});
+    expectCleanError(runCli({"run", hostile("relu.onnx"), "--max-memory", "99999999999T"}), 2,
+                     {"--max-memory"});
+}
+
+TEST(HostileInputs, ExternalDataFixtureIsValid) {
+    auto r = runCli({"run", hostile("external/model/valid.onnx")});
+    EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+}
+
+TEST(HostileInputs, ExternalDataLeavingTheFolderIsRefused) {
+    struct Case {
+        const char* file;
+        std::vector<std::string> parts;
+    };
+    const std::vector<Case> cases = {
+        {"dotdot.onnx", {"dotdot.onnx", "'../outside.bin'", "leaves the model folder"}},
+        {"absolute.onnx", {"absolute.onnx", "'/etc/passwd'", "absolute path"}},
+        {"symlink.onnx", {"symlink.onnx", "'link.bin'", "outside the model folder"}},
+    };
+    for (const auto& c : cases)
+        for (const char* command : {"info", "run"})
+            expectCleanError(runCli({command, hostile(std::string("external/model/") + c.file)}), 2,
+                             c.parts);
+}
+
+TEST(HostileInputs, ExternalDataPastTheFileEndIsRefused) {
+    expectCleanError(runCli({"info", hostile("external/model/offset_past_end.onnx")}), 2,
+                     {"offset_past_end.onnx", "'w'", "offset"});
+    expectCleanError(runCli({"run", hostile("external/model/length_past_end.onnx")}), 2,
+                     {"length_past_end.onnx", "'w'", "length"});
+}
+
+TEST(HostileInputs, DeeplyNestedSubgraphsHitTheNestingLimit) {
+    for (const char* command : {"info", "run"})
+        expectCleanError(runCli({command, hostile("nested_70.onnx")}), 2,
+                         {"nested_70.onnx", "nested deeper than 64"});
+    // Far deeper than any limit: protobuf's recursion limit stops the parse.
+    expectCleanError(runCli({"info", hostile("nested_400.onnx")}), 2,
+                     {"nested_400.onnx", "nested more than"});
+}
+
+TEST(HostileInputs, TestDataDisagreeingWithTheGraph) {
+    expectCleanError(runCli({"compare", hostile("mismatched_data/model.onnx")}), 2,
+                     {"input_0.pb", "int64"});
+}
+
+TEST(HostileInputs, NpyWithALyingHeader) {
+    expectCleanError(runCli({"run", hostile("relu.onnx"), "--input", "x=" + hostile("lying_header.npy")}),
+                     2, {"lying_header.npy", "header"});
+}
+
+TEST(HostileInputs, TruncatedTensorFile) {
+    expectCleanError(
+        runCli({"run", hostile("relu.onnx"), "--input", "x=" + hostile("truncated_tensor.pb")}), 2,
+        {"truncated_tensor.pb", "truncated or corrupt"});
+}
+
+TEST(HostileInputs, TensorFileThatIsAFolder) {
+    expectCleanError(runCli({"run", hostile("relu.onnx"), "--input", "x=" + hostile("folder.onnx")}),
+                     2, {"folder.onnx", "folder"});
+}
+
+TEST(HostileInputs, NodeBreakingItsSchemaSkipsShapeInferenceInsteadOfCrashing) {
+    // onnx's own Scan shape inference dereferences the missing required attribute.
+    auto r = runCli({"info", "--json", hostile("scan_without_num_scan_inputs.onnx")});
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_TRUE(contains(r.out, "num_scan_inputs")) << r.out;
+    EXPECT_TRUE(contains(r.out, "skipped")) << r.out;
+    auto check = runCli({"check", hostile("scan_without_num_scan_inputs.onnx")});
+    EXPECT_EQ(check.exitCode, 1) << check.out << check.err;
+    EXPECT_TRUE(contains(check.out, "num_scan_inputs")) << check.out;
+    expectCleanError(runCli({"run", hostile("scan_without_num_scan_inputs.onnx")}), 2,
+                     {"scan_without_num_scan_inputs.onnx"});
+}

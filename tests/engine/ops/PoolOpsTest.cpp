@@ -1,0 +1,179 @@
+// Pooling kernels on small inputs whose results are worked out by hand in the comments.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "OpTestHarness.h"
+
+namespace onnxlens::testing {
+namespace {
+
+using Ints = std::vector<std::int64_t>;
+
+OneNodeSpec pool(const std::string& op, Tensor x, std::function<void(onnx::NodeProto&)> attrs,
+                 int outputs = 1) {
+    OneNodeSpec spec{op, "", 17, {std::move(x)}, outputs};
+    spec.attributes = std::move(attrs);
+    return spec;
+}
+
+TEST(PoolOps, MaxPoolWithRowAndColumnMajorIndices) {
+    // 2x3 plane [[1 5 2] [7 3 4]] (batch 1, 2 channels, second = first + 10), kernel 2x2.
+    Tensor x = makeTensor<float>({1, 2, 2, 3}, {1, 5, 2, 7, 3, 4, 11, 15, 12, 17, 13, 14});
+    auto attrs = [](std::int64_t order) {
+        return [order](onnx::NodeProto& n) {
+            setAttr(n, "kernel_shape", Ints{2, 2});
+            setAttr(n, "storage_order", order);
+        };
+    };
+    auto rowMajor = runOneNode(pool("MaxPool", x, attrs(0), 2));
+    ASSERT_TRUE(rowMajor) << rowMajor.error().message;
+    // Windows: cols 0-1 -> max 7 at (1,0); cols 1-2 -> max 5 at (0,1).
+    EXPECT_TRUE(
+        tensorsClose(rowMajor->at(0).tensor(), makeTensor<float>({1, 2, 1, 2}, {7, 5, 17, 15})));
+    // Row-major: (1,0) -> 3, (0,1) -> 1; the second plane is offset by 6.
+    EXPECT_TRUE(tensorsClose(rowMajor->at(1).tensor(),
+                             makeTensor<std::int64_t>({1, 2, 1, 2}, {3, 1, 9, 7})));
+    auto columnMajor = runOneNode(pool("MaxPool", x, attrs(1), 2));
+    ASSERT_TRUE(columnMajor);
+    // Column-major (h + w * H): (1,0) -> 1, (0,1) -> 2.
+    EXPECT_TRUE(tensorsClose(columnMajor->at(1).tensor(),
+                             makeTensor<std::int64_t>({1, 2, 1, 2}, {1, 2, 7, 8})));
+}
+
+TEST(PoolOps, MaxPoolPadsNeverWinAndIntegersWork) {
+    // Negative values with padding: pads are ignored rather than read as zero.
+    Tensor x = makeTensor<std::int8_t>({1, 1, 3}, {-5, -3, -4});
+    auto spec = pool("MaxPool", x, [](onnx::NodeProto& n) {
+        setAttr(n, "kernel_shape", Ints{2});
+        setAttr(n, "pads", Ints{1, 1});
+    });
+    EXPECT_TRUE(
+        tensorsClose(runOneNodeTensor(spec), makeTensor<std::int8_t>({1, 1, 4}, {-5, -3, -3, -4})));
+}
+
+TEST(PoolOps, MaxPoolDilationsAndCeilMode) {
+    Tensor x = makeTensor<float>({1, 1, 6}, {1, 9, 2, 8, 3, 7});
+    // kernel 2, dilation 2: windows {0,2} {1,3} {2,4} {3,5}.
+    auto dilated = pool("MaxPool", x, [](onnx::NodeProto& n) {
+        setAttr(n, "kernel_shape", Ints{2});
+        setAttr(n, "dilations", Ints{2});
+    });
+    EXPECT_TRUE(
+        tensorsClose(runOneNodeTensor(dilated), makeTensor<float>({1, 1, 4}, {2, 9, 3, 8})));
+    // kernel 2, stride 2 on 5 values: floor gives 2 windows, ceil adds the partial window {4}.
+    Tensor five = makeTensor<float>({1, 1, 5}, {1, 2, 3, 4, 5});
+    auto ceil = pool("MaxPool", five, [](onnx::NodeProto& n) {
+        setAttr(n, "kernel_shape", Ints{2});
+        setAttr(n, "strides", Ints{2});
+        setAttr(n, "ceil_mode", std::int64_t{1});
+    });
+    EXPECT_TRUE(tensorsClose(runOneNodeTensor(ceil), makeTensor<float>({1, 1, 3}, {2, 4, 5})));
+}
+
+TEST(PoolOps, AveragePoolCountIncludePad) {
+    Tensor x = makeTensor<float>({1, 1, 3}, {3, 6, 9});
+    auto spec = [&](std::int64_t include) {
+        return pool("AveragePool", x, [include](onnx::NodeProto& n) {
+            setAttr(n, "kernel_shape", Ints{2});
+            setAttr(n, "pads", Ints{1, 1});
+            setAttr(n, "count_include_pad", include);
+        });
+    };
+    // Windows [pad 3] [3 6] [6 9] [9 pad].
+    EXPECT_TRUE(
+        tensorsClose(runOneNodeTensor(spec(0)), makeTensor<float>({1, 1, 4}, {3, 4.5, 7.5, 9})));
+    EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec(1)),
+                             makeTensor<float>({1, 1, 4}, {1.5, 4.5, 7.5, 4.5})));
+}
+
+TEST(PoolOps, AveragePoolSameLowerOn2D) {
+    // 2x2 input, kernel 2x2, SAME_LOWER: the pad goes first, so output (0,0) sees only x(0,0).
+    Tensor x = makeTensor<double>({1, 1, 2, 2}, {1, 2, 3, 4});
+    auto spec = pool("AveragePool", x, [](onnx::NodeProto& n) {
+        setAttr(n, "kernel_shape", Ints{2, 2});
+        setAttr(n, "auto_pad", std::string("SAME_LOWER"));
+    });
+    EXPECT_TRUE(
+        tensorsClose(runOneNodeTensor(spec), makeTensor<double>({1, 1, 2, 2}, {1, 1.5, 2, 2.5})));
+}
+
+TEST(PoolOps, LpPoolNorms) {
+    Tensor x = makeTensor<float>({1, 1, 4}, {3, -4, 0, 1});
+    auto spec = [&](std::int64_t p) {
+        return pool("LpPool", x, [p](onnx::NodeProto& n) {
+            setAttr(n, "kernel_shape", Ints{2});
+            setAttr(n, "strides", Ints{2});
+            setAttr(n, "p", p);
+        });
+    };
+    EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec(2)), makeTensor<float>({1, 1, 2}, {5, 1})));
+    EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec(1)), makeTensor<float>({1, 1, 2}, {7, 1})));
+}
+
+TEST(PoolOps, GlobalPools) {
+    Tensor x = makeTensor<float>({2, 1, 2, 2}, {1, 2, 3, 6, -1, -2, -3, -4});
+    EXPECT_TRUE(tensorsClose(runOneNodeTensor({"GlobalAveragePool", "", 17, {x}}),
+                             makeTensor<float>({2, 1, 1, 1}, {3, -2.5})));
+    EXPECT_TRUE(tensorsClose(runOneNodeTensor({"GlobalMaxPool", "", 17, {x}}),
+                             makeTensor<float>({2, 1, 1, 1}, {6, -1})));
+    OneNodeSpec lp{"GlobalLpPool", "", 17, {makeTensor<float>({1, 1, 2}, {6, 8})}};
+    EXPECT_TRUE(tensorsClose(runOneNodeTensor(lp), makeTensor<float>({1, 1, 1}, {10})));
+    // Zero-size batch keeps its shape.
+    EXPECT_EQ(
+        runOneNodeTensor({"GlobalAveragePool", "", 17, {Tensor(DataType::Float, {0, 3, 4, 4})}})
+            .shape(),
+        (Shape{0, 3, 1, 1}));
+}
+
+TEST(PoolOps, MaxUnpoolInvertsMaxPoolIndices) {
+    Tensor x = makeTensor<float>({1, 1, 2, 4}, {1, 8, 2, 3, 4, 5, 9, 6});
+    auto attrs = [](onnx::NodeProto& n) {
+        setAttr(n, "kernel_shape", Ints{2, 2});
+        setAttr(n, "strides", Ints{2, 2});
+    };
+    auto pooled = runOneNode(pool("MaxPool", x, attrs, 2));
+    ASSERT_TRUE(pooled);
+    OneNodeSpec unpool{"MaxUnpool", "", 17, {pooled->at(0).tensor(), pooled->at(1).tensor()}};
+    unpool.attributes = attrs;
+    EXPECT_TRUE(tensorsClose(runOneNodeTensor(unpool),
+                             makeTensor<float>({1, 1, 2, 4}, {0, 8, 0, 0, 0, 0, 9, 0})));
+}
+
+TEST(PoolOps, MaxUnpoolRejectsIndicesOutsideTheOutput) {
+    OneNodeSpec spec{
+        "MaxUnpool",
+        "",
+        17,
+        {makeTensor<float>({1, 1, 1, 1}, {1}), makeTensor<std::int64_t>({1, 1, 1, 1}, {4})}};
+    spec.attributes = [](onnx::NodeProto& n) { setAttr(n, "kernel_shape", Ints{2, 2}); };
+    auto result = runOneNode(spec);
+    ASSERT_FALSE(result);
+    EXPECT_NE(result.error().message.find("outside"), std::string::npos);
+}
+
+TEST(PoolOps, MaxRoiPoolTakesTheMaxPerBin) {
+    // 4x4 ramp (value = 4*y + x); roi covering x 0..3, y 0..1 pooled to 1x2.
+    std::vector<float> ramp(16);
+    for (int i = 0; i < 16; ++i) ramp[i] = static_cast<float>(i);
+    OneNodeSpec spec{
+        "MaxRoiPool",
+        "",
+        17,
+        {makeTensor<float>({1, 1, 4, 4}, ramp), makeTensor<float>({1, 5}, {0, 0, 0, 3, 1})}};
+    spec.attributes = [](onnx::NodeProto& n) { setAttr(n, "pooled_shape", Ints{1, 2}); };
+    // Bins: x 0..1 -> max at (1,1) = 5; x 2..3 -> max at (1,3) = 7.
+    EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec), makeTensor<float>({1, 1, 1, 2}, {5, 7})));
+}
+
+TEST(PoolOps, MissingKernelShapeOrBadRankIsAnError) {
+    EXPECT_FALSE(
+        runOneNode(pool("MaxPool", Tensor::zeros(DataType::Float, {1, 1, 4, 4}), nullptr)));
+    EXPECT_FALSE(runOneNode(pool("AveragePool", Tensor::zeros(DataType::Float, {4, 4}),
+                                 [](onnx::NodeProto& n) { setAttr(n, "kernel_shape", Ints{2}); })));
+    EXPECT_FALSE(runOneNode(pool("MaxPool", Tensor::zeros(DataType::Float, {1, 1, 4, 4}),
+                                 [](onnx::NodeProto& n) { setAttr(n, "kernel_shape", Ints{2}); })));
+}
+
+}  // namespace
+}  // namespace onnxlens::testing
