@@ -165,9 +165,12 @@ TEST(GuiSpeed, OpenExpandAndStallTimes) {
     clock.start();
     int applied = 0;
     QObject::connect(page, &widgets::GraphPage::layoutApplied, [&](double) { ++applied; });
-    page->scene()->setExpanded(encoder, true);
-    ASSERT_TRUE(testing::waitFor([&] { return applied == 1; }, 60000)) << page->lastError().toStdString();
-    const double encoderMs = clock.nsecsElapsed() / 1e6;
+    double encoderMs = 0;  // the overview may have opened it already (its level holds 3 ranges)
+    if (!page->scene()->isExpanded(encoder)) {
+        page->scene()->setExpanded(encoder, true);
+        ASSERT_TRUE(testing::waitFor([&] { return applied == 1; }, 60000)) << page->lastError().toStdString();
+        encoderMs = clock.nsecsElapsed() / 1e6;
+    }
     // 303 layers are more than one level holds: they sit in Range groups of 150.
     const int layer = groupAt(*view, "/encoder/layer.150");
     const int range = view->groups[layer].parent;
@@ -175,7 +178,8 @@ TEST(GuiSpeed, OpenExpandAndStallTimes) {
     if (range != encoder) {
         clock.restart();
         page->scene()->setExpanded(range, true);
-        ASSERT_TRUE(testing::waitFor([&] { return applied == 2; }, 60000)) << page->lastError().toStdString();
+        const int expected = applied + 1;
+        ASSERT_TRUE(testing::waitFor([&] { return applied == expected; }, 60000)) << page->lastError().toStdString();
         rangeMs = clock.nsecsElapsed() / 1e6;
     }
     const int before = applied;
