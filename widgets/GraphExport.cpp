@@ -10,6 +10,18 @@
 
 namespace onnxlens::widgets {
 
+QString layoutSceneInProcess(GraphScene& scene) {
+    while (scene.needsLayout()) {
+        std::vector<int> groups;
+        LayoutRequest request = scene.layoutRequest(groups);
+        auto result = computeLayout(request);
+        if (!result) return QString::fromStdString(result.error().message);
+        if (!scene.applyLayout(groups, *result, scene.generation()))
+            return QStringLiteral("the layout does not match the graph");
+    }
+    return {};
+}
+
 QString exportSceneSvg(GraphScene& scene, const QString& path, const QString& title) {
     const QRectF source = scene.contentRect();
     QSvgGenerator generator;

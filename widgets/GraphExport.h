@@ -8,6 +8,11 @@ namespace onnxlens::widgets {
 
 class GraphScene;
 
+// Lays the scene out with Graphviz in this process, until no visible group lacks a layout: for
+// the CLI and tools without a window (the GUI uses the worker process instead). Returns an
+// empty string on success, else the error message.
+QString layoutSceneInProcess(GraphScene& scene);
+
 // Returns an empty string on success, else the error message.
 QString exportSceneSvg(GraphScene& scene, const QString& path, const QString& title);
 // `scale` 1 = one pixel per point; very large graphs are scaled down to at most `maxSide` pixels.

@@ -51,6 +51,7 @@ void GraphNodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opt
         painter->drawRoundedRect(rect_, radius, radius);
     } else {
         QPainterPath path;
+        path.setFillRule(Qt::WindingFill);
         path.addRoundedRect(headerRect, radius, radius);
         path.addRect(headerRect.adjusted(0, headerHeight / 2, 0, 0));
         painter->drawPath(path.simplified());

@@ -91,11 +91,21 @@ GraphPage::GraphPage(std::shared_ptr<const ModelDocument> document, QWidget* par
         if (auto* item = scene_->nodeItem(node)) view_->centreOnItemRect(item->sceneBoundingRect());
         emit nodeRevealed(node);
     });
-    connect(scene_, &GraphScene::rebuilt, minimap_, &MinimapView::refit);
+    connect(scene_, &GraphScene::rebuilt, this, [this] {
+        // Room around the graph, so that any node (even at the border) can be centred.
+        const QRectF content = scene_->sceneRect();
+        const double margin = std::max(view_->viewport()->width(), view_->viewport()->height()) /
+                              std::max(0.05, view_->zoom());
+        view_->setSceneRect(content.adjusted(-margin, -margin, margin, margin));
+        minimap_->refit();
+    });
     connect(findBar_, &FindBar::nodeChosen, this, &GraphPage::revealNode);
 }
 
-GraphPage::~GraphPage() { client_->cancel(); }
+GraphPage::~GraphPage() {
+    scene_->disconnect(this);
+    client_->cancel();
+}
 
 void GraphPage::start() { runLayout(); }
 
@@ -137,7 +147,8 @@ void GraphPage::onLayoutFinished(const onnxlens::LayoutResult& result) {
         view_->fitToWindow();
         if (view_->zoom() < 0.35) {  // too small to read: start at the top instead
             view_->setZoom(0.6);
-            view_->centerOn(scene_->sceneRect().center().x(), scene_->sceneRect().top());
+            view_->centerOn(scene_->sceneRect().center().x(),
+                            scene_->sceneRect().top() + view_->viewport()->height() / 2.0 / view_->zoom());
         }
         emit drawn();
     }

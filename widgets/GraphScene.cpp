@@ -18,6 +18,12 @@ GraphScene::GraphScene(std::shared_ptr<const ViewGraph> view, QObject* parent)
     connect(this, &QGraphicsScene::selectionChanged, this, &GraphScene::onSelectionChanged);
 }
 
+GraphScene::~GraphScene() {
+    // Deleting selected items emits selectionChanged: nobody may hear it from a half-destroyed scene.
+    blockSignals(true);
+    clear();
+}
+
 void GraphScene::expandAll() {
     std::fill(expanded_.begin(), expanded_.end(), 1);
     placements_.clear();
@@ -60,6 +66,11 @@ void GraphScene::setExpanded(int group, bool expanded) {
     if (group <= 0 || group >= static_cast<int>(expanded_.size())) return;
     if (static_cast<bool>(expanded_[group]) == expanded) return;
     expanded_[group] = expanded;
+    // A small group opens all the way (a transformer layer shows its operators at once); a large
+    // one opens one level, so that its inside stays quick to lay out and to read.
+    if (expanded && view_->groups[group].nodeCount <= kOpenFullyNodeCount)
+        for (int g = group + 1; g < static_cast<int>(expanded_.size()); ++g)
+            if (view_->isAncestor(group, g)) expanded_[g] = 1;
     invalidateAncestors(group);
     ++generation_;
     emit layoutNeeded();
@@ -162,6 +173,7 @@ void GraphScene::rebuildItems() {
     if (placements_.count(0)) placeGroup(0, QPointF(0, 0));
     setSceneRect(contentRect());
     blocker.unblock();
+    emit rebuilt();  // views adjust to the new extent before anything is centred
     if (pendingReveal_ >= 0 && nodeItems_[pendingReveal_]) {
         int node = pendingReveal_;
         pendingReveal_ = -1;
@@ -170,7 +182,6 @@ void GraphScene::rebuildItems() {
     } else if (selected >= 0 && nodeItems_[selected]) {
         selectNode(selected);
     }
-    emit rebuilt();
 }
 
 void GraphScene::placeGroup(int group, QPointF origin) {

@@ -22,16 +22,19 @@ class GraphScene : public QGraphicsScene {
     Q_OBJECT
 public:
     explicit GraphScene(std::shared_ptr<const ViewGraph> view, QObject* parent = nullptr);
+    ~GraphScene() override;
 
     const ViewGraph& view() const { return *view_; }
     std::shared_ptr<const ViewGraph> sharedView() const { return view_; }
 
     // Models up to `flatLimit` operators open fully expanded; larger ones open with groups
     // expanded from the top only while at most `maxVisibleUnits` boxes would be visible.
-    void expandForOverview(int flatLimit = 1000, int maxVisibleUnits = 200);
+    void expandForOverview(int flatLimit = 1000, int maxVisibleUnits = 40);
     void expandAll();
     bool isExpanded(int group) const { return expanded_[group]; }
     bool isVisible(int group) const;  // every ancestor expanded
+    // Expanding a group of at most this many operators expands the groups inside it too.
+    static constexpr int kOpenFullyNodeCount = 150;
     void setExpanded(int group, bool expanded);
     void toggleGroup(int group);
 

@@ -46,9 +46,16 @@ QSizeF GraphStyle::nodeSize(const ViewNode& node) const {
     double width = title.horizontalAdvance(QString::fromStdString(node.title())) + 2 * padding;
     double height = title.height() + 2 * padding;
     if (node.kind != ViewNode::Kind::Operator) return {std::max(width, 48.0), height};
+    QFont boldRowFont = rowFont;
+    boldRowFont.setBold(true);
+    QFontMetricsF boldRow(boldRowFont);
     for (const auto& r : node.rows) {
-        QString text = QString::fromStdString(r.label + " " + r.text);
-        width = std::max(width, row.horizontalAdvance(text) + 2 * padding);
+        // Folded tensors' labels are drawn bold, attributes' plain (see GraphNodeItem).
+        const QString label = QString::fromStdString(r.label) + QLatin1Char(' ');
+        double labelWidth = r.kind == ViewRow::Kind::Attribute ? row.horizontalAdvance(label)
+                                                               : boldRow.horizontalAdvance(label);
+        double rowWidth = labelWidth + row.horizontalAdvance(QString::fromStdString(r.text));
+        width = std::max(width, rowWidth + 2 * padding + 2);
         height += row.height() + rowSpacing;
     }
     if (!node.rows.empty()) height += padding / 2;

@@ -29,7 +29,7 @@ void GraphView::zoomBy(double factor) { setZoom(zoom() * factor); }
 
 void GraphView::fitToWindow() {
     if (!scene()) return;
-    fitInView(sceneRect(), Qt::KeepAspectRatio);
+    fitInView(scene()->sceneRect(), Qt::KeepAspectRatio);
     if (zoom() > 1.0) setZoom(1.0);  // small graphs stay at natural size
     emit viewportChanged();
 }

@@ -37,15 +37,17 @@ void printUnsupportedNodes(const std::vector<engine::UnsupportedNode>& nodes) {
     }
     std::cout << "engine: " << nodes.size() << " node(s) not supported:\n";
     for (const auto& n : nodes)
-        std::cout << "  " << displayDomain(n.domain) << "::" << n.opType << " (opset " << n.opsetVersion
-                  << ") " << (n.nodeName.empty() ? std::string("<unnamed>") : n.nodeName) << "\n";
+        std::cout << "  " << displayDomain(n.domain) << "::" << n.opType << " (opset "
+                  << n.opsetVersion << ") "
+                  << (n.nodeName.empty() ? std::string("<unnamed>") : n.nodeName) << "\n";
 }
 
 void printVerdict(const std::string& label, const Verdict& v) {
     std::cout << label << ": " << (v.ok ? "ok" : "FAILED") << "\n";
     if (v.ok) return;
     std::string indented = "  " + v.message;
-    for (std::size_t at = indented.find('\n'); at != std::string::npos; at = indented.find('\n', at + 3))
+    for (std::size_t at = indented.find('\n'); at != std::string::npos;
+         at = indented.find('\n', at + 3))
         indented.insert(at + 1, "  ");
     std::cout << indented << "\n";
 }
@@ -65,7 +67,8 @@ int runCheckCommand(const std::vector<std::string>& args) {
     Verdict structure;
     if (auto status = validateModelStructure(model, path); !status) {
         structure = {false, status.error().message};
-    } else if (auto external = checkExternalDataLocations(model, parsed->directory, path); !external) {
+    } else if (auto external = checkExternalDataLocations(model, parsed->directory, path);
+               !external) {
         structure = {false, external.error().message};
     }
     const CheckerVerdict onnxChecker = runChecker(model);

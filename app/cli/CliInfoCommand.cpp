@@ -14,9 +14,12 @@ namespace {
 
 nlohmann::json dimJson(const DimSummary& dim) {
     switch (dim.kind) {
-        case DimSummary::Kind::Value: return dim.value;
-        case DimSummary::Kind::Symbol: return dim.symbol;
-        default: return nullptr;
+        case DimSummary::Kind::Value:
+            return dim.value;
+        case DimSummary::Kind::Symbol:
+            return dim.symbol;
+        default:
+            return nullptr;
     }
 }
 
@@ -53,7 +56,8 @@ nlohmann::json summaryJson(const ModelSummary& s) {
         doc["dynamic_axes"].push_back(
             {{"tensor", axis.tensor},
              {"axis", axis.axis},
-             {"symbol", axis.symbol.empty() ? nlohmann::json(nullptr) : nlohmann::json(axis.symbol)}});
+             {"symbol",
+              axis.symbol.empty() ? nlohmann::json(nullptr) : nlohmann::json(axis.symbol)}});
     doc["node_count"] = s.nodeCount;
     doc["node_count_with_subgraphs"] = s.nodeCountWithSubgraphs;
     doc["op_histogram"] = nlohmann::json::object();
@@ -112,7 +116,8 @@ void printField(std::ostream& out, const std::string& label, const std::string& 
     out << "  " << std::left << std::setw(18) << label << value << "\n";
 }
 
-void printValues(std::ostream& out, const std::string& title, const std::vector<ValueSummary>& values) {
+void printValues(std::ostream& out, const std::string& title,
+                 const std::vector<ValueSummary>& values) {
     out << "\n" << title << " (" << values.size() << ")\n";
     std::size_t nameWidth = 4, typeWidth = 5;
     for (const auto& v : values) {
@@ -127,13 +132,16 @@ void printValues(std::ostream& out, const std::string& title, const std::vector<
 void printReport(std::ostream& out, const ModelSummary& s) {
     out << "Model " << s.path.string() << " (" << humanBytes(s.fileBytes) << ")\n";
     printField(out, "IR version", std::to_string(s.irVersion));
-    printField(out, "Producer", (s.producerName + " " + s.producerVersion));
+    std::string producer = s.producerName;
+    if (!s.producerVersion.empty()) producer += " " + s.producerVersion;
+    printField(out, "Producer", producer.empty() ? "(unknown)" : producer);
     if (!s.domain.empty()) printField(out, "Domain", s.domain);
     if (s.modelVersion != 0) printField(out, "Model version", std::to_string(s.modelVersion));
     if (!s.docString.empty()) printField(out, "Doc string", firstLine(s.docString));
     std::string opsets;
     for (const auto& o : s.opsets)
-        opsets += (opsets.empty() ? "" : ", ") + displayDomain(o.domain) + " " + std::to_string(o.version);
+        opsets += (opsets.empty() ? "" : ", ") + displayDomain(o.domain) + " " +
+                  std::to_string(o.version);
     printField(out, "Opsets", opsets.empty() ? "(none)" : opsets);
 
     printValues(out, "Inputs", s.inputs);
@@ -159,11 +167,14 @@ void printReport(std::ostream& out, const ModelSummary& s) {
     printField(out, "Initializers", inits);
     printField(out, "Local functions", std::to_string(s.functions.size()));
     for (const auto& f : s.functions)
-        out << "    " << displayDomain(f.domain) << "::" << f.name << " (" << f.nodeCount << " nodes)\n";
+        out << "    " << displayDomain(f.domain) << "::" << f.name << " (" << f.nodeCount
+            << " nodes)\n";
 
     if (!s.opHistogram.empty()) {
-        std::vector<std::pair<std::string, std::int64_t>> ops(s.opHistogram.begin(), s.opHistogram.end());
-        std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+        std::vector<std::pair<std::string, std::int64_t>> ops(s.opHistogram.begin(),
+                                                              s.opHistogram.end());
+        std::stable_sort(ops.begin(), ops.end(),
+                         [](const auto& a, const auto& b) { return a.second > b.second; });
         std::size_t width = 0;
         for (const auto& [op, n] : ops) width = std::max(width, op.size());
         out << "\nOperators (" << ops.size() << " types)\n";
@@ -178,10 +189,12 @@ void printReport(std::ostream& out, const ModelSummary& s) {
     out << "\nValidation\n";
     printField(out, "Checker", s.checker.ok ? "ok" : "FAILED: " + firstLine(s.checker.message));
     std::string inferred = std::to_string(s.shapeInference.knownEdges) + "/" +
-                           std::to_string(s.shapeInference.totalEdges) + " edges with a known shape";
+                           std::to_string(s.shapeInference.totalEdges) +
+                           " edges with a known shape";
     printField(out, "Shape inference",
-               s.shapeInference.ok ? "ok, " + inferred
-                                   : "FAILED: " + firstLine(s.shapeInference.message) + " (" + inferred + ")");
+               s.shapeInference.ok
+                   ? "ok, " + inferred
+                   : "FAILED: " + firstLine(s.shapeInference.message) + " (" + inferred + ")");
 }
 
 }  // namespace
@@ -193,8 +206,10 @@ int runInfoCommand(const std::vector<std::string>& args) {
     if (!loaded) throw UsageError(loaded.error().message);
     auto summary = summarizeModel(*loaded);
     if (!summary) throw UsageError(summary.error().message);
-    if (arguments.flag("json")) printJson(summaryJson(*summary));
-    else printReport(std::cout, *summary);
+    if (arguments.flag("json"))
+        printJson(summaryJson(*summary));
+    else
+        printReport(std::cout, *summary);
     return kExitOk;
 }
 

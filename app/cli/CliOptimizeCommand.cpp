@@ -1,10 +1,41 @@
+// onnxlens-cli optimize MODEL OUT: saves the graph the engine runs, so a person can see what the
+// optimizer folded and removed.
+#include <fstream>
+
 #include "CliCommon.h"
+#include "onnxlens/engine/GraphOptimizer.h"
+#include "onnxlens/model/ExternalData.h"
+#include "onnxlens/model/ModelLoader.h"
 
 namespace onnxlens::cli {
 
 int runOptimizeCommand(const std::vector<std::string>& args) {
-    (void)args;
-    throw UsageError("the 'optimize' command is not available in this build yet");
+    Arguments a(args, {}, {"json"});
+    a.requirePositionals(2, "onnxlens-cli optimize MODEL OUT.onnx [--json]");
+    const std::string input = a.positionals()[0], output = a.positionals()[1];
+    auto model = loadModel(input);
+    if (!model) throw UsageError(model.error().message);
+    onnx::ModelProto optimized = *model->proto;
+    // The output is self-contained: external weights are inlined (models over 2 GB cannot be saved so).
+    if (auto st = internalizeExternalData(optimized, model->directory); !st) throw UsageError(st.error().message);
+    const auto report = engine::optimizeModel(optimized, model->directory);
+    std::ofstream out(output, std::ios::binary);
+    if (!out) throw UsageError(output + ": cannot be written");
+    if (!optimized.SerializeToOstream(&out)) throw UsageError(output + ": write failed");
+    if (a.flag("json")) {
+        nlohmann::json passes = nlohmann::json::array();
+        for (const auto& p : report.passes) passes.push_back({{"pass", p.pass}, {"rewrites", p.rewrites}});
+        printJson({{"input", input},
+                   {"output", output},
+                   {"nodes_before", report.nodesBefore},
+                   {"nodes_after", report.nodesAfter},
+                   {"passes", passes}});
+    } else {
+        std::cout << input << ": " << report.nodesBefore << " nodes -> " << output << ": " << report.nodesAfter
+                  << " nodes\n";
+        for (const auto& p : report.passes) std::cout << "  " << p.pass << ": " << p.rewrites << "\n";
+    }
+    return kExitOk;
 }
 
 }  // namespace onnxlens::cli

@@ -1,10 +1,14 @@
 // onnxlens: the inspector window. `onnxlens [--new-instance] [MODEL.onnx...]`
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QElapsedTimer>
 #include <QIcon>
+#include <QTextStream>
+#include <memory>
 
 #include "MainWindow.h"
 #include "SingleInstance.h"
+#include "widgets/GraphPage.h"
 
 int main(int argc, char** argv) {
     QApplication app(argc, argv);
@@ -21,6 +25,11 @@ int main(int argc, char** argv) {
     QCommandLineOption newInstance(QStringLiteral("new-instance"),
                                    QStringLiteral("Open a new window instead of using a running onnxlens."));
     parser.addOption(newInstance);
+    // For tests and timing: print "drawn PATH in MS ms" for each model once it is on screen and
+    // quit when all are (exit code 1 if one failed to open or lay out).
+    QCommandLineOption exitWhenDrawn(QStringLiteral("exit-when-drawn"),
+                                     QStringLiteral("Quit once every model given is drawn."));
+    parser.addOption(exitWhenDrawn);
     parser.addPositionalArgument(QStringLiteral("models"), QStringLiteral("ONNX models to open"),
                                  QStringLiteral("[MODEL.onnx...]"));
     parser.process(app);
@@ -39,6 +48,36 @@ int main(int argc, char** argv) {
                          window.raise();
                          window.activateWindow();
                      });
+    QElapsedTimer sinceStart;
+    sinceStart.start();
+    if (parser.isSet(exitWhenDrawn)) {
+        auto remaining = std::make_shared<int>(static_cast<int>(files.size()));
+        auto failures = std::make_shared<int>(0);
+        auto done = [remaining, failures] {
+            if (--*remaining <= 0) QCoreApplication::exit(*failures ? 1 : 0);
+        };
+        QObject::connect(&window, &onnxlens::gui::MainWindow::documentOpened, &window,
+                         [done, failures, &sinceStart](onnxlens::widgets::GraphPage* page) {
+                             QObject::connect(page, &onnxlens::widgets::GraphPage::drawn, page, [page, done, &sinceStart] {
+                                 QTextStream(stdout) << "drawn " << page->document().path << " in "
+                                                     << sinceStart.elapsed() << " ms" << Qt::endl;
+                                 done();
+                             });
+                             QObject::connect(page, &onnxlens::widgets::GraphPage::layoutFailed, page,
+                                              [done, failures](const QString& message) {
+                                                  QTextStream(stderr) << "layout failed: " << message << Qt::endl;
+                                                  ++*failures;
+                                                  done();
+                                              });
+                         });
+        QObject::connect(&window, &onnxlens::gui::MainWindow::openFailed, &window,
+                         [done, failures](const QString&, const QString& message) {
+                             QTextStream(stderr) << "open failed: " << message << Qt::endl;
+                             ++*failures;
+                             done();
+                         });
+        if (files.isEmpty()) return 0;
+    }
     window.show();
     window.openFiles(files);
     return app.exec();

@@ -28,6 +28,9 @@ inline AutoPad parseAutoPad(const std::string& text) {
     fail("unsupported auto_pad '" + text + "'");
 }
 
+// The spatial dims of an [N, C, spatial...] tensor.
+inline Shape spatialDims(const Tensor& t) { return Shape(t.shape().begin() + 2, t.shape().end()); }
+
 // The window attributes as written on the node (empty vectors: not given).
 struct WindowAttributes {
     std::vector<std::int64_t> kernelShape, strides, dilations, pads;
@@ -57,9 +60,7 @@ struct WindowGeometry {
     std::int64_t kernelSize() const { return kernel[0] * kernel[1] * kernel[2]; }
     std::int64_t outputSize() const { return output[0] * output[1] * output[2]; }
     // The output spatial dims in their original rank.
-    Shape outputShape() const {
-        return Shape(output.end() - spatialRank, output.end());
-    }
+    Shape outputShape() const { return Shape(output.end() - spatialRank, output.end()); }
     bool isPointwise() const {
         for (int i = 0; i < kMaxWindowRank; ++i)
             if (kernel[i] != 1 || stride[i] != 1 || padBegin[i] != 0 || padEnd[i] != 0)
@@ -124,7 +125,8 @@ inline void resolveForwardWindow(WindowGeometry& g, AutoPad autoPad, bool ceilMo
         const std::int64_t in = g.input[s];
         if (autoPad == AutoPad::SameUpper || autoPad == AutoPad::SameLower) {
             const std::int64_t out = ceilDiv(in, g.stride[s]);
-            const std::int64_t total = std::max<std::int64_t>(0, (out - 1) * g.stride[s] + extent - in);
+            const std::int64_t total =
+                std::max<std::int64_t>(0, (out - 1) * g.stride[s] + extent - in);
             const std::int64_t small = total / 2;
             g.padBegin[s] = autoPad == AutoPad::SameUpper ? small : total - small;
             g.padEnd[s] = total - g.padBegin[s];

@@ -343,7 +343,8 @@ class OneHotKernel final : public Kernel {
         const Tensor& values = inputTensor(inputs, 2);
         require(depthTensor.numel() == 1, "OneHot: depth must hold one element");
         require(values.numel() == 2, "OneHot: values must hold [off_value, on_value]");
-        const auto depth = static_cast<std::int64_t>(depthTensor.valueAsDouble(0));
+        const std::int64_t depth =
+            countFromFloating(std::trunc(depthTensor.valueAsDouble(0)), "OneHot: depth");
         if (depth < 1) fail("OneHot: depth must be positive, got " + std::to_string(depth));
         const std::int64_t axis = normalizeAxis(axis_, indexTensor.rank() + 1);
         Shape outShape = indexTensor.shape();

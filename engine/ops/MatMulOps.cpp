@@ -3,6 +3,10 @@
 // Every product goes through one batched GEMM on Eigen row-major maps, split over the thread
 // pool by batch and row blocks. Types Eigen has no fast path for compute in a wider type:
 // float16/bfloat16 in float, 8/16-bit integers in 32-bit integers (wrap-around results agree).
+// GCC 12 reports a false -Wmaybe-uninitialized inside Eigen's AVX-512 double GEMM packing.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <Eigen/Core>
 #include <Eigen/LU>
 #include <algorithm>
@@ -23,24 +27,36 @@ using RowMajorMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::R
 DataType computeTypeOf(DataType t) {
     switch (t) {
         case DataType::Float16:
-        case DataType::BFloat16: return DataType::Float;
+        case DataType::BFloat16:
+            return DataType::Float;
         case DataType::Int8:
-        case DataType::Int16: return DataType::Int32;
+        case DataType::Int16:
+            return DataType::Int32;
         case DataType::UInt8:
-        case DataType::UInt16: return DataType::UInt32;
-        default: return t;
+        case DataType::UInt16:
+            return DataType::UInt32;
+        default:
+            return t;
     }
 }
 
-template <class F> decltype(auto) dispatchCompute(DataType type, F&& f) {
+template <class F>
+decltype(auto) dispatchCompute(DataType type, F&& f) {
     switch (type) {
-        case DataType::Float: return f.template operator()<float>();
-        case DataType::Double: return f.template operator()<double>();
-        case DataType::Int32: return f.template operator()<std::int32_t>();
-        case DataType::Int64: return f.template operator()<std::int64_t>();
-        case DataType::UInt32: return f.template operator()<std::uint32_t>();
-        case DataType::UInt64: return f.template operator()<std::uint64_t>();
-        default: throwUnsupportedType(type, "matrix product");
+        case DataType::Float:
+            return f.template operator()<float>();
+        case DataType::Double:
+            return f.template operator()<double>();
+        case DataType::Int32:
+            return f.template operator()<std::int32_t>();
+        case DataType::Int64:
+            return f.template operator()<std::int64_t>();
+        case DataType::UInt32:
+            return f.template operator()<std::uint32_t>();
+        case DataType::UInt64:
+            return f.template operator()<std::uint64_t>();
+        default:
+            throwUnsupportedType(type, "matrix product");
     }
 }
 
@@ -163,7 +179,7 @@ Tensor matMulTensors(KernelContext& ctx, const Tensor& a, const Tensor& b, const
 }
 
 class MatMulKernel : public Kernel {
-public:
+  public:
     explicit MatMulKernel(const NodeInfo&) {}
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
@@ -174,7 +190,7 @@ public:
 };
 
 class GemmKernel : public Kernel {
-public:
+  public:
     explicit GemmKernel(const NodeInfo& node)
         : alpha_(node.getFloat("alpha", 1.0f)),
           beta_(node.getFloat("beta", 1.0f)),
@@ -208,8 +224,8 @@ public:
         bool withC = c != nullptr && beta_ != 0.0;
         if (withC) {
             require(c->rank() <= 2 && broadcastShapes(c->shape(), outShape) == outShape,
-                    "Gemm: C of shape " + shapeToString(c->shape()) +
-                        " does not broadcast to " + shapeToString(outShape));
+                    "Gemm: C of shape " + shapeToString(c->shape()) + " does not broadcast to " +
+                        shapeToString(outShape));
             fillBroadcastC(toComputeType(*c), y);
         }
         dispatchCompute(ca.dtype(), [&]<class T>() {
@@ -219,7 +235,7 @@ public:
         outputs[0] = Value(y.dtype() == a.dtype() ? y : y.castTo(a.dtype()));
     }
 
-private:
+  private:
     // y = beta * C broadcast to y's [M, N] shape.
     void fillBroadcastC(const Tensor& c, Tensor& y) const {
         require(c.dtype() == y.dtype(), "Gemm: C type differs from A and B");
@@ -243,9 +259,9 @@ private:
 // value per row (axis -2, for A) or per column (axis -1, for B) of the matrices.
 Tensor subtractZeroPoint(const Tensor& x, const Tensor* zeroPoint, bool perRow, const char* op,
                          const char* name) {
-    require(x.dtype() == DataType::UInt8 || x.dtype() == DataType::Int8,
-            std::string(op) + ": " + name + " must be int8 or uint8, got " +
-                dataTypeName(x.dtype()));
+    require(
+        x.dtype() == DataType::UInt8 || x.dtype() == DataType::Int8,
+        std::string(op) + ": " + name + " must be int8 or uint8, got " + dataTypeName(x.dtype()));
     Tensor out = x.castTo(DataType::Int32);
     if (zeroPoint == nullptr) return out;
     require(zeroPoint->dtype() == x.dtype(),
@@ -268,7 +284,7 @@ Tensor subtractZeroPoint(const Tensor& x, const Tensor* zeroPoint, bool perRow, 
 }
 
 class MatMulIntegerKernel : public Kernel {
-public:
+  public:
     explicit MatMulIntegerKernel(const NodeInfo&) {}
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
@@ -281,7 +297,7 @@ public:
 };
 
 class QLinearMatMulKernel : public Kernel {
-public:
+  public:
     explicit QLinearMatMulKernel(const NodeInfo&) {}
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
@@ -312,18 +328,18 @@ public:
                 double as = aScale.size() == 1 ? aScale[0] : aScale[static_cast<std::size_t>(row)];
                 double bs = bScale.size() == 1 ? bScale[0] : bScale[static_cast<std::size_t>(col)];
                 // Round half to even, as the reference (numpy.rint) does.
-                double q = std::nearbyint(static_cast<double>(in[i]) * (as * bs / yScale[0])) +
-                           yZero;
+                double q =
+                    std::nearbyint(static_cast<double>(in[i]) * (as * bs / yScale[0])) + yZero;
                 out[i] = fromDouble<T>(q);
             }
         });
         outputs[0] = Value(std::move(y));
     }
 
-private:
+  private:
     static std::vector<double> scales(const Tensor& t, const char* name) {
-        require(isFloatingPoint(t.dtype()), std::string("QLinearMatMul: ") + name +
-                                                " must be floating-point");
+        require(isFloatingPoint(t.dtype()),
+                std::string("QLinearMatMul: ") + name + " must be floating-point");
         std::vector<double> v(static_cast<std::size_t>(t.numel()));
         for (std::size_t i = 0; i < v.size(); ++i)
             v[i] = static_cast<float>(t.valueAsDouble(static_cast<std::int64_t>(i)));
@@ -407,11 +423,11 @@ EinsumEquation parseEinsum(std::string equation, const std::vector<const Tensor*
     };
     EinsumEquation eq;
     for (std::size_t i = 0; i < parsed.size(); ++i) {
-        std::int64_t width = parsed[i].ellipsis ? operands[i]->rank() -
-                                                      static_cast<std::int64_t>(
-                                                          parsed[i].before.size() +
-                                                          parsed[i].after.size())
-                                                : 0;
+        std::int64_t width =
+            parsed[i].ellipsis
+                ? operands[i]->rank() -
+                      static_cast<std::int64_t>(parsed[i].before.size() + parsed[i].after.size())
+                : 0;
         eq.inputs.push_back(expand(parsed[i], width));
     }
     if (arrow != std::string::npos) {
@@ -499,7 +515,7 @@ bool contains(const Labels& labels, int label) {
 }
 
 class EinsumKernel : public Kernel {
-public:
+  public:
     explicit EinsumKernel(const NodeInfo& node) : equation_(node.getString("equation")) {}
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
@@ -527,17 +543,16 @@ public:
             }
         }
         for (int label : eq.output)
-            require(sizes.count(label), "Einsum: output label does not appear in any input of " +
-                                            equation_);
+            require(sizes.count(label),
+                    "Einsum: output label does not appear in any input of " + equation_);
 
         Tensor result;
-        dispatchCompute(computeTypeOf(type), [&]<class T>() {
-            result = contract<T>(ctx, operands, eq, sizes);
-        });
+        dispatchCompute(computeTypeOf(type),
+                        [&]<class T>() { result = contract<T>(ctx, operands, eq, sizes); });
         outputs[0] = Value(result.dtype() == type ? result : result.castTo(type));
     }
 
-private:
+  private:
     // The labels some operand after `index` or the output still needs.
     static Labels neededAfter(const EinsumEquation& eq, std::size_t index) {
         Labels needed = eq.output;
@@ -616,7 +631,7 @@ private:
 };
 
 class DetKernel : public Kernel {
-public:
+  public:
     explicit DetKernel(const NodeInfo&) {}
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {

@@ -2,6 +2,7 @@
 // MeanVarianceNormalization. Statistics are accumulated in double whatever the element type.
 #include <cmath>
 
+#include "NormalizationChannelLayout.h"
 #include "OpFamilies.h"
 #include "ReduceAxesPlan.h"
 #include "ReduceNumeric.h"
@@ -9,23 +10,16 @@
 namespace onnxlens::engine::ops {
 namespace {
 
-// The elements of a small floating-point parameter tensor (scale, bias, mean...) as doubles.
-std::vector<double> toDoubles(const Tensor& t) {
-    std::vector<double> values(static_cast<std::size_t>(t.numel()));
-    dispatchFloat(t.dtype(), [&]<class T>() {
-        const T* p = t.data<T>();
-        for (std::size_t i = 0; i < values.size(); ++i) values[i] = toAccumulator<double>(p[i]);
-    });
-    return values;
-}
-
 // `t` broadcast (numpy, right-aligned) to `target`, flattened; throws when it does not fit.
 std::vector<double> broadcastToDoubles(const Tensor& t, const Shape& target, const char* what) {
-    require(t.rank() <= static_cast<std::int64_t>(target.size()) &&
-                broadcastShapes(t.shape(), target) == target,
-            std::string(what) + " of shape " + shapeToString(t.shape()) +
-                " does not broadcast to " + shapeToString(target));
-    std::vector<double> source = toDoubles(t);
+    bool fits = t.shape().size() <= target.size();
+    for (std::size_t i = 1; fits && i <= t.shape().size(); ++i) {
+        std::int64_t d = t.shape()[t.shape().size() - i];
+        fits = d == 1 || d == target[target.size() - i];
+    }
+    require(fits, std::string(what) + " of shape " + shapeToString(t.shape()) +
+                      " does not broadcast to " + shapeToString(target));
+    std::vector<double> source = elementsAsDoubles(t);
     auto strides = broadcastStrides(t.shape(), target);
     std::vector<double> out(static_cast<std::size_t>(shapeElementCount(target)));
     std::vector<std::int64_t> index(target.size(), 0);
@@ -42,22 +36,14 @@ std::vector<double> broadcastToDoubles(const Tensor& t, const Shape& target, con
     return out;
 }
 
-Tensor doublesToTensor(const std::vector<double>& values, DataType type, Shape shape) {
-    Tensor t(type, std::move(shape));
-    dispatchFloat(type, [&]<class T>() {
-        T* p = t.data<T>();
-        for (std::size_t i = 0; i < values.size(); ++i) p[i] = fromDouble<T>(values[i]);
-    });
-    return t;
-}
-
 void requireFloatInput(const Tensor& x, const char* op) {
     require(isFloatingPoint(x.dtype()),
             std::string(op) + " needs a floating-point input, got " + dataTypeName(x.dtype()));
 }
 
 // Mean and population variance of `count` consecutive elements.
-template <class T> std::pair<double, double> meanAndVariance(const T* p, std::int64_t count) {
+template <class T>
+std::pair<double, double> meanAndVariance(const T* p, std::int64_t count) {
     double sum = 0;
     for (std::int64_t i = 0; i < count; ++i) sum += toAccumulator<double>(p[i]);
     double mean = count ? sum / static_cast<double>(count) : 0.0;
@@ -75,37 +61,22 @@ template <class T>
 void applyChannelAffine(KernelContext& ctx, const T* x, T* y, std::int64_t n, std::int64_t c,
                         std::int64_t spatial, const std::vector<double>& a,
                         const std::vector<double>& b, bool perElement) {
-    ctx.pool().parallelFor(n * c, static_cast<double>(spatial) * 2,
-                           [&](std::int64_t begin, std::int64_t end) {
-                               for (std::int64_t nc = begin; nc < end; ++nc) {
-                                   std::int64_t channel = nc % c;
-                                   const T* in = x + nc * spatial;
-                                   T* out = y + nc * spatial;
-                                   for (std::int64_t s = 0; s < spatial; ++s) {
-                                       auto p = static_cast<std::size_t>(
-                                           perElement ? channel * spatial + s : channel);
-                                       out[s] = fromDouble<T>(toAccumulator<double>(in[s]) * a[p] +
-                                                              b[p]);
-                                   }
-                               }
-                           });
-}
-
-struct ChannelLayout {
-    std::int64_t n = 1, c = 1, spatial = 1;
-};
-ChannelLayout channelLayout(const Tensor& x, const char* op) {
-    require(x.rank() >= 2, std::string(op) + " needs an input of rank >= 2 ([N, C, ...]), got " +
-                               shapeToString(x.shape()));
-    ChannelLayout l;
-    l.n = x.dim(0);
-    l.c = x.dim(1);
-    for (std::int64_t d = 2; d < x.rank(); ++d) l.spatial *= x.dim(d);
-    return l;
+    ctx.pool().parallelFor(
+        n * c, static_cast<double>(spatial) * 2, [&](std::int64_t begin, std::int64_t end) {
+            for (std::int64_t nc = begin; nc < end; ++nc) {
+                std::int64_t channel = nc % c;
+                const T* in = x + nc * spatial;
+                T* out = y + nc * spatial;
+                for (std::int64_t s = 0; s < spatial; ++s) {
+                    auto p = static_cast<std::size_t>(perElement ? channel * spatial + s : channel);
+                    out[s] = fromDouble<T>(toAccumulator<double>(in[s]) * a[p] + b[p]);
+                }
+            }
+        });
 }
 
 class BatchNormalizationKernel : public Kernel {
-public:
+  public:
     explicit BatchNormalizationKernel(const NodeInfo& node)
         : epsilon_(node.getFloat("epsilon", 1e-5f)), momentum_(node.getFloat("momentum", 0.9f)) {
         if (node.opsetVersion() >= 14) {
@@ -124,12 +95,12 @@ public:
         const Tensor& x = inputTensor(inputs, 0);
         requireFloatInput(x, "BatchNormalization");
         ChannelLayout l = channelLayout(x, "BatchNormalization");
-        std::vector<double> scale = toDoubles(inputTensor(inputs, 1));
-        std::vector<double> bias = toDoubles(inputTensor(inputs, 2));
+        std::vector<double> scale = elementsAsDoubles(inputTensor(inputs, 1));
+        std::vector<double> bias = elementsAsDoubles(inputTensor(inputs, 2));
         const Tensor& meanInput = inputTensor(inputs, 3);
         const Tensor& varInput = inputTensor(inputs, 4);
-        std::vector<double> mean = toDoubles(meanInput);
-        std::vector<double> var = toDoubles(varInput);
+        std::vector<double> mean = elementsAsDoubles(meanInput);
+        std::vector<double> var = elementsAsDoubles(varInput);
 
         auto c = static_cast<std::size_t>(l.c);
         bool perElement = !spatial_ && !training_ && scale.size() != c;
@@ -177,7 +148,7 @@ public:
             outputs[4] = Value(doublesToTensor(batchVar, varInput.dtype(), channels));
     }
 
-private:
+  private:
     template <class T>
     static void channelStatistics(const T* x, const ChannelLayout& l, std::vector<double>& mean,
                                   std::vector<double>& var) {
@@ -209,7 +180,7 @@ private:
 };
 
 class InstanceNormalizationKernel : public Kernel {
-public:
+  public:
     explicit InstanceNormalizationKernel(const NodeInfo& node)
         : epsilon_(node.getFloat("epsilon", 1e-5f)) {}
 
@@ -218,8 +189,8 @@ public:
         const Tensor& x = inputTensor(inputs, 0);
         requireFloatInput(x, "InstanceNormalization");
         ChannelLayout l = channelLayout(x, "InstanceNormalization");
-        std::vector<double> scale = toDoubles(inputTensor(inputs, 1));
-        std::vector<double> bias = toDoubles(inputTensor(inputs, 2));
+        std::vector<double> scale = elementsAsDoubles(inputTensor(inputs, 1));
+        std::vector<double> bias = elementsAsDoubles(inputTensor(inputs, 2));
         require(scale.size() == static_cast<std::size_t>(l.c) && bias.size() == scale.size(),
                 "InstanceNormalization: scale and B need one element per channel (" +
                     std::to_string(l.c) + ")");
@@ -245,12 +216,12 @@ public:
         outputs[0] = Value(std::move(y));
     }
 
-private:
+  private:
     double epsilon_;
 };
 
 class LayerNormalizationKernel : public Kernel {
-public:
+  public:
     explicit LayerNormalizationKernel(const NodeInfo& node)
         : axis_(node.getInt("axis", -1)), epsilon_(node.getFloat("epsilon", 1e-5f)) {
         std::int64_t stash = node.getInt("stash_type", 1);
@@ -267,8 +238,8 @@ public:
         Shape normalizedShape(x.shape().begin() + axis, x.shape().end());
         std::int64_t outer = shapeElementCount(std::span(x.shape()).first(axis));
         std::int64_t inner = shapeElementCount(normalizedShape);
-        std::vector<double> scale = broadcastToDoubles(inputTensor(inputs, 1), normalizedShape,
-                                                       "LayerNormalization scale");
+        std::vector<double> scale =
+            broadcastToDoubles(inputTensor(inputs, 1), normalizedShape, "LayerNormalization scale");
         std::vector<double> bias;
         if (const Tensor* b = optionalInputTensor(inputs, 2))
             bias = broadcastToDoubles(*b, normalizedShape, "LayerNormalization B");
@@ -278,24 +249,23 @@ public:
         dispatchFloat(x.dtype(), [&]<class T>() {
             const T* in = x.data<T>();
             T* out = y.data<T>();
-            ctx.pool().parallelFor(outer, static_cast<double>(inner) * 5,
-                                   [&](std::int64_t begin, std::int64_t end) {
-                                       for (std::int64_t r = begin; r < end; ++r) {
-                                           const T* row = in + r * inner;
-                                           T* dst = out + r * inner;
-                                           auto [mean, var] = meanAndVariance(row, inner);
-                                           double inv = 1.0 / std::sqrt(var + epsilon_);
-                                           means[static_cast<std::size_t>(r)] = mean;
-                                           invStdDevs[static_cast<std::size_t>(r)] = inv;
-                                           for (std::int64_t i = 0; i < inner; ++i) {
-                                               auto k = static_cast<std::size_t>(i);
-                                               double v = (toAccumulator<double>(row[i]) - mean) *
-                                                          inv * scale[k];
-                                               if (!bias.empty()) v += bias[k];
-                                               dst[i] = fromDouble<T>(v);
-                                           }
-                                       }
-                                   });
+            ctx.pool().parallelFor(
+                outer, static_cast<double>(inner) * 5, [&](std::int64_t begin, std::int64_t end) {
+                    for (std::int64_t r = begin; r < end; ++r) {
+                        const T* row = in + r * inner;
+                        T* dst = out + r * inner;
+                        auto [mean, var] = meanAndVariance(row, inner);
+                        double inv = 1.0 / std::sqrt(var + epsilon_);
+                        means[static_cast<std::size_t>(r)] = mean;
+                        invStdDevs[static_cast<std::size_t>(r)] = inv;
+                        for (std::int64_t i = 0; i < inner; ++i) {
+                            auto k = static_cast<std::size_t>(i);
+                            double v = (toAccumulator<double>(row[i]) - mean) * inv * scale[k];
+                            if (!bias.empty()) v += bias[k];
+                            dst[i] = fromDouble<T>(v);
+                        }
+                    }
+                });
         });
         outputs[0] = Value(std::move(y));
         Shape statShape(x.shape().begin(), x.shape().begin() + axis);
@@ -305,14 +275,14 @@ public:
             outputs[2] = Value(doublesToTensor(invStdDevs, stashType_, statShape));
     }
 
-private:
+  private:
     std::int64_t axis_;
     double epsilon_;
     DataType stashType_;
 };
 
 class LrnKernel : public Kernel {
-public:
+  public:
     explicit LrnKernel(const NodeInfo& node)
         : alpha_(node.getFloat("alpha", 1e-4f)),
           beta_(node.getFloat("beta", 0.75f)),
@@ -356,13 +326,13 @@ public:
         outputs[0] = Value(std::move(y));
     }
 
-private:
+  private:
     double alpha_, beta_, bias_;
     std::int64_t size_;
 };
 
 class MeanVarianceNormalizationKernel : public Kernel {
-public:
+  public:
     explicit MeanVarianceNormalizationKernel(const NodeInfo& node)
         : axes_(node.getInts("axes", {0, 2, 3})) {}
 
@@ -381,8 +351,9 @@ public:
                 [&](std::int64_t begin, std::int64_t end) {
                     plan.forEachOutput(begin, end, [&](std::int64_t, std::int64_t base) {
                         double sum = 0;
-                        plan.forEachReduced(
-                            [&](std::int64_t off) { sum += toAccumulator<double>(in[base + off]); });
+                        plan.forEachReduced([&](std::int64_t off) {
+                            sum += toAccumulator<double>(in[base + off]);
+                        });
                         double mean = sum / count;
                         double squares = 0;
                         plan.forEachReduced([&](std::int64_t off) {
@@ -401,7 +372,7 @@ public:
         outputs[0] = Value(std::move(y));
     }
 
-private:
+  private:
     std::vector<std::int64_t> axes_;
 };
 

@@ -26,7 +26,7 @@ double intersectionOverUnion(const Box& a, const Box& b) {
 }
 
 class NonMaxSuppressionKernel : public Kernel {
-public:
+  public:
     explicit NonMaxSuppressionKernel(const NodeInfo& node)
         : centerPointBox_(node.getInt("center_point_box", 0)) {
         require(centerPointBox_ == 0 || centerPointBox_ == 1, "center_point_box must be 0 or 1");
@@ -41,10 +41,11 @@ public:
         const Tensor* scoreThreshold = optionalInputTensor(inputs, 4);
         require(boxes.rank() == 3 && boxes.dim(2) == 4,
                 "boxes must have shape [batches, boxes, 4], got " + shapeToString(boxes.shape()));
-        require(scores.rank() == 3 && scores.dim(0) == boxes.dim(0) && scores.dim(2) == boxes.dim(1),
-                "scores " + shapeToString(scores.shape()) +
-                    " must have shape [batches, classes, boxes] matching boxes " +
-                    shapeToString(boxes.shape()));
+        require(
+            scores.rank() == 3 && scores.dim(0) == boxes.dim(0) && scores.dim(2) == boxes.dim(1),
+            "scores " + shapeToString(scores.shape()) +
+                " must have shape [batches, classes, boxes] matching boxes " +
+                shapeToString(boxes.shape()));
         const std::int64_t perClass =
             maxOutput && maxOutput->numel() > 0 ? maxOutput->valueAsInt64(0) : 0;
         const double iouLimit =
@@ -59,13 +60,17 @@ public:
         std::vector<std::int64_t> order;
         std::vector<std::int64_t> kept;
         for (std::int64_t b = 0; b < batches && perClass > 0; ++b) {
-            for (std::int64_t i = 0; i < count; ++i) decoded[i] = decode(boxes, (b * count + i) * 4);
+            for (std::int64_t i = 0; i < count; ++i)
+                decoded[i] = decode(boxes, (b * count + i) * 4);
             for (std::int64_t c = 0; c < classes; ++c) {
                 const std::int64_t base = (b * classes + c) * count;
                 order.clear();
-                for (std::int64_t i = 0; i < count; ++i)
-                    if (!hasScoreLimit || scores.valueAsDouble(base + i) > scoreLimit)
+                for (std::int64_t i = 0; i < count; ++i) {
+                    const double score = scores.valueAsDouble(base + i);
+                    // NaN scores never qualify (and would break the sort's ordering).
+                    if (!std::isnan(score) && (!hasScoreLimit || score > scoreLimit))
                         order.push_back(i);
+                }
                 // Highest score first; equal scores keep the lower box index first.
                 std::stable_sort(order.begin(), order.end(), [&](std::int64_t l, std::int64_t r) {
                     return scores.valueAsDouble(base + l) > scores.valueAsDouble(base + r);
@@ -89,7 +94,7 @@ public:
             {static_cast<std::int64_t>(selected.size() / 3), 3}, selected));
     }
 
-private:
+  private:
     Box decode(const Tensor& boxes, std::int64_t offset) const {
         double v[4];
         for (int i = 0; i < 4; ++i) v[i] = boxes.valueAsDouble(offset + i);
@@ -104,7 +109,7 @@ private:
 };
 
 class RoiAlignKernel : public Kernel {
-public:
+  public:
     explicit RoiAlignKernel(const NodeInfo& node)
         : outputHeight_(node.getInt("output_height", 1)),
           outputWidth_(node.getInt("output_width", 1)),
@@ -114,12 +119,14 @@ public:
         require(mode == "avg" || mode == "max", "RoiAlign mode must be 'avg' or 'max'");
         maxMode_ = mode == "max";
         // Opset 10 had no attribute and behaved as output_half_pixel.
-        const std::string transform = node.getString(
-            "coordinate_transformation_mode", node.opsetVersion() >= 16 ? "half_pixel" : "output_half_pixel");
+        const std::string transform =
+            node.getString("coordinate_transformation_mode",
+                           node.opsetVersion() >= 16 ? "half_pixel" : "output_half_pixel");
         require(transform == "half_pixel" || transform == "output_half_pixel",
                 "unsupported coordinate_transformation_mode '" + transform + "'");
         halfPixel_ = transform == "half_pixel";
-        require(outputHeight_ > 0 && outputWidth_ > 0, "output_height and output_width must be positive");
+        require(outputHeight_ > 0 && outputWidth_ > 0,
+                "output_height and output_width must be positive");
         require(samplingRatio_ >= 0, "sampling_ratio must not be negative");
     }
 
@@ -128,7 +135,8 @@ public:
         const Tensor& x = inputTensor(inputs, 0);
         const Tensor& rois = inputTensor(inputs, 1);
         const Tensor& batchIndices = inputTensor(inputs, 2);
-        require(x.rank() == 4, "RoiAlign input must be 4-D (N, C, H, W), got " + shapeToString(x.shape()));
+        require(x.rank() == 4,
+                "RoiAlign input must be 4-D (N, C, H, W), got " + shapeToString(x.shape()));
         require(rois.rank() == 2 && rois.dim(1) == 4,
                 "rois must have shape [num_rois, 4], got " + shapeToString(rois.shape()));
         require(batchIndices.rank() == 1 && batchIndices.dim(0) == rois.dim(0),
@@ -143,6 +151,8 @@ public:
             const std::int64_t batch = batchIndices.valueAsInt64(r);
             require(batch >= 0 && batch < x.dim(0),
                     "batch index " + std::to_string(batch) + " is out of range");
+            for (int i = 0; i < 4; ++i)
+                require(std::isfinite(rois.valueAsDouble(r * 4 + i)), "roi coordinates must be finite");
             const double x1 = rois.valueAsDouble(r * 4) * spatialScale_ - offset;
             const double y1 = rois.valueAsDouble(r * 4 + 1) * spatialScale_ - offset;
             double roiW = rois.valueAsDouble(r * 4 + 2) * spatialScale_ - offset - x1;
@@ -152,12 +162,16 @@ public:
                 roiH = std::max(roiH, 1.0);
             }
             const double binH = roiH / outputHeight_, binW = roiW / outputWidth_;
-            const std::int64_t gridH = samplingRatio_ > 0
-                                           ? samplingRatio_
-                                           : static_cast<std::int64_t>(std::ceil(roiH / outputHeight_));
-            const std::int64_t gridW = samplingRatio_ > 0
-                                           ? samplingRatio_
-                                           : static_cast<std::int64_t>(std::ceil(roiW / outputWidth_));
+            // Sampling points per bin along each axis (computed in double: rois may be huge).
+            auto gridSize = [&](double extent, std::int64_t bins) {
+                return samplingRatio_ > 0 ? static_cast<double>(samplingRatio_)
+                                          : std::max(0.0, std::ceil(extent / bins));
+            };
+            const double gridHd = gridSize(roiH, outputHeight_), gridWd = gridSize(roiW, outputWidth_);
+            require(static_cast<double>(outputHeight_ * outputWidth_) * gridHd * gridWd <= 1e8,
+                    "roi " + std::to_string(r) + " would need more than 1e8 sampling points");
+            const auto gridH = static_cast<std::int64_t>(gridHd);
+            const auto gridW = static_cast<std::int64_t>(gridWd);
             const double samples = static_cast<double>(std::max<std::int64_t>(gridH * gridW, 1));
             // Sample positions and weights are the same for every channel.
             std::vector<Tap> taps;
@@ -165,38 +179,41 @@ public:
                 for (std::int64_t pw = 0; pw < outputWidth_; ++pw)
                     for (std::int64_t iy = 0; iy < gridH; ++iy)
                         for (std::int64_t ix = 0; ix < gridW; ++ix)
-                            taps.push_back(bilinearTap(
-                                y1 + ph * binH + (iy + 0.5) * binH / gridH,
-                                x1 + pw * binW + (ix + 0.5) * binW / gridW, H, W));
+                            taps.push_back(bilinearTap(y1 + ph * binH + (iy + 0.5) * binH / gridH,
+                                                       x1 + pw * binW + (ix + 0.5) * binW / gridW,
+                                                       H, W));
             const std::int64_t perBin = gridH * gridW;
-            ctx.pool().parallelFor(C, static_cast<double>(taps.size() * 8), [&](std::int64_t b, std::int64_t e) {
-                for (std::int64_t c = b; c < e; ++c) {
-                    const double* plane = in + (batch * C + c) * H * W;
-                    double* o = out + (r * C + c) * outputHeight_ * outputWidth_;
-                    for (std::int64_t bin = 0; bin < outputHeight_ * outputWidth_; ++bin) {
-                        double acc = 0;
-                        bool first = true;
-                        for (std::int64_t s = 0; s < perBin; ++s) {
-                            const Tap& t = taps[bin * perBin + s];
-                            if (!maxMode_) {
-                                for (int k = 0; k < 4; ++k) acc += t.weight[k] * plane[t.offset[k]];
-                                continue;
+            ctx.pool().parallelFor(
+                C, static_cast<double>(taps.size() * 8), [&](std::int64_t b, std::int64_t e) {
+                    for (std::int64_t c = b; c < e; ++c) {
+                        const double* plane = in + (batch * C + c) * H * W;
+                        double* o = out + (r * C + c) * outputHeight_ * outputWidth_;
+                        for (std::int64_t bin = 0; bin < outputHeight_ * outputWidth_; ++bin) {
+                            double acc = 0;
+                            bool first = true;
+                            for (std::int64_t s = 0; s < perBin; ++s) {
+                                const Tap& t = taps[bin * perBin + s];
+                                if (!maxMode_) {
+                                    for (int k = 0; k < 4; ++k)
+                                        acc += t.weight[k] * plane[t.offset[k]];
+                                    continue;
+                                }
+                                // ONNX Runtime's max: the largest weighted corner over all samples.
+                                double m = t.weight[0] * plane[t.offset[0]];
+                                for (int k = 1; k < 4; ++k)
+                                    m = std::max(m, t.weight[k] * plane[t.offset[k]]);
+                                acc = first ? m : std::max(acc, m);
+                                first = false;
                             }
-                            // ONNX Runtime's max: the largest weighted corner over all samples.
-                            double m = t.weight[0] * plane[t.offset[0]];
-                            for (int k = 1; k < 4; ++k) m = std::max(m, t.weight[k] * plane[t.offset[k]]);
-                            acc = first ? m : std::max(acc, m);
-                            first = false;
+                            o[bin] = maxMode_ ? acc : acc / samples;
                         }
-                        o[bin] = maxMode_ ? acc : acc / samples;
                     }
-                }
-            });
+                });
         }
         outputs[0] = Value(y.castTo(x.dtype()));
     }
 
-private:
+  private:
     struct Tap {
         std::int64_t offset[4] = {0, 0, 0, 0};
         double weight[4] = {0, 0, 0, 0};

@@ -14,11 +14,35 @@ namespace onnxlens::engine::ops {
 
 namespace {
 
-Shape spatialDims(const Tensor& t) { return Shape(t.shape().begin() + 2, t.shape().end()); }
-
 void requireImageInput(const Tensor& x, const char* op) {
     require(x.rank() >= 3, std::string(op) + " input must have rank >= 3 (N, C, spatial...), got " +
                                shapeToString(x.shape()));
+}
+
+// For one output coordinate along one axis: where its window starts, the range of kernel taps
+// that fall inside the input, and how many taps fall inside the padded input.
+struct AxisWindow {
+    std::int64_t start = 0, first = 0, last = 0, padded = 0;
+};
+
+std::vector<AxisWindow> axisWindows(const WindowGeometry& g, int axis) {
+    std::vector<AxisWindow> windows(static_cast<std::size_t>(g.output[axis]));
+    const std::int64_t in = g.input[axis], d = g.dilation[axis];
+    for (std::int64_t o = 0; o < g.output[axis]; ++o) {
+        AxisWindow& w = windows[o];
+        w.start = o * g.stride[axis] - g.padBegin[axis];
+        w.first = g.kernel[axis];
+        for (std::int64_t k = 0; k < g.kernel[axis]; ++k) {
+            const std::int64_t i = w.start + k * d;
+            if (i < in + g.padEnd[axis]) ++w.padded;
+            if (i >= 0 && i < in) {
+                w.first = std::min(w.first, k);
+                w.last = k + 1;
+            }
+        }
+        if (w.last == 0) w.first = 0;
+    }
+    return windows;
 }
 
 // Visits every window of one plane: for each output position, `visit(out, taps, tapCount,
@@ -27,34 +51,25 @@ void requireImageInput(const Tensor& x, const char* op) {
 template <class Visit>
 void forEachWindow(const WindowGeometry& g, Visit&& visit) {
     const auto [IZ, IY, IX] = g.input;
+    (void)IZ;
+    const std::vector<AxisWindow> wz = axisWindows(g, 0), wy = axisWindows(g, 1),
+                                  wx = axisWindows(g, 2);
     std::vector<std::int64_t> taps(static_cast<std::size_t>(g.kernelSize()));
     std::int64_t out = 0;
-    for (std::int64_t oz = 0; oz < g.output[0]; ++oz) {
-        for (std::int64_t oy = 0; oy < g.output[1]; ++oy) {
-            for (std::int64_t ox = 0; ox < g.output[2]; ++ox, ++out) {
-                std::int64_t count = 0, padded[kMaxWindowRank] = {0, 0, 0};
-                const std::int64_t start[kMaxWindowRank] = {oz * g.stride[0] - g.padBegin[0],
-                                                            oy * g.stride[1] - g.padBegin[1],
-                                                            ox * g.stride[2] - g.padBegin[2]};
-                for (int s = 0; s < kMaxWindowRank; ++s)
-                    for (std::int64_t k = 0; k < g.kernel[s]; ++k)
-                        if (start[s] + k * g.dilation[s] < g.input[s] + g.padEnd[s]) ++padded[s];
-                for (std::int64_t kz = 0; kz < g.kernel[0]; ++kz) {
-                    const std::int64_t iz = start[0] + kz * g.dilation[0];
-                    if (iz < 0 || iz >= IZ) continue;
-                    for (std::int64_t ky = 0; ky < g.kernel[1]; ++ky) {
-                        const std::int64_t iy = start[1] + ky * g.dilation[1];
-                        if (iy < 0 || iy >= IY) continue;
-                        for (std::int64_t kx = 0; kx < g.kernel[2]; ++kx) {
-                            const std::int64_t ix = start[2] + kx * g.dilation[2];
-                            if (ix >= 0 && ix < IX) taps[count++] = (iz * IY + iy) * IX + ix;
-                        }
+    for (const AxisWindow& z : wz)
+        for (const AxisWindow& y : wy)
+            for (const AxisWindow& x : wx) {
+                std::int64_t count = 0;
+                for (std::int64_t kz = z.first; kz < z.last; ++kz) {
+                    const std::int64_t rowZ = (z.start + kz * g.dilation[0]) * IY;
+                    for (std::int64_t ky = y.first; ky < y.last; ++ky) {
+                        const std::int64_t row = (rowZ + y.start + ky * g.dilation[1]) * IX + x.start;
+                        for (std::int64_t kx = x.first; kx < x.last; ++kx)
+                            taps[count++] = row + kx * g.dilation[2];
                     }
                 }
-                visit(out, taps.data(), count, padded[0] * padded[1] * padded[2]);
+                visit(out++, taps.data(), count, z.padded * y.padded * x.padded);
             }
-        }
-    }
 }
 
 // Splits planes (n, c) over the pool and calls `plane(index)` for each.
@@ -95,7 +110,7 @@ std::int64_t storageIndex(std::int64_t offset, const WindowGeometry& g, bool col
 }
 
 class MaxPoolKernel : public Kernel {
-public:
+  public:
     explicit MaxPoolKernel(const NodeInfo& node)
         : attrs_(node), columnMajor_(node.getInt("storage_order", 0) != 0) {}
 
@@ -134,7 +149,7 @@ public:
         if (wantIndices) outputs[1] = Value(indices);
     }
 
-private:
+  private:
     WindowAttributes attrs_;
     bool columnMajor_;
 };
@@ -167,7 +182,7 @@ Tensor sumPool(ThreadPool& pool, const Tensor& x, const PoolProblem& pr, double 
 }
 
 class AveragePoolKernel : public Kernel {
-public:
+  public:
     explicit AveragePoolKernel(const NodeInfo& node)
         : attrs_(node), countIncludePad_(node.getInt("count_include_pad", 0) != 0) {}
 
@@ -182,7 +197,7 @@ public:
                              });
     }
 
-private:
+  private:
     WindowAttributes attrs_;
     bool countIncludePad_;
 };
@@ -191,7 +206,8 @@ private:
 double lpPower(const NodeInfo& node) {
     const auto* a = node.find("p");
     if (!a) return 2.0;
-    const double p = a->type() == onnx::AttributeProto::FLOAT ? a->f() : static_cast<double>(a->i());
+    const double p =
+        a->type() == onnx::AttributeProto::FLOAT ? a->f() : static_cast<double>(a->i());
     require(p > 0, "LpPool: p must be positive");
     return p;
 }
@@ -199,7 +215,7 @@ double lpPower(const NodeInfo& node) {
 double lpFinish(double sum, double p) { return p == 2 ? std::sqrt(sum) : std::pow(sum, 1.0 / p); }
 
 class LpPoolKernel : public Kernel {
-public:
+  public:
     explicit LpPoolKernel(const NodeInfo& node) : attrs_(node), p_(lpPower(node)) {}
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
@@ -211,7 +227,7 @@ public:
         });
     }
 
-private:
+  private:
     WindowAttributes attrs_;
     double p_;
 };
@@ -220,7 +236,7 @@ private:
 enum class GlobalPooling { Average, Max, Lp };
 
 class GlobalPoolKernel : public Kernel {
-public:
+  public:
     GlobalPoolKernel(const NodeInfo& node, GlobalPooling kind)
         : kind_(kind), p_(kind == GlobalPooling::Lp ? lpPower(node) : 1.0) {}
 
@@ -237,40 +253,41 @@ public:
             Tensor out(x.dtype(), outShape);
             const T* in = x.data<T>();
             T* o = out.data<T>();
-            ctx.pool().parallelFor(planes, static_cast<double>(size), [&](std::int64_t b, std::int64_t e) {
-                for (std::int64_t p = b; p < e; ++p) {
-                    const T* plane = in + p * size;
-                    if (kind_ == GlobalPooling::Max) {
-                        T best = size ? plane[0] : T(0);
-                        for (std::int64_t i = 1; i < size; ++i)
-                            if (plane[i] > best) best = plane[i];
-                        o[p] = best;
-                        continue;
+            ctx.pool().parallelFor(
+                planes, static_cast<double>(size), [&](std::int64_t b, std::int64_t e) {
+                    for (std::int64_t p = b; p < e; ++p) {
+                        const T* plane = in + p * size;
+                        if (kind_ == GlobalPooling::Max) {
+                            T best = size ? plane[0] : T(0);
+                            for (std::int64_t i = 1; i < size; ++i)
+                                if (plane[i] > best) best = plane[i];
+                            o[p] = best;
+                            continue;
+                        }
+                        double sum = 0;
+                        for (std::int64_t i = 0; i < size; ++i) {
+                            const double v = toDouble(plane[i]);
+                            sum += kind_ == GlobalPooling::Average ? v : std::pow(std::abs(v), p_);
+                        }
+                        o[p] = static_cast<T>(kind_ == GlobalPooling::Average
+                                                  ? (size ? sum / static_cast<double>(size) : 0.0)
+                                                  : lpFinish(sum, p_));
                     }
-                    double sum = 0;
-                    for (std::int64_t i = 0; i < size; ++i) {
-                        const double v = toDouble(plane[i]);
-                        sum += kind_ == GlobalPooling::Average ? v : std::pow(std::abs(v), p_);
-                    }
-                    o[p] = static_cast<T>(kind_ == GlobalPooling::Average
-                                              ? (size ? sum / static_cast<double>(size) : 0.0)
-                                              : lpFinish(sum, p_));
-                }
-            });
+                });
             return out;
         };
         outputs[0] = kind_ == GlobalPooling::Max ? dispatchNumeric(x.dtype(), compute)
                                                  : dispatchFloat(x.dtype(), compute);
     }
 
-private:
+  private:
     GlobalPooling kind_;
     double p_;
 };
 
 template <GlobalPooling Kind>
 class GlobalPoolOf : public GlobalPoolKernel {
-public:
+  public:
     explicit GlobalPoolOf(const NodeInfo& node) : GlobalPoolKernel(node, Kind) {}
 };
 
@@ -302,7 +319,7 @@ Tensor placeAtOrigin(const Tensor& t, const Shape& shape) {
 }
 
 class MaxUnpoolKernel : public Kernel {
-public:
+  public:
     explicit MaxUnpoolKernel(const NodeInfo& node) : attrs_(node) {
         require(!attrs_.kernelShape.empty(), "MaxUnpool requires kernel_shape");
     }
@@ -341,21 +358,21 @@ public:
         });
         if (outputShape) {
             Shape shape = outputShape->toInt64Vector();
-            require(shape.size() == x.shape().size() && shape[0] == x.dim(0) &&
-                        shape[1] == x.dim(1),
-                    "output_shape " + shapeToString(shape) + " must be [N, C, spatial...] of X " +
-                        shapeToString(x.shape()));
+            require(
+                shape.size() == x.shape().size() && shape[0] == x.dim(0) && shape[1] == x.dim(1),
+                "output_shape " + shapeToString(shape) + " must be [N, C, spatial...] of X " +
+                    shapeToString(x.shape()));
             if (shape != inferred) y = placeAtOrigin(y, shape);
         }
         outputs[0] = Value(y);
     }
 
-private:
+  private:
     WindowAttributes attrs_;
 };
 
 class MaxRoiPoolKernel : public Kernel {
-public:
+  public:
     explicit MaxRoiPoolKernel(const NodeInfo& node)
         : pooledShape_(node.getInts("pooled_shape")),
           spatialScale_(node.getFloat("spatial_scale", 1.0f)) {
@@ -377,6 +394,11 @@ public:
             const T* in = x.data<T>();
             T* out = y.data<T>();
             for (std::int64_t r = 0; r < rois.dim(0); ++r) {
+                for (int i = 0; i < 5; ++i) {
+                    const double v = rois.valueAsDouble(r * 5 + i);
+                    require(std::isfinite(v) && std::abs(v * spatialScale_) < 1e15,
+                            "roi values must be finite");
+                }
                 const std::int64_t batch = static_cast<std::int64_t>(rois.valueAsDouble(r * 5));
                 require(batch >= 0 && batch < x.dim(0),
                         "roi batch index " + std::to_string(batch) + " is out of range");
@@ -385,8 +407,10 @@ public:
                         std::round(rois.valueAsDouble(r * 5 + i) * spatialScale_));
                 };
                 const std::int64_t x1 = coord(1), y1 = coord(2), x2 = coord(3), y2 = coord(4);
-                const double binH = static_cast<double>(std::max<std::int64_t>(y2 - y1 + 1, 1)) / PH;
-                const double binW = static_cast<double>(std::max<std::int64_t>(x2 - x1 + 1, 1)) / PW;
+                const double binH =
+                    static_cast<double>(std::max<std::int64_t>(y2 - y1 + 1, 1)) / PH;
+                const double binW =
+                    static_cast<double>(std::max<std::int64_t>(x2 - x1 + 1, 1)) / PW;
                 for (std::int64_t c = 0; c < C; ++c) {
                     const T* plane = in + (batch * C + c) * H * W;
                     for (std::int64_t ph = 0; ph < PH; ++ph)
@@ -394,10 +418,14 @@ public:
                             auto clampTo = [](std::int64_t v, std::int64_t hi) {
                                 return std::clamp<std::int64_t>(v, 0, hi);
                             };
-                            const std::int64_t hs = clampTo(static_cast<std::int64_t>(std::floor(ph * binH)) + y1, H);
-                            const std::int64_t he = clampTo(static_cast<std::int64_t>(std::ceil((ph + 1) * binH)) + y1, H);
-                            const std::int64_t ws = clampTo(static_cast<std::int64_t>(std::floor(pw * binW)) + x1, W);
-                            const std::int64_t we = clampTo(static_cast<std::int64_t>(std::ceil((pw + 1) * binW)) + x1, W);
+                            const std::int64_t hs =
+                                clampTo(static_cast<std::int64_t>(std::floor(ph * binH)) + y1, H);
+                            const std::int64_t he = clampTo(
+                                static_cast<std::int64_t>(std::ceil((ph + 1) * binH)) + y1, H);
+                            const std::int64_t ws =
+                                clampTo(static_cast<std::int64_t>(std::floor(pw * binW)) + x1, W);
+                            const std::int64_t we = clampTo(
+                                static_cast<std::int64_t>(std::ceil((pw + 1) * binW)) + x1, W);
                             T best = T(0);
                             bool any = false;
                             for (std::int64_t h = hs; h < he; ++h)
@@ -412,7 +440,7 @@ public:
         });
     }
 
-private:
+  private:
     std::vector<std::int64_t> pooledShape_;
     float spatialScale_;
 };

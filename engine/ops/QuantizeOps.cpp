@@ -1,7 +1,209 @@
+// Linear quantization: QuantizeLinear, DequantizeLinear (per tensor or per axis) and
+// DynamicQuantizeLinear.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "ElementwiseUnary.h"
 #include "OpFamilies.h"
 
 namespace onnxlens::engine::ops {
 
-void registerQuantizeOps(KernelRegistry& registry) { (void)registry; }
+namespace {
+
+// Quantized integer q for real value v: round half to even, shift by the zero point, saturate.
+template <class Q> Q quantize(float v, float scale, float zeroPoint) {
+    const float q = std::nearbyint(v / scale) + zeroPoint;
+    return saturatingCast<Q>(static_cast<double>(q));
+}
+
+// How scale and zero point apply: one pair for the whole tensor, or one per index of `axis`
+// (the tensor seen as [outer, channels, inner]).
+struct QuantizationLayout {
+    std::int64_t outer = 1, channels = 1, inner = 1;
+
+    static QuantizationLayout of(const std::string& op, const Tensor& x, const Tensor& scale,
+                                 const Tensor* zeroPoint, int opset, std::int64_t axisAttr) {
+        QuantizationLayout l;
+        if (zeroPoint)
+            require(zeroPoint->shape() == scale.shape(),
+                    op + ": zero point shape " + shapeToString(zeroPoint->shape()) +
+                        " differs from scale shape " + shapeToString(scale.shape()));
+        if (scale.rank() == 0 || (scale.rank() == 1 && scale.numel() == 1)) {
+            require(scale.numel() == 1, op + ": scale is empty");
+            l.inner = x.numel();
+            return l;
+        }
+        require(opset >= 13 && scale.rank() == 1,
+                op + ": scale must be a scalar" + (opset >= 13 ? " or 1-D" : "") + ", got shape " +
+                    shapeToString(scale.shape()));
+        const std::int64_t axis = normalizeAxis(axisAttr, x.rank());
+        require(scale.numel() == x.dim(axis),
+                op + ": scale has " + std::to_string(scale.numel()) + " values but axis " +
+                    std::to_string(axis) + " of the input has size " + std::to_string(x.dim(axis)));
+        for (std::int64_t d = 0; d < axis; ++d) l.outer *= x.dim(d);
+        l.channels = x.dim(axis);
+        for (std::int64_t d = axis + 1; d < x.rank(); ++d) l.inner *= x.dim(d);
+        return l;
+    }
+
+    // Calls fn(channel, begin, end) for each contiguous run sharing one channel, over the pool.
+    template <class Fn> void forEachRun(KernelContext& ctx, double cost, Fn&& fn) const {
+        ctx.pool().parallelFor(outer * channels, cost * static_cast<double>(inner),
+                               [&](std::int64_t begin, std::int64_t end) {
+                                   for (std::int64_t r = begin; r < end; ++r)
+                                       fn(r % channels, r * inner, (r + 1) * inner);
+                               });
+    }
+};
+
+std::vector<float> floatValues(const Tensor& t) {
+    std::vector<float> v(static_cast<std::size_t>(t.numel()));
+    for (std::int64_t i = 0; i < t.numel(); ++i) v[static_cast<std::size_t>(i)] = static_cast<float>(t.valueAsDouble(i));
+    return v;
+}
+
+void requireFloatScale(const std::string& op, const Tensor& scale) {
+    require(isFloatingPoint(scale.dtype()),
+            op + ": scale must be floating point, got " + dataTypeName(scale.dtype()));
+}
+
+class QuantizeLinearKernel final : public Kernel {
+public:
+    explicit QuantizeLinearKernel(const NodeInfo& node)
+        : opset_(node.opsetVersion()), axis_(node.getInt("axis", 1)) {}
+
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& x = inputTensor(inputs, 0);
+        const Tensor& scale = inputTensor(inputs, 1);
+        const Tensor* zeroPoint = optionalInputTensor(inputs, 2);
+        requireFloatScale("QuantizeLinear", scale);
+        const DataType outType = zeroPoint ? zeroPoint->dtype() : DataType::UInt8;
+        require(outType == DataType::UInt8 || outType == DataType::Int8,
+                std::string("QuantizeLinear: zero point must be uint8 or int8, got ") +
+                    dataTypeName(outType));
+        const auto layout =
+            QuantizationLayout::of("QuantizeLinear", x, scale, zeroPoint, opset_, axis_);
+        const std::vector<float> scales = floatValues(scale);
+        const std::vector<float> zeros =
+            zeroPoint ? floatValues(*zeroPoint) : std::vector<float>(scales.size(), 0.0f);
+        for (float s : scales)
+            require(s != 0.0f && std::isfinite(s), "QuantizeLinear: scale must be finite and non-zero");
+
+        Tensor y(outType, x.shape());
+        dispatchTypeSet<TypeSet::Numeric>(x.dtype(), "QuantizeLinear", [&]<class T>() {
+            const T* in = x.data<T>();
+            const auto fill = [&]<class Q>() {
+                Q* out = y.data<Q>();
+                layout.forEachRun(ctx, 4.0, [&](std::int64_t c, std::int64_t begin, std::int64_t end) {
+                    const float s = scales[static_cast<std::size_t>(c)];
+                    const float z = zeros[static_cast<std::size_t>(c)];
+                    for (std::int64_t i = begin; i < end; ++i)
+                        out[i] = quantize<Q>(static_cast<float>(in[i]), s, z);
+                });
+            };
+            if (outType == DataType::UInt8)
+                fill.template operator()<std::uint8_t>();
+            else
+                fill.template operator()<std::int8_t>();
+        });
+        outputs[0] = Value(y);
+    }
+
+private:
+    int opset_;
+    std::int64_t axis_;
+};
+
+class DequantizeLinearKernel final : public Kernel {
+public:
+    explicit DequantizeLinearKernel(const NodeInfo& node)
+        : opset_(node.opsetVersion()), axis_(node.getInt("axis", 1)) {}
+
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& x = inputTensor(inputs, 0);
+        const Tensor& scale = inputTensor(inputs, 1);
+        const Tensor* zeroPoint = optionalInputTensor(inputs, 2);
+        requireFloatScale("DequantizeLinear", scale);
+        if (zeroPoint)
+            require(zeroPoint->dtype() == x.dtype(),
+                    std::string("DequantizeLinear: zero point type ") +
+                        dataTypeName(zeroPoint->dtype()) + " differs from input type " +
+                        dataTypeName(x.dtype()));
+        const auto layout =
+            QuantizationLayout::of("DequantizeLinear", x, scale, zeroPoint, opset_, axis_);
+        const std::vector<float> scales = floatValues(scale);
+        const std::vector<float> zeros =
+            zeroPoint ? floatValues(*zeroPoint) : std::vector<float>(scales.size(), 0.0f);
+
+        Tensor y(DataType::Float, x.shape());
+        float* out = y.data<float>();
+        dispatchTypeSet<TypeSet::Numeric>(x.dtype(), "DequantizeLinear", [&]<class T>() {
+            const T* in = x.data<T>();
+            layout.forEachRun(ctx, 2.0, [&](std::int64_t c, std::int64_t begin, std::int64_t end) {
+                const float s = scales[static_cast<std::size_t>(c)];
+                const float z = zeros[static_cast<std::size_t>(c)];
+                for (std::int64_t i = begin; i < end; ++i)
+                    out[i] = (static_cast<float>(in[i]) - z) * s;
+            });
+        });
+        outputs[0] = Value(y);
+    }
+
+private:
+    int opset_;
+    std::int64_t axis_;
+};
+
+// Quantizes a float tensor to uint8 with the scale and zero point that map [min(x, 0), max(x, 0)]
+// onto [0, 255].
+class DynamicQuantizeLinearKernel final : public Kernel {
+public:
+    explicit DynamicQuantizeLinearKernel(const NodeInfo&) {}
+
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& x = inputTensor(inputs, 0);
+        require(x.dtype() == DataType::Float, std::string("DynamicQuantizeLinear: input must be float, got ") +
+                                                  dataTypeName(x.dtype()));
+        const float* in = x.data<float>();
+        float low = 0.0f, high = 0.0f;
+        for (std::int64_t i = 0; i < x.numel(); ++i) {
+            if (std::isnan(in[i])) continue;
+            low = std::min(low, in[i]);
+            high = std::max(high, in[i]);
+        }
+        const float scale = (high - low) / 255.0f;
+        // An all-zero input gives scale 0: every value is then the zero point 0.
+        const float zeroPoint = scale == 0.0f ? 0.0f : saturatingCast<std::uint8_t>(std::nearbyint(-low / scale));
+
+        Tensor y(DataType::UInt8, x.shape());
+        std::uint8_t* out = y.data<std::uint8_t>();
+        if (scale == 0.0f) {
+            std::fill(out, out + x.numel(), std::uint8_t{0});
+        } else {
+            ctx.pool().parallelFor(x.numel(), 4.0, [&](std::int64_t begin, std::int64_t end) {
+                for (std::int64_t i = begin; i < end; ++i)
+                    out[i] = quantize<std::uint8_t>(in[i], scale, zeroPoint);
+            });
+        }
+        outputs[0] = Value(y);
+        if (outputs.size() > 1) outputs[1] = Value(Tensor::scalar<float>(scale));
+        if (outputs.size() > 2)
+            outputs[2] = Value(Tensor::scalar<std::uint8_t>(static_cast<std::uint8_t>(zeroPoint)));
+    }
+};
+
+}  // namespace
+
+void registerQuantizeOps(KernelRegistry& registry) {
+    registry.add<QuantizeLinearKernel>("QuantizeLinear");
+    registry.add<DequantizeLinearKernel>("DequantizeLinear");
+    registry.add<DynamicQuantizeLinearKernel>("DynamicQuantizeLinear");
+}
 
 }  // namespace onnxlens::engine::ops

@@ -13,7 +13,7 @@
 namespace onnxlens::engine::ops {
 
 class ReduceAxesPlan {
-public:
+  public:
     // `reduced[i]` says whether axis i is reduced.
     ReduceAxesPlan(const Shape& shape, const std::vector<bool>& reduced) {
         auto strides = shapeStrides(shape);
@@ -32,8 +32,7 @@ public:
                 appendMerged(keptSizes_, keptStrides_, shape[i], strides[i]);
             }
         }
-        contiguous_ = reducedSizes.empty() ||
-                      (reducedSizes.size() == 1 && reducedStrides[0] == 1);
+        contiguous_ = reducedSizes.empty() || (reducedSizes.size() == 1 && reducedStrides[0] == 1);
         if (!contiguous_ && reducedCount_ > 0) {
             offsets_.resize(static_cast<std::size_t>(reducedCount_));
             std::vector<std::int64_t> index(reducedSizes.size(), 0);
@@ -56,7 +55,8 @@ public:
     std::int64_t reducedCount() const { return reducedCount_; }
 
     // Calls fn(offset) for every reduced position relative to a base offset.
-    template <class F> void forEachReduced(F&& fn) const {
+    template <class F>
+    void forEachReduced(F&& fn) const {
         if (contiguous_) {
             for (std::int64_t k = 0; k < reducedCount_; ++k) fn(k);
         } else {
@@ -65,7 +65,8 @@ public:
     }
 
     // Calls fn(outputIndex, baseOffset) for the output elements in [begin, end).
-    template <class F> void forEachOutput(std::int64_t begin, std::int64_t end, F&& fn) const {
+    template <class F>
+    void forEachOutput(std::int64_t begin, std::int64_t end, F&& fn) const {
         if (begin >= end) return;
         std::vector<std::int64_t> index(keptSizes_.size(), 0);
         std::int64_t base = 0, rest = begin;
@@ -85,7 +86,7 @@ public:
         }
     }
 
-private:
+  private:
     // Adjacent axes of the same kind whose strides chain merge into one loop.
     static void appendMerged(std::vector<std::int64_t>& sizes, std::vector<std::int64_t>& strides,
                              std::int64_t size, std::int64_t stride) {

@@ -5,21 +5,25 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "onnxlens/engine/DataType.h"
+#include "onnxlens/engine/Tensor.h"
 
 namespace onnxlens::engine::ops {
 
-template <class T> constexpr bool isReducedFloat = std::is_same_v<T, float16> ||
-                                                   std::is_same_v<T, bfloat16>;
-template <class T> constexpr bool isFloatLike = std::is_floating_point_v<T> || isReducedFloat<T>;
+template <class T>
+constexpr bool isReducedFloat = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
+template <class T>
+constexpr bool isFloatLike = std::is_floating_point_v<T> || isReducedFloat<T>;
 
 template <class T>
-using AccumulatorOf = std::conditional_t<
-    isFloatLike<T>, double,
-    std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
+using AccumulatorOf =
+    std::conditional_t<isFloatLike<T>, double,
+                       std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
 
-template <class Acc, class T> inline Acc toAccumulator(const T& v) {
+template <class Acc, class T>
+inline Acc toAccumulator(const T& v) {
     if constexpr (isReducedFloat<T>)
         return static_cast<Acc>(static_cast<float>(v));
     else
@@ -27,7 +31,8 @@ template <class Acc, class T> inline Acc toAccumulator(const T& v) {
 }
 
 // Converts a double result to T; for integers NaN becomes 0 and values saturate.
-template <class T> inline T fromDouble(double v) {
+template <class T>
+inline T fromDouble(double v) {
     if constexpr (isReducedFloat<T>) {
         return T(static_cast<float>(v));
     } else if constexpr (std::is_floating_point_v<T>) {
@@ -40,6 +45,28 @@ template <class T> inline T fromDouble(double v) {
             return std::numeric_limits<T>::max();
         return static_cast<T>(v);
     }
+}
+
+// Every element of a numeric tensor as double (for small parameter tensors and double math).
+inline std::vector<double> elementsAsDoubles(const Tensor& t) {
+    std::vector<double> values(static_cast<std::size_t>(t.numel()));
+    dispatchNumeric(t.dtype(), [&]<class T>() {
+        const T* p = t.data<T>();
+        for (std::size_t i = 0; i < values.size(); ++i) values[i] = toAccumulator<double>(p[i]);
+    });
+    return values;
+}
+
+// A floating-point tensor of `type` and `shape` holding `values`.
+inline Tensor doublesToTensor(const std::vector<double>& values, DataType type, Shape shape) {
+    Tensor t(type, std::move(shape));
+    require(static_cast<std::size_t>(t.numel()) == values.size(),
+            "internal: value count does not match the shape " + shapeToString(t.shape()));
+    dispatchFloat(type, [&]<class T>() {
+        T* p = t.data<T>();
+        for (std::size_t i = 0; i < values.size(); ++i) p[i] = fromDouble<T>(values[i]);
+    });
+    return t;
 }
 
 }  // namespace onnxlens::engine::ops

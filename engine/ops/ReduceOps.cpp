@@ -17,7 +17,8 @@ namespace {
 
 enum class ReduceKind { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare };
 
-template <ReduceKind K, class T> struct Reducer {
+template <ReduceKind K, class T>
+struct Reducer {
     using Acc = AccumulatorOf<T>;
     static constexpr bool kIsExtremum = K == ReduceKind::Max || K == ReduceKind::Min;
     // Max/Min keep integers exact in their own accumulator; everything else in double for
@@ -96,8 +97,9 @@ template <ReduceKind K, class T> struct Reducer {
     }
 };
 
-template <ReduceKind K> class ReduceKernel : public Kernel {
-public:
+template <ReduceKind K>
+class ReduceKernel : public Kernel {
+  public:
     explicit ReduceKernel(const NodeInfo& node)
         : keepDims_(node.getInt("keepdims", 1) != 0),
           noopWithEmptyAxes_(node.getInt("noop_with_empty_axes", 0) != 0),
@@ -136,14 +138,15 @@ public:
         outputs[0] = Value(std::move(y));
     }
 
-private:
+  private:
     bool keepDims_;
     bool noopWithEmptyAxes_;
     bool axesFromAttribute_;
     std::vector<std::int64_t> axes_;
 };
 
-template <ReduceKind K> void addReduce(KernelRegistry& registry, const char* opType) {
+template <ReduceKind K>
+void addReduce(KernelRegistry& registry, const char* opType) {
     registry.add<ReduceKernel<K>>(opType, 1);
 }
 

@@ -96,8 +96,10 @@ double nearestIndex(double x, NearestRounding rounding) {
             return x == std::floor(x) + 0.5 ? std::floor(x) : std::round(x);
         case NearestRounding::RoundPreferCeil:
             return x == std::floor(x) + 0.5 ? std::ceil(x) : std::round(x);
-        case NearestRounding::Floor: return std::floor(x);
-        case NearestRounding::Ceil: return std::ceil(x);
+        case NearestRounding::Floor:
+            return std::floor(x);
+        case NearestRounding::Ceil:
+            return std::ceil(x);
     }
     return x;
 }
@@ -128,20 +130,26 @@ AxisFilter makeAxisFilter(const ResizeSettings& s, std::int64_t inLength, std::i
         const double x = static_cast<double>(j);
         double src = 0;
         switch (s.transform) {
-            case CoordinateTransform::HalfPixel: src = (x + 0.5) / scale - 0.5; break;
+            case CoordinateTransform::HalfPixel:
+                src = (x + 0.5) / scale - 0.5;
+                break;
             case CoordinateTransform::PytorchHalfPixel:
                 src = outLength > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
                 break;
             case CoordinateTransform::AlignCorners:
                 src = resized == 1 ? 0.0 : x * (in - 1) / (resized - 1);
                 break;
-            case CoordinateTransform::Asymmetric: src = x / scale; break;
-            case CoordinateTransform::TfHalfPixelForNn: src = (x + 0.5) / scale; break;
+            case CoordinateTransform::Asymmetric:
+                src = x / scale;
+                break;
+            case CoordinateTransform::TfHalfPixelForNn:
+                src = (x + 0.5) / scale;
+                break;
             case CoordinateTransform::TfCropAndResize:
                 src = resized == 1 ? (roiEnd - roiStart) * (in - 1) / 2
                                    : x * (roiEnd - roiStart) * (in - 1) / (resized - 1);
                 src += roiStart * (in - 1);
-                if (src < 0 || src > in - 1) {
+                if (!(src >= 0 && src <= in - 1)) {  // also catches a NaN roi
                     f.outside[j] = 1;
                     continue;
                 }
@@ -181,7 +189,7 @@ AxisFilter makeAxisFilter(const ResizeSettings& s, std::int64_t inLength, std::i
     return f;
 }
 
-// Resamples `axis` of `src` (any element type T computed as Acc) with the filter.
+// Resamples `axis` of `src` with the filter, computing in T.
 template <class T>
 Tensor resampleAxis(ThreadPool& pool, const Tensor& src, std::size_t axis, const AxisFilter& f,
                     double extrapolation) {
@@ -194,7 +202,31 @@ Tensor resampleAxis(ThreadPool& pool, const Tensor& src, std::size_t axis, const
     const T* in = src.data<T>();
     T* out = dst.data<T>();
     const T fill = static_cast<T>(extrapolation);
-    pool.parallelFor(outer * f.outLength, static_cast<double>(inner * f.width * 2),
+    const std::vector<T> weights(f.weight.begin(), f.weight.end());
+    const int width = f.width;
+    if (inner == 1) {
+        // The last axis: every output element is a short dot product of one input line.
+        pool.parallelFor(outer, static_cast<double>(f.outLength * width * 2),
+                         [&](std::int64_t begin, std::int64_t end) {
+            for (std::int64_t o = begin; o < end; ++o) {
+                const T* line = in + o * f.inLength;
+                T* result = out + o * f.outLength;
+                for (std::int64_t j = 0; j < f.outLength; ++j) {
+                    if (f.outside[j]) {
+                        result[j] = fill;
+                        continue;
+                    }
+                    const std::int64_t* idx = &f.index[j * width];
+                    const T* w = &weights[j * width];
+                    T sum = w[0] * line[idx[0]];
+                    for (int k = 1; k < width; ++k) sum += w[k] * line[idx[k]];
+                    result[j] = sum;
+                }
+            }
+        });
+        return dst;
+    }
+    pool.parallelFor(outer * f.outLength, static_cast<double>(inner * width * 2),
                      [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t row = begin; row < end; ++row) {
             const std::int64_t o = row / f.outLength, j = row % f.outLength;
@@ -204,16 +236,16 @@ Tensor resampleAxis(ThreadPool& pool, const Tensor& src, std::size_t axis, const
                 continue;
             }
             const T* base = in + o * f.inLength * inner;
-            const std::int64_t* idx = &f.index[j * f.width];
-            const double* w = &f.weight[j * f.width];
-            if (f.width == 1) {
+            const std::int64_t* idx = &f.index[j * width];
+            const T* w = &weights[j * width];
+            if (width == 1) {
                 std::copy_n(base + idx[0] * inner, inner, line);
                 continue;
             }
             std::fill_n(line, inner, T(0));
-            for (int k = 0; k < f.width; ++k) {
-                if (w[k] == 0) continue;
-                const T weight = static_cast<T>(w[k]);
+            for (int k = 0; k < width; ++k) {
+                if (w[k] == T(0)) continue;
+                const T weight = w[k];
                 const T* source = base + idx[k] * inner;
                 for (std::int64_t i = 0; i < inner; ++i) line[i] += weight * source[i];
             }
@@ -230,7 +262,8 @@ Tensor resampleSeparable(ThreadPool& pool, const Tensor& x, const std::vector<Ax
         if (!filters[a].isIdentity()) active.push_back(a);
     // Shrinking axes first keeps the intermediate tensors small.
     std::stable_sort(active.begin(), active.end(), [&](std::size_t a, std::size_t b) {
-        return filters[a].outLength * filters[b].inLength < filters[b].outLength * filters[a].inLength;
+        return filters[a].outLength * filters[b].inLength <
+               filters[b].outLength * filters[a].inLength;
     });
     if (active.empty()) return x.clone();
     const bool gather = s.mode == Interpolation::Nearest;
@@ -240,8 +273,7 @@ Tensor resampleSeparable(ThreadPool& pool, const Tensor& x, const std::vector<Ax
     };
     if (x.dtype() == DataType::Double) return run.template operator()<double>(x);
     if (x.dtype() == DataType::Float) return run.template operator()<float>(x);
-    if (gather && isInteger(x.dtype()) && dataTypeSize(x.dtype()) <= 2 &&
-        s.extrapolation == 0) {
+    if (gather && isInteger(x.dtype()) && dataTypeSize(x.dtype()) <= 2 && s.extrapolation == 0) {
         // Small integers are exact in float; nearest only moves values.
         return run.template operator()<float>(x.castTo(DataType::Float)).castTo(x.dtype());
     }
@@ -260,7 +292,7 @@ Tensor resampleSeparable(ThreadPool& pool, const Tensor& x, const std::vector<Ax
 
 // Resize for every opset form: the kernel reads which inputs hold roi, scales and sizes.
 class ResizeKernel : public Kernel {
-public:
+  public:
     explicit ResizeKernel(const NodeInfo& node) : opset_(node.opsetVersion()) {
         settings_.mode = parseInterpolation(node.getString("mode", "nearest"));
         if (opset_ < 11 || node.opType() == "Upsample") {
@@ -299,8 +331,7 @@ public:
         }
         if (scales && scales->numel() == 0) scales = nullptr;
         if (sizes && sizes->numel() == 0) sizes = nullptr;
-        require(attributeScales_.size() || scales || sizes,
-                "Resize needs either scales or sizes");
+        require(attributeScales_.size() || scales || sizes, "Resize needs either scales or sizes");
         require(!(scales && sizes), "Resize takes scales or sizes, not both");
 
         std::vector<std::size_t> axes;
@@ -308,7 +339,8 @@ public:
             for (std::size_t a = 0; a < rank; ++a) axes.push_back(a);
         } else {
             for (auto a : axes_)
-                axes.push_back(static_cast<std::size_t>(normalizeAxis(a, static_cast<std::int64_t>(rank))));
+                axes.push_back(
+                    static_cast<std::size_t>(normalizeAxis(a, static_cast<std::int64_t>(rank))));
         }
         std::vector<double> scale(rank, 1.0);
         Shape outShape = x.shape();
@@ -330,13 +362,15 @@ public:
             for (std::size_t i = 0; i < axes.size(); ++i) {
                 require(requested[i] >= 0, "sizes must not be negative");
                 outShape[axes[i]] = requested[i];
-                scale[axes[i]] = x.dim(axes[i]) ? static_cast<double>(requested[i]) / x.dim(axes[i]) : 1.0;
+                scale[axes[i]] =
+                    x.dim(axes[i]) ? static_cast<double>(requested[i]) / x.dim(axes[i]) : 1.0;
             }
         } else {
             std::vector<double> given;
             if (scales)
                 for (std::int64_t i = 0; i < scales->numel(); ++i)
-                    given.push_back(static_cast<double>(static_cast<float>(scales->valueAsDouble(i))));
+                    given.push_back(
+                        static_cast<double>(static_cast<float>(scales->valueAsDouble(i))));
             else
                 given.assign(attributeScales_.begin(), attributeScales_.end());
             require(given.size() == axes.size(), "scales has " + std::to_string(given.size()) +
@@ -345,8 +379,8 @@ public:
             for (std::size_t i = 0; i < axes.size(); ++i) {
                 require(given[i] > 0, "scales must be positive");
                 scale[axes[i]] = given[i];
-                outShape[axes[i]] =
-                    static_cast<std::int64_t>(std::floor(given[i] * static_cast<double>(x.dim(axes[i]))));
+                outShape[axes[i]] = static_cast<std::int64_t>(
+                    std::floor(given[i] * static_cast<double>(x.dim(axes[i]))));
             }
         }
 
@@ -362,18 +396,19 @@ public:
         }
 
         if (shapeElementCount(outShape) == 0 || x.numel() == 0) {
-            require(shapeElementCount(outShape) == 0, "cannot resize an empty tensor to a non-empty one");
+            require(shapeElementCount(outShape) == 0,
+                    "cannot resize an empty tensor to a non-empty one");
             outputs[0] = Value(Tensor(x.dtype(), outShape));
             return;
         }
         std::vector<AxisFilter> filters;
         for (std::size_t a = 0; a < rank; ++a)
-            filters.push_back(makeAxisFilter(settings_, x.dim(a), outShape[a], scale[a],
-                                             roiStart[a], roiEnd[a]));
+            filters.push_back(
+                makeAxisFilter(settings_, x.dim(a), outShape[a], scale[a], roiStart[a], roiEnd[a]));
         outputs[0] = Value(resampleSeparable(ctx.pool(), x, filters, settings_));
     }
 
-private:
+  private:
     int opset_;
     bool upsample_ = false;
     ResizeSettings settings_;
@@ -384,23 +419,27 @@ private:
 
 // GridSample (opset 16): 4-D input, grid [N, Hout, Wout, 2] of (x, y) in [-1, 1].
 class GridSampleKernel : public Kernel {
-public:
+  public:
     explicit GridSampleKernel(const NodeInfo& node)
         : mode_(parseInterpolation(node.getString("mode", "bilinear"))),
           alignCorners_(node.getInt("align_corners", 0) != 0) {
         const std::string padding = node.getString("padding_mode", "zeros");
-        if (padding == "zeros") padding_ = Padding::Zeros;
-        else if (padding == "border") padding_ = Padding::Border;
-        else if (padding == "reflection") padding_ = Padding::Reflection;
-        else fail("unsupported padding_mode '" + padding + "'");
+        if (padding == "zeros")
+            padding_ = Padding::Zeros;
+        else if (padding == "border")
+            padding_ = Padding::Border;
+        else if (padding == "reflection")
+            padding_ = Padding::Reflection;
+        else
+            fail("unsupported padding_mode '" + padding + "'");
     }
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
         const Tensor& grid = inputTensor(inputs, 1);
-        require(x.rank() == 4, "GridSample input must be 4-D (N, C, H, W), got " +
-                                   shapeToString(x.shape()));
+        require(x.rank() == 4,
+                "GridSample input must be 4-D (N, C, H, W), got " + shapeToString(x.shape()));
         require(grid.rank() == 4 && grid.dim(0) == x.dim(0) && grid.dim(3) == 2,
                 "grid must have shape [N, H_out, W_out, 2] with N of the input, got " +
                     shapeToString(grid.shape()));
@@ -411,22 +450,23 @@ public:
         const double* in = xd.data<double>();
         const double* g = gd.data<double>();
         double* out = y.data<double>();
-        ctx.pool().parallelFor(N * OH, static_cast<double>(OW * C * 16), [&](std::int64_t b, std::int64_t e) {
-            for (std::int64_t row = b; row < e; ++row) {
-                const std::int64_t n = row / OH, oh = row % OH;
-                for (std::int64_t ow = 0; ow < OW; ++ow) {
-                    const double* point = g + ((n * OH + oh) * OW + ow) * 2;
-                    const double sx = unnormalize(point[0], W), sy = unnormalize(point[1], H);
-                    for (std::int64_t c = 0; c < C; ++c)
-                        out[((n * C + c) * OH + oh) * OW + ow] =
-                            sample(in + (n * C + c) * H * W, H, W, sx, sy);
+        ctx.pool().parallelFor(
+            N * OH, static_cast<double>(OW * C * 16), [&](std::int64_t b, std::int64_t e) {
+                for (std::int64_t row = b; row < e; ++row) {
+                    const std::int64_t n = row / OH, oh = row % OH;
+                    for (std::int64_t ow = 0; ow < OW; ++ow) {
+                        const double* point = g + ((n * OH + oh) * OW + ow) * 2;
+                        const double sx = unnormalize(point[0], W), sy = unnormalize(point[1], H);
+                        for (std::int64_t c = 0; c < C; ++c)
+                            out[((n * C + c) * OH + oh) * OW + ow] =
+                                sample(in + (n * C + c) * H * W, H, W, sx, sy);
+                    }
                 }
-            }
-        });
+            });
         outputs[0] = Value(y.castTo(x.dtype()));
     }
 
-private:
+  private:
     enum class Padding { Zeros, Border, Reflection };
 
     double unnormalize(double coord, std::int64_t size) const {
@@ -440,8 +480,8 @@ private:
         const double low = twiceLow / 2, span = (twiceHigh - twiceLow) / 2;
         v = std::fabs(v - low);
         const double extra = std::fmod(v, span);
-        const auto flips = static_cast<std::int64_t>(std::floor(v / span));
-        return flips % 2 == 0 ? extra + low : span - extra + low;
+        const bool evenFlips = std::fmod(std::floor(v / span), 2.0) == 0;
+        return evenFlips ? extra + low : span - extra + low;
     }
 
     // Border and reflection padding move a coordinate inside [0, size - 1].
@@ -455,15 +495,16 @@ private:
         return v;
     }
 
-    // The pixel at integer (ix, iy), 0 outside under zeros padding.
-    double pixel(const double* plane, std::int64_t H, std::int64_t W, std::int64_t ix,
-                 std::int64_t iy) const {
-        if (ix < 0 || ix >= W || iy < 0 || iy >= H) return 0;
-        return plane[iy * W + ix];
+    // Adds weight * pixel(x, y) for integral coordinates inside the image; taps outside (zeros
+    // padding) or not finite add nothing, whatever their weight.
+    static void addPixel(double& sum, double weight, const double* plane, std::int64_t H,
+                         std::int64_t W, double x, double y) {
+        if (!(x >= 0 && x < static_cast<double>(W) && y >= 0 && y < static_cast<double>(H)))
+            return;
+        sum += weight * plane[static_cast<std::int64_t>(y) * W + static_cast<std::int64_t>(x)];
     }
 
-    double sample(const double* plane, std::int64_t H, std::int64_t W, double sx,
-                  double sy) const {
+    double sample(const double* plane, std::int64_t H, std::int64_t W, double sx, double sy) const {
         if (mode_ == Interpolation::Cubic) {
             // Bicubic pads every tap, not the sampling point.
             const double bx = std::floor(sx), by = std::floor(sy);
@@ -478,24 +519,25 @@ private:
                         px = pad(px, W);
                         py = pad(py, H);
                     }
-                    sum += wx[i] * wy[j] *
-                           pixel(plane, H, W, static_cast<std::int64_t>(px), static_cast<std::int64_t>(py));
+                    addPixel(sum, wx[i] * wy[j], plane, H, W, px, py);
                 }
             return sum;
         }
         sx = pad(sx, W);
         sy = pad(sy, H);
         if (mode_ == Interpolation::Nearest) {
-            return pixel(plane, H, W, static_cast<std::int64_t>(std::nearbyint(sx)),
-                         static_cast<std::int64_t>(std::nearbyint(sy)));
+            double value = 0;
+            addPixel(value, 1.0, plane, H, W, std::nearbyint(sx), std::nearbyint(sy));
+            return value;
         }
         const double x0 = std::floor(sx), y0 = std::floor(sy);
         const double tx = sx - x0, ty = sy - y0;
-        const auto ix = static_cast<std::int64_t>(x0), iy = static_cast<std::int64_t>(y0);
-        return (1 - tx) * (1 - ty) * pixel(plane, H, W, ix, iy) +
-               tx * (1 - ty) * pixel(plane, H, W, ix + 1, iy) +
-               (1 - tx) * ty * pixel(plane, H, W, ix, iy + 1) +
-               tx * ty * pixel(plane, H, W, ix + 1, iy + 1);
+        double sum = 0;
+        addPixel(sum, (1 - tx) * (1 - ty), plane, H, W, x0, y0);
+        addPixel(sum, tx * (1 - ty), plane, H, W, x0 + 1, y0);
+        addPixel(sum, (1 - tx) * ty, plane, H, W, x0, y0 + 1);
+        addPixel(sum, tx * ty, plane, H, W, x0 + 1, y0 + 1);
+        return sum;
     }
 
     Interpolation mode_;

@@ -3,6 +3,7 @@
 // elements by size (dispatchBySize), so one instantiation serves every dtype of that width,
 // strings included.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -155,6 +156,24 @@ inline std::int64_t normalizeIndex(std::int64_t index, std::int64_t size, std::i
         throw EngineError("index " + std::to_string(index) + " is out of range for axis " +
                           std::to_string(axis) + " of size " + std::to_string(size));
     return normalized;
+}
+
+// Size arithmetic on values read from tensors: throws instead of overflowing.
+inline std::int64_t checkedAdd(std::int64_t a, std::int64_t b, const std::string& what) {
+    std::int64_t sum = 0;
+    if (__builtin_add_overflow(a, b, &sum)) throw EngineError(what + " overflows 64 bits");
+    return sum;
+}
+inline std::int64_t checkedMultiply(std::int64_t a, std::int64_t b, const std::string& what) {
+    std::int64_t product = 0;
+    if (__builtin_mul_overflow(a, b, &product)) throw EngineError(what + " overflows 64 bits");
+    return product;
+}
+// An element count computed in floating point, as int64; throws when not finite or too large.
+inline std::int64_t countFromFloating(long double value, const std::string& what) {
+    if (!std::isfinite(value) || value >= 9.2e18L || value <= -9.2e18L)
+        throw EngineError(what + " is not a representable count");
+    return static_cast<std::int64_t>(value);
 }
 
 // Reads an index tensor (int32 or int64) as int64 values.

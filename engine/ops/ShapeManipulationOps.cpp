@@ -4,6 +4,7 @@
 // Dropout. Pure data movement dispatches by element size, so every dtype (strings too) is served.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -192,7 +193,7 @@ class ReshapeKernel final : public Kernel {
                 hasZero = hasZero || d == 0;
                 out[i] = d;
             }
-            known *= out[i];
+            known = checkedMultiply(known, out[i], "Reshape: the requested shape");
         }
         const std::int64_t count = shapeElementCount(input);
         if (inferred) {
@@ -431,7 +432,9 @@ class SplitKernel final : public Kernel {
                  std::to_string(n) + " outputs");
         std::int64_t total = 0;
         for (std::int64_t s : sizes) {
-            if (s < 0) fail("Split: negative split size in " + listToString(sizes));
+            if (s < 0 || s > dim)
+                fail("Split: split size " + std::to_string(s) + " in " + listToString(sizes) +
+                     " is outside [0, " + std::to_string(dim) + "]");
             total += s;
         }
         if (total != dim)
@@ -500,11 +503,16 @@ class SliceKernel final : public Kernel {
             } else if (dim > 0) {
                 start = std::clamp<std::int64_t>(start, 0, dim - 1);
                 end = std::clamp<std::int64_t>(end, -1, dim - 1);
-                if (start > end) count = (start - end - 1) / -step + 1;
+                if (start > end) {
+                    const std::int64_t back = step == std::numeric_limits<std::int64_t>::min()
+                                                  ? std::numeric_limits<std::int64_t>::max()
+                                                  : -step;
+                    count = (start - end - 1) / back + 1;
+                }
             }
             if (count > 0) view.offset += start * view.strides[axis];
             view.shape[axis] = count;
-            view.strides[axis] *= step;
+            if (count > 1) view.strides[axis] *= step;
         }
         outputs[0] = Value(copyStridedView(x, view, &ctx.pool()));
     }
@@ -556,7 +564,7 @@ class TileKernel final : public Kernel {
             if (r < 0) fail("Tile: negative repeat count in " + listToString(repeats));
             view.shape.insert(view.shape.end(), {r, x.dim(d)});
             view.strides.insert(view.strides.end(), {0, strides[static_cast<std::size_t>(d)]});
-            outShape.push_back(r * x.dim(d));
+            outShape.push_back(checkedMultiply(r, x.dim(d), "Tile: the output shape"));
         }
         outputs[0] = Value(copyStridedView(x, view, &ctx.pool()).reshaped(outShape));
     }
@@ -619,7 +627,9 @@ class PadKernel final : public Kernel {
         std::vector<std::vector<std::int64_t>> sourceIndex(static_cast<std::size_t>(rank));
         for (std::int64_t d = 0; d < rank; ++d) {
             const auto du = static_cast<std::size_t>(d);
-            outShape[du] = x.dim(d) + pads[du] + pads[du + static_cast<std::size_t>(rank)];
+            outShape[du] =
+                checkedAdd(checkedAdd(x.dim(d), pads[du], "Pad: the output shape"),
+                           pads[du + static_cast<std::size_t>(rank)], "Pad: the output shape");
             if (outShape[du] < 0)
                 fail("Pad: pads " + listToString(pads) + " crop more than the size " +
                      std::to_string(x.dim(d)) + " of axis " + std::to_string(d));
@@ -761,13 +771,13 @@ class RangeKernel final : public Kernel {
                 if (step == 0) fail("Range: delta is 0");
                 // Exact ceil((last - first) / step) in wide arithmetic.
                 const auto span = static_cast<long double>(last) - static_cast<long double>(first);
-                count = static_cast<std::int64_t>(std::ceil(span / static_cast<long double>(step)));
+                count = countFromFloating(std::ceil(span / static_cast<long double>(step)),
+                                          "Range: the element count");
             } else {
                 const double d = toDouble(step);
                 if (d == 0.0) fail("Range: delta is 0");
-                const double c = std::ceil((toDouble(last) - toDouble(first)) / d);
-                if (!std::isfinite(c)) fail("Range: the element count is not finite");
-                count = static_cast<std::int64_t>(c);
+                count = countFromFloating(std::ceil((toDouble(last) - toDouble(first)) / d),
+                                          "Range: the element count");
             }
             Tensor out(start.dtype(), {std::max<std::int64_t>(count, 0)});
             T* values = out.data<T>();
@@ -797,6 +807,7 @@ class EyeLikeKernel final : public Kernel {
         const std::int64_t rows = x.dim(0), cols = x.dim(1);
         dispatchNumericOrBool(type, [&]<class T>() {
             T* values = out.data<T>();
+            if (k_ >= cols || k_ <= -rows) return;  // the diagonal misses the matrix
             for (std::int64_t r = std::max<std::int64_t>(0, -k_); r < rows && r + k_ < cols; ++r)
                 values[r * cols + r + k_] = static_cast<T>(1.0f);
         });

@@ -1,11 +1,11 @@
 // Signal processing: DFT, STFT, the Hann / Hamming / Blackman windows and MelWeightMatrix.
 // Fourier transforms use Eigen's FFT module (kissfft: mixed radix, any length), in double.
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <numbers>
-#include <vector>
-
 #include <unsupported/Eigen/FFT>
+#include <vector>
 
 #include "OpFamilies.h"
 
@@ -25,7 +25,7 @@ std::int64_t componentsOf(const Tensor& t, const char* name) {
 
 // Transforms one line of `length` complex values in place-agnostic buffers.
 class FourierTransform {
-public:
+  public:
     void run(const std::vector<Complex>& in, std::vector<Complex>& out, bool inverse) {
         if (in.empty()) {
             out.clear();
@@ -37,12 +37,12 @@ public:
             fft_.fwd(out, in);
     }
 
-private:
+  private:
     Eigen::FFT<double> fft_;
 };
 
 class DftKernel : public Kernel {
-public:
+  public:
     explicit DftKernel(const NodeInfo& node)
         : axis_(node.getInt("axis", 1)),
           inverse_(node.getInt("inverse", 0) != 0),
@@ -56,8 +56,8 @@ public:
         const std::int64_t rank = x.rank();
         // The axis counts signal dims; the trailing component dim is not one of them.
         const std::int64_t axis = normalizeAxis(axis_, rank);
-        require(axis < rank - 1, "DFT axis " + std::to_string(axis_) +
-                                     " must not be the component (last) dim");
+        require(axis < rank - 1,
+                "DFT axis " + std::to_string(axis_) + " must not be the component (last) dim");
         const std::int64_t inLength = x.dim(axis);
         std::int64_t n = inLength;
         if (dftLength && dftLength->numel() > 0) {
@@ -77,37 +77,38 @@ public:
         const double* in = xd.data<double>();
         Tensor y(DataType::Double, outShape);
         double* out = y.data<double>();
-        ctx.pool().parallelFor(outer * inner, 5.0 * n * std::log2(n + 1.0), [&](std::int64_t b, std::int64_t e) {
-            FourierTransform fft;
-            std::vector<Complex> line(static_cast<std::size_t>(n)), result;
-            for (std::int64_t item = b; item < e; ++item) {
-                const std::int64_t o = item / inner, i = item % inner;
-                for (std::int64_t k = 0; k < n; ++k) {
-                    if (k >= inLength) {
-                        line[k] = 0;
-                        continue;
+        ctx.pool().parallelFor(
+            outer * inner, 5.0 * n * std::log2(n + 1.0), [&](std::int64_t b, std::int64_t e) {
+                FourierTransform fft;
+                std::vector<Complex> line(static_cast<std::size_t>(n)), result;
+                for (std::int64_t item = b; item < e; ++item) {
+                    const std::int64_t o = item / inner, i = item % inner;
+                    for (std::int64_t k = 0; k < n; ++k) {
+                        if (k >= inLength) {
+                            line[k] = 0;
+                            continue;
+                        }
+                        const double* v = in + ((o * inLength + k) * inner + i) * components;
+                        line[k] = Complex(v[0], components == 2 ? v[1] : 0.0);
                     }
-                    const double* v = in + ((o * inLength + k) * inner + i) * components;
-                    line[k] = Complex(v[0], components == 2 ? v[1] : 0.0);
+                    fft.run(line, result, inverse_);
+                    for (std::int64_t k = 0; k < outLength; ++k) {
+                        double* w = out + ((o * outLength + k) * inner + i) * 2;
+                        w[0] = result[k].real();
+                        w[1] = result[k].imag();
+                    }
                 }
-                fft.run(line, result, inverse_);
-                for (std::int64_t k = 0; k < outLength; ++k) {
-                    double* w = out + ((o * outLength + k) * inner + i) * 2;
-                    w[0] = result[k].real();
-                    w[1] = result[k].imag();
-                }
-            }
-        });
+            });
         outputs[0] = Value(y.castTo(x.dtype()));
     }
 
-private:
+  private:
     std::int64_t axis_;
     bool inverse_, onesided_;
 };
 
 class StftKernel : public Kernel {
-public:
+  public:
     explicit StftKernel(const NodeInfo& node) : onesided_(node.getInt("onesided", 1) != 0) {}
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
@@ -150,28 +151,30 @@ public:
         const double* in = sd.data<double>();
         Tensor y(DataType::Double, {batch, frames, bins, 2});
         double* out = y.data<double>();
-        ctx.pool().parallelFor(batch * frames, 5.0 * frameLength * std::log2(frameLength + 1.0),
-                               [&](std::int64_t b, std::int64_t e) {
-            FourierTransform fft;
-            std::vector<Complex> line(static_cast<std::size_t>(frameLength)), result;
-            for (std::int64_t item = b; item < e; ++item) {
-                const std::int64_t n = item / frames, f = item % frames;
-                const double* start = in + (n * length + f * frameStep) * components;
-                for (std::int64_t k = 0; k < frameLength; ++k)
-                    line[k] = Complex(start[k * components], components == 2 ? start[k * components + 1] : 0.0) *
-                              weights[k];
-                fft.run(line, result, false);
-                double* w = out + item * bins * 2;
-                for (std::int64_t k = 0; k < bins; ++k) {
-                    w[2 * k] = result[k].real();
-                    w[2 * k + 1] = result[k].imag();
+        ctx.pool().parallelFor(
+            batch * frames, 5.0 * frameLength * std::log2(frameLength + 1.0),
+            [&](std::int64_t b, std::int64_t e) {
+                FourierTransform fft;
+                std::vector<Complex> line(static_cast<std::size_t>(frameLength)), result;
+                for (std::int64_t item = b; item < e; ++item) {
+                    const std::int64_t n = item / frames, f = item % frames;
+                    const double* start = in + (n * length + f * frameStep) * components;
+                    for (std::int64_t k = 0; k < frameLength; ++k)
+                        line[k] = Complex(start[k * components],
+                                          components == 2 ? start[k * components + 1] : 0.0) *
+                                  weights[k];
+                    fft.run(line, result, false);
+                    double* w = out + item * bins * 2;
+                    for (std::int64_t k = 0; k < bins; ++k) {
+                        w[2 * k] = result[k].real();
+                        w[2 * k + 1] = result[k].imag();
+                    }
                 }
-            }
-        });
+            });
         outputs[0] = Value(y.castTo(signal.dtype()));
     }
 
-private:
+  private:
     bool onesided_;
 };
 
@@ -184,7 +187,7 @@ DataType outputDataType(const NodeInfo& node) {
 
 // Cosine-sum windows: w[k] = sum_i (-1)^i a_i cos(2 pi i k / N), N = size (periodic) or size - 1.
 class CosineWindowKernel : public Kernel {
-public:
+  public:
     CosineWindowKernel(const NodeInfo& node, std::vector<double> coefficients)
         : type_(outputDataType(node)),
           periodic_(node.getInt("periodic", 1) != 0),
@@ -202,7 +205,8 @@ public:
         for (std::int64_t k = 0; k < size; ++k) {
             double sum = 0, sign = 1;
             for (std::size_t i = 0; i < coefficients_.size(); ++i, sign = -sign) {
-                const double angle = N > 0 ? 2 * std::numbers::pi * static_cast<double>(i * k) / N : 0;
+                const double angle =
+                    N > 0 ? 2 * std::numbers::pi * static_cast<double>(i * k) / N : 0;
                 sum += sign * coefficients_[i] * std::cos(angle);
             }
             v[k] = sum;
@@ -210,7 +214,7 @@ public:
         outputs[0] = Value(w.castTo(type_));
     }
 
-private:
+  private:
     DataType type_;
     bool periodic_;
     std::vector<double> coefficients_;
@@ -231,7 +235,7 @@ struct BlackmanWindowKernel : CosineWindowKernel {
 // Triangular mel filters over [lower_edge_hertz, upper_edge_hertz], each peaking at 1, as the
 // ONNX reference defines them (band edges snapped down to DFT bins).
 class MelWeightMatrixKernel : public Kernel {
-public:
+  public:
     explicit MelWeightMatrixKernel(const NodeInfo& node) : type_(outputDataType(node)) {}
 
     void run(KernelContext&, const std::vector<const Value*>& inputs,
@@ -248,19 +252,24 @@ public:
         const float upper = static_cast<float>(scalar(4, "upper_edge_hertz").valueAsDouble(0));
         require(melBins > 0 && dftLength > 0 && sampleRate > 0,
                 "num_mel_bins, dft_length and sample_rate must be positive");
-        require(lower >= 0 && lower < upper, "need 0 <= lower_edge_hertz < upper_edge_hertz");
+        require(lower >= 0 && lower < upper && std::isfinite(upper),
+                "need 0 <= lower_edge_hertz < upper_edge_hertz, both finite");
         const std::int64_t spectrogramBins = dftLength / 2 + 1;
         auto toMel = [](float hz) { return 2595.0f * std::log10(1.0f + hz / 700.0f); };
         const float lowMel = toMel(lower), highMel = toMel(upper);
-        const double step = static_cast<double>((highMel - lowMel) / static_cast<float>(melBins + 2));
+        const double step =
+            static_cast<double>((highMel - lowMel) / static_cast<float>(melBins + 2));
+        Tensor m = Tensor::zeros(DataType::Double, {spectrogramBins, melBins});
         std::vector<std::int64_t> edges(static_cast<std::size_t>(melBins + 2));
         for (std::int64_t i = 0; i < melBins + 2; ++i) {
             const double mel = static_cast<double>(i) * step + static_cast<double>(lowMel);
             const double hz = 700.0 * (std::pow(10.0, mel / 2595.0) - 1.0);
-            edges[i] = static_cast<std::int64_t>(std::floor(static_cast<double>(dftLength + 1) * hz /
-                                                            static_cast<double>(sampleRate)));
+            const double bin = std::floor(static_cast<double>(dftLength + 1) * hz /
+                                          static_cast<double>(sampleRate));
+            // Edges beyond the spectrum only matter as "outside": clamping keeps loops short.
+            edges[i] = static_cast<std::int64_t>(
+                std::clamp(bin, -1.0, static_cast<double>(spectrogramBins + 1)));
         }
-        Tensor m = Tensor::zeros(DataType::Double, {spectrogramBins, melBins});
         double* v = m.data<double>();
         auto set = [&](std::int64_t row, std::int64_t column, double value) {
             if (row >= 0 && row < spectrogramBins) v[row * melBins + column] = value;
@@ -279,7 +288,7 @@ public:
         outputs[0] = Value(m.castTo(type_));
     }
 
-private:
+  private:
     DataType type_;
 };
 

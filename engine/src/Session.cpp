@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "onnxlens/engine/GraphOptimizer.h"
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/ModelSummary.h"
 
@@ -421,10 +422,13 @@ int CompiledGraph::slotOf(const std::string& name) const {
     return it == slotIndex_.end() ? -1 : it->second;
 }
 
+// The nearest enclosing frame whose graph knows the name holds its value. That value may be
+// None (an empty optional) and is still the value: names are unique across scopes, so there is
+// nothing further up to fall back to.
 const Value* Frame::lookup(const std::string& name) const {
     for (const Frame* f = this; f; f = f->parent) {
         int slot = f->graph->slotOf(name);
-        if (slot >= 0 && !f->slots[slot].isNone()) return &f->slots[slot];
+        if (slot >= 0) return &f->slots[slot];
     }
     return nullptr;
 }
@@ -443,9 +447,13 @@ std::vector<Value> CompiledGraph::run(ThreadPool& pool, std::vector<Value> input
     for (std::size_t i = 0; i < inputs.size(); ++i)
         if (!inputs[i].isNone() || frame.slots[inputSlots_[i]].isNone())
             frame.slots[inputSlots_[i]] = std::move(inputs[i]);
+    // Free names no enclosing frame defines; reading one is an error (an empty optional that an
+    // enclosing frame does define is a legitimate None).
+    std::vector<bool> unresolved(slotNames_.size(), false);
     for (int slot : freeSlots_) {
         const Value* v = parent ? parent->lookup(slotNames_[slot]) : nullptr;
         if (v) frame.slots[slot] = *v;
+        else unresolved[slot] = true;
     }
 
     KernelContext ctx(pool, &frame, cancel);
@@ -461,7 +469,7 @@ std::vector<Value> CompiledGraph::run(ThreadPool& pool, std::vector<Value> input
                 continue;
             }
             const Value& v = frame.slots[slot];
-            if (v.isNone() && std::find(freeSlots_.begin(), freeSlots_.end(), slot) != freeSlots_.end())
+            if (v.isNone() && unresolved[slot])
                 throw EngineError(step->label + ": input '" + slotNames_[slot] + "' is not defined");
             stepInputs.push_back(&v);
         }
@@ -502,7 +510,7 @@ struct Session::State {
     std::unique_ptr<ThreadPool> pool;
     std::shared_ptr<CompiledGraph> graph;
     std::unique_ptr<CompileShared> shared;
-    std::map<std::string, Value> initializerDefaults;  // graph inputs that have initializers
+    OptimizationReport report;
 };
 
 Session::~Session() = default;
@@ -561,6 +569,7 @@ Result<std::unique_ptr<Session>> Session::create(const LoadedModel& loaded, cons
     auto state = std::make_unique<State>();
     try {
         state->model = *loaded.proto;
+        if (options.optimize) state->report = optimizeModel(state->model, loaded.directory);
         state->shared = std::make_unique<CompileShared>();
         auto& shared = *state->shared;
         shared.registry = &KernelRegistry::global();
@@ -632,5 +641,7 @@ Result<std::vector<Value>> Session::run(const std::map<std::string, Value>& feed
 int Session::threads() const { return state_->pool->threads(); }
 
 const onnx::ModelProto& Session::optimizedModel() const { return state_->model; }
+
+const OptimizationReport& Session::optimizationReport() const { return state_->report; }
 
 }  // namespace onnxlens::engine

@@ -37,23 +37,25 @@ bool isInside(const fs::path& file, const fs::path& directory) {
 
 // Unmaps on scope exit.
 class MappedFile {
-public:
+  public:
     MappedFile(const MappedFile&) = delete;
     MappedFile& operator=(const MappedFile&) = delete;
     static Result<std::unique_ptr<MappedFile>> open(const fs::path& file, std::uint64_t size) {
         int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) return makeError(file.string(), std::string("cannot open: ") + std::strerror(errno));
+        if (fd < 0)
+            return makeError(file.string(), std::string("cannot open: ") + std::strerror(errno));
         void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
         int mapErrno = errno;
         ::close(fd);
         if (data == MAP_FAILED)
-            return makeError(file.string(), std::string("cannot memory-map: ") + std::strerror(mapErrno));
+            return makeError(file.string(),
+                             std::string("cannot memory-map: ") + std::strerror(mapErrno));
         return std::unique_ptr<MappedFile>(new MappedFile(data, size));
     }
     ~MappedFile() { ::munmap(data_, size_); }
     const char* data() const { return static_cast<const char*>(data_); }
 
-private:
+  private:
     MappedFile(void* data, std::uint64_t size) : data_(data), size_(size) {}
     void* data_;
     std::uint64_t size_;
@@ -84,19 +86,22 @@ Result<ExternalDataLocation> resolveExternalData(const onnx::TensorProto& tensor
     if (location.empty()) return makeError(where, "external data has no location");
     const fs::path relative(location);
     if (relative.is_absolute())
-        return makeError(where, "external data location '" + location +
-                                    "' is an absolute path; it must be relative to the model folder");
+        return makeError(where,
+                         "external data location '" + location +
+                             "' is an absolute path; it must be relative to the model folder");
     for (const auto& part : relative)
         if (part == "..")
             return makeError(where, "external data location '" + location +
                                         "' leaves the model folder (contains '..')");
     std::error_code ec;
     const fs::path folder = fs::canonical(modelDirectory, ec);
-    if (ec) return makeError(modelDirectory.string(), "cannot resolve the model folder: " + ec.message());
+    if (ec)
+        return makeError(modelDirectory.string(),
+                         "cannot resolve the model folder: " + ec.message());
     const fs::path file = fs::canonical(folder / relative, ec);
     if (ec)
-        return makeError(where, "external data file '" + (folder / relative).string() +
-                                    "' does not exist");
+        return makeError(
+            where, "external data file '" + (folder / relative).string() + "' does not exist");
     if (!isInside(file, folder))
         return makeError(where, "external data location '" + location + "' leads to '" +
                                     file.string() + "', outside the model folder (symlink)");

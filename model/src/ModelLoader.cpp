@@ -1,6 +1,11 @@
 #include "onnxlens/model/ModelLoader.h"
 
 #include <fcntl.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/unknown_field_set.h>
+#include <onnx/common/constants.h>
 #include <unistd.h>
 
 #include <climits>
@@ -10,13 +15,6 @@
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
-
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-#include <google/protobuf/unknown_field_set.h>
-
-#include <onnx/common/constants.h>
 
 #include "onnxlens/model/ExternalData.h"
 
@@ -54,17 +52,18 @@ bool hasUnknownFields(const google::protobuf::Message& message) {
 
 // Random bytes sometimes parse as a protobuf; these checks tell an ONNX model from them.
 Status checkLooksLikeOnnx(const onnx::ModelProto& model, const std::string& name) {
-    if (!model.has_graph())
-        return makeError(name, "not an ONNX model: the protobuf has no graph");
+    if (!model.has_graph()) return makeError(name, "not an ONNX model: the protobuf has no graph");
     if (model.ir_version() < 1 || model.ir_version() > kMaxPlausibleIrVersion)
-        return makeError(name, "not an ONNX model: ir_version " + std::to_string(model.ir_version()) +
+        return makeError(name, "not an ONNX model: ir_version " +
+                                   std::to_string(model.ir_version()) +
                                    " is not a valid ONNX IR version");
     // A model of an IR version this onnx release knows has no fields it does not know; newer
     // models may legitimately carry fields added after it.
     if (model.ir_version() <= onnx::Version::IR_VERSION &&
         (hasUnknownFields(model) || hasUnknownFields(model.graph())))
-        return makeError(name, "not an ONNX model: the protobuf has fields ModelProto does not "
-                               "define (corrupt data or trailing garbage)");
+        return makeError(name,
+                         "not an ONNX model: the protobuf has fields ModelProto does not "
+                         "define (corrupt data or trailing garbage)");
     return Ok{};
 }
 
@@ -91,8 +90,8 @@ Status checkModelFiles(const LoadedModel& loaded, const std::string& name,
 // ---- structural validation ----
 
 std::string describeNode(const onnx::NodeProto& node, int index) {
-    std::string text = node.name().empty() ? "node #" + std::to_string(index)
-                                           : "node '" + node.name() + "'";
+    std::string text =
+        node.name().empty() ? "node #" + std::to_string(index) : "node '" + node.name() + "'";
     return text + " (" + node.op_type() + ")";
 }
 
@@ -109,7 +108,7 @@ struct Scope {
 };
 
 class StructureValidator {
-public:
+  public:
     StructureValidator(std::string name, const LoadLimits& limits)
         : name_(std::move(name)), limits_(limits) {}
 
@@ -143,8 +142,8 @@ public:
                 for (const auto& g : attribute.graphs()) bodies.push_back(&g);
                 for (const auto* body : bodies) {
                     auto status = this->graph(*body, &scope, depth + 1,
-                                              where + ", " + describeNode(node, i) + " attribute '" +
-                                                  attribute.name() + "'",
+                                              where + ", " + describeNode(node, i) +
+                                                  " attribute '" + attribute.name() + "'",
                                               needed);
                     if (!status) return status;
                 }
@@ -157,8 +156,8 @@ public:
                 } else if (outer && outer->has(input)) {
                     freeNames.insert(input);
                 } else {
-                    return makeError(name_, where + ": " + describeNode(node, i) + " reads tensor '" +
-                                                input +
+                    return makeError(name_, where + ": " + describeNode(node, i) +
+                                                " reads tensor '" + input +
                                                 "', which is not defined (no graph input, "
                                                 "initializer or node output has that name)");
                 }
@@ -182,11 +181,11 @@ public:
         *body.mutable_node() = function.node();
         for (const auto& output : function.output()) body.add_output()->set_name(output);
         std::unordered_set<std::string> unused;
-        return graph(body, nullptr, 0, "function '" + function.domain() + "::" + function.name() + "'",
-                     unused);
+        return graph(body, nullptr, 0,
+                     "function '" + function.domain() + "::" + function.name() + "'", unused);
     }
 
-private:
+  private:
     // Kahn's algorithm: nodes left with unmet inputs after every ready node ran are on a cycle.
     Status acyclic(const onnx::GraphProto& graph, const std::vector<std::vector<int>>& consumers,
                    std::vector<int> pending, const std::string& where) {
@@ -220,15 +219,15 @@ Result<LoadedModel> parseModelFile(const fs::path& path) {
     std::error_code ec;
     auto status = fs::status(path, ec);
     if (ec || !fs::exists(status)) return makeError(name, "no such file");
-    if (fs::is_directory(status))
-        return makeError(name, "is a folder, not an .onnx model file");
+    if (fs::is_directory(status)) return makeError(name, "is a folder, not an .onnx model file");
     if (!fs::is_regular_file(status)) return makeError(name, "not a regular file");
     const std::uint64_t bytes = fs::file_size(path, ec);
     if (ec) return makeError(name, "cannot read the file size: " + ec.message());
     if (bytes == 0) return makeError(name, "the file is empty");
     if (bytes > static_cast<std::uint64_t>(INT_MAX))
-        return makeError(name, "the file is larger than 2 GB, the protobuf limit (models this "
-                               "large keep their weights in external data)");
+        return makeError(name,
+                         "the file is larger than 2 GB, the protobuf limit (models this "
+                         "large keep their weights in external data)");
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return makeError(name, std::string("cannot open: ") + std::strerror(errno));
     auto proto = std::make_shared<onnx::ModelProto>();
@@ -238,7 +237,8 @@ Result<LoadedModel> parseModelFile(const fs::path& path) {
         stream.SetCloseOnDelete(true);
         parsed = parseModelStream(stream, *proto, name);
         if (parsed && stream.GetErrno() != 0)
-            parsed = makeError(name, std::string("read error: ") + std::strerror(stream.GetErrno()));
+            parsed =
+                makeError(name, std::string("read error: ") + std::strerror(stream.GetErrno()));
     }
     if (!parsed) return parsed.error();
     fs::path directory = path.parent_path();

@@ -1,13 +1,13 @@
 #include "onnxlens/model/ModelSummary.h"
 
+#include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
+
 #include <algorithm>
 #include <exception>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
-
-#include <onnx/checker.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include "onnxlens/model/ExternalData.h"
 #include "onnxlens/model/TensorTypes.h"
@@ -23,9 +23,9 @@ std::uint64_t storedBytes(const TP& tensor) {
     if (tensor.data_type() == TP::STRING) return 0;
     if (usesExternalData(tensor)) return UINT64_MAX;
     if (tensor.has_raw_data()) return tensor.raw_data().size();
-    return static_cast<std::uint64_t>(tensor.float_data_size()) * 4 + tensor.double_data_size() * 8ull +
-           tensor.int32_data_size() * 4ull + tensor.int64_data_size() * 8ull +
-           tensor.uint64_data_size() * 8ull;
+    return static_cast<std::uint64_t>(tensor.float_data_size()) * 4 +
+           tensor.double_data_size() * 8ull + tensor.int32_data_size() * 4ull +
+           tensor.int64_data_size() * 8ull + tensor.uint64_data_size() * 8ull;
 }
 
 void copyTensorWithoutBulk(const TP& source, TP* target, std::size_t maxKeptBytes) {
@@ -41,7 +41,8 @@ void copyTensorWithoutBulk(const TP& source, TP* target, std::size_t maxKeptByte
     // the dims, so one element's worth of zero bytes stands in for the data.
     // A 0-element tensor must hold no data at all.
     if (elementCount(source).value_or(0) != 0)
-        target->set_raw_data(std::string(std::max<std::size_t>(1, elementTypeSize(source.data_type())), '\0'));
+        target->set_raw_data(
+            std::string(std::max<std::size_t>(1, elementTypeSize(source.data_type())), '\0'));
 }
 
 void copyGraphWithoutBulk(const onnx::GraphProto& source, onnx::GraphProto* target,
@@ -67,10 +68,13 @@ void copyNodeWithoutBulk(const onnx::NodeProto& source, onnx::NodeProto* target,
         copy->set_type(attribute.type());
         copy->set_doc_string(attribute.doc_string());
         if (attribute.has_ref_attr_name()) copy->set_ref_attr_name(attribute.ref_attr_name());
-        if (attribute.has_t()) copyTensorWithoutBulk(attribute.t(), copy->mutable_t(), maxKeptBytes);
-        for (const auto& t : attribute.tensors()) copyTensorWithoutBulk(t, copy->add_tensors(), maxKeptBytes);
+        if (attribute.has_t())
+            copyTensorWithoutBulk(attribute.t(), copy->mutable_t(), maxKeptBytes);
+        for (const auto& t : attribute.tensors())
+            copyTensorWithoutBulk(t, copy->add_tensors(), maxKeptBytes);
         if (attribute.has_g()) copyGraphWithoutBulk(attribute.g(), copy->mutable_g(), maxKeptBytes);
-        for (const auto& g : attribute.graphs()) copyGraphWithoutBulk(g, copy->add_graphs(), maxKeptBytes);
+        for (const auto& g : attribute.graphs())
+            copyGraphWithoutBulk(g, copy->add_graphs(), maxKeptBytes);
     }
 }
 
@@ -170,7 +174,8 @@ InitializerSummary summarizeInitializers(const onnx::GraphProto& graph) {
         const auto count = elementCount(init).value_or(0);
         summary.parameters += static_cast<std::int64_t>(count);
         if (init.data_type() == TP::STRING) {
-            for (const auto& s : init.string_data()) summary.bytes += static_cast<std::int64_t>(s.size());
+            for (const auto& s : init.string_data())
+                summary.bytes += static_cast<std::int64_t>(s.size());
         } else {
             summary.bytes += static_cast<std::int64_t>(count * elementTypeSize(init.data_type()));
         }
@@ -213,7 +218,8 @@ CheckerVerdict runChecker(const onnx::ModelProto& model) {
         verdict.ok = true;
     } catch (const std::exception& e) {
         verdict.message = e.what();
-        while (!verdict.message.empty() && (verdict.message.back() == '\n' || verdict.message.back() == ' '))
+        while (!verdict.message.empty() &&
+               (verdict.message.back() == '\n' || verdict.message.back() == ' '))
             verdict.message.pop_back();
     }
     return verdict;
@@ -302,7 +308,8 @@ ShapeInferenceSummary runShapeInference(const onnx::ModelProto& model) {
             }
         }
     }
-    while (!summary.message.empty() && (summary.message.back() == '\n' || summary.message.back() == ' '))
+    while (!summary.message.empty() &&
+           (summary.message.back() == '\n' || summary.message.back() == ' '))
         summary.message.pop_back();
     countKnownEdges(copy.graph(), summary);
     return summary;
@@ -321,8 +328,10 @@ Result<ModelSummary> summarizeModel(const LoadedModel& loaded) {
     summary.domain = model.domain();
     summary.modelVersion = model.model_version();
     summary.docString = model.doc_string();
-    for (const auto& opset : model.opset_import()) summary.opsets.push_back({opset.domain(), opset.version()});
-    for (const auto& prop : model.metadata_props()) summary.metadata.emplace_back(prop.key(), prop.value());
+    for (const auto& opset : model.opset_import())
+        summary.opsets.push_back({opset.domain(), opset.version()});
+    for (const auto& prop : model.metadata_props())
+        summary.metadata.emplace_back(prop.key(), prop.value());
 
     std::unordered_set<std::string> initializerNames;
     for (const auto& init : graph.initializer()) initializerNames.insert(init.name());
@@ -333,7 +342,8 @@ Result<ModelSummary> summarizeModel(const LoadedModel& loaded) {
     addDynamicAxes(summary.outputs, summary.dynamicAxes);
 
     summary.nodeCount = graph.node_size();
-    for (const auto& node : graph.node()) ++summary.opHistogram[displayDomain(node.domain()) + "::" + node.op_type()];
+    for (const auto& node : graph.node())
+        ++summary.opHistogram[displayDomain(node.domain()) + "::" + node.op_type()];
     GraphCounts counts;
     countNested(graph, counts);
     summary.nodeCountWithSubgraphs = counts.nodes;

@@ -74,8 +74,10 @@ std::optional<NpyDtype> parseDescr(const std::string& descr) {
     if (descr.size() < 2) return std::nullopt;
     NpyDtype dtype;
     std::size_t pos = 0;
-    if (std::string("<>|=").find(descr[0]) != std::string::npos) dtype.byteOrder = descr[pos++];
-    else dtype.byteOrder = '=';
+    if (std::string("<>|=").find(descr[0]) != std::string::npos)
+        dtype.byteOrder = descr[pos++];
+    else
+        dtype.byteOrder = '=';
     dtype.kind = descr[pos++];
     std::size_t size = 0;
     if (pos >= descr.size()) return std::nullopt;
@@ -94,7 +96,8 @@ Result<NpyHeader> parseNpyHeader(const std::string& header, const std::string& n
     NpyHeader parsed;
     auto descrAt = findKey(header, "descr");
     if (!descrAt || (header[*descrAt] != '\'' && header[*descrAt] != '"'))
-        return makeError(name, ".npy header has no 'descr' string (structured dtypes are not supported)");
+        return makeError(name,
+                         ".npy header has no 'descr' string (structured dtypes are not supported)");
     char quote = header[*descrAt];
     auto descrEnd = header.find(quote, *descrAt + 1);
     if (descrEnd == std::string::npos) return makeError(name, ".npy header is malformed");
@@ -104,13 +107,16 @@ Result<NpyHeader> parseNpyHeader(const std::string& header, const std::string& n
     parsed.dtype = *dtype;
     auto fortranAt = findKey(header, "fortran_order");
     if (!fortranAt) return makeError(name, ".npy header has no 'fortran_order'");
-    if (header.compare(*fortranAt, 4, "True") == 0) parsed.fortranOrder = true;
+    if (header.compare(*fortranAt, 4, "True") == 0)
+        parsed.fortranOrder = true;
     else if (header.compare(*fortranAt, 5, "False") != 0)
         return makeError(name, ".npy header has a malformed 'fortran_order'");
     auto shapeAt = findKey(header, "shape");
-    if (!shapeAt || header[*shapeAt] != '(') return makeError(name, ".npy header has no 'shape' tuple");
+    if (!shapeAt || header[*shapeAt] != '(')
+        return makeError(name, ".npy header has no 'shape' tuple");
     auto shapeEnd = header.find(')', *shapeAt);
-    if (shapeEnd == std::string::npos) return makeError(name, ".npy header has a malformed 'shape'");
+    if (shapeEnd == std::string::npos)
+        return makeError(name, ".npy header has a malformed 'shape'");
     std::string dims = header.substr(*shapeAt + 1, shapeEnd - *shapeAt - 1);
     std::replace(dims.begin(), dims.end(), ',', ' ');
     std::istringstream in(dims);
@@ -155,28 +161,44 @@ std::optional<std::int32_t> onnxTypeOf(const NpyDtype& dtype) {
             if (dtype.size == 16) return TP::COMPLEX128;
             break;
         case 'S':
-        case 'U': return TP::STRING;
+        case 'U':
+            return TP::STRING;
     }
     return std::nullopt;
 }
 
 std::optional<std::string> npyDescrOf(std::int32_t type) {
     switch (type) {
-        case TP::FLOAT: return "<f4";
-        case TP::DOUBLE: return "<f8";
-        case TP::FLOAT16: return "<f2";
-        case TP::INT8: return "|i1";
-        case TP::UINT8: return "|u1";
-        case TP::INT16: return "<i2";
-        case TP::UINT16: return "<u2";
-        case TP::INT32: return "<i4";
-        case TP::UINT32: return "<u4";
-        case TP::INT64: return "<i8";
-        case TP::UINT64: return "<u8";
-        case TP::BOOL: return "|b1";
-        case TP::COMPLEX64: return "<c8";
-        case TP::COMPLEX128: return "<c16";
-        default: return std::nullopt;
+        case TP::FLOAT:
+            return "<f4";
+        case TP::DOUBLE:
+            return "<f8";
+        case TP::FLOAT16:
+            return "<f2";
+        case TP::INT8:
+            return "|i1";
+        case TP::UINT8:
+            return "|u1";
+        case TP::INT16:
+            return "<i2";
+        case TP::UINT16:
+            return "<u2";
+        case TP::INT32:
+            return "<i4";
+        case TP::UINT32:
+            return "<u4";
+        case TP::INT64:
+            return "<i8";
+        case TP::UINT64:
+            return "<u8";
+        case TP::BOOL:
+            return "|b1";
+        case TP::COMPLEX64:
+            return "<c8";
+        case TP::COMPLEX128:
+            return "<c16";
+        default:
+            return std::nullopt;
     }
 }
 
@@ -211,7 +233,8 @@ std::string fortranToC(const std::string& data, const std::vector<std::int64_t>&
     const std::size_t count = data.size() / itemSize;
     for (std::size_t linear = 0; linear < count; ++linear) {
         std::size_t source = 0;
-        for (std::size_t k = 0; k < rank; ++k) source += static_cast<std::size_t>(index[k]) * fortranStride[k];
+        for (std::size_t k = 0; k < rank; ++k)
+            source += static_cast<std::size_t>(index[k]) * fortranStride[k];
         std::memcpy(&out[linear * itemSize], &data[source * itemSize], itemSize);
         for (std::size_t k = rank; k-- > 0;) {
             if (++index[k] < shape[k]) break;
@@ -231,8 +254,9 @@ Result<onnx::TensorProto> readTensorPbFile(const fs::path& file) {
     if (!tensor.ParseFromString(*bytes))
         return makeError(name, "not a TensorProto: the protobuf is truncated or corrupt");
     if (tensor.data_location() == TP::EXTERNAL)
-        return makeError(name, "tensor '" + tensor.name() + "' refers to external data, which "
-                                                            "tensor files cannot use");
+        return makeError(name, "tensor '" + tensor.name() +
+                                   "' refers to external data, which "
+                                   "tensor files cannot use");
     auto checked = checkTensorDataSize(tensor, name);
     if (!checked) return checked.error();
     return tensor;
@@ -248,16 +272,20 @@ Result<onnx::TensorProto> readNpyFile(const fs::path& file) {
     const int major = static_cast<unsigned char>(data[6]);
     std::size_t headerLength = 0, headerStart = 0;
     if (major == 1) {
-        headerLength = static_cast<unsigned char>(data[8]) | (static_cast<unsigned char>(data[9]) << 8);
+        headerLength =
+            static_cast<unsigned char>(data[8]) | (static_cast<unsigned char>(data[9]) << 8);
         headerStart = 10;
     } else if (major == 2 || major == 3) {
         if (data.size() < 12) return makeError(name, ".npy header is truncated");
-        for (int b = 3; b >= 0; --b) headerLength = (headerLength << 8) | static_cast<unsigned char>(data[8 + b]);
+        for (int b = 3; b >= 0; --b)
+            headerLength = (headerLength << 8) | static_cast<unsigned char>(data[8 + b]);
         headerStart = 12;
     } else {
-        return makeError(name, ".npy format version " + std::to_string(major) + " is not supported");
+        return makeError(name,
+                         ".npy format version " + std::to_string(major) + " is not supported");
     }
-    if (headerStart + headerLength > data.size()) return makeError(name, ".npy header is truncated");
+    if (headerStart + headerLength > data.size())
+        return makeError(name, ".npy header is truncated");
     auto header = parseNpyHeader(data.substr(headerStart, headerLength), name);
     if (!header) return header.error();
     auto type = onnxTypeOf(header->dtype);
@@ -279,15 +307,18 @@ Result<onnx::TensorProto> readNpyFile(const fs::path& file) {
     if (available != expected) {
         std::string shape;
         for (auto d : header->shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
-        return makeError(name, "data is " + std::to_string(available) + " bytes but the header's shape (" +
-                                   shape + ") of " + elementTypeName(*type) + " needs " +
-                                   std::to_string(expected) + " bytes");
+        return makeError(name, "data is " + std::to_string(available) +
+                                   " bytes but the header's shape (" + shape + ") of " +
+                                   elementTypeName(*type) + " needs " + std::to_string(expected) +
+                                   " bytes");
     }
     std::string payload = data.substr(dataStart);
     const std::size_t itemSize = header->dtype.size;
     if (header->dtype.byteOrder == '>' && itemSize > 1) {
         // Complex numbers swap each of their two halves; UTF-32 swaps each code unit.
-        std::size_t unit = header->dtype.kind == 'c' ? itemSize / 2 : header->dtype.kind == 'U' ? 4 : itemSize;
+        std::size_t unit = header->dtype.kind == 'c'   ? itemSize / 2
+                           : header->dtype.kind == 'U' ? 4
+                                                       : itemSize;
         if (header->dtype.kind != 'S')
             for (std::size_t at = 0; at + unit <= payload.size(); at += unit)
                 std::reverse(payload.begin() + static_cast<std::ptrdiff_t>(at),
@@ -325,7 +356,8 @@ Result<onnx::TensorProto> readTensorFile(const fs::path& file) {
     const auto extension = file.extension().string();
     if (extension == ".pb") return readTensorPbFile(file);
     if (extension == ".npy") return readNpyFile(file);
-    return makeError(file.string(), "unknown tensor file type '" + extension + "' (expected .pb or .npy)");
+    return makeError(file.string(),
+                     "unknown tensor file type '" + extension + "' (expected .pb or .npy)");
 }
 
 Status writeTensorPbFile(const fs::path& file, const onnx::TensorProto& tensor) {
@@ -351,8 +383,8 @@ Status writeNpyFile(const fs::path& file, const onnx::TensorProto& tensor) {
     } else {
         auto npyDescr = npyDescrOf(tensor.data_type());
         if (!npyDescr)
-            return makeError(name, elementTypeName(tensor.data_type()) + " tensor '" + tensor.name() +
-                                       "' has no .npy dtype");
+            return makeError(name, elementTypeName(tensor.data_type()) + " tensor '" +
+                                       tensor.name() + "' has no .npy dtype");
         descr = *npyDescr;
         auto raw = tensorRawBytes(tensor, name);
         if (!raw) return raw.error();
@@ -362,7 +394,8 @@ Status writeNpyFile(const fs::path& file, const onnx::TensorProto& tensor) {
     for (int i = 0; i < tensor.dims_size(); ++i)
         shape += (i ? ", " : "") + std::to_string(tensor.dims(i));
     shape += tensor.dims_size() == 1 ? ",)" : ")";
-    std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+    std::string header =
+        "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
     // Format 1.0: the data starts at a multiple of 64 bytes; the header ends with a newline.
     const std::size_t prefix = kNpyMagicSize + 4;
     header.append((64 - (prefix + header.size() + 1) % 64) % 64, ' ');

@@ -57,7 +57,8 @@ void appendNarrowed(std::string& out, const Field& values, std::size_t size) {
     // little-endian low bytes are the element.
     for (auto v : values) {
         auto u = static_cast<std::uint64_t>(v);
-        for (std::size_t b = 0; b < size; ++b) out.push_back(static_cast<char>((u >> (8 * b)) & 0xff));
+        for (std::size_t b = 0; b < size; ++b)
+            out.push_back(static_cast<char>((u >> (8 * b)) & 0xff));
     }
 }
 
@@ -129,15 +130,15 @@ Status checkTensorDataSize(const onnx::TensorProto& tensor, const std::string& w
     const std::int32_t type = tensor.data_type();
     const auto* info = findElementType(type);
     if (!info || type == TP::UNDEFINED)
-        return makeError(where, "tensor '" + tensor.name() + "' has unknown data type " +
-                                    std::to_string(type));
+        return makeError(
+            where, "tensor '" + tensor.name() + "' has unknown data type " + std::to_string(type));
     auto count = elementCount(tensor);
     if (!count)
-        return makeError(where, "tensor '" + tensor.name() + "' has invalid dims " +
-                                    dimsText(tensor));
+        return makeError(where,
+                         "tensor '" + tensor.name() + "' has invalid dims " + dimsText(tensor));
     if (tensor.data_location() == TP::EXTERNAL) return Ok{};
-    const std::string desc = "tensor '" + tensor.name() + "' (" + elementTypeName(type) + ", " +
-                             dimsText(tensor) + ")";
+    const std::string desc =
+        "tensor '" + tensor.name() + "' (" + elementTypeName(type) + ", " + dimsText(tensor) + ")";
     if (type == TP::STRING) {
         if (static_cast<std::uint64_t>(tensor.string_data_size()) != *count)
             return makeError(where, desc + " holds " + std::to_string(tensor.string_data_size()) +
@@ -148,19 +149,30 @@ Status checkTensorDataSize(const onnx::TensorProto& tensor, const std::string& w
         const std::uint64_t expected = *count * info->size;
         if (tensor.raw_data().size() != expected)
             return makeError(where, desc + " has " + std::to_string(tensor.raw_data().size()) +
-                                        " bytes of data, its dims need " + std::to_string(expected));
+                                        " bytes of data, its dims need " +
+                                        std::to_string(expected));
         return Ok{};
     }
     std::uint64_t values = 0;
     switch (type) {
         case TP::FLOAT:
-        case TP::COMPLEX64: values = tensor.float_data_size(); break;
+        case TP::COMPLEX64:
+            values = tensor.float_data_size();
+            break;
         case TP::DOUBLE:
-        case TP::COMPLEX128: values = tensor.double_data_size(); break;
-        case TP::INT64: values = tensor.int64_data_size(); break;
+        case TP::COMPLEX128:
+            values = tensor.double_data_size();
+            break;
+        case TP::INT64:
+            values = tensor.int64_data_size();
+            break;
         case TP::UINT32:
-        case TP::UINT64: values = tensor.uint64_data_size(); break;
-        default: values = tensor.int32_data_size(); break;
+        case TP::UINT64:
+            values = tensor.uint64_data_size();
+            break;
+        default:
+            values = tensor.int32_data_size();
+            break;
     }
     const std::uint64_t expected = *count * valuesPerElement(type);
     if (values != expected)
@@ -183,14 +195,28 @@ Result<std::string> tensorRawBytes(const onnx::TensorProto& tensor, const std::s
     out.reserve(static_cast<std::size_t>(*elementCount(tensor)) * size);
     switch (type) {
         case TP::FLOAT:
-        case TP::COMPLEX64: appendBytes(out, tensor.float_data()); break;
+        case TP::COMPLEX64:
+            appendBytes(out, tensor.float_data());
+            break;
         case TP::DOUBLE:
-        case TP::COMPLEX128: appendBytes(out, tensor.double_data()); break;
-        case TP::INT64: appendBytes(out, tensor.int64_data()); break;
-        case TP::UINT64: appendBytes(out, tensor.uint64_data()); break;
-        case TP::UINT32: appendNarrowed(out, tensor.uint64_data(), 4); break;
-        case TP::INT32: appendBytes(out, tensor.int32_data()); break;
-        default: appendNarrowed(out, tensor.int32_data(), size); break;
+        case TP::COMPLEX128:
+            appendBytes(out, tensor.double_data());
+            break;
+        case TP::INT64:
+            appendBytes(out, tensor.int64_data());
+            break;
+        case TP::UINT64:
+            appendBytes(out, tensor.uint64_data());
+            break;
+        case TP::UINT32:
+            appendNarrowed(out, tensor.uint64_data(), 4);
+            break;
+        case TP::INT32:
+            appendBytes(out, tensor.int32_data());
+            break;
+        default:
+            appendNarrowed(out, tensor.int32_data(), size);
+            break;
     }
     return out;
 }

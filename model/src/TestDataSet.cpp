@@ -15,7 +15,8 @@ namespace fs = std::filesystem;
 
 // "prefix123" -> 123
 std::optional<std::uint64_t> numberAfter(const std::string& text, const std::string& prefix) {
-    if (text.size() <= prefix.size() || text.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
+    if (text.size() <= prefix.size() || text.compare(0, prefix.size(), prefix) != 0)
+        return std::nullopt;
     std::uint64_t value = 0;
     const char* begin = text.data() + prefix.size();
     const char* end = text.data() + text.size();
@@ -25,8 +26,9 @@ std::optional<std::uint64_t> numberAfter(const std::string& text, const std::str
 }
 
 // Collects `stem_K.pb` / `stem_K.npy` into K order; K must run 0..n-1.
-Result<std::vector<fs::path>> collectIndexed(const std::map<std::uint64_t, std::vector<fs::path>>& files,
-                                             const fs::path& folder, const std::string& stem) {
+Result<std::vector<fs::path>> collectIndexed(
+    const std::map<std::uint64_t, std::vector<fs::path>>& files, const fs::path& folder,
+    const std::string& stem) {
     std::vector<fs::path> ordered;
     std::uint64_t expected = 0;
     for (const auto& [index, paths] : files) {
@@ -48,7 +50,8 @@ Result<std::vector<fs::path>> collectIndexed(const std::map<std::uint64_t, std::
 std::vector<std::string> feedableInputNames(const onnx::GraphProto& graph) {
     std::unordered_set<std::string> initializers;
     for (const auto& init : graph.initializer()) initializers.insert(init.name());
-    for (const auto& sparse : graph.sparse_initializer()) initializers.insert(sparse.values().name());
+    for (const auto& sparse : graph.sparse_initializer())
+        initializers.insert(sparse.values().name());
     std::vector<std::string> names;
     for (const auto& input : graph.input())
         if (!initializers.count(input.name())) names.push_back(input.name());
@@ -63,8 +66,10 @@ Result<TestDataSet> readTestDataSetFolder(const fs::path& folder, const onnx::Mo
         const auto extension = entry.path().extension().string();
         if (extension != ".pb" && extension != ".npy") continue;
         const auto stem = entry.path().stem().string();
-        if (auto k = numberAfter(stem, "input_")) inputs[*k].push_back(entry.path());
-        else if (auto k = numberAfter(stem, "output_")) outputs[*k].push_back(entry.path());
+        if (auto k = numberAfter(stem, "input_"))
+            inputs[*k].push_back(entry.path());
+        else if (auto k = numberAfter(stem, "output_"))
+            outputs[*k].push_back(entry.path());
     }
     if (ec) return makeError(folder.string(), "cannot list the folder: " + ec.message());
     for (auto* files : {&inputs, &outputs})
@@ -85,8 +90,10 @@ Result<TestDataSet> readTestDataSetFolder(const fs::path& folder, const onnx::Mo
     if (set.outputFiles.size() > static_cast<std::size_t>(model.graph().output_size()))
         return makeError(folder.string(), std::to_string(set.outputFiles.size()) +
                                               " output files but the graph has only " +
-                                              std::to_string(model.graph().output_size()) + " outputs");
-    set.inputNames.assign(inputNames.begin(), inputNames.begin() + static_cast<std::ptrdiff_t>(set.inputFiles.size()));
+                                              std::to_string(model.graph().output_size()) +
+                                              " outputs");
+    set.inputNames.assign(inputNames.begin(),
+                          inputNames.begin() + static_cast<std::ptrdiff_t>(set.inputFiles.size()));
     for (std::size_t k = 0; k < set.outputFiles.size(); ++k)
         set.outputNames.push_back(model.graph().output(static_cast<int>(k)).name());
     return set;

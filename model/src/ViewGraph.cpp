@@ -627,7 +627,12 @@ std::string attributeValueText(const onnx::AttributeProto& a, std::size_t maxLen
         return parts;
     };
     switch (a.type()) {
-        case A::INT: text = std::to_string(a.i()); break;
+        case A::INT:
+            // Cast's `to` (and friends) name an element type.
+            text = (a.name() == "to" || a.name() == "dtype" || a.name() == "output_dtype")
+                       ? elementTypeName(static_cast<std::int32_t>(a.i()))
+                       : std::to_string(a.i());
+            break;
         case A::FLOAT: text = formatFloat(a.f()); break;
         case A::STRING: text = "\"" + a.s() + "\""; break;
         case A::TENSOR: {

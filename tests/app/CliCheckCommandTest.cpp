@@ -10,12 +10,18 @@ using nlohmann::json;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
 
 // reluModel with a (rank-unknown) shape on its output, as the onnx checker requires.
 onnx::ModelProto checkableReluModel() {
     auto model = reluModel();
-    model.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+    model.mutable_graph()
+        ->mutable_output(0)
+        ->mutable_type()
+        ->mutable_tensor_type()
+        ->mutable_shape();
     return model;
 }
 

@@ -11,9 +11,13 @@ using nlohmann::json;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
 
-int lineCount(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
+int lineCount(const std::string& text) {
+    return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+}
 
 }  // namespace
 
@@ -23,10 +27,10 @@ TEST(CliInfo, JsonHasEveryKeyOfTheContract) {
     auto r = runCli({"info", path.string(), "--json"});
     ASSERT_EQ(r.exitCode, 0) << r.err;
     auto doc = json::parse(r.out);
-    for (const char* key : {"ir_version", "producer_name", "producer_version", "opset_import", "inputs",
-                            "outputs", "dynamic_axes", "node_count", "op_histogram", "initializers",
-                            "metadata_props", "functions", "subgraphs", "checker", "shape_inference",
-                            "domain", "model_version", "doc_string"})
+    for (const char* key : {"ir_version", "producer_name", "producer_version", "opset_import",
+                            "inputs", "outputs", "dynamic_axes", "node_count", "op_histogram",
+                            "initializers", "metadata_props", "functions", "subgraphs", "checker",
+                            "shape_inference", "domain", "model_version", "doc_string"})
         EXPECT_TRUE(doc.contains(key)) << key;
     EXPECT_EQ(doc["ir_version"], 8);
     EXPECT_EQ(doc["producer_name"], "cli-tests");
@@ -57,14 +61,18 @@ TEST(CliInfo, TinyBertSample) {
     auto r = runCli({"info", "--json", path.string()});
     ASSERT_EQ(r.exitCode, 0) << r.err;
     auto doc = json::parse(r.out);
-    EXPECT_EQ(doc["inputs"][0], json::parse(R"({"name": "input_ids", "dtype": "int64", "shape": ["batch", "sequence"]})"));
+    EXPECT_EQ(
+        doc["inputs"][0],
+        json::parse(R"({"name": "input_ids", "dtype": "int64", "shape": ["batch", "sequence"]})"));
     EXPECT_EQ(doc["inputs"][1]["name"], "attention_mask");
     EXPECT_EQ(doc["outputs"][0]["shape"][2], 64);
     EXPECT_GT(doc["op_histogram"]["ai.onnx::MatMul"].get<int>(), 0);
     EXPECT_GT(doc["initializers"]["parameters"].get<long>(), 100000);
-    EXPECT_EQ(doc["initializers"]["bytes"].get<long>(), 4 * doc["initializers"]["parameters"].get<long>());
+    EXPECT_EQ(doc["initializers"]["bytes"].get<long>(),
+              4 * doc["initializers"]["parameters"].get<long>());
     EXPECT_EQ(doc["checker"]["ok"], true);
-    EXPECT_LE(doc["shape_inference"]["known_edges"].get<int>(), doc["shape_inference"]["total_edges"].get<int>());
+    EXPECT_LE(doc["shape_inference"]["known_edges"].get<int>(),
+              doc["shape_inference"]["total_edges"].get<int>());
     EXPECT_GT(doc["shape_inference"]["known_edges"].get<int>(), 0);
 }
 
@@ -73,10 +81,12 @@ TEST(CliInfo, TextReportHasAlignedSections) {
     auto path = writeModel(dir, "relu.onnx", reluModel());
     auto r = runCli({"info", path.string()});
     ASSERT_EQ(r.exitCode, 0) << r.err;
-    for (const char* part : {"IR version        8", "Opsets            ai.onnx 15", "Inputs (2)",
-                             "X      float32   [batch, ?, 3]", "scale  bfloat16  [1]", "Outputs (1)",
-                             "Y     float32  ?\n", "Dynamic axes (2)", "X axis 0: batch", "ai.onnx::Relu",
-                             "Checker           FAILED: Field 'shape' of 'type' is required", "Shape inference   ok, 1/1 edges"})
+    for (const char* part :
+         {"IR version        8", "Opsets            ai.onnx 15", "Inputs (2)",
+          "X      float32   [batch, ?, 3]", "scale  bfloat16  [1]", "Outputs (1)",
+          "Y     float32  ?\n", "Dynamic axes (2)", "X axis 0: batch", "ai.onnx::Relu",
+          "Checker           FAILED: Field 'shape' of 'type' is required",
+          "Shape inference   ok, 1/1 edges"})
         EXPECT_TRUE(contains(r.out, part)) << part << "\n" << r.out;
 }
 

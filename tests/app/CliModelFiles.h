@@ -1,27 +1,27 @@
 #pragma once
 // Small model files for the CLI tests of `info` and `check`, written into a scratch folder.
+#include <onnx/onnx_pb.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
 
-#include <onnx/onnx_pb.h>
-
 namespace onnxlens::testing {
 
 class CliScratchDir {
-public:
+  public:
     CliScratchDir() {
         static int counter = 0;
-        path_ = std::filesystem::temp_directory_path() /
-                ("onnxlens-cli-model-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+        path_ =
+            std::filesystem::temp_directory_path() /
+            ("onnxlens-cli-model-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
         std::filesystem::create_directories(path_);
     }
     ~CliScratchDir() { std::filesystem::remove_all(path_); }
     std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
 
-private:
+  private:
     std::filesystem::path path_;
 };
 
@@ -72,7 +72,8 @@ inline std::filesystem::path writeModel(const CliScratchDir& dir, const std::str
 }
 
 inline std::filesystem::path sampleModel(const std::string& name) {
-    return std::filesystem::path(ONNXLENS_SOURCE_DIR) / "resources" / "samples" / name / "model.onnx";
+    return std::filesystem::path(ONNXLENS_SOURCE_DIR) / "resources" / "samples" / name /
+           "model.onnx";
 }
 
 }  // namespace onnxlens::testing

@@ -11,8 +11,8 @@ using ::testing::HasSubstr;
 
 namespace {
 
-void setExternal(onnx::TensorProto& tensor, const std::string& location, const std::string& offset = "",
-                 const std::string& length = "") {
+void setExternal(onnx::TensorProto& tensor, const std::string& location,
+                 const std::string& offset = "", const std::string& length = "") {
     tensor.clear_raw_data();
     tensor.set_data_location(onnx::TensorProto::EXTERNAL);
     auto add = [&](const std::string& key, const std::string& value) {
@@ -30,8 +30,10 @@ std::string floatBytes(const std::vector<float>& values) {
 }
 
 // The add/relu model with its bias stored at byte 16 of weights.bin in `dir`.
-onnx::ModelProto externalBiasModel(const ScratchDir& dir, const std::string& location = "weights.bin",
-                                   const std::string& offset = "16", const std::string& length = "16") {
+onnx::ModelProto externalBiasModel(const ScratchDir& dir,
+                                   const std::string& location = "weights.bin",
+                                   const std::string& offset = "16",
+                                   const std::string& length = "16") {
     writeFile(dir / "weights.bin", std::string(16, '\x7f') + floatBytes({10, 20, 30, 40}) + "tail");
     auto model = addReluModel();
     setExternal(*model.mutable_graph()->mutable_initializer(0), location, offset, length);
@@ -155,7 +157,8 @@ TEST(ExternalData, OffsetPastTheEndIsAnError) {
 TEST(ExternalData, LengthPastTheEndIsAnError) {
     ScratchDir dir;
     auto message = loadError(dir, externalBiasModel(dir, "weights.bin", "16", "64"));
-    EXPECT_THAT(message, HasSubstr("offset 16 + length 64 is past the end of 'weights.bin' (36 bytes)"));
+    EXPECT_THAT(message,
+                HasSubstr("offset 16 + length 64 is past the end of 'weights.bin' (36 bytes)"));
 }
 
 TEST(ExternalData, MalformedOffsetIsAnError) {

@@ -189,7 +189,8 @@ TEST(ModelLoader, SelfLoopIsACycle) {
     model.mutable_graph()->mutable_node(1)->set_input(0, "y");
     auto status = validateModelStructure(model, "self.onnx");
     ASSERT_FALSE(status.ok());
-    EXPECT_THAT(status.error().message, HasSubstr("self.onnx: main graph: the graph has a cycle through node 'relu'"));
+    EXPECT_THAT(status.error().message,
+                HasSubstr("self.onnx: main graph: the graph has a cycle through node 'relu'"));
 }
 
 TEST(ModelLoader, NodesOutOfOrderAreNotACycle) {

@@ -18,7 +18,8 @@ LoadedModel loaded(const onnx::ModelProto& model, const std::filesystem::path& d
     return m;
 }
 
-ModelSummary summarize(const onnx::ModelProto& model, const std::filesystem::path& directory = ".") {
+ModelSummary summarize(const onnx::ModelProto& model,
+                       const std::filesystem::path& directory = ".") {
     auto summary = summarizeModel(loaded(model, directory));
     EXPECT_TRUE(summary.ok()) << summary.error().message;
     return summary.ok() ? *summary : ModelSummary{};
@@ -187,7 +188,8 @@ TEST(ModelSummary, CheckerRunsWithoutBulkDataButStillSeesShapes) {
 }
 
 TEST(ModelSummary, SampleMnistModel) {
-    const auto path = std::filesystem::path(ONNXLENS_SOURCE_DIR) / "resources/samples/mnist_cnn/model.onnx";
+    const auto path =
+        std::filesystem::path(ONNXLENS_SOURCE_DIR) / "resources/samples/mnist_cnn/model.onnx";
     if (!std::filesystem::exists(path)) GTEST_SKIP() << "no sample at " << path;
     auto model = loadModel(path);
     ASSERT_TRUE(model.ok()) << model.error().message;

@@ -1,5 +1,6 @@
 #pragma once
 // Helpers for the model-library tests: scratch folders and small hand-built models.
+#include <onnx/onnx_pb.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -8,17 +9,16 @@
 #include <string>
 #include <vector>
 
-#include <onnx/onnx_pb.h>
-
 namespace onnxlens::testing {
 
 // A fresh folder under the temp dir, removed at the end of the test.
 class ScratchDir {
-public:
+  public:
     ScratchDir() {
         static int counter = 0;
-        path_ = std::filesystem::temp_directory_path() /
-                ("onnxlens-model-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+        path_ =
+            std::filesystem::temp_directory_path() /
+            ("onnxlens-model-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
         std::filesystem::remove_all(path_);
         std::filesystem::create_directories(path_);
     }
@@ -26,7 +26,7 @@ public:
     const std::filesystem::path& path() const { return path_; }
     std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
 
-private:
+  private:
     std::filesystem::path path_;
 };
 
@@ -40,21 +40,25 @@ inline std::string readFile(const std::filesystem::path& path) {
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-inline void setTensorType(onnx::ValueInfoProto* info, int elemType, const std::vector<std::string>& dims) {
+inline void setTensorType(onnx::ValueInfoProto* info, int elemType,
+                          const std::vector<std::string>& dims) {
     auto* tensor = info->mutable_type()->mutable_tensor_type();
     tensor->set_elem_type(elemType);
     auto* shape = tensor->mutable_shape();
     for (const auto& d : dims) {
         auto* dim = shape->add_dim();
         if (d == "?") continue;
-        if (!d.empty() && (std::isdigit(static_cast<unsigned char>(d[0])) != 0)) dim->set_dim_value(std::stoll(d));
-        else dim->set_dim_param(d);
+        if (!d.empty() && (std::isdigit(static_cast<unsigned char>(d[0])) != 0))
+            dim->set_dim_value(std::stoll(d));
+        else
+            dim->set_dim_param(d);
     }
 }
 
 inline onnx::NodeProto* addNode(onnx::GraphProto& graph, const std::string& op,
                                 const std::vector<std::string>& inputs,
-                                const std::vector<std::string>& outputs, const std::string& name = "") {
+                                const std::vector<std::string>& outputs,
+                                const std::string& name = "") {
     auto* node = graph.add_node();
     node->set_op_type(op);
     node->set_name(name);
@@ -69,7 +73,8 @@ inline onnx::TensorProto floatTensor(const std::string& name, const std::vector<
     t.set_name(name);
     t.set_data_type(onnx::TensorProto::FLOAT);
     for (auto d : dims) t.add_dims(d);
-    t.set_raw_data(std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float)));
+    t.set_raw_data(
+        std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float)));
     return t;
 }
 

@@ -14,9 +14,9 @@ using TP = onnx::TensorProto;
 
 namespace {
 
-const std::vector<int> kNumericTypes = {TP::FLOAT,  TP::UINT8,   TP::INT8,      TP::UINT16,
-                                        TP::INT16,  TP::INT32,   TP::INT64,     TP::BOOL,
-                                        TP::FLOAT16, TP::DOUBLE, TP::UINT32,    TP::UINT64,
+const std::vector<int> kNumericTypes = {TP::FLOAT,     TP::UINT8,      TP::INT8,    TP::UINT16,
+                                        TP::INT16,     TP::INT32,      TP::INT64,   TP::BOOL,
+                                        TP::FLOAT16,   TP::DOUBLE,     TP::UINT32,  TP::UINT64,
                                         TP::COMPLEX64, TP::COMPLEX128, TP::BFLOAT16};
 
 // A 2x3 tensor of `type` whose data is in the typed field the ONNX spec assigns to it, with
@@ -29,21 +29,53 @@ TP typedFieldTensor(int type) {
     t.add_dims(3);
     for (int i = 0; i < 6; ++i) {
         switch (type) {
-            case TP::FLOAT: t.add_float_data(static_cast<float>(i) + 0.5f); break;
-            case TP::COMPLEX64: t.add_float_data(static_cast<float>(i)); t.add_float_data(-1.0f * i); break;
-            case TP::DOUBLE: t.add_double_data(i * 0.25); break;
-            case TP::COMPLEX128: t.add_double_data(i); t.add_double_data(i * 2.0); break;
-            case TP::INT64: t.add_int64_data(-1000000000000LL * i); break;
-            case TP::UINT32: t.add_uint64_data(4000000000u - i); break;
-            case TP::UINT64: t.add_uint64_data(18000000000000000000ull + i); break;
-            case TP::BOOL: t.add_int32_data(i % 2); break;
-            case TP::INT8: t.add_int32_data(-i * 20); break;
-            case TP::INT16: t.add_int32_data(-i * 3000); break;
-            case TP::UINT8: t.add_int32_data(250 - i); break;
-            case TP::UINT16: t.add_int32_data(65000 - i); break;
-            case TP::FLOAT16: t.add_int32_data(0x3c00 + i); break;   // 1.0, 1.0009765625, ...
-            case TP::BFLOAT16: t.add_int32_data(0x3f80 + i); break;  // 1.0, ...
-            default: t.add_int32_data(i * 7 - 20); break;
+            case TP::FLOAT:
+                t.add_float_data(static_cast<float>(i) + 0.5f);
+                break;
+            case TP::COMPLEX64:
+                t.add_float_data(static_cast<float>(i));
+                t.add_float_data(-1.0f * i);
+                break;
+            case TP::DOUBLE:
+                t.add_double_data(i * 0.25);
+                break;
+            case TP::COMPLEX128:
+                t.add_double_data(i);
+                t.add_double_data(i * 2.0);
+                break;
+            case TP::INT64:
+                t.add_int64_data(-1000000000000LL * i);
+                break;
+            case TP::UINT32:
+                t.add_uint64_data(4000000000u - i);
+                break;
+            case TP::UINT64:
+                t.add_uint64_data(18000000000000000000ull + i);
+                break;
+            case TP::BOOL:
+                t.add_int32_data(i % 2);
+                break;
+            case TP::INT8:
+                t.add_int32_data(-i * 20);
+                break;
+            case TP::INT16:
+                t.add_int32_data(-i * 3000);
+                break;
+            case TP::UINT8:
+                t.add_int32_data(250 - i);
+                break;
+            case TP::UINT16:
+                t.add_int32_data(65000 - i);
+                break;
+            case TP::FLOAT16:
+                t.add_int32_data(0x3c00 + i);
+                break;  // 1.0, 1.0009765625, ...
+            case TP::BFLOAT16:
+                t.add_int32_data(0x3f80 + i);
+                break;  // 1.0, ...
+            default:
+                t.add_int32_data(i * 7 - 20);
+                break;
         }
     }
     return t;
@@ -163,7 +195,7 @@ TEST(TensorFile, NpyBigEndianIsSwapped) {
     ScratchDir dir;
     // int32 [258, -2] big-endian; float64 [1.5] big-endian.
     writeFile(dir / "be.npy", npyBytes("{'descr': '>i4', 'fortran_order': False, 'shape': (2,), }",
-                                        std::string("\x00\x00\x01\x02\xff\xff\xff\xfe", 8)));
+                                       std::string("\x00\x00\x01\x02\xff\xff\xff\xfe", 8)));
     auto t = readNpyFile(dir / "be.npy");
     ASSERT_TRUE(t.ok()) << t.error().message;
     EXPECT_EQ(t->data_type(), TP::INT32);
@@ -172,7 +204,7 @@ TEST(TensorFile, NpyBigEndianIsSwapped) {
     EXPECT_EQ(values[0], 258);
     EXPECT_EQ(values[1], -2);
     writeFile(dir / "bed.npy", npyBytes("{'descr': '>f8', 'fortran_order': False, 'shape': (1,), }",
-                                         std::string("\x3f\xf8\x00\x00\x00\x00\x00\x00", 8)));
+                                        std::string("\x3f\xf8\x00\x00\x00\x00\x00\x00", 8)));
     auto d = readNpyFile(dir / "bed.npy");
     ASSERT_TRUE(d.ok());
     double value;
@@ -185,7 +217,8 @@ TEST(TensorFile, NpyFortranOrderBecomesCOrder) {
     // The 2x3 matrix [[0,1,2],[3,4,5]] stored column by column: 0 3 1 4 2 5.
     std::string payload;
     for (std::uint8_t v : {0, 3, 1, 4, 2, 5}) payload.push_back(static_cast<char>(v));
-    writeFile(dir / "f.npy", npyBytes("{'descr': '|u1', 'fortran_order': True, 'shape': (2, 3), }", payload));
+    writeFile(dir / "f.npy",
+              npyBytes("{'descr': '|u1', 'fortran_order': True, 'shape': (2, 3), }", payload));
     auto t = readNpyFile(dir / "f.npy");
     ASSERT_TRUE(t.ok()) << t.error().message;
     EXPECT_EQ(t->raw_data(), std::string("\x00\x01\x02\x03\x04\x05", 6));
@@ -193,8 +226,10 @@ TEST(TensorFile, NpyFortranOrderBecomesCOrder) {
     std::string cube(8, '\0');
     for (int a = 0; a < 2; ++a)
         for (int b = 0; b < 2; ++b)
-            for (int c = 0; c < 2; ++c) cube[a + 2 * b + 4 * c] = static_cast<char>(a * 4 + b * 2 + c);
-    writeFile(dir / "cube.npy", npyBytes("{'descr': '|i1', 'fortran_order': True, 'shape': (2, 2, 2), }", cube));
+            for (int c = 0; c < 2; ++c)
+                cube[a + 2 * b + 4 * c] = static_cast<char>(a * 4 + b * 2 + c);
+    writeFile(dir / "cube.npy",
+              npyBytes("{'descr': '|i1', 'fortran_order': True, 'shape': (2, 2, 2), }", cube));
     auto c = readNpyFile(dir / "cube.npy");
     ASSERT_TRUE(c.ok());
     EXPECT_EQ(c->raw_data(), std::string("\x00\x01\x02\x03\x04\x05\x06\x07", 8));
@@ -216,7 +251,8 @@ TEST(TensorFile, NpyStrings) {
     // numpy's unicode dtype: UTF-32, here "h\u00e9" padded to 3 code points.
     std::string utf32;
     for (std::uint32_t cp : {0x68u, 0xe9u, 0u}) utf32.append(reinterpret_cast<const char*>(&cp), 4);
-    writeFile(dir / "u.npy", npyBytes("{'descr': '<U3', 'fortran_order': False, 'shape': (1,), }", utf32));
+    writeFile(dir / "u.npy",
+              npyBytes("{'descr': '<U3', 'fortran_order': False, 'shape': (1,), }", utf32));
     auto unicode = readNpyFile(dir / "u.npy");
     ASSERT_TRUE(unicode.ok()) << unicode.error().message;
     EXPECT_EQ(unicode->string_data(0), "h\xc3\xa9");
@@ -224,12 +260,15 @@ TEST(TensorFile, NpyStrings) {
 
 TEST(TensorFile, NpySizeMismatchIsNamed) {
     ScratchDir dir;
-    writeFile(dir / "short.npy", npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }",
-                                           std::string(20, '\0')));
+    writeFile(dir / "short.npy",
+              npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }",
+                       std::string(20, '\0')));
     auto t = readNpyFile(dir / "short.npy");
     ASSERT_FALSE(t.ok());
     EXPECT_THAT(t.error().message, HasSubstr("short.npy"));
-    EXPECT_THAT(t.error().message, HasSubstr("data is 20 bytes but the header's shape (2, 3) of float32 needs 24 bytes"));
+    EXPECT_THAT(
+        t.error().message,
+        HasSubstr("data is 20 bytes but the header's shape (2, 3) of float32 needs 24 bytes"));
 }
 
 TEST(TensorFile, NpyMalformedHeadersAreErrors) {
@@ -238,12 +277,15 @@ TEST(TensorFile, NpyMalformedHeadersAreErrors) {
     auto t = readNpyFile(dir / "magic.npy");
     ASSERT_FALSE(t.ok());
     EXPECT_THAT(t.error().message, HasSubstr("magic.npy: not a .npy file"));
-    writeFile(dir / "obj.npy", npyBytes("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }", "12345678"));
+    writeFile(dir / "obj.npy",
+              npyBytes("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }", "12345678"));
     auto o = readNpyFile(dir / "obj.npy");
     ASSERT_FALSE(o.ok());
     EXPECT_THAT(o.error().message, HasSubstr("obj.npy"));
     EXPECT_THAT(o.error().message, HasSubstr("not supported"));
-    writeFile(dir / "cut.npy", npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", "").substr(0, 30));
+    writeFile(
+        dir / "cut.npy",
+        npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", "").substr(0, 30));
     auto c = readNpyFile(dir / "cut.npy");
     ASSERT_FALSE(c.ok());
     EXPECT_THAT(c.error().message, HasSubstr("cut.npy: .npy header is truncated"));
@@ -256,7 +298,9 @@ TEST(TensorFile, PbSizeMismatchIsNamed) {
     auto read = readTensorPbFile(dir / "bad.pb");
     ASSERT_FALSE(read.ok());
     EXPECT_THAT(read.error().message, HasSubstr("bad.pb"));
-    EXPECT_THAT(read.error().message, HasSubstr("tensor 'weights' (float32, 2x3) has 20 bytes of data, its dims need 24"));
+    EXPECT_THAT(
+        read.error().message,
+        HasSubstr("tensor 'weights' (float32, 2x3) has 20 bytes of data, its dims need 24"));
     auto typed = typedFieldTensor(TP::INT64);
     typed.add_int64_data(1);
     ASSERT_TRUE(writeTensorPbFile(dir / "typed.pb", typed).ok());
@@ -271,10 +315,13 @@ TEST(TensorFile, BadFilesAreNamed) {
     ASSERT_FALSE(missing.ok());
     EXPECT_THAT(missing.error().message, HasSubstr("absent.pb: no such file"));
     writeFile(dir / "empty.pb", "");
-    EXPECT_THAT(readTensorFile(dir / "empty.pb").error().message, HasSubstr("empty.pb: the file is empty"));
+    EXPECT_THAT(readTensorFile(dir / "empty.pb").error().message,
+                HasSubstr("empty.pb: the file is empty"));
     writeFile(dir / "junk.pb", "\xff\xff\xff\xff\xff");
-    EXPECT_THAT(readTensorFile(dir / "junk.pb").error().message, HasSubstr("junk.pb: not a TensorProto"));
-    EXPECT_THAT(readTensorFile(dir / "x.txt").error().message, HasSubstr("unknown tensor file type '.txt'"));
+    EXPECT_THAT(readTensorFile(dir / "junk.pb").error().message,
+                HasSubstr("junk.pb: not a TensorProto"));
+    EXPECT_THAT(readTensorFile(dir / "x.txt").error().message,
+                HasSubstr("unknown tensor file type '.txt'"));
     std::filesystem::create_directory(dir / "folder.pb");
     EXPECT_THAT(readTensorFile(dir / "folder.pb").error().message, HasSubstr("is a folder"));
 }
@@ -299,4 +346,31 @@ TEST(TensorFile, ReadsEveryPytorchBackendTestTensor) {
         }
     }
     EXPECT_GT(files, 200);
+}
+
+TEST(TensorFile, NpyInteropWithNumpy) {
+    const std::string python = "/usr/bin/python3";
+    const std::string script = std::string(ONNXLENS_SOURCE_DIR) + "/tests/model/npy_interop.py";
+    if (!std::filesystem::exists(python) ||
+        std::system((python + " -c 'import numpy, onnx' 2>/dev/null").c_str()) != 0)
+        GTEST_SKIP() << "needs /usr/bin/python3 with numpy and onnx";
+    ScratchDir dir;
+    ASSERT_EQ(std::system((python + " " + script + " make " + dir.path().string()).c_str()), 0);
+    std::filesystem::create_directory(dir / "ours");
+    int cases = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+        if (entry.path().extension() != ".npy") continue;
+        const auto stem = entry.path().stem().string();
+        auto fromNumpy = readNpyFile(entry.path());
+        auto reference = readTensorPbFile(dir / (stem + ".pb"));
+        ASSERT_TRUE(fromNumpy.ok()) << fromNumpy.error().message;
+        ASSERT_TRUE(reference.ok()) << reference.error().message;
+        EXPECT_EQ(fromNumpy->data_type(), reference->data_type()) << stem;
+        EXPECT_EQ(dimsText(*fromNumpy), dimsText(*reference)) << stem;
+        EXPECT_EQ(fromNumpy->raw_data(), rawOf(*reference)) << stem;
+        ASSERT_TRUE(writeNpyFile(dir / "ours" / (stem + ".npy"), *reference).ok()) << stem;
+        ++cases;
+    }
+    EXPECT_GT(cases, 40);
+    EXPECT_EQ(std::system((python + " " + script + " verify " + dir.path().string()).c_str()), 0);
 }

@@ -40,8 +40,8 @@ TEST(TestDataSet, DiscoversFoldersInNumericOrder) {
     ASSERT_EQ(sets->size(), 4u);
     std::vector<std::string> names;
     for (const auto& s : *sets) names.push_back(s.directory.filename().string());
-    EXPECT_EQ(names, (std::vector<std::string>{"test_data_set_0", "test_data_set_1", "test_data_set_2",
-                                              "test_data_set_10"}));
+    EXPECT_EQ(names, (std::vector<std::string>{"test_data_set_0", "test_data_set_1",
+                                               "test_data_set_2", "test_data_set_10"}));
     EXPECT_EQ(sets->at(0).inputNames, std::vector<std::string>{"x"});
     EXPECT_EQ(sets->at(0).outputNames, std::vector<std::string>{"y"});
     EXPECT_EQ(sets->at(0).inputFiles.at(0).filename(), "input_0.pb");
@@ -58,8 +58,10 @@ TEST(TestDataSet, FilesAreInNumericOrderAndMayBeNpy) {
     std::filesystem::create_directories(dir / "set");
     for (int k = 0; k < 12; ++k) {
         auto file = dir / "set" / ("input_" + std::to_string(k) + (k == 3 ? ".npy" : ".pb"));
-        if (k == 3) ASSERT_TRUE(writeNpyFile(file, floatTensor("t", {1}, {1})).ok());
-        else touchTensor(file);
+        if (k == 3)
+            ASSERT_TRUE(writeNpyFile(file, floatTensor("t", {1}, {1})).ok());
+        else
+            touchTensor(file);
     }
     auto set = readTestDataSetFolder(dir / "set", model);
     ASSERT_TRUE(set.ok()) << set.error().message;
@@ -105,7 +107,8 @@ TEST(TestDataSet, GapsAndDuplicatesAreErrors) {
 }
 
 TEST(TestDataSet, BackendTestCasesPairWithTheirModels) {
-    const std::filesystem::path root = std::filesystem::path(ONNXLENS_TESTDATA_DIR) / "pytorch-converted";
+    const std::filesystem::path root =
+        std::filesystem::path(ONNXLENS_TESTDATA_DIR) / "pytorch-converted";
     if (!std::filesystem::exists(root)) GTEST_SKIP() << "no ONNX backend test data";
     int sets = 0;
     for (const auto& entry : std::filesystem::directory_iterator(root)) {

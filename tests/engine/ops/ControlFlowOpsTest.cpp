@@ -301,3 +301,32 @@ TEST(ScanOpTest, NumScanInputsMustFit) {
 
 }  // namespace
 }  // namespace onnxlens::testing
+
+namespace onnxlens::testing {
+namespace {
+
+TEST(IfOpTest, BranchReadsAnEmptyOptionalFromTheOuterScope) {
+    // The outer value is an empty optional (Value::Kind::None); the branch must still see it as
+    // defined and report that it holds nothing.
+    TestGraph thenBranch("then_branch"), elseBranch("else_branch");
+    thenBranch.node("OptionalHasElement", {"maybe"}, {"has"});
+    thenBranch.output("has");
+    elseBranch.output("flag");
+    TestGraph g;
+    g.input("flag");
+    auto& empty = g.node("Optional", {}, {"maybe"});
+    auto* type = empty.add_attribute();
+    type->set_name("type");
+    type->set_type(onnx::AttributeProto::TYPE_PROTO);
+    type->mutable_tp()->mutable_tensor_type()->set_elem_type(1);
+    auto& n = g.node("If", {"flag"}, {"y"});
+    setGraphAttr(n, "then_branch", thenBranch);
+    setGraphAttr(n, "else_branch", elseBranch);
+    g.output("y");
+    auto r = runGraph(g, {{"flag", Value(Tensor::scalar<bool>(true))}});
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(valuesOf<bool>(r->at(0).tensor()), (std::vector<bool>{false}));
+}
+
+}  // namespace
+}  // namespace onnxlens::testing

@@ -35,7 +35,8 @@ std::vector<double> randomValues(std::int64_t count, unsigned seed) {
     return v;
 }
 
-template <class T> Tensor tensorOf(const Shape& shape, const std::vector<double>& values) {
+template <class T>
+Tensor tensorOf(const Shape& shape, const std::vector<double>& values) {
     std::vector<T> converted(values.begin(), values.end());
     return makeTensor<T>(shape, converted);
 }
@@ -84,7 +85,8 @@ Tensor referenceConv(const ConvCase& c, const std::vector<double>& x, const std:
     return makeTensor<double>(out, y);
 }
 
-template <class T> void checkConv(const ConvCase& c, unsigned seed) {
+template <class T>
+void checkConv(const ConvCase& c, unsigned seed) {
     const auto x = randomValues(engine::shapeElementCount(c.x), seed);
     const auto w = randomValues(engine::shapeElementCount(c.w), seed + 1);
     const auto b = randomValues(c.w[0], seed + 2);
@@ -98,19 +100,19 @@ template <class T> void checkConv(const ConvCase& c, unsigned seed) {
     };
     Tensor actual = runOneNodeTensor(spec);
     ASSERT_TRUE(actual.defined());
-    EXPECT_TRUE(tensorsClose(actual.castTo(DataType::Double), referenceConv(c, x, w, b),
-                             {1e-4, 1e-5}));
+    EXPECT_TRUE(
+        tensorsClose(actual.castTo(DataType::Double), referenceConv(c, x, w, b), {1e-4, 1e-5}));
 }
 
 const std::vector<ConvCase> kConvCases = {
-    {{2, 3, 7, 6}, {4, 3, 3, 3}, {}, {}, {}, 1, true},               // plain 2-D, batch 2
-    {{1, 2, 9, 8}, {3, 2, 3, 2}, {2, 3}, {1, 0, 2, 1}, {}, 1, true},  // strides, asymmetric pads
+    {{2, 3, 7, 6}, {4, 3, 3, 3}, {}, {}, {}, 1, true},                 // plain 2-D, batch 2
+    {{1, 2, 9, 8}, {3, 2, 3, 2}, {2, 3}, {1, 0, 2, 1}, {}, 1, true},   // strides, asymmetric pads
     {{1, 4, 8, 8}, {6, 2, 3, 3}, {}, {1, 1, 1, 1}, {2, 2}, 2, false},  // groups + dilations
     {{1, 4, 6, 5}, {8, 1, 3, 3}, {1, 2}, {1, 1, 1, 1}, {}, 4, true},   // depthwise, multiplier 2
     {{2, 5, 4, 3}, {7, 5, 1, 1}, {}, {}, {}, 1, true},                 // pointwise
     {{1, 2, 11}, {3, 2, 4}, {2}, {2, 1}, {2}, 1, true},                // 1-D
     {{1, 2, 5, 4, 6}, {2, 1, 2, 3, 2}, {2, 1, 2}, {1, 0, 1, 0, 1, 1}, {}, 2, true},  // 3-D
-    {{1, 3, 70, 90}, {5, 3, 3, 3}, {}, {1, 1, 1, 1}, {}, 1, true},     // several column tiles
+    {{1, 3, 70, 90}, {5, 3, 3, 3}, {}, {1, 1, 1, 1}, {}, 1, true},  // several column tiles
 };
 
 TEST(ConvOps, ConvMatchesDirectDefinitionInFloat) {
@@ -127,18 +129,23 @@ TEST(ConvOps, ConvMatchesDirectDefinitionInDouble) {
 TEST(ConvOps, ConvFloat16ComputesLikeFloat) {
     const Shape xs{1, 1, 3, 3}, ws{1, 1, 2, 2};
     const std::vector<double> x{1, 2, 3, 4, 5, 6, 7, 8, 9}, w{1, 0, 0, -1};
-    OneNodeSpec spec{"Conv", "", 17, {tensorOf<engine::float16>(xs, x), tensorOf<engine::float16>(ws, w)}};
+    OneNodeSpec spec{
+        "Conv", "", 17, {tensorOf<engine::float16>(xs, x), tensorOf<engine::float16>(ws, w)}};
     Tensor y = runOneNodeTensor(spec);
     ASSERT_EQ(y.dtype(), DataType::Float16);
     // Each output is x[i][j] - x[i+1][j+1] = -4.
-    EXPECT_TRUE(tensorsClose(y.castTo(DataType::Float), makeTensor<float>({1, 1, 2, 2}, {-4, -4, -4, -4})));
+    EXPECT_TRUE(
+        tensorsClose(y.castTo(DataType::Float), makeTensor<float>({1, 1, 2, 2}, {-4, -4, -4, -4})));
 }
 
 TEST(ConvOps, AutoPadSameUpperAndLowerPutTheOddPadDifferently) {
     // 1-D input [1 2 3 4], kernel [1 1], stride 1: one pad in total.
     auto run = [](const std::string& autoPad) {
-        OneNodeSpec spec{"Conv", "", 17,
-                         {makeTensor<float>({1, 1, 4}, {1, 2, 3, 4}), makeTensor<float>({1, 1, 2}, {1, 1})}};
+        OneNodeSpec spec{
+            "Conv",
+            "",
+            17,
+            {makeTensor<float>({1, 1, 4}, {1, 2, 3, 4}), makeTensor<float>({1, 1, 2}, {1, 1})}};
         spec.attributes = [autoPad](onnx::NodeProto& n) { setAttr(n, "auto_pad", autoPad); };
         return runOneNodeTensor(spec);
     };
@@ -148,24 +155,45 @@ TEST(ConvOps, AutoPadSameUpperAndLowerPutTheOddPadDifferently) {
 }
 
 TEST(ConvOps, EmptyBatchAndEmptyOutputGiveEmptyTensors) {
-    OneNodeSpec empty{"Conv", "", 17, {Tensor(DataType::Float, {0, 2, 5, 5}), Tensor::zeros(DataType::Float, {3, 2, 3, 3})}};
+    OneNodeSpec empty{
+        "Conv",
+        "",
+        17,
+        {Tensor(DataType::Float, {0, 2, 5, 5}), Tensor::zeros(DataType::Float, {3, 2, 3, 3})}};
     Tensor y = runOneNodeTensor(empty);
     EXPECT_EQ(y.shape(), (Shape{0, 3, 3, 3}));
     // A kernel larger than the unpadded input leaves no output position.
-    OneNodeSpec tooSmall{"Conv", "", 17, {Tensor::zeros(DataType::Float, {1, 1, 2, 2}), Tensor::zeros(DataType::Float, {1, 1, 3, 3})}};
+    OneNodeSpec tooSmall{"Conv",
+                         "",
+                         17,
+                         {Tensor::zeros(DataType::Float, {1, 1, 2, 2}),
+                          Tensor::zeros(DataType::Float, {1, 1, 3, 3})}};
     EXPECT_EQ(runOneNodeTensor(tooSmall).shape(), (Shape{1, 1, 0, 0}));
 }
 
 TEST(ConvOps, MismatchedChannelsAreAnErrorNamingTheNode) {
-    OneNodeSpec spec{"Conv", "", 17, {Tensor::zeros(DataType::Float, {1, 3, 4, 4}), Tensor::zeros(DataType::Float, {2, 2, 3, 3})}};
+    OneNodeSpec spec{"Conv",
+                     "",
+                     17,
+                     {Tensor::zeros(DataType::Float, {1, 3, 4, 4}),
+                      Tensor::zeros(DataType::Float, {2, 2, 3, 3})}};
     auto result = runOneNode(spec);
     ASSERT_FALSE(result);
     EXPECT_NE(result.error().message.find("under_test"), std::string::npos);
     EXPECT_NE(result.error().message.find("channels"), std::string::npos);
 
-    OneNodeSpec badBias{"Conv", "", 17, {Tensor::zeros(DataType::Float, {1, 2, 4, 4}), Tensor::zeros(DataType::Float, {2, 2, 3, 3}), Tensor::zeros(DataType::Float, {3})}};
+    OneNodeSpec badBias{
+        "Conv",
+        "",
+        17,
+        {Tensor::zeros(DataType::Float, {1, 2, 4, 4}), Tensor::zeros(DataType::Float, {2, 2, 3, 3}),
+         Tensor::zeros(DataType::Float, {3})}};
     EXPECT_FALSE(runOneNode(badBias));
-    OneNodeSpec badRank{"Conv", "", 17, {Tensor::zeros(DataType::Float, {4, 4}), Tensor::zeros(DataType::Float, {2, 2})}};
+    OneNodeSpec badRank{
+        "Conv",
+        "",
+        17,
+        {Tensor::zeros(DataType::Float, {4, 4}), Tensor::zeros(DataType::Float, {2, 2})}};
     EXPECT_FALSE(runOneNode(badRank));
 }
 
@@ -197,8 +225,8 @@ Tensor referenceConvTranspose(const TransposeCase& c, const std::vector<double>&
             forEachIndex(kernel, [&](const Shape& k) {
                 Shape oi{xi[0], g * mg + m};
                 for (std::size_t d = 0; d < rank; ++d) {
-                    const std::int64_t pos = xi[d + 2] * attr(c.strides, d, 1) - attr(c.pads, d, 0) +
-                                             k[d] * attr(c.dilations, d, 1);
+                    const std::int64_t pos = xi[d + 2] * attr(c.strides, d, 1) -
+                                             attr(c.pads, d, 0) + k[d] * attr(c.dilations, d, 1);
                     if (pos < 0 || pos >= out[d + 2]) return;
                     oi.push_back(pos);
                 }
@@ -222,8 +250,11 @@ TEST(ConvOps, ConvTransposeMatchesScatterDefinition) {
         const auto x = randomValues(engine::shapeElementCount(c.x), seed++);
         const auto w = randomValues(engine::shapeElementCount(c.w), seed++);
         const auto b = randomValues(c.w[1] * c.group, seed++);
-        OneNodeSpec spec{"ConvTranspose", "", 17,
-                         {tensorOf<double>(c.x, x), tensorOf<double>(c.w, w), tensorOf<double>({c.w[1] * c.group}, b)}};
+        OneNodeSpec spec{"ConvTranspose",
+                         "",
+                         17,
+                         {tensorOf<double>(c.x, x), tensorOf<double>(c.w, w),
+                          tensorOf<double>({c.w[1] * c.group}, b)}};
         spec.attributes = [&](onnx::NodeProto& node) {
             if (!c.strides.empty()) setAttr(node, "strides", c.strides);
             if (!c.pads.empty()) setAttr(node, "pads", c.pads);
@@ -237,13 +268,16 @@ TEST(ConvOps, ConvTransposeMatchesScatterDefinition) {
 
 TEST(ConvOps, ConvTransposeOutputShapeExtendsTheEnd) {
     // x [1 2], kernel [1 1], stride 2: natural output [1 1 2 2]; output_shape 5 appends a zero.
-    OneNodeSpec spec{"ConvTranspose", "", 17,
+    OneNodeSpec spec{"ConvTranspose",
+                     "",
+                     17,
                      {makeTensor<float>({1, 1, 2}, {1, 2}), makeTensor<float>({1, 1, 2}, {1, 1})}};
     spec.attributes = [](onnx::NodeProto& n) {
         setAttr(n, "strides", std::vector<std::int64_t>{2});
         setAttr(n, "output_shape", std::vector<std::int64_t>{5});
     };
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec), makeTensor<float>({1, 1, 5}, {1, 1, 2, 2, 0})));
+    EXPECT_TRUE(
+        tensorsClose(runOneNodeTensor(spec), makeTensor<float>({1, 1, 5}, {1, 1, 2, 2, 0})));
     // SAME_UPPER: output = input * stride = 4, total padding 0 here.
     spec.attributes = [](onnx::NodeProto& n) {
         setAttr(n, "strides", std::vector<std::int64_t>{2});
@@ -253,18 +287,25 @@ TEST(ConvOps, ConvTransposeOutputShapeExtendsTheEnd) {
 }
 
 TEST(ConvOps, ConvTransposeRejectsMismatchedWeights) {
-    OneNodeSpec spec{"ConvTranspose", "", 17,
-                     {Tensor::zeros(DataType::Float, {1, 3, 4, 4}), Tensor::zeros(DataType::Float, {2, 1, 3, 3})}};
+    OneNodeSpec spec{"ConvTranspose",
+                     "",
+                     17,
+                     {Tensor::zeros(DataType::Float, {1, 3, 4, 4}),
+                      Tensor::zeros(DataType::Float, {2, 1, 3, 3})}};
     EXPECT_FALSE(runOneNode(spec));
 }
 
 TEST(ConvOps, ConvIntegerSubtractsPerChannelZeroPoints) {
     // x int8 [1 2 3] (zero point 1 -> [0 1 2]); two filters of width 2 with zero points 0 and 2.
-    OneNodeSpec spec{"ConvInteger", "", 17,
+    OneNodeSpec spec{"ConvInteger",
+                     "",
+                     17,
                      {makeTensor<std::int8_t>({1, 1, 3}, {1, 2, 3}),
                       makeTensor<std::int8_t>({2, 1, 2}, {1, 1, 3, 4}),
                       makeTensor<std::int8_t>({}, {1}), makeTensor<std::int8_t>({2}, {0, 2})}};
-    spec.attributes = [](onnx::NodeProto& n) { setAttr(n, "pads", std::vector<std::int64_t>{1, 0}); };
+    spec.attributes = [](onnx::NodeProto& n) {
+        setAttr(n, "pads", std::vector<std::int64_t>{1, 0});
+    };
     // Filter 0 = [1 1], filter 1 = [1 2]; padded centered x = [0 0 1 2].
     Tensor y = runOneNodeTensor(spec);
     ASSERT_EQ(y.dtype(), DataType::Int32);
@@ -273,23 +314,68 @@ TEST(ConvOps, ConvIntegerSubtractsPerChannelZeroPoints) {
 
 TEST(ConvOps, QLinearConvRequantizesWithRoundHalfToEven) {
     // acc = x * w = [1 2 3 5] * 1; scale x*w/y = 0.5 -> [0.5 1 1.5 2.5] -> [0 1 2 2] + zp 10.
-    OneNodeSpec spec{"QLinearConv", "", 17,
-                     {makeTensor<std::uint8_t>({1, 1, 2, 2}, {1, 2, 3, 5}), makeTensor<float>({}, {1.0f}),
-                      makeTensor<std::uint8_t>({}, {0}), makeTensor<std::uint8_t>({1, 1, 1, 1}, {1}),
-                      makeTensor<float>({}, {0.5f}), makeTensor<std::uint8_t>({}, {0}),
-                      makeTensor<float>({}, {1.0f}), makeTensor<std::uint8_t>({}, {10})}};
+    OneNodeSpec spec{
+        "QLinearConv",
+        "",
+        17,
+        {makeTensor<std::uint8_t>({1, 1, 2, 2}, {1, 2, 3, 5}), makeTensor<float>({}, {1.0f}),
+         makeTensor<std::uint8_t>({}, {0}), makeTensor<std::uint8_t>({1, 1, 1, 1}, {1}),
+         makeTensor<float>({}, {0.5f}), makeTensor<std::uint8_t>({}, {0}),
+         makeTensor<float>({}, {1.0f}), makeTensor<std::uint8_t>({}, {10})}};
     Tensor y = runOneNodeTensor(spec);
     ASSERT_EQ(y.dtype(), DataType::UInt8);
     EXPECT_TRUE(tensorsClose(y, makeTensor<std::uint8_t>({1, 1, 2, 2}, {10, 11, 12, 12})));
 }
 
 TEST(ConvOps, QLinearConvSaturates) {
-    OneNodeSpec spec{"QLinearConv", "", 17,
-                     {makeTensor<std::int8_t>({1, 1, 1, 2}, {100, -100}), makeTensor<float>({}, {1.0f}),
-                      makeTensor<std::int8_t>({}, {0}), makeTensor<std::int8_t>({1, 1, 1, 1}, {100}),
-                      makeTensor<float>({}, {1.0f}), makeTensor<std::int8_t>({}, {0}),
-                      makeTensor<float>({}, {1.0f}), makeTensor<std::int8_t>({}, {0})}};
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec), makeTensor<std::int8_t>({1, 1, 1, 2}, {127, -128})));
+    OneNodeSpec spec{
+        "QLinearConv",
+        "",
+        17,
+        {makeTensor<std::int8_t>({1, 1, 1, 2}, {100, -100}), makeTensor<float>({}, {1.0f}),
+         makeTensor<std::int8_t>({}, {0}), makeTensor<std::int8_t>({1, 1, 1, 1}, {100}),
+         makeTensor<float>({}, {1.0f}), makeTensor<std::int8_t>({}, {0}),
+         makeTensor<float>({}, {1.0f}), makeTensor<std::int8_t>({}, {0})}};
+    EXPECT_TRUE(
+        tensorsClose(runOneNodeTensor(spec), makeTensor<std::int8_t>({1, 1, 1, 2}, {127, -128})));
+}
+
+}  // namespace
+}  // namespace onnxlens::testing
+
+namespace onnxlens::testing {
+namespace {
+
+// Splitting work over the pool (column tiles, planes, output channels) must not change results.
+TEST(ConvOps, ThreadedRunsMatchSingleThreadedRuns) {
+    const Shape xs{2, 4, 40, 50};
+    const auto x = randomValues(engine::shapeElementCount(xs), 7);
+    const auto w = randomValues(8 * 4 * 3 * 3, 8);
+    const auto dw = randomValues(4 * 1 * 3 * 3, 9);
+    const auto tw = randomValues(4 * 2 * 3 * 3, 10);
+    const std::vector<OneNodeSpec> specs = {
+        {"Conv", "", 17, {tensorOf<double>(xs, x), tensorOf<double>({8, 4, 3, 3}, w)}},
+        {"Conv",
+         "",
+         17,
+         {tensorOf<double>(xs, x), tensorOf<double>({4, 1, 3, 3}, dw)},
+         1,
+         [](onnx::NodeProto& n) { setAttr(n, "group", std::int64_t{4}); }},
+        {"ConvTranspose",
+         "",
+         17,
+         {tensorOf<double>(xs, x), tensorOf<double>({4, 2, 3, 3}, tw)},
+         1,
+         [](onnx::NodeProto& n) {
+             setAttr(n, "strides", std::vector<std::int64_t>{2, 2});
+         }},
+    };
+    for (const auto& spec : specs) {
+        auto single = runOneNode(spec, 1), threaded = runOneNode(spec, 3);
+        ASSERT_TRUE(single && threaded);
+        EXPECT_TRUE(tensorsClose(threaded->at(0).tensor(), single->at(0).tensor(), {1e-12, 1e-12}))
+            << spec.opType;
+    }
 }
 
 }  // namespace

@@ -261,5 +261,21 @@ TEST(IndexingOps, ReverseSequenceBatchMajorAndLengthChecks) {
         std::string::npos);
 }
 
+TEST(IndexingOps, ExtremeDepthsAndIndicesFailCleanly) {
+    EXPECT_NE(errorOf(node("OneHot", {ints({1}, {0}), floats({}, {1e30f}), ints({2}, {0, 1})}))
+                  .find("depth"),
+              std::string::npos);
+    EXPECT_FALSE(errorOf(node("OneHot",
+                              {ints({1}, {0}), ints({}, {std::numeric_limits<std::int64_t>::max()}),
+                               ints({2}, {0, 1})}))
+                     .empty());
+    const std::int64_t max = std::numeric_limits<std::int64_t>::max();
+    EXPECT_NE(errorOf(node("GatherElements", {ints({2}, {1, 2}), ints({1}, {max})})).find("index"),
+              std::string::npos);
+    EXPECT_NE(errorOf(node("ScatterND", {ints({2}, {1, 2}), ints({1, 1}, {-max}), ints({1}, {0})}))
+                  .find("index"),
+              std::string::npos);
+}
+
 }  // namespace
 }  // namespace onnxlens::testing

@@ -13,9 +13,11 @@ Tensor threeBoxes() {
 
 OneNodeSpec nms(Tensor boxes, Tensor scores, std::int64_t maxPerClass, float iou,
                 std::optional<float> scoreThreshold = std::nullopt) {
-    OneNodeSpec spec{"NonMaxSuppression", "", 17,
-                     {std::move(boxes), std::move(scores), makeTensor<std::int64_t>({1}, {maxPerClass}),
-                      makeTensor<float>({1}, {iou})}};
+    OneNodeSpec spec{"NonMaxSuppression",
+                     "",
+                     17,
+                     {std::move(boxes), std::move(scores),
+                      makeTensor<std::int64_t>({1}, {maxPerClass}), makeTensor<float>({1}, {iou})}};
     if (scoreThreshold) spec.inputs.push_back(makeTensor<float>({1}, {*scoreThreshold}));
     return spec;
 }
@@ -33,8 +35,9 @@ TEST(ObjectDetectionOps, NmsSuppressesByIouThreshold) {
 TEST(ObjectDetectionOps, NmsScoreThresholdLimitAndClasses) {
     Tensor scores = makeTensor<float>({1, 2, 3}, {0.2f, 0.9f, 0.6f, 0.5f, 0.1f, 0.95f});
     // Class 0 keeps B (0.9) then C (0.6); A (0.2) is below 0.3. Class 1 keeps C then A.
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(nms(threeBoxes(), scores, 2, 0.5f, 0.3f)),
-                             makeTensor<std::int64_t>({4, 3}, {0, 0, 1, 0, 0, 2, 0, 1, 2, 0, 1, 0})));
+    EXPECT_TRUE(
+        tensorsClose(runOneNodeTensor(nms(threeBoxes(), scores, 2, 0.5f, 0.3f)),
+                     makeTensor<std::int64_t>({4, 3}, {0, 0, 1, 0, 0, 2, 0, 1, 2, 0, 1, 0})));
     // At most one box per class.
     EXPECT_TRUE(tensorsClose(runOneNodeTensor(nms(threeBoxes(), scores, 1, 0.5f, 0.3f)),
                              makeTensor<std::int64_t>({2, 3}, {0, 0, 1, 0, 1, 2})));
@@ -49,12 +52,14 @@ TEST(ObjectDetectionOps, NmsCenterPointBoxesAndFlippedCorners) {
     spec.attributes = [](onnx::NodeProto& n) { setAttr(n, "center_point_box", std::int64_t{1}); };
     EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec), makeTensor<std::int64_t>({1, 3}, {0, 0, 0})));
     Tensor flipped = makeTensor<float>({1, 2, 4}, {2, 2, 0, 0, 0.5f, 0.5f, 2.5f, 2.5f});
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(nms(flipped, makeTensor<float>({1, 1, 2}, {0.8f, 0.9f}), 10, 0.3f)),
-                             makeTensor<std::int64_t>({1, 3}, {0, 0, 1})));
+    EXPECT_TRUE(tensorsClose(
+        runOneNodeTensor(nms(flipped, makeTensor<float>({1, 1, 2}, {0.8f, 0.9f}), 10, 0.3f)),
+        makeTensor<std::int64_t>({1, 3}, {0, 0, 1})));
 }
 
 TEST(ObjectDetectionOps, NmsRejectsMismatchedShapes) {
-    EXPECT_FALSE(runOneNode(nms(threeBoxes(), makeTensor<float>({1, 1, 2}, {0.1f, 0.2f}), 1, 0.5f)));
+    EXPECT_FALSE(
+        runOneNode(nms(threeBoxes(), makeTensor<float>({1, 1, 2}, {0.1f, 0.2f}), 1, 0.5f)));
 }
 
 // RoiAlign on a ramp image (value = x + 10 y): bilinear interpolation is exact on it, so every
@@ -63,33 +68,59 @@ TEST(ObjectDetectionOps, RoiAlignAveragesBilinearSamples) {
     std::vector<float> ramp;
     for (int y = 0; y < 6; ++y)
         for (int x = 0; x < 6; ++x) ramp.push_back(static_cast<float>(x + 10 * y));
-    OneNodeSpec spec{"RoiAlign", "", 16,
-                     {makeTensor<float>({1, 1, 6, 6}, ramp), makeTensor<float>({1, 4}, {1, 1, 5, 3}),
-                      makeTensor<std::int64_t>({1}, {0})}};
+    OneNodeSpec spec{"RoiAlign",
+                     "",
+                     16,
+                     {makeTensor<float>({1, 1, 6, 6}, ramp),
+                      makeTensor<float>({1, 4}, {1, 1, 5, 3}), makeTensor<std::int64_t>({1}, {0})}};
     spec.attributes = [](onnx::NodeProto& n) {
         setAttr(n, "output_height", std::int64_t{1});
         setAttr(n, "output_width", std::int64_t{2});
         setAttr(n, "sampling_ratio", std::int64_t{2});
     };
     // half_pixel: roi x 0.5..4.5, y 0.5..2.5; bins centred at x 1.5 and 3.5, y 1.5.
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec), makeTensor<float>({1, 1, 1, 2}, {16.5, 18.5})));
+    EXPECT_TRUE(
+        tensorsClose(runOneNodeTensor(spec), makeTensor<float>({1, 1, 1, 2}, {16.5, 18.5})));
 }
 
 TEST(ObjectDetectionOps, RoiAlignMaxOfConstantImageAndBadBatchIndex) {
     std::vector<float> ones(16, 2.0f);
-    OneNodeSpec spec{"RoiAlign", "", 16,
-                     {makeTensor<float>({1, 1, 4, 4}, ones), makeTensor<float>({1, 4}, {0, 0, 3, 3}),
-                      makeTensor<std::int64_t>({1}, {0})}};
+    OneNodeSpec spec{"RoiAlign",
+                     "",
+                     16,
+                     {makeTensor<float>({1, 1, 4, 4}, ones),
+                      makeTensor<float>({1, 4}, {0, 0, 3, 3}), makeTensor<std::int64_t>({1}, {0})}};
     spec.attributes = [](onnx::NodeProto& n) {
         setAttr(n, "mode", std::string("avg"));
         setAttr(n, "output_height", std::int64_t{2});
         setAttr(n, "output_width", std::int64_t{2});
     };
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec), makeTensor<float>({1, 1, 2, 2}, {2, 2, 2, 2})));
+    EXPECT_TRUE(
+        tensorsClose(runOneNodeTensor(spec), makeTensor<float>({1, 1, 2, 2}, {2, 2, 2, 2})));
     spec.inputs[2] = makeTensor<std::int64_t>({1}, {3});
     auto result = runOneNode(spec);
     ASSERT_FALSE(result);
     EXPECT_NE(result.error().message.find("batch index"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace onnxlens::testing
+
+namespace onnxlens::testing {
+namespace {
+
+TEST(ObjectDetectionOps, NonFiniteInputsAreHandled) {
+    // A NaN score never gets selected.
+    Tensor scores = makeTensor<float>({1, 1, 3}, {std::nanf(""), 0.8f, 0.7f});
+    EXPECT_TRUE(tensorsClose(runOneNodeTensor(nms(threeBoxes(), scores, 10, 0.5f)),
+                             makeTensor<std::int64_t>({2, 3}, {0, 0, 1, 0, 0, 2})));
+    // A NaN or enormous roi is an error, not a crash or a runaway allocation.
+    for (float bad : {std::nanf(""), 1e30f}) {
+        OneNodeSpec spec{"RoiAlign", "", 16,
+                         {Tensor::zeros(DataType::Float, {1, 1, 4, 4}),
+                          makeTensor<float>({1, 4}, {0, 0, bad, 3}), makeTensor<std::int64_t>({1}, {0})}};
+        EXPECT_FALSE(runOneNode(spec)) << bad;
+    }
 }
 
 }  // namespace

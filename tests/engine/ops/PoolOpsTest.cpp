@@ -29,13 +29,16 @@ TEST(PoolOps, MaxPoolWithRowAndColumnMajorIndices) {
     auto rowMajor = runOneNode(pool("MaxPool", x, attrs(0), 2));
     ASSERT_TRUE(rowMajor) << rowMajor.error().message;
     // Windows: cols 0-1 -> max 7 at (1,0); cols 1-2 -> max 5 at (0,1).
-    EXPECT_TRUE(tensorsClose(rowMajor->at(0).tensor(), makeTensor<float>({1, 2, 1, 2}, {7, 5, 17, 15})));
+    EXPECT_TRUE(
+        tensorsClose(rowMajor->at(0).tensor(), makeTensor<float>({1, 2, 1, 2}, {7, 5, 17, 15})));
     // Row-major: (1,0) -> 3, (0,1) -> 1; the second plane is offset by 6.
-    EXPECT_TRUE(tensorsClose(rowMajor->at(1).tensor(), makeTensor<std::int64_t>({1, 2, 1, 2}, {3, 1, 9, 7})));
+    EXPECT_TRUE(tensorsClose(rowMajor->at(1).tensor(),
+                             makeTensor<std::int64_t>({1, 2, 1, 2}, {3, 1, 9, 7})));
     auto columnMajor = runOneNode(pool("MaxPool", x, attrs(1), 2));
     ASSERT_TRUE(columnMajor);
     // Column-major (h + w * H): (1,0) -> 1, (0,1) -> 2.
-    EXPECT_TRUE(tensorsClose(columnMajor->at(1).tensor(), makeTensor<std::int64_t>({1, 2, 1, 2}, {1, 2, 7, 8})));
+    EXPECT_TRUE(tensorsClose(columnMajor->at(1).tensor(),
+                             makeTensor<std::int64_t>({1, 2, 1, 2}, {1, 2, 7, 8})));
 }
 
 TEST(PoolOps, MaxPoolPadsNeverWinAndIntegersWork) {
@@ -45,7 +48,8 @@ TEST(PoolOps, MaxPoolPadsNeverWinAndIntegersWork) {
         setAttr(n, "kernel_shape", Ints{2});
         setAttr(n, "pads", Ints{1, 1});
     });
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec), makeTensor<std::int8_t>({1, 1, 4}, {-5, -3, -3, -4})));
+    EXPECT_TRUE(
+        tensorsClose(runOneNodeTensor(spec), makeTensor<std::int8_t>({1, 1, 4}, {-5, -3, -3, -4})));
 }
 
 TEST(PoolOps, MaxPoolDilationsAndCeilMode) {
@@ -55,7 +59,8 @@ TEST(PoolOps, MaxPoolDilationsAndCeilMode) {
         setAttr(n, "kernel_shape", Ints{2});
         setAttr(n, "dilations", Ints{2});
     });
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(dilated), makeTensor<float>({1, 1, 4}, {2, 9, 3, 8})));
+    EXPECT_TRUE(
+        tensorsClose(runOneNodeTensor(dilated), makeTensor<float>({1, 1, 4}, {2, 9, 3, 8})));
     // kernel 2, stride 2 on 5 values: floor gives 2 windows, ceil adds the partial window {4}.
     Tensor five = makeTensor<float>({1, 1, 5}, {1, 2, 3, 4, 5});
     auto ceil = pool("MaxPool", five, [](onnx::NodeProto& n) {
@@ -76,8 +81,10 @@ TEST(PoolOps, AveragePoolCountIncludePad) {
         });
     };
     // Windows [pad 3] [3 6] [6 9] [9 pad].
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec(0)), makeTensor<float>({1, 1, 4}, {3, 4.5, 7.5, 9})));
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec(1)), makeTensor<float>({1, 1, 4}, {1.5, 4.5, 7.5, 4.5})));
+    EXPECT_TRUE(
+        tensorsClose(runOneNodeTensor(spec(0)), makeTensor<float>({1, 1, 4}, {3, 4.5, 7.5, 9})));
+    EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec(1)),
+                             makeTensor<float>({1, 1, 4}, {1.5, 4.5, 7.5, 4.5})));
 }
 
 TEST(PoolOps, AveragePoolSameLowerOn2D) {
@@ -87,7 +94,8 @@ TEST(PoolOps, AveragePoolSameLowerOn2D) {
         setAttr(n, "kernel_shape", Ints{2, 2});
         setAttr(n, "auto_pad", std::string("SAME_LOWER"));
     });
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec), makeTensor<double>({1, 1, 2, 2}, {1, 1.5, 2, 2.5})));
+    EXPECT_TRUE(
+        tensorsClose(runOneNodeTensor(spec), makeTensor<double>({1, 1, 2, 2}, {1, 1.5, 2, 2.5})));
 }
 
 TEST(PoolOps, LpPoolNorms) {
@@ -112,8 +120,10 @@ TEST(PoolOps, GlobalPools) {
     OneNodeSpec lp{"GlobalLpPool", "", 17, {makeTensor<float>({1, 1, 2}, {6, 8})}};
     EXPECT_TRUE(tensorsClose(runOneNodeTensor(lp), makeTensor<float>({1, 1, 1}, {10})));
     // Zero-size batch keeps its shape.
-    EXPECT_EQ(runOneNodeTensor({"GlobalAveragePool", "", 17, {Tensor(DataType::Float, {0, 3, 4, 4})}}).shape(),
-              (Shape{0, 3, 1, 1}));
+    EXPECT_EQ(
+        runOneNodeTensor({"GlobalAveragePool", "", 17, {Tensor(DataType::Float, {0, 3, 4, 4})}})
+            .shape(),
+        (Shape{0, 3, 1, 1}));
 }
 
 TEST(PoolOps, MaxUnpoolInvertsMaxPoolIndices) {
@@ -131,8 +141,11 @@ TEST(PoolOps, MaxUnpoolInvertsMaxPoolIndices) {
 }
 
 TEST(PoolOps, MaxUnpoolRejectsIndicesOutsideTheOutput) {
-    OneNodeSpec spec{"MaxUnpool", "", 17,
-                     {makeTensor<float>({1, 1, 1, 1}, {1}), makeTensor<std::int64_t>({1, 1, 1, 1}, {4})}};
+    OneNodeSpec spec{
+        "MaxUnpool",
+        "",
+        17,
+        {makeTensor<float>({1, 1, 1, 1}, {1}), makeTensor<std::int64_t>({1, 1, 1, 1}, {4})}};
     spec.attributes = [](onnx::NodeProto& n) { setAttr(n, "kernel_shape", Ints{2, 2}); };
     auto result = runOneNode(spec);
     ASSERT_FALSE(result);
@@ -143,15 +156,19 @@ TEST(PoolOps, MaxRoiPoolTakesTheMaxPerBin) {
     // 4x4 ramp (value = 4*y + x); roi covering x 0..3, y 0..1 pooled to 1x2.
     std::vector<float> ramp(16);
     for (int i = 0; i < 16; ++i) ramp[i] = static_cast<float>(i);
-    OneNodeSpec spec{"MaxRoiPool", "", 17,
-                     {makeTensor<float>({1, 1, 4, 4}, ramp), makeTensor<float>({1, 5}, {0, 0, 0, 3, 1})}};
+    OneNodeSpec spec{
+        "MaxRoiPool",
+        "",
+        17,
+        {makeTensor<float>({1, 1, 4, 4}, ramp), makeTensor<float>({1, 5}, {0, 0, 0, 3, 1})}};
     spec.attributes = [](onnx::NodeProto& n) { setAttr(n, "pooled_shape", Ints{1, 2}); };
     // Bins: x 0..1 -> max at (1,1) = 5; x 2..3 -> max at (1,3) = 7.
     EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec), makeTensor<float>({1, 1, 1, 2}, {5, 7})));
 }
 
 TEST(PoolOps, MissingKernelShapeOrBadRankIsAnError) {
-    EXPECT_FALSE(runOneNode(pool("MaxPool", Tensor::zeros(DataType::Float, {1, 1, 4, 4}), nullptr)));
+    EXPECT_FALSE(
+        runOneNode(pool("MaxPool", Tensor::zeros(DataType::Float, {1, 1, 4, 4}), nullptr)));
     EXPECT_FALSE(runOneNode(pool("AveragePool", Tensor::zeros(DataType::Float, {4, 4}),
                                  [](onnx::NodeProto& n) { setAttr(n, "kernel_shape", Ints{2}); })));
     EXPECT_FALSE(runOneNode(pool("MaxPool", Tensor::zeros(DataType::Float, {1, 1, 4, 4}),

@@ -14,12 +14,16 @@ using Strings = std::vector<std::pair<std::string, std::string>>;
 OneNodeSpec resize(Tensor x, std::vector<float> scales, Strings attrs, bool bySizes = false,
                    std::vector<std::int64_t> sizes = {}, std::vector<float> roi = {}) {
     OneNodeSpec spec{"Resize", "", 13, {std::move(x)}};
-    spec.inputs.push_back(roi.empty() ? Value() : Value(makeTensor<float>({static_cast<std::int64_t>(roi.size())}, roi)));
+    spec.inputs.push_back(
+        roi.empty() ? Value()
+                    : Value(makeTensor<float>({static_cast<std::int64_t>(roi.size())}, roi)));
     if (bySizes) {
         spec.inputs.push_back(Value());
-        spec.inputs.push_back(makeTensor<std::int64_t>({static_cast<std::int64_t>(sizes.size())}, sizes));
+        spec.inputs.push_back(
+            makeTensor<std::int64_t>({static_cast<std::int64_t>(sizes.size())}, sizes));
     } else {
-        spec.inputs.push_back(makeTensor<float>({static_cast<std::int64_t>(scales.size())}, scales));
+        spec.inputs.push_back(
+            makeTensor<float>({static_cast<std::int64_t>(scales.size())}, scales));
     }
     spec.attributes = [attrs](onnx::NodeProto& n) {
         for (const auto& [k, v] : attrs) setAttr(n, k, v);
@@ -31,31 +35,37 @@ TEST(ResizeOps, NearestModesOnUpsampling) {
     // 1-D [10 20 30] x 2, asymmetric: source x / 2 = 0, .5, 1, 1.5, 2, 2.5.
     Tensor x = makeTensor<float>({3}, {10, 20, 30});
     auto run = [&](const std::string& nearest) {
-        return runOneNodeTensor(resize(x, {2}, {{"coordinate_transformation_mode", "asymmetric"},
-                                                {"nearest_mode", nearest}}));
+        return runOneNodeTensor(resize(
+            x, {2}, {{"coordinate_transformation_mode", "asymmetric"}, {"nearest_mode", nearest}}));
     };
     EXPECT_TRUE(tensorsClose(run("floor"), makeTensor<float>({6}, {10, 10, 20, 20, 30, 30})));
     EXPECT_TRUE(tensorsClose(run("ceil"), makeTensor<float>({6}, {10, 20, 20, 30, 30, 30})));
-    EXPECT_TRUE(tensorsClose(run("round_prefer_floor"), makeTensor<float>({6}, {10, 10, 20, 20, 30, 30})));
-    EXPECT_TRUE(tensorsClose(run("round_prefer_ceil"), makeTensor<float>({6}, {10, 20, 20, 30, 30, 30})));
+    EXPECT_TRUE(
+        tensorsClose(run("round_prefer_floor"), makeTensor<float>({6}, {10, 10, 20, 20, 30, 30})));
+    EXPECT_TRUE(
+        tensorsClose(run("round_prefer_ceil"), makeTensor<float>({6}, {10, 20, 20, 30, 30, 30})));
 }
 
 TEST(ResizeOps, LinearCoordinateTransforms) {
     Tensor x = makeTensor<float>({1, 1, 1, 2}, {0, 8});
     // align_corners to width 5: source 0, .25, .5, .75, 1 of the input span.
-    auto aligned = resize(x, {}, {{"mode", "linear"}, {"coordinate_transformation_mode", "align_corners"}},
-                          true, {1, 1, 1, 5});
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(aligned), makeTensor<float>({1, 1, 1, 5}, {0, 2, 4, 6, 8})));
+    auto aligned =
+        resize(x, {}, {{"mode", "linear"}, {"coordinate_transformation_mode", "align_corners"}},
+               true, {1, 1, 1, 5});
+    EXPECT_TRUE(
+        tensorsClose(runOneNodeTensor(aligned), makeTensor<float>({1, 1, 1, 5}, {0, 2, 4, 6, 8})));
     // half_pixel x2: source -0.25 (clamped to 0), 0.25, 0.75, 1.25 (clamped to 1).
     auto half = resize(x, {1, 1, 1, 2}, {{"mode", "linear"}});
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(half), makeTensor<float>({1, 1, 1, 4}, {0, 2, 6, 8})));
+    EXPECT_TRUE(
+        tensorsClose(runOneNodeTensor(half), makeTensor<float>({1, 1, 1, 4}, {0, 2, 6, 8})));
 }
 
 TEST(ResizeOps, CubicMatchesTheKeysKernel) {
     // Upsampling a line by 2 with asymmetric coordinates: odd outputs sit halfway, where the
     // cubic weights with a = -0.75 are (-0.09375, 0.59375, 0.59375, -0.09375).
     Tensor x = makeTensor<double>({4}, {0, 1, 4, 9});
-    auto spec = resize(x, {2}, {{"mode", "cubic"}, {"coordinate_transformation_mode", "asymmetric"}});
+    auto spec =
+        resize(x, {2}, {{"mode", "cubic"}, {"coordinate_transformation_mode", "asymmetric"}});
     Tensor y = runOneNodeTensor(spec);
     ASSERT_EQ(y.shape(), (Shape{8}));
     const double* v = y.data<double>();
@@ -66,8 +76,9 @@ TEST(ResizeOps, CubicMatchesTheKeysKernel) {
 TEST(ResizeOps, CropAndResizeExtrapolates) {
     // roi [0.5, 1.5] of a 3-long line, 3 outputs: source 1, 2, 3 -> the last is outside.
     Tensor x = makeTensor<float>({3}, {1, 2, 3});
-    auto spec = resize(x, {}, {{"mode", "linear"}, {"coordinate_transformation_mode", "tf_crop_and_resize"}},
-                       true, {3}, {0.5f, 1.5f});
+    auto spec = resize(
+        x, {}, {{"mode", "linear"}, {"coordinate_transformation_mode", "tf_crop_and_resize"}}, true,
+        {3}, {0.5f, 1.5f});
     spec.attributes = [](onnx::NodeProto& n) {
         setAttr(n, "mode", std::string("linear"));
         setAttr(n, "coordinate_transformation_mode", std::string("tf_crop_and_resize"));
@@ -86,7 +97,9 @@ TEST(ResizeOps, IntegerNearestAndEmptyInputs) {
 }
 
 TEST(ResizeOps, ScalesAndSizesTogetherOrMissingAreErrors) {
-    OneNodeSpec both{"Resize", "", 13,
+    OneNodeSpec both{"Resize",
+                     "",
+                     13,
                      {makeTensor<float>({2}, {1, 2}), Value(), makeTensor<float>({1}, {2}),
                       makeTensor<std::int64_t>({1}, {4})}};
     EXPECT_FALSE(runOneNode(both));
@@ -98,11 +111,13 @@ TEST(ResizeOps, ScalesAndSizesTogetherOrMissingAreErrors) {
 TEST(ResizeOps, UpsampleOpset7UsesTheScalesAttribute) {
     OneNodeSpec spec{"Upsample", "", 7, {makeTensor<float>({1, 2}, {1, 2})}};
     spec.attributes = [](onnx::NodeProto& n) { setAttr(n, "scales", std::vector<float>{1, 3}); };
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec), makeTensor<float>({1, 6}, {1, 1, 1, 2, 2, 2})));
+    EXPECT_TRUE(
+        tensorsClose(runOneNodeTensor(spec), makeTensor<float>({1, 6}, {1, 1, 1, 2, 2, 2})));
 }
 
 TEST(ResizeOps, Resize10IsAsymmetricFloor) {
-    OneNodeSpec spec{"Resize", "", 10, {makeTensor<float>({3}, {1, 2, 3}), makeTensor<float>({1}, {1.5f})}};
+    OneNodeSpec spec{
+        "Resize", "", 10, {makeTensor<float>({3}, {1, 2, 3}), makeTensor<float>({1}, {1.5f})}};
     // 4 outputs at x / 1.5 = 0, 0.67, 1.33, 2 -> floor 0, 0, 1, 2.
     EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec), makeTensor<float>({4}, {1, 1, 2, 3})));
 }
@@ -146,16 +161,72 @@ TEST(ResizeOps, GridSamplePaddingModes) {
         return runOneNodeTensor(spec);
     };
     // Both rows are [1 2 3]; sources x = 0.5, 1.5, 2.5.
-    EXPECT_TRUE(tensorsClose(run("border"), makeTensor<float>({1, 1, 2, 3}, {1.5, 2.5, 3, 1.5, 2.5, 3})));
-    EXPECT_TRUE(tensorsClose(run("zeros"), makeTensor<float>({1, 1, 2, 3}, {1.5, 2.5, 1.5, 1.5, 2.5, 1.5})));
+    EXPECT_TRUE(
+        tensorsClose(run("border"), makeTensor<float>({1, 1, 2, 3}, {1.5, 2.5, 3, 1.5, 2.5, 3})));
+    EXPECT_TRUE(tensorsClose(run("zeros"),
+                             makeTensor<float>({1, 1, 2, 3}, {1.5, 2.5, 1.5, 1.5, 2.5, 1.5})));
     // Reflection about x = 2 maps 2.5 to 1.5.
-    EXPECT_TRUE(tensorsClose(run("reflection"), makeTensor<float>({1, 1, 2, 3}, {1.5, 2.5, 2.5, 1.5, 2.5, 2.5})));
+    EXPECT_TRUE(tensorsClose(run("reflection"),
+                             makeTensor<float>({1, 1, 2, 3}, {1.5, 2.5, 2.5, 1.5, 2.5, 2.5})));
 }
 
 TEST(ResizeOps, GridSampleRejectsMismatchedGrid) {
-    OneNodeSpec spec{"GridSample", "", 16,
-                     {Tensor::zeros(DataType::Float, {1, 1, 2, 2}), Tensor::zeros(DataType::Float, {2, 2, 2, 2})}};
+    OneNodeSpec spec{"GridSample",
+                     "",
+                     16,
+                     {Tensor::zeros(DataType::Float, {1, 1, 2, 2}),
+                      Tensor::zeros(DataType::Float, {2, 2, 2, 2})}};
     EXPECT_FALSE(runOneNode(spec));
+}
+
+}  // namespace
+}  // namespace onnxlens::testing
+
+namespace onnxlens::testing {
+namespace {
+
+TEST(ResizeOps, Opset18AxesAndKeepAspectRatio) {
+    // Sizes for axes (2, 3) only; not_larger fits 4x8 into 2x2 with one common scale 0.25 -> 1x2.
+    Tensor x = Tensor::zeros(DataType::Float, {1, 1, 4, 8});
+    OneNodeSpec spec{
+        "Resize", "", 18, {x, Value(), Value(), makeTensor<std::int64_t>({2}, {2, 2})}};
+    spec.attributes = [](onnx::NodeProto& n) {
+        setAttr(n, "axes", std::vector<std::int64_t>{2, 3});
+        setAttr(n, "keep_aspect_ratio_policy", std::string("not_larger"));
+    };
+    auto result = runOneNode(spec);
+    ASSERT_TRUE(result) << result.error().message;
+    EXPECT_EQ(result->at(0).tensor().shape(), (Shape{1, 1, 1, 2}));
+}
+
+TEST(ResizeOps, ThreadedRunsMatchSingleThreadedRuns) {
+    std::vector<float> values(3 * 30 * 40);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>((i * 37) % 101);
+    OneNodeSpec spec =
+        resize(makeTensor<float>({1, 3, 30, 40}, values), {1, 1, 1.7f, 0.6f}, {{"mode", "cubic"}});
+    auto single = runOneNode(spec, 1), threaded = runOneNode(spec, 3);
+    ASSERT_TRUE(single && threaded);
+    EXPECT_TRUE(tensorsClose(threaded->at(0).tensor(), single->at(0).tensor(), {1e-6, 1e-6}));
+}
+
+}  // namespace
+}  // namespace onnxlens::testing
+
+namespace onnxlens::testing {
+namespace {
+
+TEST(ResizeOps, NonFiniteCoordinatesGiveZerosOrExtrapolation) {
+    const float nan = std::nanf("");
+    OneNodeSpec grid{"GridSample", "", 16,
+                     {makeTensor<float>({1, 1, 2, 2}, {1, 2, 3, 4}),
+                      makeTensor<float>({1, 1, 2, 2}, {nan, 0, 1e30f, -1e30f})}};
+    EXPECT_TRUE(tensorsClose(runOneNodeTensor(grid), makeTensor<float>({1, 1, 1, 2}, {0, 0})));
+    auto crop = resize(makeTensor<float>({2}, {1, 2}), {}, {}, true, {2}, {nan, 1});
+    crop.attributes = [](onnx::NodeProto& n) {
+        setAttr(n, "coordinate_transformation_mode", std::string("tf_crop_and_resize"));
+        setAttr(n, "extrapolation_value", 7.0f);
+    };
+    EXPECT_TRUE(tensorsClose(runOneNodeTensor(crop), makeTensor<float>({2}, {7, 7})));
 }
 
 }  // namespace

@@ -511,5 +511,33 @@ TEST(ShapeManipulationOps, DropoutInferenceAndSeededTraining) {
               std::string::npos);
 }
 
+// Sizes read from tensors can be anything: extreme values must give an error (or the right
+// empty/zero result), never overflow or a crash.
+TEST(ShapeManipulationOps, ExtremeSizesFailCleanly) {
+    const std::int64_t max = std::numeric_limits<std::int64_t>::max();
+    const std::int64_t min = std::numeric_limits<std::int64_t>::min();
+    EXPECT_NE(errorOf(node("Reshape", {iota({2}), ints({3}, {max, 4, -1})})).find("overflows"),
+              std::string::npos);
+    EXPECT_NE(errorOf(node("Tile", {iota({2}), ints({1}, {max})})).find("overflows"),
+              std::string::npos);
+    EXPECT_NE(errorOf(node("Pad", {iota({2}), ints({2}, {max, 1})})).find("overflows"),
+              std::string::npos);
+    EXPECT_NE(errorOf(node("Range",
+                           {Value(Tensor::scalar<double>(0)), Value(Tensor::scalar<double>(1e300)),
+                            Value(Tensor::scalar<double>(1e-300))}))
+                  .find("count"),
+              std::string::npos);
+    EXPECT_FALSE(errorOf(node("Range", {Value(Tensor::scalar<std::int64_t>(min)),
+                                        Value(Tensor::scalar<std::int64_t>(max)),
+                                        Value(Tensor::scalar<std::int64_t>(1))}))
+                     .empty());
+    EXPECT_FALSE(errorOf(node("ConstantOfShape", {ints({3}, {max, max, 2})})).empty());
+    Tensor t = runOneNodeTensor(node("Slice", {iota({5}), ints({1}, {max}), ints({1}, {min}),
+                                               ints({1}, {0}), ints({1}, {min})}));
+    EXPECT_EQ(valuesOf<float>(t), F({4}));
+    t = runOneNodeTensor(node("EyeLike", {iota({2, 2})}, [=](auto& n) { setAttr(n, "k", min); }));
+    EXPECT_EQ(valuesOf<float>(t), F({0, 0, 0, 0}));
+}
+
 }  // namespace
 }  // namespace onnxlens::testing

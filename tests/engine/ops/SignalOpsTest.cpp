@@ -19,7 +19,8 @@ std::vector<Complex> directDft(const std::vector<Complex>& x, std::size_t n, boo
     for (std::size_t k = 0; k < n; ++k) {
         Complex sum = 0;
         for (std::size_t j = 0; j < std::min(n, x.size()); ++j)
-            sum += x[j] * std::polar(1.0, sign * 2 * std::numbers::pi * static_cast<double>(j * k) / n);
+            sum += x[j] *
+                   std::polar(1.0, sign * 2 * std::numbers::pi * static_cast<double>(j * k) / n);
         out[k] = inverse ? sum / static_cast<double>(n) : sum;
     }
     return out;
@@ -40,7 +41,8 @@ TEST(SignalOps, DftOfRealSignalWithPaddingAndOnesided) {
     std::vector<float> real;
     for (auto v : x) real.push_back(static_cast<float>(v.real()));
     // dft_length 8 zero-pads; onesided keeps 8 / 2 + 1 = 5 bins.
-    OneNodeSpec spec{"DFT", "", 17, {makeTensor<float>({1, 5, 1}, real), makeTensor<std::int64_t>({}, {8})}};
+    OneNodeSpec spec{
+        "DFT", "", 17, {makeTensor<float>({1, 5, 1}, real), makeTensor<std::int64_t>({}, {8})}};
     spec.attributes = [](onnx::NodeProto& n) { setAttr(n, "onesided", std::int64_t{1}); };
     EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec),
                              makeTensor<float>({1, 5, 2}, interleave(directDft(x, 8, false), 5)),
@@ -68,7 +70,8 @@ TEST(SignalOps, DftInverseOfComplexSignalOnNegativeAxis) {
             expected.push_back(static_cast<float>((*line)[k].real()));
             expected.push_back(static_cast<float>((*line)[k].imag()));
         }
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec), makeTensor<float>({1, 3, 2, 2}, expected), {1e-4, 1e-5}));
+    EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec), makeTensor<float>({1, 3, 2, 2}, expected),
+                             {1e-4, 1e-5}));
 }
 
 TEST(SignalOps, DftRejectsTheComponentAxisAndBadShapes) {
@@ -82,7 +85,9 @@ TEST(SignalOps, StftFramesWindowsAndTransforms) {
     // Length 7, frames of 4 every 3 samples -> 2 frames, 3 onesided bins.
     const std::vector<float> signal{1, -2, 3, 0.5f, 2, -1, 4};
     const std::vector<float> window{0.5f, 1, 1, 0.5f};
-    OneNodeSpec spec{"STFT", "", 17,
+    OneNodeSpec spec{"STFT",
+                     "",
+                     17,
                      {makeTensor<float>({1, 7, 1}, signal), makeTensor<std::int64_t>({}, {3}),
                       makeTensor<float>({4}, window)}};
     std::vector<float> expected;
@@ -92,11 +97,14 @@ TEST(SignalOps, StftFramesWindowsAndTransforms) {
         const auto spectrum = interleave(directDft(x, 4, false), 3);
         expected.insert(expected.end(), spectrum.begin(), spectrum.end());
     }
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec), makeTensor<float>({1, 2, 3, 2}, expected), {1e-4, 1e-5}));
+    EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec), makeTensor<float>({1, 2, 3, 2}, expected),
+                             {1e-4, 1e-5}));
 }
 
 TEST(SignalOps, StftRejectsFrameLengthThatDisagreesWithTheWindow) {
-    OneNodeSpec spec{"STFT", "", 17,
+    OneNodeSpec spec{"STFT",
+                     "",
+                     17,
                      {Tensor::zeros(DataType::Float, {1, 8, 1}), makeTensor<std::int64_t>({}, {2}),
                       Tensor::zeros(DataType::Float, {4}), makeTensor<std::int64_t>({}, {5})}};
     EXPECT_FALSE(runOneNode(spec));
@@ -115,8 +123,10 @@ TEST(SignalOps, WindowsFollowTheirFormulas) {
     std::vector<float> hannPeriodic, hammingSymmetric, blackman;
     for (int k = 0; k < 5; ++k) {
         hannPeriodic.push_back(static_cast<float>(std::pow(std::sin(pi * k / 5), 2)));
-        hammingSymmetric.push_back(static_cast<float>(25.0 / 46 - 21.0 / 46 * std::cos(2 * pi * k / 4)));
-        blackman.push_back(static_cast<float>(0.42 - 0.5 * std::cos(2 * pi * k / 5) + 0.08 * std::cos(4 * pi * k / 5)));
+        hammingSymmetric.push_back(
+            static_cast<float>(25.0 / 46 - 21.0 / 46 * std::cos(2 * pi * k / 4)));
+        blackman.push_back(static_cast<float>(0.42 - 0.5 * std::cos(2 * pi * k / 5) +
+                                              0.08 * std::cos(4 * pi * k / 5)));
     }
     EXPECT_TRUE(tensorsClose(run("HannWindow", 1), makeTensor<float>({5}, hannPeriodic)));
     EXPECT_TRUE(tensorsClose(run("HammingWindow", 0), makeTensor<float>({5}, hammingSymmetric)));
@@ -126,7 +136,9 @@ TEST(SignalOps, WindowsFollowTheirFormulas) {
 }
 
 TEST(SignalOps, MelWeightMatrixIsABankOfUnitPeakTriangles) {
-    OneNodeSpec spec{"MelWeightMatrix", "", 17,
+    OneNodeSpec spec{"MelWeightMatrix",
+                     "",
+                     17,
                      {makeTensor<std::int32_t>({}, {6}), makeTensor<std::int32_t>({}, {64}),
                       makeTensor<std::int32_t>({}, {16000}), makeTensor<float>({}, {100}),
                       makeTensor<float>({}, {6000})}};

@@ -10,6 +10,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "onnxlens/engine/GraphOptimizer.h"
 #include "onnxlens/engine/Kernel.h"
 #include "onnxlens/engine/KernelRegistry.h"
 #include "onnxlens/engine/Value.h"
@@ -101,7 +102,9 @@ public:
                                    RunControl* control = nullptr);
 
     int threads() const;
+    // The graph the engine runs (after the optimizer's passes, when enabled) and what they did.
     const onnx::ModelProto& optimizedModel() const;
+    const OptimizationReport& optimizationReport() const;
 
 private:
     Session() = default;

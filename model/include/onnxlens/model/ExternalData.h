@@ -1,11 +1,11 @@
 #pragma once
 // Tensors stored outside the .onnx file (data_location: EXTERNAL). Locations are confined to the
 // model's folder: absolute paths, `..` and symlinks that leave the folder are refused.
+#include <onnx/onnx_pb.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <string>
-
-#include <onnx/onnx_pb.h>
 
 #include "onnxlens/model/Result.h"
 
@@ -14,7 +14,7 @@ namespace onnxlens {
 struct ExternalDataLocation {
     std::filesystem::path file;  // canonical path inside the model's folder
     std::uint64_t offset = 0;
-    std::uint64_t length = 0;    // resolved: the whole rest of the file when not given
+    std::uint64_t length = 0;  // resolved: the whole rest of the file when not given
 };
 
 bool usesExternalData(const onnx::TensorProto& tensor);

@@ -1,12 +1,12 @@
 #pragma once
 // Reading .onnx files: protobuf through the onnx library, with structural validation so that a
 // model that loads is one the rest of onnxlens can walk without defensive checks.
+#include <onnx/onnx_pb.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
-
-#include <onnx/onnx_pb.h>
 
 #include "onnxlens/model/Result.h"
 

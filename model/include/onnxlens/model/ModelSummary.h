@@ -1,14 +1,14 @@
 #pragma once
 // The model summary shown by `onnxlens-cli info` and the GUI's model panel: plain structs, no
 // JSON or Qt, filled once on a worker thread.
+#include <onnx/onnx_pb.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <onnx/onnx_pb.h>
 
 #include "onnxlens/model/ModelLoader.h"
 #include "onnxlens/model/Result.h"
@@ -24,8 +24,8 @@ struct DimSummary {
 
 struct ValueSummary {
     std::string name;
-    std::string dtype;               // numpy-style, see typeName() in TensorTypes.h
-    bool hasShape = false;           // false: rank unknown (or not a tensor)
+    std::string dtype;      // numpy-style, see typeName() in TensorTypes.h
+    bool hasShape = false;  // false: rank unknown (or not a tensor)
     std::vector<DimSummary> shape;
     std::string docString;
 };
@@ -61,7 +61,7 @@ struct CheckerVerdict {
 
 struct ShapeInferenceSummary {
     bool ok = false;
-    std::string message;         // the first error when not ok
+    std::string message;          // the first error when not ok
     std::int64_t knownEdges = 0;  // node outputs of the main graph whose shape (rank) is known
     std::int64_t totalEdges = 0;  // node outputs of the main graph
 };
@@ -77,12 +77,13 @@ struct ModelSummary {
     std::vector<ValueSummary> inputs;  // initializers excluded
     std::vector<ValueSummary> outputs;
     std::vector<DynamicAxis> dynamicAxes;
-    std::int64_t nodeCount = 0;                // the main graph's nodes
-    std::int64_t nodeCountWithSubgraphs = 0;   // plus the nodes of every If/Loop/Scan body
-    std::map<std::string, std::int64_t> opHistogram;  // "domain::Op" (main graph), default domain "ai.onnx"
-    InitializerSummary initializers;           // the main graph's
+    std::int64_t nodeCount = 0;               // the main graph's nodes
+    std::int64_t nodeCountWithSubgraphs = 0;  // plus the nodes of every If/Loop/Scan body
+    std::map<std::string, std::int64_t>
+        opHistogram;                  // "domain::Op" (main graph), default domain "ai.onnx"
+    InitializerSummary initializers;  // the main graph's
     std::vector<FunctionSummary> functions;
-    std::int64_t subgraphCount = 0;            // graph attributes, nested ones included
+    std::int64_t subgraphCount = 0;  // graph attributes, nested ones included
     CheckerVerdict checker;
     ShapeInferenceSummary shapeInference;
 };
@@ -105,10 +106,11 @@ ShapeInferenceSummary runShapeInference(const onnx::ModelProto& model);
 Status checkNodesAgainstSchemas(const onnx::ModelProto& model);
 
 // A copy of the model whose large tensors (more than `maxKeptBytes` of data, inline or external)
-// keep name, type and dims but hold one element of zero raw_data: what the checker and shape inference
-// need, without doubling the memory of a large model. Small tensors (shape inputs such as
+// keep name, type and dims but hold one element of zero raw_data: what the checker and shape
+// inference need, without doubling the memory of a large model. Small tensors (shape inputs such as
 // Reshape's target) keep their data so shape inference can read them.
-onnx::ModelProto copyWithoutBulkData(const onnx::ModelProto& model, std::size_t maxKeptBytes = 4096);
+onnx::ModelProto copyWithoutBulkData(const onnx::ModelProto& model,
+                                     std::size_t maxKeptBytes = 4096);
 
 Result<ModelSummary> summarizeModel(const LoadedModel& model);
 

@@ -9,7 +9,8 @@
 namespace onnxlens {
 
 struct Error {
-    std::string message;  // one line, already naming the file/node: "model.onnx: truncated protobuf"
+    std::string
+        message;  // one line, already naming the file/node: "model.onnx: truncated protobuf"
 };
 
 inline Error makeError(const std::string& where, const std::string& what) {
@@ -18,8 +19,8 @@ inline Error makeError(const std::string& where, const std::string& what) {
 
 template <class T>
 class [[nodiscard]] Result {
-public:
-    Result(T value) : state_(std::move(value)) {}  // NOLINT: implicit on purpose
+  public:
+    Result(T value) : state_(std::move(value)) {}      // NOLINT: implicit on purpose
     Result(Error error) : state_(std::move(error)) {}  // NOLINT
 
     bool ok() const { return state_.index() == 0; }
@@ -44,7 +45,7 @@ public:
 
     const Error& error() const { return std::get<1>(state_); }
 
-private:
+  private:
     void check() const {
         if (!ok()) throw std::logic_error("Result::value() on error: " + error().message);
     }

@@ -1,9 +1,9 @@
 #pragma once
 // Tensor files: serialized onnx::TensorProto (.pb, the ONNX test-data format) and numpy .npy.
 // A file whose data size disagrees with its header or dims is an error naming the file.
-#include <filesystem>
-
 #include <onnx/onnx_pb.h>
+
+#include <filesystem>
 
 #include "onnxlens/model/Result.h"
 

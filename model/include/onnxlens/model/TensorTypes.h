@@ -1,11 +1,11 @@
 #pragma once
 // Element types of onnx::TensorProto: numpy-style names and sizes, and the bytes a tensor holds.
+#include <onnx/onnx_pb.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
-
-#include <onnx/onnx_pb.h>
 
 #include "onnxlens/model/Result.h"
 

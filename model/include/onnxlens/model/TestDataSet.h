@@ -1,10 +1,10 @@
 #pragma once
 // ONNX test data sets: DIR/model.onnx beside DIR/test_data_set_N/{input_K,output_K}.{pb,npy}.
+#include <onnx/onnx_pb.h>
+
 #include <filesystem>
 #include <string>
 #include <vector>
-
-#include <onnx/onnx_pb.h>
 
 #include "onnxlens/model/Result.h"
 

@@ -1,0 +1,38 @@
+#pragma once
+// Graph rewrites applied once at load: a list of small passes, each separately tested, each
+// preserving what the model computes (checked by running optimized and unoptimized models).
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+namespace onnxlens::engine {
+
+struct PassResult {
+    std::string pass;
+    int rewrites = 0;
+};
+
+struct OptimizationReport {
+    std::vector<PassResult> passes;
+    int nodesBefore = 0, nodesAfter = 0;
+};
+
+// Runs every pass in order until nothing changes (at most a few rounds).
+OptimizationReport optimizeModel(onnx::ModelProto& model, const std::filesystem::path& modelDirectory);
+
+// The passes. Each returns the number of rewrites it made.
+// Identity nodes whose output is not a graph output: consumers read the input instead.
+int eliminateIdentityNodes(onnx::GraphProto& graph);
+// Inference-mode Dropout (no training_mode input, mask unused) behaves as Identity.
+int eliminateInferenceDropout(onnx::GraphProto& graph, int opsetVersion);
+// Nodes whose inputs are all constants are run once and replaced by initializers; Shape nodes
+// whose input shape is fully static (by onnx shape inference) become constants too, so that
+// shape-computation chains fold away.
+int foldConstants(onnx::ModelProto& model, const std::filesystem::path& modelDirectory);
+// Conv followed by BatchNormalization (constant parameters, Conv output used only there):
+// the normalization is folded into the Conv's weights and bias.
+int foldBatchNormIntoConv(onnx::GraphProto& graph, const std::filesystem::path& modelDirectory);
+
+}  // namespace onnxlens::engine

@@ -1,0 +1,175 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "OpTestHarness.h"
+#include "onnxlens/engine/GraphOptimizer.h"
+#include "onnxlens/engine/InputPreparation.h"
+#include "onnxlens/model/ModelLoader.h"
+
+using namespace onnxlens;
+using namespace onnxlens::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+onnx::NodeProto* addNode(onnx::GraphProto& g, const std::string& op, std::vector<std::string> inputs,
+                         std::vector<std::string> outputs) {
+    auto* n = g.add_node();
+    n->set_op_type(op);
+    n->set_name(op + "_" + outputs[0]);
+    for (auto& i : inputs) n->add_input(i);
+    for (auto& o : outputs) n->add_output(o);
+    return n;
+}
+
+void addInitializer(onnx::GraphProto& g, const std::string& name, const Tensor& t) {
+    *g.add_initializer() = engine::tensorToProto(t, name);
+}
+
+void addFloatInput(onnx::GraphProto& g, const std::string& name, std::vector<std::int64_t> dims) {
+    auto* in = g.add_input();
+    in->set_name(name);
+    auto* tt = in->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    for (auto d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+onnx::ModelProto emptyModel(int opset = 17) {
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(opset);
+    return m;
+}
+
+// Runs a model with and without the optimizer on the same seeded inputs; outputs must agree.
+void expectSameOutputs(const onnx::ModelProto& model) {
+    LoadedModel loaded;
+    loaded.path = "optimizer-test.onnx";
+    loaded.proto = std::make_shared<onnx::ModelProto>(model);
+    engine::SessionOptions plain, optimized;
+    plain.optimize = false;
+    auto a = engine::Session::create(loaded, plain);
+    auto b = engine::Session::create(loaded, optimized);
+    ASSERT_TRUE(a) << a.error().message;
+    ASSERT_TRUE(b) << b.error().message;
+    auto feeds = engine::prepareFeeds((*a)->inputs(), {}, {}, 42);
+    ASSERT_TRUE(feeds);
+    auto ra = (*a)->run(*feeds);
+    auto rb = (*b)->run(*feeds);
+    ASSERT_TRUE(ra) << ra.error().message;
+    ASSERT_TRUE(rb) << rb.error().message;
+    ASSERT_EQ(ra->size(), rb->size());
+    for (std::size_t i = 0; i < ra->size(); ++i)
+        EXPECT_TRUE(tensorsClose((*rb)[i].tensor(), (*ra)[i].tensor(), {1e-4, 1e-5}));
+}
+
+}  // namespace
+
+TEST(GraphOptimizer, IdentityIsRemovedButGraphOutputsKeepTheirNames) {
+    auto m = emptyModel();
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "x", {2, 3});
+    addNode(g, "Identity", {"x"}, {"a"});
+    addNode(g, "Relu", {"a"}, {"b"});
+    addNode(g, "Identity", {"b"}, {"y"});
+    g.add_output()->set_name("y");
+    onnx::GraphProto copy = g;
+    EXPECT_EQ(engine::eliminateIdentityNodes(copy), 1);
+    ASSERT_EQ(copy.node_size(), 2);
+    EXPECT_EQ(copy.node(0).input(0), "x");
+    EXPECT_EQ(copy.node(1).output(0), "y");
+    expectSameOutputs(m);
+}
+
+TEST(GraphOptimizer, InferenceDropoutIsRemovedTrainingDropoutIsNot) {
+    auto m = emptyModel(13);
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "x", {4});
+    addNode(g, "Dropout", {"x"}, {"a"});
+    addNode(g, "Dropout", {"a", "", "t"}, {"b"});
+    addNode(g, "Relu", {"b"}, {"y"});
+    g.add_output()->set_name("y");
+    EXPECT_EQ(engine::eliminateInferenceDropout(g, 13), 1);
+    EXPECT_EQ(g.node_size(), 2);
+    EXPECT_EQ(g.node(0).input(0), "x");
+}
+
+TEST(GraphOptimizer, ConstantChainsFoldIntoOneInitializer) {
+    auto m = emptyModel();
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "x", {2, 2});
+    addInitializer(g, "c1", makeTensor<float>({2, 2}, {1, 2, 3, 4}));
+    addInitializer(g, "c2", makeTensor<float>({2, 2}, {10, 20, 30, 40}));
+    addNode(g, "Add", {"c1", "c2"}, {"s"});       // constant
+    addNode(g, "Relu", {"s"}, {"r"});             // constant through the chain
+    addNode(g, "Mul", {"x", "r"}, {"y"});         // depends on the input
+    g.add_output()->set_name("y");
+    onnx::ModelProto copy = m;
+    EXPECT_EQ(engine::foldConstants(copy, {}), 2);
+    ASSERT_EQ(copy.graph().node_size(), 1);
+    EXPECT_EQ(copy.graph().node(0).op_type(), "Mul");
+    // c1 and c2 are no longer read: dropped.
+    for (const auto& init : copy.graph().initializer()) EXPECT_NE(init.name(), "c1");
+    expectSameOutputs(m);
+}
+
+TEST(GraphOptimizer, ShapeOfStaticValueFoldsSoReshapeTargetsAreConstant) {
+    auto m = emptyModel();
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "x", {2, 3, 4});
+    addNode(g, "Shape", {"x"}, {"s"});
+    addNode(g, "Reshape", {"x", "s"}, {"y"});
+    g.add_output()->set_name("y");
+    onnx::ModelProto copy = m;
+    EXPECT_GE(engine::foldConstants(copy, {}), 1);
+    ASSERT_EQ(copy.graph().node_size(), 1);
+    EXPECT_EQ(copy.graph().node(0).op_type(), "Reshape");
+    expectSameOutputs(m);
+}
+
+TEST(GraphOptimizer, InitializerThatIsAlsoAnInputIsNotAConstant) {
+    auto m = emptyModel();
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "x", {2});
+    addFloatInput(g, "bias", {2});
+    addInitializer(g, "bias", makeTensor<float>({2}, {1, 2}));
+    addNode(g, "Neg", {"bias"}, {"nb"});
+    addNode(g, "Add", {"x", "nb"}, {"y"});
+    g.add_output()->set_name("y");
+    onnx::ModelProto copy = m;
+    EXPECT_EQ(engine::foldConstants(copy, {}), 0);
+}
+
+TEST(GraphOptimizer, BatchNormFoldsIntoConvAndComputesTheSame) {
+    auto m = emptyModel();
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "x", {1, 2, 5, 5});
+    std::vector<float> w(3 * 2 * 3 * 3);
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = 0.05f * static_cast<float>(i % 7) - 0.1f;
+    addInitializer(g, "w", makeTensor<float>({3, 2, 3, 3}, w));
+    addInitializer(g, "b", makeTensor<float>({3}, {0.1f, -0.2f, 0.3f}));
+    addInitializer(g, "scale", makeTensor<float>({3}, {1.5f, 0.5f, -1.0f}));
+    addInitializer(g, "shift", makeTensor<float>({3}, {0.2f, 0.0f, 1.0f}));
+    addInitializer(g, "mean", makeTensor<float>({3}, {0.3f, -0.1f, 0.05f}));
+    addInitializer(g, "var", makeTensor<float>({3}, {0.9f, 2.0f, 0.25f}));
+    auto* conv = addNode(g, "Conv", {"x", "w", "b"}, {"c"});
+    setAttr(*conv, "pads", std::vector<std::int64_t>{1, 1, 1, 1});
+    addNode(g, "BatchNormalization", {"c", "scale", "shift", "mean", "var"}, {"y"});
+    g.add_output()->set_name("y");
+    onnx::GraphProto copy = g;
+    EXPECT_EQ(engine::foldBatchNormIntoConv(copy, {}), 1);
+    ASSERT_EQ(copy.node_size(), 1);
+    EXPECT_EQ(copy.node(0).op_type(), "Conv");
+    EXPECT_EQ(copy.node(0).output(0), "y");
+    expectSameOutputs(m);
+}
+
+TEST(GraphOptimizer, SampleModelsComputeTheSameOptimized) {
+    for (const char* name : {"mnist_cnn", "tiny_bert", "lstm_classifier", "legacy_opset10", "squeezenet1_1"}) {
+        SCOPED_TRACE(name);
+        auto loaded = loadModel(fs::path(ONNXLENS_SOURCE_DIR) / "resources" / "samples" / name / "model.onnx");
+        ASSERT_TRUE(loaded) << loaded.error().message;
+        expectSameOutputs(*loaded->proto);
+    }
+}

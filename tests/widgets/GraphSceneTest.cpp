@@ -1,0 +1,181 @@
+// The scene's composition of per-group layouts: collapse and expand, ports, labels, and the
+// timings of opening and expanding (reported, not asserted, except for generous bounds).
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "GuiTestSupport.h"
+#include "MainWindow.h"
+#include "widgets/GraphEdgeItem.h"
+#include "widgets/GraphExport.h"
+#include "widgets/GraphGroupItem.h"
+#include "widgets/GraphNodeItem.h"
+#include "widgets/GraphPage.h"
+#include "widgets/GraphScene.h"
+#include "widgets/GraphView.h"
+#include "widgets/ModelDocument.h"
+
+namespace onnxlens {
+namespace {
+
+using widgets::GraphScene;
+
+std::shared_ptr<const ViewGraph> viewOf(std::shared_ptr<onnx::ModelProto> model) {
+    auto view = buildViewGraph(std::move(model));
+    EXPECT_TRUE(view);
+    return std::make_shared<const ViewGraph>(std::move(view.value()));
+}
+
+int groupAt(const ViewGraph& view, const std::string& path) {
+    for (int g = 0; g < static_cast<int>(view.groups.size()); ++g)
+        if (view.groups[g].path == path) return g;
+    return -1;
+}
+
+TEST(GraphScene, DrawsEveryNodeAndLabelsEveryEdgeOfAFlatModel) {
+    GraphScene scene(viewOf(testing::makeSmallCnn()));
+    scene.expandForOverview();
+    ASSERT_EQ(widgets::layoutSceneInProcess(scene), QString());
+    const auto& view = scene.view();
+    for (int n = 0; n < static_cast<int>(view.nodes.size()); ++n) {
+        auto* item = scene.nodeItem(n);
+        ASSERT_NE(item, nullptr) << view.nodes[n].name;
+        // Items do not overlap.
+        for (int m = n + 1; m < static_cast<int>(view.nodes.size()); ++m)
+            EXPECT_FALSE(item->sceneBoundingRect().adjusted(3, 3, -3, -3).intersects(
+                scene.nodeItem(m)->sceneBoundingRect().adjusted(3, 3, -3, -3)));
+    }
+    EXPECT_EQ(scene.edgeItems().size(), view.edges.size());
+    QStringList labels;
+    for (auto* e : scene.edgeItems()) labels << e->labelText();
+    EXPECT_TRUE(labels.contains("batchx8x26x26"));
+    EXPECT_TRUE(labels.contains("batchx10"));
+}
+
+TEST(GraphScene, LargeModelsOpenCollapsedAndExpandingAddsOnlyThatGroupsInside) {
+    GraphScene scene(viewOf(testing::makeTransformerLike(40)));
+    const auto& view = scene.view();
+    scene.expandForOverview();
+    std::vector<int> groups;
+    scene.layoutRequest(groups);
+    ASSERT_EQ(widgets::layoutSceneInProcess(scene), QString());
+    const int encoder = groupAt(view, "/encoder");
+    const int layer3 = groupAt(view, "/encoder/layer.3");
+    ASSERT_GE(layer3, 0);
+    EXPECT_FALSE(scene.isExpanded(encoder));
+    ASSERT_NE(scene.groupItem(encoder), nullptr);
+    EXPECT_FALSE(scene.groupItem(encoder)->isExpanded());
+    EXPECT_EQ(scene.nodeItem(view.findNodeByName("/encoder/layer.3/attention/self/MatMul")), nullptr);
+
+    scene.setExpanded(encoder, true);
+    scene.layoutRequest(groups);
+    // Only the encoder's level and its ancestors (the root) are laid out again.
+    EXPECT_EQ(groups, (std::vector<int>{encoder, 0}));
+    ASSERT_EQ(widgets::layoutSceneInProcess(scene), QString());
+    EXPECT_NE(scene.groupItem(layer3), nullptr);
+    scene.setExpanded(layer3, true);
+    scene.layoutRequest(groups);
+    std::set<int> expected = {layer3, encoder, 0};
+    for (int g = 0; g < static_cast<int>(view.groups.size()); ++g)
+        if (view.isAncestor(layer3, g)) expected.insert(g);  // a small group opens all the way
+    EXPECT_EQ(std::set<int>(groups.begin(), groups.end()), expected);
+    ASSERT_EQ(widgets::layoutSceneInProcess(scene), QString());
+    auto* matmul = scene.nodeItem(view.findNodeByName("/encoder/layer.3/attention/self/MatMul"));
+    ASSERT_NE(matmul, nullptr);
+    // Inside its group's frame.
+    EXPECT_TRUE(scene.groupItem(layer3)->sceneBoundingRect().contains(matmul->sceneBoundingRect()));
+    // Collapsing again reuses the cached inside: only the ancestors are laid out.
+    scene.setExpanded(layer3, false);
+    scene.layoutRequest(groups);
+    EXPECT_EQ(groups, (std::vector<int>{encoder, 0}));
+    ASSERT_EQ(widgets::layoutSceneInProcess(scene), QString());
+    scene.setExpanded(layer3, true);
+    scene.layoutRequest(groups);
+    EXPECT_EQ(groups, (std::vector<int>{encoder, 0}));
+}
+
+TEST(GraphScene, OutdatedResultsAreIgnored) {
+    GraphScene scene(viewOf(testing::makeTransformerLike(2)));
+    std::vector<int> groups;
+    LayoutRequest request = scene.layoutRequest(groups);
+    const auto generation = scene.generation();
+    auto result = computeLayout(request);
+    ASSERT_TRUE(result);
+    scene.setExpanded(groupAt(scene.view(), "/encoder/layer.0"), false);
+    EXPECT_FALSE(scene.applyLayout(groups, *result, generation));
+    EXPECT_TRUE(scene.needsLayout());
+}
+
+// Opening to an interactive, drawn view through the real window and worker process, timed.
+struct OpenTiming {
+    double loadMs = 0, openToDrawnMs = 0, worstStallMs = 0;
+};
+
+OpenTiming timeOpen(const QString& path, gui::MainWindow& window) {
+    OpenTiming timing;
+    testing::StallMeter stalls;
+    QElapsedTimer clock;
+    clock.start();
+    const int before = window.pageCount();
+    window.openFile(path);
+    EXPECT_TRUE(testing::waitFor([&] { return window.pageCount() > before; }, 120000));
+    auto* page = window.page(window.pageCount() - 1);
+    EXPECT_TRUE(testing::waitFor([&] { return page->isDrawn() || !page->lastError().isEmpty(); }, 120000));
+    QApplication::processEvents();  // the first paint
+    timing.openToDrawnMs = clock.nsecsElapsed() / 1e6;
+    timing.loadMs = page->document().loadMs;
+    timing.worstStallMs = stalls.worstStallMs();
+    return timing;
+}
+
+TEST(GuiSpeed, OpenExpandAndStallTimes) {
+    QTemporaryDir dir;
+    gui::MainWindow window;
+    window.resize(1400, 900);
+    window.show();
+    struct Case {
+        const char* name;
+        std::shared_ptr<onnx::ModelProto> model;
+        double budgetMs;
+    };
+    std::vector<Case> cases = {
+        {"cnn (6 nodes)", testing::makeSmallCnn(), 1000},
+        {"encoder, 12 layers (397 nodes)", testing::makeTransformerLike(12), 1000},
+        {"encoder, 60 layers (1,985 nodes, collapsed)", testing::makeTransformerLike(60), 1000},
+        {"flat chain (2,000 nodes, no scopes)", testing::makeFlatGraph(2000), 1000},
+        {"encoder, 303 layers (10,004 nodes, collapsed)", testing::makeTransformerLike(303), 3000},
+    };
+    for (auto& c : cases) {
+        const QString path = testing::writeModel(dir, QString::fromLatin1(c.name).section(' ', 0, 0) +
+                                                          QString::number(window.pageCount()) + ".onnx",
+                                                 *c.model);
+        OpenTiming t = timeOpen(path, window);
+        auto* page = window.currentPage();
+        EXPECT_TRUE(page->isDrawn()) << c.name << ": " << page->lastError().toStdString();
+        std::printf("[ timing ] %-46s open-to-drawn %7.0f ms (load+view graph %6.0f ms, layout %6.0f ms), "
+                    "longest GUI stall %5.1f ms, budget %4.0f ms\n",
+                    c.name, t.openToDrawnMs, t.loadMs, page->lastLayoutMs(), t.worstStallMs, c.budgetMs);
+    }
+    // Expanding one layer of the 10,000-node model.
+    auto* page = window.currentPage();
+    const auto& view = page->document().view;
+    const int encoder = groupAt(*view, "/encoder");
+    testing::StallMeter stalls;
+    QElapsedTimer clock;
+    clock.start();
+    int applied = 0;
+    QObject::connect(page, &widgets::GraphPage::layoutApplied, [&](double) { ++applied; });
+    page->scene()->setExpanded(encoder, true);
+    ASSERT_TRUE(testing::waitFor([&] { return applied == 1; }, 60000)) << page->lastError().toStdString();
+    const double encoderMs = clock.nsecsElapsed() / 1e6;
+    clock.restart();
+    page->scene()->setExpanded(groupAt(*view, "/encoder/layer.150"), true);
+    ASSERT_TRUE(testing::waitFor([&] { return applied == 2; }, 60000)) << page->lastError().toStdString();
+    const double layerMs = clock.nsecsElapsed() / 1e6;
+    std::printf("[ timing ] 10,004 nodes: expanding /encoder (303 layer boxes) %.0f ms; then expanding "
+                "/encoder/layer.150 %.0f ms (budget 500 ms); longest GUI stall %.1f ms\n",
+                encoderMs, layerMs, stalls.worstStallMs());
+}
+
+}  // namespace
+}  // namespace onnxlens
