@@ -196,3 +196,8 @@ TEST(HostileInputs, NodeBreakingItsSchemaSkipsShapeInferenceInsteadOfCrashing) {
     expectCleanError(runCli({"run", hostile("scan_without_num_scan_inputs.onnx")}), 2,
                      {"scan_without_num_scan_inputs.onnx"});
 }
+
+TEST(HostileInputs, TensorFileWhoseDimsClaimGigabytesIsRefusedBeforeAllocating) {
+    expectCleanError(runCli({"run", hostile("relu.onnx"), "--input", "x=" + hostile("huge_dims_tensor.pb")}),
+                     2, {"huge_dims_tensor.pb", "less data than its shape"});
+}
