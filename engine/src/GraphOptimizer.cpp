@@ -11,6 +11,7 @@
 #include "onnxlens/engine/KernelRegistry.h"
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/engine/TensorProto.h"
+#include "onnxlens/model/ModelSummary.h"
 
 namespace onnxlens::engine {
 
@@ -129,9 +130,12 @@ int foldConstants(onnx::ModelProto& model, const std::filesystem::path& modelDir
             // Small initializers keep their values: shape inference propagates them into Reshape etc.
             if (init.raw_data().size() <= 1024 && init.data_location() != onnx::TensorProto::EXTERNAL) *t = init;
         }
-        try {
-            onnx::shape_inference::InferShapes(copy);
-        } catch (const std::exception&) {
+        // onnx's inference functions crash on nodes that break their schema (ModelSummary.h).
+        if (checkNodesAgainstSchemas(copy)) {
+            try {
+                onnx::shape_inference::InferShapes(copy);
+            } catch (const std::exception&) {
+            }
         }
         auto record = [&](const onnx::ValueInfoProto& v) {
             if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return;

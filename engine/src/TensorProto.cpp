@@ -37,6 +37,23 @@ void fillFromBytes(Tensor& t, const std::string& bytes, const std::string& label
     if (!bytes.empty()) std::memcpy(t.raw(), bytes.data(), bytes.size());
 }
 
+// How many elements of `type` the proto's inline data (raw_data or the typed field) holds.
+std::uint64_t inlineElementCount(const onnx::TensorProto& proto, DataType type) {
+    if (proto.has_raw_data())
+        return type == DataType::String ? 0 : proto.raw_data().size() / dataTypeSize(type);
+    switch (type) {
+        case DataType::Float: return proto.float_data_size();
+        case DataType::Complex64: return proto.float_data_size() / 2;
+        case DataType::Double: return proto.double_data_size();
+        case DataType::Complex128: return proto.double_data_size() / 2;
+        case DataType::Int64: return proto.int64_data_size();
+        case DataType::UInt64:
+        case DataType::UInt32: return proto.uint64_data_size();
+        case DataType::String: return proto.string_data_size();
+        default: return proto.int32_data_size();
+    }
+}
+
 Result<Value> readNpyValue(const std::filesystem::path& file) {
     auto proto = readNpyFile(file);
     if (!proto) return proto.error();
@@ -68,19 +85,14 @@ Tensor tensorFromProto(const onnx::TensorProto& proto, const std::filesystem::pa
     Shape shape(proto.dims().begin(), proto.dims().end());
     for (auto d : shape)
         if (d < 0) throw EngineError(label + ": negative dimension in " + shapeToString(shape));
-    // Inline data must match the dims before the tensor is allocated: a few bytes of protobuf
+    // Inline data must cover the dims before the tensor is allocated: a few bytes of protobuf
     // can claim dims of gigabytes (string tensors cost sizeof(std::string) per element).
-    if (type == DataType::String && proto.data_location() != onnx::TensorProto::EXTERNAL &&
-        proto.string_data_size() != shapeElementCount(shape))
-        throw EngineError(label + ": has " + std::to_string(proto.string_data_size()) +
-                          " strings, its shape " + shapeToString(shape) + " needs " +
-                          std::to_string(shapeElementCount(shape)));
-    if (proto.has_raw_data() && type != DataType::String &&
-        proto.data_location() != onnx::TensorProto::EXTERNAL &&
-        static_cast<std::uint64_t>(shapeElementCount(shape)) >
-            proto.raw_data().size() / std::max<std::size_t>(1, dataTypeSize(type)))
-        throw EngineError(label + ": has " + std::to_string(proto.raw_data().size()) +
-                          " bytes of data, its shape " + shapeToString(shape) + " needs more");
+    if (proto.data_location() != onnx::TensorProto::EXTERNAL) {
+        const auto needed = static_cast<std::uint64_t>(shapeElementCount(shape));
+        if (needed > inlineElementCount(proto, type))
+            throw EngineError(label + ": holds less data than its shape " + shapeToString(shape) +
+                              " (" + dataTypeName(type) + ") needs");
+    }
     Tensor t(type, shape);
 
     if (proto.data_location() == onnx::TensorProto::EXTERNAL) {

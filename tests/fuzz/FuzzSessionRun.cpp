@@ -22,7 +22,7 @@ constexpr auto kRunTimeLimit = std::chrono::seconds(2);
 // Cancels a run that is still going after kRunTimeLimit (a Loop with a huge trip count is a
 // valid model, not a bug).
 class Watchdog {
-public:
+  public:
     explicit Watchdog(onnxlens::engine::RunControl& control)
         : thread_([this, &control] {
               std::unique_lock lock(mutex_);
@@ -38,7 +38,7 @@ public:
         thread_.join();
     }
 
-private:
+  private:
     std::mutex mutex_;
     std::condition_variable done_;
     bool finished_ = false;
@@ -52,8 +52,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string bytes(reinterpret_cast<const char*>(data), size);
     onnxlens::LoadLimits limits;
     limits.maxNestingDepth = 8;
-    auto loaded = onnxlens::loadModelFromBytes(bytes, "fuzz.onnx", "/nonexistent-onnxlens-fuzz",
-                                               limits);
+    auto loaded =
+        onnxlens::loadModelFromBytes(bytes, "fuzz.onnx", "/nonexistent-onnxlens-fuzz", limits);
     if (!loaded) return 0;
     onnxlens::engine::SessionOptions options;
     options.threads = 1;

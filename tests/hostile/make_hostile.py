@@ -177,6 +177,14 @@ def main():
                 np.zeros(2, np.float32).tobytes(), "lying_header.npy")
     good = numpy_helper.from_array(np.ones((1, 3), np.float32), "x").SerializeToString()
     write_bytes(good[:-5], "truncated_tensor.pb")
+    # 40 bytes whose dims claim 2^31 strings (found by fuzz_tensor_file: the engine allocated
+    # 2.3 GB before noticing the data was missing).
+    claim = TensorProto()
+    claim.name = "x"
+    claim.data_type = TensorProto.STRING
+    claim.dims.extend([1 << 16, 1 << 15])
+    claim.string_data.extend([b"tuesday", b"thursday"])
+    write_bytes(claim.SerializeToString(), "huge_dims_tensor.pb")
 
 
 if __name__ == "__main__":

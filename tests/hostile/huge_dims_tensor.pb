@@ -1,0 +1,1 @@
+€€€€2tuesday2thursdayBx
