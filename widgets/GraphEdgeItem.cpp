@@ -34,7 +34,7 @@ QString GraphEdgeItem::labelText() const {
 }
 
 QRectF GraphEdgeItem::labelRect() const {
-    QFontMetricsF metrics(GraphStyle::standard().labelFont);
+    const QFontMetricsF& metrics = GraphStyle::standard().labelMetrics;
     QSizeF size(metrics.horizontalAdvance(labelText()) + 4, metrics.height());
     return QRectF(labelCentre_ - QPointF(size.width() / 2, size.height() / 2), size);
 }
@@ -75,7 +75,7 @@ void GraphEdgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opt
     // The shape, with symbolic dims (dynamic axes) in their own colour.
     const auto& type = view_.tensors[tensor_].type;
     painter->setFont(style.labelFont);
-    QFontMetricsF metrics(style.labelFont);
+    const QFontMetricsF& metrics = style.labelMetrics;
     QRectF rect = labelRect();
     painter->setPen(Qt::NoPen);
     painter->setBrush(QColor(255, 255, 255, 220));

@@ -29,7 +29,8 @@ void GraphNodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opt
         return;
     }
     painter->setRenderHint(QPainter::Antialiasing);
-    QFontMetricsF titleMetrics(style.titleFont), rowMetrics(style.rowFont);
+    const QFontMetricsF& titleMetrics = style.titleMetrics;
+    const QFontMetricsF& rowMetrics = style.rowMetrics;
     const double radius = node.kind == ViewNode::Kind::Operator ? 4 : rect_.height() / 2;
     QPen border(selected ? style.selectionColour : QColor(0x30, 0x30, 0x30), selected ? 2.5 : 0.8);
     if (node.kind != ViewNode::Kind::Operator) {
@@ -74,7 +75,8 @@ void GraphNodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opt
                 painter->setFont(bold);
             }
             painter->drawText(line, Qt::AlignLeft | Qt::AlignVCenter, label);
-            double labelWidth = QFontMetricsF(painter->font()).horizontalAdvance(label + ' ');
+            double labelWidth = (row.kind == ViewRow::Kind::Attribute ? rowMetrics : style.boldRowMetrics)
+                                    .horizontalAdvance(label + ' ');
             painter->setFont(style.rowFont);
             painter->setPen(QColor(0x10, 0x10, 0x10));
             painter->drawText(line.adjusted(labelWidth, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter,

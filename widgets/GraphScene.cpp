@@ -35,7 +35,7 @@ void GraphScene::expandForOverview(int flatLimit, int maxVisibleUnits) {
     if (view_->operatorCount <= flatLimit) return;
     std::fill(expanded_.begin(), expanded_.end(), 0);
     expanded_[0] = 1;
-    // Breadth-first from the top: groups are numbered parents before children.
+    // Breadth-first from the top.
     int visible = static_cast<int>(view_->groups[0].children.size());
     std::vector<int> order(view_->groups.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
@@ -69,7 +69,7 @@ void GraphScene::setExpanded(int group, bool expanded) {
     // A small group opens all the way (a transformer layer shows its operators at once); a large
     // one opens one level, so that its inside stays quick to lay out and to read.
     if (expanded && view_->groups[group].nodeCount <= kOpenFullyNodeCount)
-        for (int g = group + 1; g < static_cast<int>(expanded_.size()); ++g)
+        for (int g = 0; g < static_cast<int>(expanded_.size()); ++g)
             if (view_->isAncestor(group, g)) expanded_[g] = 1;
     invalidateAncestors(group);
     ++generation_;
@@ -218,7 +218,7 @@ void GraphScene::placeGroup(int group, QPointF origin) {
                 break;
         }
     }
-    QFontMetricsF labelMetrics(style.labelFont);
+    const QFontMetricsF& labelMetrics = style.labelMetrics;
     for (std::size_t e = 0; e < level.edges.size(); ++e) {
         const auto& edge = level.edges[e];
         const auto& route = placement.edges[e];

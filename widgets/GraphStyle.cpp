@@ -12,6 +12,12 @@ const GraphStyle& GraphStyle::standard() {
         s.titleFont.setBold(true);
         s.rowFont = QFont(QStringLiteral("Sans Serif"), 8);
         s.labelFont = QFont(QStringLiteral("Sans Serif"), 7);
+        QFont boldRow = s.rowFont;
+        boldRow.setBold(true);
+        s.titleMetrics = QFontMetricsF(s.titleFont);
+        s.rowMetrics = QFontMetricsF(s.rowFont);
+        s.boldRowMetrics = QFontMetricsF(boldRow);
+        s.labelMetrics = QFontMetricsF(s.labelFont);
         return s;
     }();
     return style;
@@ -42,13 +48,12 @@ QColor GraphStyle::headerTextColour(NodeCategory category) const {
 }
 
 QSizeF GraphStyle::nodeSize(const ViewNode& node) const {
-    QFontMetricsF title(titleFont), row(rowFont);
+    const QFontMetricsF& title = titleMetrics;
+    const QFontMetricsF& row = rowMetrics;
     double width = title.horizontalAdvance(QString::fromStdString(node.title())) + 2 * padding;
     double height = title.height() + 2 * padding;
     if (node.kind != ViewNode::Kind::Operator) return {std::max(width, 48.0), height};
-    QFont boldRowFont = rowFont;
-    boldRowFont.setBold(true);
-    QFontMetricsF boldRow(boldRowFont);
+    const QFontMetricsF& boldRow = boldRowMetrics;
     for (const auto& r : node.rows) {
         // Folded tensors' labels are drawn bold, attributes' plain (see GraphNodeItem).
         const QString label = QString::fromStdString(r.label) + QLatin1Char(' ');
@@ -67,7 +72,8 @@ QString GraphStyle::collapsedGroupSubtitle(const ViewGroup& group) const {
 }
 
 QSizeF GraphStyle::collapsedGroupSize(const ViewGroup& group) const {
-    QFontMetricsF title(titleFont), row(rowFont);
+    const QFontMetricsF& title = titleMetrics;
+    const QFontMetricsF& row = rowMetrics;
     double width = std::max(title.horizontalAdvance(QString::fromStdString(group.title)) + 24,
                             row.horizontalAdvance(collapsedGroupSubtitle(group))) +
                    2 * padding;

@@ -4,6 +4,7 @@
 // drawn later fits the boxes Graphviz placed).
 #include <QColor>
 #include <QFont>
+#include <QFontMetricsF>
 #include <QSizeF>
 #include <QString>
 
@@ -15,6 +16,11 @@ struct GraphStyle {
     QFont titleFont;
     QFont rowFont;
     QFont labelFont;  // edge labels (tensor shapes)
+    // Measured once: items and layout requests are built by the thousand.
+    QFontMetricsF titleMetrics{QFont()};
+    QFontMetricsF rowMetrics{QFont()};
+    QFontMetricsF boldRowMetrics{QFont()};
+    QFontMetricsF labelMetrics{QFont()};
     double padding = 6;
     double rowSpacing = 1;
     double groupHeader = 22;  // title bar of an expanded group

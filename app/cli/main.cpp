@@ -30,7 +30,6 @@ const Command kCommands[] = {
      "DIR... [--json FILE]: run ONNX backend test cases"},
     {"render", onnxlens::cli::runRenderCommand, "MODEL --out FILE.svg|.png: draw the graph"},
     {"optimize", onnxlens::cli::runOptimizeCommand, "MODEL OUT: save the optimized graph"},
-    {"export", onnxlens::cli::runExportCommand, "...: export a PyTorch model and validate it"},
 };
 
 void printUsage(std::ostream& out) {

@@ -156,11 +156,18 @@ struct ShrinkOp : UnaryOpTraits {
 
 class PReluKernel final : public Kernel {
 public:
-    explicit PReluKernel(const NodeInfo&) {}
+    explicit PReluKernel(const NodeInfo& node) : perChannelSlope_(node.opsetVersion() < 7) {}
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
-        const Tensor& slope = inputTensor(inputs, 1);
+        Tensor slope = inputTensor(inputs, 1);
+        // Before opset 7 a 1-D slope holds one value per channel (dim 1), as PyTorch exports.
+        if (perChannelSlope_ && slope.rank() == 1 && x.rank() >= 2 && slope.numel() > 1 &&
+            slope.dim(0) == x.dim(1)) {
+            Shape perChannel(static_cast<std::size_t>(x.rank() - 1), 1);
+            perChannel[0] = slope.dim(0);
+            slope = slope.reshaped(perChannel);
+        }
         require(x.dtype() == slope.dtype(), std::string("PRelu: slope type ") +
                                                 dataTypeName(slope.dtype()) + " differs from input type " +
                                                 dataTypeName(x.dtype()));
@@ -176,6 +183,9 @@ public:
             outputs[0] = Value(y);
         });
     }
+
+private:
+    bool perChannelSlope_;
 };
 
 // ---------------------------------------------------------------------------------------------

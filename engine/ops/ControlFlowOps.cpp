@@ -24,14 +24,15 @@ void throwIfCancelled(const KernelContext& ctx) {
 // If
 
 class IfKernel : public Kernel {
-public:
+  public:
     explicit IfKernel(const NodeInfo& node)
         : thenBranch_(node.compileGraph("then_branch")),
           elseBranch_(node.compileGraph("else_branch")) {
         for (const auto* branch : {thenBranch_.get(), elseBranch_.get()})
             if (static_cast<int>(branch->outputNames().size()) != node.outputCount())
                 fail("the node has " + std::to_string(node.outputCount()) +
-                     " outputs but a branch yields " + std::to_string(branch->outputNames().size()));
+                     " outputs but a branch yields " +
+                     std::to_string(branch->outputNames().size()));
     }
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
@@ -42,7 +43,7 @@ public:
             outputs[i] = std::move(results[i]);
     }
 
-private:
+  private:
     std::shared_ptr<CompiledGraph> thenBranch_, elseBranch_;
 };
 
@@ -72,8 +73,10 @@ struct ScanAccumulator {
     Tensor stacked(std::size_t axis, bool reverse) const {
         if (items.empty()) {
             Shape shape = shapeKnown ? declaredShape : Shape{};
-            shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(std::min(axis, shape.size())), 0);
-            return Tensor(declaredType == DataType::Undefined ? DataType::Float : declaredType, shape);
+            shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(std::min(axis, shape.size())),
+                         0);
+            return Tensor(declaredType == DataType::Undefined ? DataType::Float : declaredType,
+                          shape);
         }
         if (!reverse) return stackAlongNewAxis(items, axis);
         std::vector<Tensor> reversed(items.rbegin(), items.rend());
@@ -82,7 +85,7 @@ struct ScanAccumulator {
 };
 
 class LoopKernel : public Kernel {
-public:
+  public:
     explicit LoopKernel(const NodeInfo& node) : body_(node.compileGraph("body")) {
         const auto& graph = node.find("body")->g();
         const int carried = node.inputCount() - 2;
@@ -145,12 +148,14 @@ public:
         }
 
         for (std::size_t i = 0; i < outputs.size(); ++i) {
-            if (i < carriedCount_) outputs[i] = std::move(carried[i]);
-            else outputs[i] = Value(scans[i - carriedCount_].stacked(0, false));
+            if (i < carriedCount_)
+                outputs[i] = std::move(carried[i]);
+            else
+                outputs[i] = Value(scans[i - carriedCount_].stacked(0, false));
         }
     }
 
-private:
+  private:
     std::shared_ptr<CompiledGraph> body_;
     std::size_t carriedCount_ = 0, scanCount_ = 0;
     std::vector<ScanAccumulator> scanTypes_;
@@ -160,7 +165,7 @@ private:
 // Scan
 
 class ScanKernel : public Kernel {
-public:
+  public:
     explicit ScanKernel(const NodeInfo& node)
         : body_(node.compileGraph("body")), batched_(node.opsetVersion() < 9) {
         const auto& graph = node.find("body")->g();
@@ -172,8 +177,8 @@ public:
                  std::to_string(stateAndScan) + " state and scan inputs");
         stateCount_ = static_cast<std::size_t>(stateAndScan) - scanInputCount_;
         if (graph.input_size() != stateAndScan)
-            fail("the Scan body takes " + std::to_string(graph.input_size()) + " inputs; expected " +
-                 std::to_string(stateAndScan));
+            fail("the Scan body takes " + std::to_string(graph.input_size()) +
+                 " inputs; expected " + std::to_string(stateAndScan));
         if (graph.output_size() < static_cast<int>(stateCount_))
             fail("the Scan body yields fewer outputs than there are states");
         scanOutputCount_ = static_cast<std::size_t>(graph.output_size()) - stateCount_;
@@ -197,21 +202,25 @@ public:
         } else {
             inputReverse_ = directions("scan_input_directions", scanInputCount_);
             outputReverse_ = directions("scan_output_directions", scanOutputCount_);
-            inputAxes_ = node.getInts("scan_input_axes", std::vector<std::int64_t>(scanInputCount_, 0));
+            inputAxes_ =
+                node.getInts("scan_input_axes", std::vector<std::int64_t>(scanInputCount_, 0));
             outputAxes_ =
                 node.getInts("scan_output_axes", std::vector<std::int64_t>(scanOutputCount_, 0));
             if (inputAxes_.size() != scanInputCount_ || outputAxes_.size() != scanOutputCount_)
-                fail("scan_input_axes / scan_output_axes must have one entry per scan input/output");
+                fail(
+                    "scan_input_axes / scan_output_axes must have one entry per scan input/output");
         }
     }
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
-        if (batched_) runBatched(ctx, inputs, outputs);
-        else runUnbatched(ctx, inputs, outputs);
+        if (batched_)
+            runBatched(ctx, inputs, outputs);
+        else
+            runUnbatched(ctx, inputs, outputs);
     }
 
-private:
+  private:
     struct Iterated {
         std::vector<Value> states;
         std::vector<ScanAccumulator> scans;
@@ -271,7 +280,8 @@ private:
             const auto& acc = result.scans[s];
             const std::int64_t rank =
                 (acc.items.empty() ? static_cast<std::int64_t>(acc.declaredShape.size())
-                                   : acc.items.front().rank()) + 1;
+                                   : acc.items.front().rank()) +
+                1;
             const auto axis = static_cast<std::size_t>(normalizeAxis(outputAxes_[s], rank));
             outputs[i] = Value(acc.stacked(axis, outputReverse_[s] != 0));
         }
@@ -297,8 +307,9 @@ private:
             require(lens->numel() == batch, "sequence_lens must have one entry per batch item");
             lengths = lens->toInt64Vector();
             for (auto n : lengths)
-                if (n < 0 || n > maxSteps) fail("sequence_lens entry " + std::to_string(n) +
-                                                " is outside [0, " + std::to_string(maxSteps) + "]");
+                if (n < 0 || n > maxSteps)
+                    fail("sequence_lens entry " + std::to_string(n) + " is outside [0, " +
+                         std::to_string(maxSteps) + "]");
         }
 
         std::vector<std::vector<Tensor>> stateParts(stateCount_), scanParts(scanOutputCount_);
@@ -312,7 +323,8 @@ private:
                                                     lengths[static_cast<std::size_t>(b)]));
             auto result = iterate(ctx, std::move(itemStates), itemInputs, axes,
                                   lengths[static_cast<std::size_t>(b)]);
-            for (std::size_t s = 0; s < stateCount_; ++s) stateParts[s].push_back(result.states[s].tensor());
+            for (std::size_t s = 0; s < stateCount_; ++s)
+                stateParts[s].push_back(result.states[s].tensor());
             for (std::size_t s = 0; s < scanOutputCount_; ++s)
                 scanParts[s].push_back(padSteps(result.scans[s], maxSteps));
         }
@@ -324,7 +336,8 @@ private:
                 DataType type = i < stateCount_ ? states[i].dtype()
                                                 : scanOutputTypes_[i - stateCount_].declaredType;
                 if (i < stateCount_) shape = states[i].shape();
-                outputs[i] = Value(Tensor(type == DataType::Undefined ? DataType::Float : type, shape));
+                outputs[i] =
+                    Value(Tensor(type == DataType::Undefined ? DataType::Float : type, shape));
                 continue;
             }
             outputs[i] = Value(stackAlongNewAxis(parts, 0));

@@ -305,16 +305,19 @@ Tensor computeInFloatingType(const Tensor& x, const Tensor& w, const Tensor* bia
 }
 
 #ifdef ONNXLENS_WITH_DNNL
-// A oneDNN forward convolution for one input shape, created on first use and reused while the
-// shapes stay the same.
+// A oneDNN float convolution (forward, or transposed for ConvTranspose) for one problem size,
+// created on first use and reused while the sizes stay the same. Data stays in the plain NC...
+// layouts of the engine's tensors.
 class DnnlConvolution {
   public:
+    explicit DnnlConvolution(bool transposed) : transposed_(transposed) {}
+
     bool supports(const ConvProblem& pr) const {
         const WindowGeometry& g = pr.geometry;
         // On plain NCHW data oneDNN's depthwise path measured slower than the direct loop here.
-        if (pr.inChannelsPerGroup() == 1 && pr.groups > 1) return false;
+        if (!transposed_ && pr.inChannelsPerGroup() == 1 && pr.groups > 1) return false;
         for (int s = 0; s < kMaxWindowRank; ++s)
-            if (g.padBegin[s] < 0 || g.padEnd[s] < 0) return false;
+            if (g.padBegin[s] < 0 || padRight(g, s) < 0) return false;
         return pr.batch > 0 && pr.inChannels > 0 && pr.outChannels > 0 && g.outputSize() > 0 &&
                g.inputSize() > 0;
     }
@@ -336,11 +339,21 @@ class DnnlConvolution {
 
   private:
     using Key = std::vector<std::int64_t>;
+
+    // The end padding in oneDNN's terms. For a transposed convolution the engine's geometry
+    // folds output_padding and output_shape into padEnd; oneDNN wants the padding that yields
+    // the output size from the input size.
+    std::int64_t padRight(const WindowGeometry& g, int s) const {
+        if (!transposed_) return g.padEnd[s];
+        const std::int64_t extent = (g.kernel[s] - 1) * g.dilation[s] + 1;
+        return (g.input[s] - 1) * g.stride[s] + extent - g.padBegin[s] - g.output[s];
+    }
+
     static Key keyOf(const ConvProblem& pr, bool hasBias) {
         const WindowGeometry& g = pr.geometry;
         Key key{pr.batch, pr.inChannels, pr.outChannels, pr.groups, g.spatialRank, hasBias};
         for (int s = 0; s < kMaxWindowRank; ++s)
-            key.insert(key.end(), {g.input[s], g.kernel[s], g.stride[s], g.dilation[s],
+            key.insert(key.end(), {g.input[s], g.output[s], g.kernel[s], g.stride[s], g.dilation[s],
                                    g.padBegin[s], g.padEnd[s]});
         return key;
     }
@@ -350,48 +363,61 @@ class DnnlConvolution {
         using dt = dnnl::memory::data_type;
         const WindowGeometry& g = pr.geometry;
         const int offset = kMaxWindowRank - g.spatialRank;
-        auto spatial = [&](const auto& values, std::int64_t adjust = 0) {
+        auto spatial = [&](auto value) {
             dnnl::memory::dims dims;
-            for (int s = offset; s < kMaxWindowRank; ++s) dims.push_back(values[s] + adjust);
+            for (int s = offset; s < kMaxWindowRank; ++s) dims.push_back(value(s));
             return dims;
         };
         dnnl::memory::dims srcDims{pr.batch, pr.inChannels}, dstDims{pr.batch, pr.outChannels};
-        for (auto d : spatial(g.input)) srcDims.push_back(d);
-        for (auto d : spatial(g.output)) dstDims.push_back(d);
+        for (auto d : spatial([&](int s) { return g.input[s]; })) srcDims.push_back(d);
+        for (auto d : spatial([&](int s) { return g.output[s]; })) dstDims.push_back(d);
         dnnl::memory::dims weightDims;
         if (pr.groups > 1)
             weightDims = {pr.groups, pr.outChannelsPerGroup(), pr.inChannelsPerGroup()};
         else
             weightDims = {pr.outChannels, pr.inChannels};
-        for (auto d : spatial(g.kernel)) weightDims.push_back(d);
-        const tag dataTag = g.spatialRank == 1   ? tag::ncw
-                            : g.spatialRank == 2 ? tag::nchw
-                                                 : tag::ncdhw;
-        tag weightTag;
-        if (pr.groups > 1)
-            weightTag = g.spatialRank == 1   ? tag::goiw
-                        : g.spatialRank == 2 ? tag::goihw
-                                             : tag::goidhw;
-        else
-            weightTag = g.spatialRank == 1 ? tag::oiw : g.spatialRank == 2 ? tag::oihw : tag::oidhw;
-        srcDesc_ = dnnl::memory::desc(srcDims, dt::f32, dataTag);
-        dstDesc_ = dnnl::memory::desc(dstDims, dt::f32, dataTag);
+        for (auto d : spatial([&](int s) { return g.kernel[s]; })) weightDims.push_back(d);
+        const int r = g.spatialRank - 1;
+        const tag dataTags[] = {tag::ncw, tag::nchw, tag::ncdhw};
+        // Conv weights are [M, C/G, k...] (o, i); ConvTranspose weights [C, M/G, k...] (i, o).
+        const tag forwardTags[] = {tag::oiw, tag::oihw, tag::oidhw};
+        const tag forwardGroupTags[] = {tag::goiw, tag::goihw, tag::goidhw};
+        const tag transposedTags[] = {tag::bac, tag::iohw, tag::iodhw};
+        const tag transposedGroupTags[] = {tag::acbd, tag::giohw, tag::giodhw};
+        const tag weightTag = transposed_
+                                  ? (pr.groups > 1 ? transposedGroupTags[r] : transposedTags[r])
+                                  : (pr.groups > 1 ? forwardGroupTags[r] : forwardTags[r]);
+        srcDesc_ = dnnl::memory::desc(srcDims, dt::f32, dataTags[r]);
+        dstDesc_ = dnnl::memory::desc(dstDims, dt::f32, dataTags[r]);
         weightsDesc_ = dnnl::memory::desc(weightDims, dt::f32, weightTag);
         biasDesc_ = dnnl::memory::desc({pr.outChannels}, dt::f32, tag::x);
+        const auto strides = spatial([&](int s) { return g.stride[s]; });
+        const auto dilations = spatial([&](int s) { return g.dilation[s] - 1; });
+        const auto padLeft = spatial([&](int s) { return g.padBegin[s]; });
+        const auto padRightDims = spatial([&](int s) { return padRight(g, s); });
+        const auto biasDesc = hasBias ? biasDesc_ : dnnl::memory::desc();
         // oneDNN 2.x: an operation descriptor, then the primitive descriptor.
-        auto operation = dnnl::convolution_forward::desc(
-            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, srcDesc_,
-            weightsDesc_, hasBias ? biasDesc_ : dnnl::memory::desc(), dstDesc_, spatial(g.stride),
-            spatial(g.dilation, -1), spatial(g.padBegin), spatial(g.padEnd));
-        auto primitiveDesc = dnnl::convolution_forward::primitive_desc(operation, engine_);
-        primitive_ = std::make_unique<dnnl::convolution_forward>(primitiveDesc);
+        if (transposed_) {
+            auto operation = dnnl::deconvolution_forward::desc(
+                dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct, srcDesc_,
+                weightsDesc_, biasDesc, dstDesc_, strides, dilations, padLeft, padRightDims);
+            primitive_ = std::make_unique<dnnl::deconvolution_forward>(
+                dnnl::deconvolution_forward::primitive_desc(operation, engine_));
+        } else {
+            auto operation = dnnl::convolution_forward::desc(
+                dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, srcDesc_,
+                weightsDesc_, biasDesc, dstDesc_, strides, dilations, padLeft, padRightDims);
+            primitive_ = std::make_unique<dnnl::convolution_forward>(
+                dnnl::convolution_forward::primitive_desc(operation, engine_));
+        }
         key_ = key;
     }
 
+    bool transposed_;
     std::mutex mutex_;
     dnnl::engine engine_{dnnl::engine::kind::cpu, 0};
     dnnl::stream stream_{engine_};
-    std::unique_ptr<dnnl::convolution_forward> primitive_;
+    std::unique_ptr<dnnl::primitive> primitive_;
     dnnl::memory::desc srcDesc_, dstDesc_, weightsDesc_, biasDesc_;
     Key key_;
 };
@@ -427,9 +453,8 @@ class ConvKernel : public Kernel {
     WindowAttributes attrs_;
     std::int64_t groups_;
 #ifdef ONNXLENS_WITH_DNNL
-    // float only: double and the 16-bit types (computed in float through convolve) keep the
-    // Eigen path exercised in builds that have oneDNN.
-    DnnlConvolution dnnl_;
+    // float only: double keeps the Eigen path exercised in builds that have oneDNN.
+    DnnlConvolution dnnl_{false};
 #endif
 };
 
@@ -468,6 +493,14 @@ class ConvTransposeKernel : public Kernel {
         for (auto d : pr.geometry.outputShape()) shape.push_back(d);
         outputs[0] = computeInFloatingType(
             x, w, bias, shape, [&]<class T>(const T* xd, const T* wd, const T* bd, T* yd) {
+#ifdef ONNXLENS_WITH_DNNL
+                if constexpr (std::is_same_v<T, float>) {
+                    if (dnnl_.supports(pr)) {
+                        dnnl_.run(pr, xd, wd, bd, yd);
+                        return;
+                    }
+                }
+#endif
                 convolveTransposed(ctx.pool(), pr, xd, wd, bd, yd);
             });
     }
@@ -515,6 +548,9 @@ class ConvTransposeKernel : public Kernel {
     WindowAttributes attrs_;
     std::int64_t groups_;
     std::vector<std::int64_t> outputPadding_, outputShape_;
+#ifdef ONNXLENS_WITH_DNNL
+    DnnlConvolution dnnl_{true};
+#endif
 };
 
 // Reads a zero point (scalar, [1] or per-channel [channels]) of any 8-bit type as int32 values.

@@ -152,7 +152,8 @@ class RoiAlignKernel : public Kernel {
             require(batch >= 0 && batch < x.dim(0),
                     "batch index " + std::to_string(batch) + " is out of range");
             for (int i = 0; i < 4; ++i)
-                require(std::isfinite(rois.valueAsDouble(r * 4 + i)), "roi coordinates must be finite");
+                require(std::isfinite(rois.valueAsDouble(r * 4 + i)),
+                        "roi coordinates must be finite");
             const double x1 = rois.valueAsDouble(r * 4) * spatialScale_ - offset;
             const double y1 = rois.valueAsDouble(r * 4 + 1) * spatialScale_ - offset;
             double roiW = rois.valueAsDouble(r * 4 + 2) * spatialScale_ - offset - x1;
@@ -167,7 +168,8 @@ class RoiAlignKernel : public Kernel {
                 return samplingRatio_ > 0 ? static_cast<double>(samplingRatio_)
                                           : std::max(0.0, std::ceil(extent / bins));
             };
-            const double gridHd = gridSize(roiH, outputHeight_), gridWd = gridSize(roiW, outputWidth_);
+            const double gridHd = gridSize(roiH, outputHeight_),
+                         gridWd = gridSize(roiW, outputWidth_);
             require(static_cast<double>(outputHeight_ * outputWidth_) * gridHd * gridWd <= 1e8,
                     "roi " + std::to_string(r) + " would need more than 1e8 sampling points");
             const auto gridH = static_cast<std::int64_t>(gridHd);

@@ -63,7 +63,8 @@ void forEachWindow(const WindowGeometry& g, Visit&& visit) {
                 for (std::int64_t kz = z.first; kz < z.last; ++kz) {
                     const std::int64_t rowZ = (z.start + kz * g.dilation[0]) * IY;
                     for (std::int64_t ky = y.first; ky < y.last; ++ky) {
-                        const std::int64_t row = (rowZ + y.start + ky * g.dilation[1]) * IX + x.start;
+                        const std::int64_t row =
+                            (rowZ + y.start + ky * g.dilation[1]) * IX + x.start;
                         for (std::int64_t kx = x.first; kx < x.last; ++kx)
                             taps[count++] = row + kx * g.dilation[2];
                     }

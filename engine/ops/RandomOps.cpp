@@ -15,7 +15,7 @@ namespace onnxlens::engine::ops {
 namespace {
 
 class Generator {
-public:
+  public:
     explicit Generator(const NodeInfo& node) {
         if (node.hasAttribute("seed")) {
             const float seed = node.getFloat("seed");
@@ -27,12 +27,13 @@ public:
         }
     }
     // Runs `draw(engine)` under the generator's lock (a session may be run from several threads).
-    template <class F> void use(F&& draw) {
+    template <class F>
+    void use(F&& draw) {
         std::lock_guard lock(mutex_);
         draw(engine_);
     }
 
-private:
+  private:
     std::mutex mutex_;
     std::mt19937_64 engine_;
 };
@@ -40,7 +41,8 @@ private:
 DataType floatOutputType(int onnxType) {
     const DataType type = dataTypeFromOnnx(onnxType);
     if (type != DataType::Float && type != DataType::Double && type != DataType::Float16)
-        fail(std::string("random values must be float16, float or double, not ") + dataTypeName(type));
+        fail(std::string("random values must be float16, float or double, not ") +
+             dataTypeName(type));
     return type;
 }
 
@@ -57,7 +59,8 @@ void fillWith(Tensor& out, Generator& generator, Distribution distribution) {
         T* data = out.data<T>();
         const std::int64_t n = out.numel();
         generator.use([&](auto& engine) {
-            for (std::int64_t i = 0; i < n; ++i) data[i] = static_cast<T>(static_cast<float>(distribution(engine)));
+            for (std::int64_t i = 0; i < n; ++i)
+                data[i] = static_cast<T>(static_cast<float>(distribution(engine)));
         });
     });
 }
@@ -66,8 +69,9 @@ enum class Distribution { Uniform, Normal };
 
 // RandomUniform / RandomNormal (shape from the attribute) and their *Like forms (shape, and by
 // default type, from the input).
-template <Distribution kind, bool like> class RandomKernel : public Kernel {
-public:
+template <Distribution kind, bool like>
+class RandomKernel : public Kernel {
+  public:
     explicit RandomKernel(const NodeInfo& node) : generator_(node) {
         if constexpr (kind == Distribution::Uniform) {
             a_ = node.getFloat("low", 0.0f);
@@ -105,7 +109,7 @@ public:
         outputs[0] = Value(std::move(out));
     }
 
-private:
+  private:
     Generator generator_;
     double a_ = 0, b_ = 1;
     std::optional<DataType> type_;
@@ -114,9 +118,10 @@ private:
 
 // Output 1 with probability p (the input element), else 0.
 class BernoulliKernel : public Kernel {
-public:
+  public:
     explicit BernoulliKernel(const NodeInfo& node) : generator_(node) {
-        if (node.hasAttribute("dtype")) type_ = dataTypeFromOnnx(static_cast<int>(node.getInt("dtype")));
+        if (node.hasAttribute("dtype"))
+            type_ = dataTypeFromOnnx(static_cast<int>(node.getInt("dtype")));
     }
 
     void run(KernelContext&, const std::vector<const Value*>& inputs,
@@ -143,14 +148,14 @@ public:
         outputs[0] = Value(std::move(out));
     }
 
-private:
+  private:
     Generator generator_;
     std::optional<DataType> type_;
 };
 
 // Draws `sample_size` class indices per batch row from unnormalised log-probabilities.
 class MultinomialKernel : public Kernel {
-public:
+  public:
     explicit MultinomialKernel(const NodeInfo& node)
         : generator_(node),
           sampleSize_(node.getInt("sample_size", 1)),
@@ -177,7 +182,8 @@ public:
                     for (std::int64_t b = 0; b < batch; ++b) {
                         const P* row = logits + b * classes;
                         double maxLogit = -INFINITY;
-                        for (std::int64_t k = 0; k < classes; ++k) maxLogit = std::max(maxLogit, toDouble(row[k]));
+                        for (std::int64_t k = 0; k < classes; ++k)
+                            maxLogit = std::max(maxLogit, toDouble(row[k]));
                         double total = 0;
                         for (std::int64_t k = 0; k < classes; ++k) {
                             total += std::exp(toDouble(row[k]) - maxLogit);
@@ -187,7 +193,8 @@ public:
                         for (std::int64_t s = 0; s < sampleSize_; ++s) {
                             const double u = uniform(engine);
                             auto it = std::upper_bound(cumulative.begin(), cumulative.end(), u);
-                            const auto k = std::min<std::int64_t>(it - cumulative.begin(), classes - 1);
+                            const auto k =
+                                std::min<std::int64_t>(it - cumulative.begin(), classes - 1);
                             data[b * sampleSize_ + s] = static_cast<T>(k);
                         }
                     }
@@ -197,7 +204,7 @@ public:
         outputs[0] = Value(std::move(out));
     }
 
-private:
+  private:
     Generator generator_;
     std::int64_t sampleSize_;
     DataType type_;

@@ -5,31 +5,45 @@
 // which are instantiated in this file; the warnings point into compiler intrinsics headers.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
+#include <Eigen/Core>
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-
-#include <Eigen/Core>
 
 #include "OpFamilies.h"
 
 namespace onnxlens::engine::ops {
 namespace {
 
-template <class T> using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <class T> using MatrixMap = Eigen::Map<Matrix<T>>;
-template <class T> using ConstMatrixMap = Eigen::Map<const Matrix<T>>;
+template <class T>
+using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class T>
+using MatrixMap = Eigen::Map<Matrix<T>>;
+template <class T>
+using ConstMatrixMap = Eigen::Map<const Matrix<T>>;
 
 // ---------------------------------------------------------------------------------------------
 // Activation functions named by the `activations` attribute.
 
 struct Activation {
-    enum class Kind { Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh,
-                      HardSigmoid, Elu, Softsign, Softplus };
+    enum class Kind {
+        Relu,
+        Tanh,
+        Sigmoid,
+        Affine,
+        LeakyRelu,
+        ThresholdedRelu,
+        ScaledTanh,
+        HardSigmoid,
+        Elu,
+        Softsign,
+        Softplus
+    };
     Kind kind = Kind::Sigmoid;
     float alpha = 0, beta = 0;
 
-    template <class T> void apply(T* x, std::int64_t n) const {
+    template <class T>
+    void apply(T* x, std::int64_t n) const {
         const T a = static_cast<T>(alpha), b = static_cast<T>(beta);
         switch (kind) {
             case Kind::Relu:
@@ -60,7 +74,8 @@ struct Activation {
                 for (std::int64_t i = 0; i < n; ++i) x[i] = std::clamp(a * x[i] + b, T(0), T(1));
                 break;
             case Kind::Elu:
-                for (std::int64_t i = 0; i < n; ++i) x[i] = x[i] >= 0 ? x[i] : a * (std::exp(x[i]) - T(1));
+                for (std::int64_t i = 0; i < n; ++i)
+                    x[i] = x[i] >= 0 ? x[i] : a * (std::exp(x[i]) - T(1));
                 break;
             case Kind::Softsign:
                 for (std::int64_t i = 0; i < n; ++i) x[i] = x[i] / (T(1) + std::abs(x[i]));
@@ -75,23 +90,28 @@ struct Activation {
 
 // Parses `activations`, consuming activation_alpha / activation_beta in order by the functions
 // that take them (the others use their documented defaults).
-std::vector<Activation> parseActivations(const NodeInfo& node, const std::vector<std::string>& defaults,
-                                         int directions) {
+std::vector<Activation> parseActivations(const NodeInfo& node,
+                                         const std::vector<std::string>& defaults, int directions) {
     std::vector<std::string> names = node.getStrings("activations");
     const std::size_t perDirection = defaults.size();
     if (names.empty()) {
-        for (int d = 0; d < directions; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
+        for (int d = 0; d < directions; ++d)
+            names.insert(names.end(), defaults.begin(), defaults.end());
     } else if (names.size() == perDirection && directions == 2) {
         names.insert(names.end(), names.begin(), names.end());
     } else if (names.size() != perDirection * static_cast<std::size_t>(directions)) {
-        fail("activations must list " + std::to_string(perDirection * directions) + " functions, got " +
-             std::to_string(names.size()));
+        fail("activations must list " + std::to_string(perDirection * directions) +
+             " functions, got " + std::to_string(names.size()));
     }
     const auto alphas = node.getFloats("activation_alpha");
     const auto betas = node.getFloats("activation_beta");
     std::size_t nextAlpha = 0, nextBeta = 0;
-    auto takeAlpha = [&](float fallback) { return nextAlpha < alphas.size() ? alphas[nextAlpha++] : fallback; };
-    auto takeBeta = [&](float fallback) { return nextBeta < betas.size() ? betas[nextBeta++] : fallback; };
+    auto takeAlpha = [&](float fallback) {
+        return nextAlpha < alphas.size() ? alphas[nextAlpha++] : fallback;
+    };
+    auto takeBeta = [&](float fallback) {
+        return nextBeta < betas.size() ? betas[nextBeta++] : fallback;
+    };
 
     std::vector<Activation> result;
     for (const auto& name : names) {
@@ -100,24 +120,37 @@ std::vector<Activation> parseActivations(const NodeInfo& node, const std::vector
                        [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
         Activation a;
         using K = Activation::Kind;
-        if (lower == "relu") a.kind = K::Relu;
-        else if (lower == "tanh") a.kind = K::Tanh;
-        else if (lower == "sigmoid") a.kind = K::Sigmoid;
-        else if (lower == "affine") a = {K::Affine, takeAlpha(1.0f), takeBeta(0.0f)};
-        else if (lower == "leakyrelu") a = {K::LeakyRelu, takeAlpha(0.01f), 0};
-        else if (lower == "thresholdedrelu") a = {K::ThresholdedRelu, takeAlpha(1.0f), 0};
-        else if (lower == "scaledtanh") a = {K::ScaledTanh, takeAlpha(1.0f), takeBeta(1.0f)};
-        else if (lower == "hardsigmoid") a = {K::HardSigmoid, takeAlpha(0.2f), takeBeta(0.5f)};
-        else if (lower == "elu") a = {K::Elu, takeAlpha(1.0f), 0};
-        else if (lower == "softsign") a.kind = K::Softsign;
-        else if (lower == "softplus") a.kind = K::Softplus;
-        else fail("unsupported activation function '" + name + "'");
+        if (lower == "relu")
+            a.kind = K::Relu;
+        else if (lower == "tanh")
+            a.kind = K::Tanh;
+        else if (lower == "sigmoid")
+            a.kind = K::Sigmoid;
+        else if (lower == "affine")
+            a = {K::Affine, takeAlpha(1.0f), takeBeta(0.0f)};
+        else if (lower == "leakyrelu")
+            a = {K::LeakyRelu, takeAlpha(0.01f), 0};
+        else if (lower == "thresholdedrelu")
+            a = {K::ThresholdedRelu, takeAlpha(1.0f), 0};
+        else if (lower == "scaledtanh")
+            a = {K::ScaledTanh, takeAlpha(1.0f), takeBeta(1.0f)};
+        else if (lower == "hardsigmoid")
+            a = {K::HardSigmoid, takeAlpha(0.2f), takeBeta(0.5f)};
+        else if (lower == "elu")
+            a = {K::Elu, takeAlpha(1.0f), 0};
+        else if (lower == "softsign")
+            a.kind = K::Softsign;
+        else if (lower == "softplus")
+            a.kind = K::Softplus;
+        else
+            fail("unsupported activation function '" + name + "'");
         result.push_back(a);
     }
     return result;
 }
 
-template <class T> void clipValues(T* x, std::int64_t n, float clip) {
+template <class T>
+void clipValues(T* x, std::int64_t n, float clip) {
     if (clip <= 0) return;
     const T c = static_cast<T>(clip);
     for (std::int64_t i = 0; i < n; ++i) x[i] = std::clamp(x[i], -c, c);
@@ -126,18 +159,20 @@ template <class T> void clipValues(T* x, std::int64_t n, float clip) {
 // ---------------------------------------------------------------------------------------------
 // What the driver hands a cell for one direction.
 
-template <class T> struct DirectionData {
+template <class T>
+struct DirectionData {
     std::int64_t batch = 0, hidden = 0;
-    const T* r = nullptr;       // [gates*H, H]
-    const T* rBias = nullptr;   // [gates*H] or null (already folded into the projection for
-                                // every gate except those a cell keeps separate)
+    const T* r = nullptr;         // [gates*H, H]
+    const T* rBias = nullptr;     // [gates*H] or null (already folded into the projection for
+                                  // every gate except those a cell keeps separate)
     const T* peephole = nullptr;  // LSTM only: [3H] or null
     const Activation* activations = nullptr;  // this direction's functions
     float clip = 0;
 };
 
 // Hidden state h and (LSTM) cell state c of every batch row, updated in place by a step.
-template <class T> struct RecurrentState {
+template <class T>
+struct RecurrentState {
     Matrix<T> h, c;
 };
 
@@ -167,8 +202,10 @@ struct GruCell {
     static constexpr int kGates = 3;  // z, r, h
     static constexpr bool kHasCellState = false;
     static std::vector<std::string> defaultActivations() { return {"Sigmoid", "Tanh"}; }
-    explicit GruCell(const NodeInfo& node) : linearBeforeReset(node.getInt("linear_before_reset", 0) != 0) {}
-    // With linear_before_reset the recurrent bias of the h gate is applied inside the reset product.
+    explicit GruCell(const NodeInfo& node)
+        : linearBeforeReset(node.getInt("linear_before_reset", 0) != 0) {}
+    // With linear_before_reset the recurrent bias of the h gate is applied inside the reset
+    // product.
     bool foldRecurrentBias(int gate) const { return !(linearBeforeReset && gate == 2); }
 
     template <class T>
@@ -181,7 +218,8 @@ struct GruCell {
         if (linearBeforeReset) {
             recurrentH.noalias() = prev.h * r.bottomRows(H).transpose();
             if (d.rBias)
-                recurrentH.rowwise() += Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>(d.rBias + 2 * H, H);
+                recurrentH.rowwise() +=
+                    Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>(d.rBias + 2 * H, H);
         }
         Matrix<T> resetH(rows, H);
         for (std::int64_t b = 0; b < rows; ++b) {
@@ -195,7 +233,8 @@ struct GruCell {
                 for (std::int64_t j = 0; j < H; ++j) resetH(b, j) = reset[j] * prev.h(b, j);
             }
         }
-        if (!linearBeforeReset) gates.rightCols(H).noalias() += resetH * r.bottomRows(H).transpose();
+        if (!linearBeforeReset)
+            gates.rightCols(H).noalias() += resetH * r.bottomRows(H).transpose();
         next.h.resize(rows, H);
         for (std::int64_t b = 0; b < rows; ++b) {
             T* row = gates.row(b).data();
@@ -269,20 +308,26 @@ struct LstmCell {
 // The driver.
 
 // Swaps the first two axes of a [A, B, rest] buffer.
-template <class T> void swapLeadingAxes(const T* in, T* out, std::int64_t a, std::int64_t b, std::int64_t rest) {
+template <class T>
+void swapLeadingAxes(const T* in, T* out, std::int64_t a, std::int64_t b, std::int64_t rest) {
     for (std::int64_t i = 0; i < a; ++i)
         for (std::int64_t j = 0; j < b; ++j)
             std::copy_n(in + (i * b + j) * rest, rest, out + (j * a + i) * rest);
 }
 
-template <class Cell> class RecurrentKernel : public Kernel {
-public:
+template <class Cell>
+class RecurrentKernel : public Kernel {
+  public:
     explicit RecurrentKernel(const NodeInfo& node) : cell_(node) {
         const std::string direction = node.getString("direction", "forward");
-        if (direction == "forward") directions_ = 1;
-        else if (direction == "reverse") directions_ = 1, reverseOnly_ = true;
-        else if (direction == "bidirectional") directions_ = 2;
-        else fail("unknown direction '" + direction + "'");
+        if (direction == "forward")
+            directions_ = 1;
+        else if (direction == "reverse")
+            directions_ = 1, reverseOnly_ = true;
+        else if (direction == "bidirectional")
+            directions_ = 2;
+        else
+            fail("unknown direction '" + direction + "'");
         hiddenSize_ = node.getInt("hidden_size", 0);
         clip_ = node.getFloat("clip", 0.0f);
         if (node.hasAttribute("clip") && clip_ <= 0) fail("clip must be positive");
@@ -312,7 +357,7 @@ public:
             if (out.isTensor()) out = Value(out.tensor().castTo(type));
     }
 
-private:
+  private:
     template <class T>
     void compute(const std::vector<const Value*>& inputs, std::vector<Value>& outputs) const {
         constexpr int G = Cell::kGates;
@@ -325,7 +370,8 @@ private:
         const Tensor* initialC = Cell::kHasCellState ? optionalInputTensor(inputs, 6) : nullptr;
         const Tensor* peepholes = Cell::kHasCellState ? optionalInputTensor(inputs, 7) : nullptr;
 
-        if (xInput.rank() != 3) fail("X must have rank 3, got shape " + shapeToString(xInput.shape()));
+        if (xInput.rank() != 3)
+            fail("X must have rank 3, got shape " + shapeToString(xInput.shape()));
         const std::int64_t seq = layout_ == 0 ? xInput.dim(0) : xInput.dim(1);
         const std::int64_t batch = layout_ == 0 ? xInput.dim(1) : xInput.dim(0);
         const std::int64_t inputSize = xInput.dim(2);
@@ -349,7 +395,8 @@ private:
 
         std::vector<std::int64_t> lengths(static_cast<std::size_t>(batch), seq);
         if (lengthsInput) {
-            if (lengthsInput->numel() != batch) fail("sequence_lens must have one entry per batch item");
+            if (lengthsInput->numel() != batch)
+                fail("sequence_lens must have one entry per batch item");
             lengths = lengthsInput->toInt64Vector();
             for (auto n : lengths)
                 if (n < 0 || n > seq)
@@ -385,7 +432,8 @@ private:
             data.r = r.data<T>() + d * G * H * H;
             data.rBias = bias ? bias->data<T>() + d * 2 * G * H + G * H : nullptr;
             data.peephole = peepholes ? peepholes->data<T>() + d * 3 * H : nullptr;
-            data.activations = activations_.data() + d * static_cast<std::int64_t>(activations_.size() / D);
+            data.activations =
+                activations_.data() + d * static_cast<std::int64_t>(activations_.size() / D);
             data.clip = clip_;
 
             // Input projection of every step: [seq*batch, G*H] = X W^T + biases.
@@ -399,7 +447,8 @@ private:
                 for (int gate = 0; gate < G; ++gate)
                     for (std::int64_t j = 0; j < H; ++j) {
                         const std::int64_t k = gate * H + j;
-                        combined(k) = wb[k] + (cell_.foldRecurrentBias(gate) ? data.rBias[k] : T(0));
+                        combined(k) =
+                            wb[k] + (cell_.foldRecurrentBias(gate) ? data.rBias[k] : T(0));
                     }
                 projected.rowwise() += combined;
             }
@@ -429,7 +478,8 @@ private:
                 }
             }
             std::copy_n(state.h.data(), batch * H, yH.data<T>() + d * batch * H);
-            if (Cell::kHasCellState) std::copy_n(state.c.data(), batch * H, yC.data<T>() + d * batch * H);
+            if (Cell::kHasCellState)
+                std::copy_n(state.c.data(), batch * H, yC.data<T>() + d * batch * H);
         }
 
         if (layout_ == 1) {

@@ -208,49 +208,50 @@ Tensor resampleAxis(ThreadPool& pool, const Tensor& src, std::size_t axis, const
         // The last axis: every output element is a short dot product of one input line.
         pool.parallelFor(outer, static_cast<double>(f.outLength * width * 2),
                          [&](std::int64_t begin, std::int64_t end) {
-            for (std::int64_t o = begin; o < end; ++o) {
-                const T* line = in + o * f.inLength;
-                T* result = out + o * f.outLength;
-                for (std::int64_t j = 0; j < f.outLength; ++j) {
-                    if (f.outside[j]) {
-                        result[j] = fill;
-                        continue;
-                    }
-                    const std::int64_t* idx = &f.index[j * width];
-                    const T* w = &weights[j * width];
-                    T sum = w[0] * line[idx[0]];
-                    for (int k = 1; k < width; ++k) sum += w[k] * line[idx[k]];
-                    result[j] = sum;
-                }
-            }
-        });
+                             for (std::int64_t o = begin; o < end; ++o) {
+                                 const T* line = in + o * f.inLength;
+                                 T* result = out + o * f.outLength;
+                                 for (std::int64_t j = 0; j < f.outLength; ++j) {
+                                     if (f.outside[j]) {
+                                         result[j] = fill;
+                                         continue;
+                                     }
+                                     const std::int64_t* idx = &f.index[j * width];
+                                     const T* w = &weights[j * width];
+                                     T sum = w[0] * line[idx[0]];
+                                     for (int k = 1; k < width; ++k) sum += w[k] * line[idx[k]];
+                                     result[j] = sum;
+                                 }
+                             }
+                         });
         return dst;
     }
     pool.parallelFor(outer * f.outLength, static_cast<double>(inner * width * 2),
                      [&](std::int64_t begin, std::int64_t end) {
-        for (std::int64_t row = begin; row < end; ++row) {
-            const std::int64_t o = row / f.outLength, j = row % f.outLength;
-            T* line = out + row * inner;
-            if (f.outside[j]) {
-                std::fill_n(line, inner, fill);
-                continue;
-            }
-            const T* base = in + o * f.inLength * inner;
-            const std::int64_t* idx = &f.index[j * width];
-            const T* w = &weights[j * width];
-            if (width == 1) {
-                std::copy_n(base + idx[0] * inner, inner, line);
-                continue;
-            }
-            std::fill_n(line, inner, T(0));
-            for (int k = 0; k < width; ++k) {
-                if (w[k] == T(0)) continue;
-                const T weight = w[k];
-                const T* source = base + idx[k] * inner;
-                for (std::int64_t i = 0; i < inner; ++i) line[i] += weight * source[i];
-            }
-        }
-    });
+                         for (std::int64_t row = begin; row < end; ++row) {
+                             const std::int64_t o = row / f.outLength, j = row % f.outLength;
+                             T* line = out + row * inner;
+                             if (f.outside[j]) {
+                                 std::fill_n(line, inner, fill);
+                                 continue;
+                             }
+                             const T* base = in + o * f.inLength * inner;
+                             const std::int64_t* idx = &f.index[j * width];
+                             const T* w = &weights[j * width];
+                             if (width == 1) {
+                                 std::copy_n(base + idx[0] * inner, inner, line);
+                                 continue;
+                             }
+                             std::fill_n(line, inner, T(0));
+                             for (int k = 0; k < width; ++k) {
+                                 if (w[k] == T(0)) continue;
+                                 const T weight = w[k];
+                                 const T* source = base + idx[k] * inner;
+                                 for (std::int64_t i = 0; i < inner; ++i)
+                                     line[i] += weight * source[i];
+                             }
+                         }
+                     });
     return dst;
 }
 
@@ -499,8 +500,7 @@ class GridSampleKernel : public Kernel {
     // padding) or not finite add nothing, whatever their weight.
     static void addPixel(double& sum, double weight, const double* plane, std::int64_t H,
                          std::int64_t W, double x, double y) {
-        if (!(x >= 0 && x < static_cast<double>(W) && y >= 0 && y < static_cast<double>(H)))
-            return;
+        if (!(x >= 0 && x < static_cast<double>(W) && y >= 0 && y < static_cast<double>(H))) return;
         sum += weight * plane[static_cast<std::int64_t>(y) * W + static_cast<std::int64_t>(x)];
     }
 

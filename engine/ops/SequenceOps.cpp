@@ -41,19 +41,20 @@ DataType joinedElementType(DataType sequenceType, const Tensor& tensor) {
 }
 
 class SequenceEmptyKernel : public Kernel {
-public:
+  public:
     explicit SequenceEmptyKernel(const NodeInfo& node)
         : type_(dataTypeFromOnnx(static_cast<int>(node.getInt("dtype", 1)))) {}
-    void run(KernelContext&, const std::vector<const Value*>&, std::vector<Value>& outputs) override {
+    void run(KernelContext&, const std::vector<const Value*>&,
+             std::vector<Value>& outputs) override {
         outputs[0] = Value::sequence({}, type_);
     }
 
-private:
+  private:
     DataType type_;
 };
 
 class SequenceConstructKernel : public Kernel {
-public:
+  public:
     explicit SequenceConstructKernel(const NodeInfo&) {}
     void run(KernelContext&, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
@@ -70,7 +71,7 @@ public:
 };
 
 class SequenceInsertKernel : public Kernel {
-public:
+  public:
     explicit SequenceInsertKernel(const NodeInfo&) {}
     void run(KernelContext&, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
@@ -89,18 +90,19 @@ public:
 };
 
 class SequenceAtKernel : public Kernel {
-public:
+  public:
     explicit SequenceAtKernel(const NodeInfo&) {}
     void run(KernelContext&, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
         const auto& items = sequenceInput(inputs, 0);
         const auto size = static_cast<std::int64_t>(items.size());
-        outputs[0] = Value(items[static_cast<std::size_t>(positionInput(inputTensor(inputs, 1), size, 0))]);
+        outputs[0] =
+            Value(items[static_cast<std::size_t>(positionInput(inputTensor(inputs, 1), size, 0))]);
     }
 };
 
 class SequenceEraseKernel : public Kernel {
-public:
+  public:
     explicit SequenceEraseKernel(const NodeInfo&) {}
     void run(KernelContext&, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
@@ -117,7 +119,7 @@ public:
 };
 
 class SequenceLengthKernel : public Kernel {
-public:
+  public:
     explicit SequenceLengthKernel(const NodeInfo&) {}
     void run(KernelContext&, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
@@ -127,7 +129,7 @@ public:
 };
 
 class SplitToSequenceKernel : public Kernel {
-public:
+  public:
     explicit SplitToSequenceKernel(const NodeInfo& node)
         : axis_(node.getInt("axis", 0)), keepDims_(node.getInt("keepdims", 1) != 0) {}
 
@@ -171,13 +173,13 @@ public:
         outputs[0] = Value::sequence(std::move(items), input.dtype());
     }
 
-private:
+  private:
     std::int64_t axis_;
     bool keepDims_;
 };
 
 class ConcatFromSequenceKernel : public Kernel {
-public:
+  public:
     explicit ConcatFromSequenceKernel(const NodeInfo& node)
         : axis_(node.getInt("axis")), newAxis_(node.getInt("new_axis", 0) != 0) {}
 
@@ -191,11 +193,12 @@ public:
             outputs[0] = Value(stackAlongNewAxis(items, axis));
         } else {
             if (rank == 0) fail("cannot concatenate scalars without new_axis");
-            outputs[0] = Value(concatAlongAxis(items, static_cast<std::size_t>(normalizeAxis(axis_, rank))));
+            outputs[0] =
+                Value(concatAlongAxis(items, static_cast<std::size_t>(normalizeAxis(axis_, rank))));
         }
     }
 
-private:
+  private:
     std::int64_t axis_;
     bool newAxis_;
 };
@@ -203,7 +206,7 @@ private:
 // Runs its body once per element of the first (sequence) input; other sequence inputs are
 // iterated in step, tensor inputs are passed whole to every iteration.
 class SequenceMapKernel : public Kernel {
-public:
+  public:
     explicit SequenceMapKernel(const NodeInfo& node) : body_(node.compileGraph("body")) {
         const auto& graph = node.find("body")->g();
         if (graph.input_size() != node.inputCount())
@@ -245,14 +248,14 @@ public:
         }
     }
 
-private:
+  private:
     std::shared_ptr<CompiledGraph> body_;
     std::vector<DataType> outputTypes_;
 };
 
 // Optional(x) holds x; Optional() with a type attribute is the empty optional.
 class OptionalKernel : public Kernel {
-public:
+  public:
     explicit OptionalKernel(const NodeInfo& node) {
         if (!node.hasInput(0) && !node.hasAttribute("type"))
             fail("Optional without an input needs the 'type' attribute");
@@ -264,7 +267,7 @@ public:
 };
 
 class OptionalHasElementKernel : public Kernel {
-public:
+  public:
     explicit OptionalHasElementKernel(const NodeInfo&) {}
     void run(KernelContext&, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
@@ -274,7 +277,7 @@ public:
 };
 
 class OptionalGetElementKernel : public Kernel {
-public:
+  public:
     explicit OptionalGetElementKernel(const NodeInfo&) {}
     void run(KernelContext&, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {

@@ -2,11 +2,11 @@
 // Moving blocks of elements between tensors of any element type, and the slicing, stacking and
 // concatenation along one axis that Loop, Scan, SequenceMap, SplitToSequence and
 // ConcatFromSequence share.
+#include <onnx/onnx_pb.h>
+
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include <onnx/onnx_pb.h>
 
 #include "onnxlens/engine/EngineError.h"
 #include "onnxlens/engine/Tensor.h"
@@ -116,7 +116,8 @@ inline DataType declaredTensorType(const onnx::TypeProto& type) {
 // The element type of a declared sequence (or optional sequence) type; Undefined when unknown.
 inline DataType declaredSequenceElementType(const onnx::TypeProto& type) {
     if (type.has_sequence_type()) return declaredTensorType(type.sequence_type().elem_type());
-    if (type.has_optional_type()) return declaredSequenceElementType(type.optional_type().elem_type());
+    if (type.has_optional_type())
+        return declaredSequenceElementType(type.optional_type().elem_type());
     return DataType::Undefined;
 }
 

@@ -238,6 +238,7 @@ class FlattenKernel final : public Kernel {
 };
 
 // Squeeze and Unsqueeze take axes as an attribute before opset 13 and as an input after.
+// Squeeze without axes (or with an empty list, as exporters write) drops every unit dim.
 class SqueezeKernel final : public Kernel {
   public:
     explicit SqueezeKernel(const NodeInfo& node) : axesFromInput_(node.opsetVersion() >= 13) {
@@ -249,7 +250,7 @@ class SqueezeKernel final : public Kernel {
         if (axesFromInput_)
             if (const Tensor* t = optionalInputTensor(inputs, 1)) axes = t->toInt64Vector();
         std::vector<bool> drop(static_cast<std::size_t>(x.rank()), false);
-        if (axes) {
+        if (axes && !axes->empty()) {
             for (std::int64_t a : normalizeAxes(*axes, x.rank())) {
                 if (x.dim(a) != 1)
                     fail("Squeeze: axis " + std::to_string(a) + " has size " +
@@ -633,12 +634,16 @@ class PadKernel final : public Kernel {
             if (outShape[du] < 0)
                 fail("Pad: pads " + listToString(pads) + " crop more than the size " +
                      std::to_string(x.dim(d)) + " of axis " + std::to_string(d));
-            sourceIndex[du] = sourceIndices(x.dim(d), pads[du], outShape[du], d);
         }
+        // Allocating first bounds every dim (and so the index maps) by the memory limit.
         Tensor out(x.dtype(), outShape);
         if (out.numel() == 0) {
             outputs[0] = Value(std::move(out));
             return;
+        }
+        for (std::int64_t d = 0; d < rank; ++d) {
+            const auto du = static_cast<std::size_t>(d);
+            sourceIndex[du] = sourceIndices(x.dim(d), pads[du], outShape[du], d);
         }
         if (rank == 0) {
             outputs[0] = Value(x.clone());

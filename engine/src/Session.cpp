@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "GradientExpansion.h"
 #include "onnxlens/engine/GraphOptimizer.h"
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/ModelSummary.h"
@@ -107,7 +108,10 @@ public:
     GraphCompiler(CompileShared& shared, OpsetMap opsets)
         : shared_(shared), opsets_(std::move(opsets)) {}
 
-    std::shared_ptr<CompiledGraph> compile(const onnx::GraphProto& graph) {
+    std::shared_ptr<CompiledGraph> compile(const onnx::GraphProto& original) {
+        const onnx::GraphProto* source = &original;
+        if (hasGradientNodes(original)) source = &shared_.ownedGraphs.emplace_back(expandGradientNodes(original));
+        const onnx::GraphProto& graph = *source;
         auto compiled = std::shared_ptr<CompiledGraph>(new CompiledGraph());
         graph_ = compiled.get();
 

@@ -212,6 +212,10 @@ Result<Value> readValueFile(const std::filesystem::path& file, const onnx::TypeP
         onnx::TensorProto proto;
         if (!proto.ParseFromString(bytes)) return makeError(where, "is not a valid TensorProto");
         if (proto.data_type() == 0) return makeError(where, "TensorProto has no data_type");
+        // The ONNX test data (onnx <= 1.13) stores bfloat16 tensors as their uint16 bit patterns.
+        if (type && dataTypeOfTypeProto(*type) == DataType::BFloat16 &&
+            proto.data_type() == onnx::TensorProto::UINT16)
+            proto.set_data_type(onnx::TensorProto::BFLOAT16);
         return Value(tensorFromProto(proto, file.parent_path()));
     } catch (const EngineError& e) {
         return makeError(where, e.what());

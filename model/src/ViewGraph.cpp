@@ -145,6 +145,7 @@ public:
         Scope scope;
         addGraph(view_.inferred->graph(), &view_.model->graph(), 0, scope, "", true, 0);
         compactScopes();
+        splitLargeLevels();
         countNodes();
         buildEdges();
         buildLevels();
@@ -464,6 +465,64 @@ private:
         for (auto& n : view_.nodes) n.group = remap[n.group];
         groups = std::move(kept);
         for (auto& g : groups) g.depth = g.parent < 0 ? 0 : groups[g.parent].depth + 1;
+    }
+
+    // Children of one level beyond maxLevelUnits go into Range groups of rangeSize consecutive
+    // children (graph inputs and outputs stay where they are).
+    void splitLargeLevels() {
+        const std::size_t groupCount = view_.groups.size();
+        for (std::size_t g = 0; g < groupCount; ++g) {
+            if (static_cast<int>(view_.groups[g].children.size()) <= options_.maxLevelUnits) continue;
+            std::vector<ViewUnitRef> old = std::move(view_.groups[g].children);
+            std::vector<ViewUnitRef> kept;
+            std::vector<ViewUnitRef> run;
+            auto isGraphIo = [&](const ViewUnitRef& ref) {
+                return ref.kind == ViewUnitRef::Kind::Node &&
+                       view_.nodes[ref.index].kind != ViewNode::Kind::Operator;
+            };
+            auto flush = [&] {
+                if (run.empty()) return;
+                ViewGroup range;
+                range.kind = ViewGroup::Kind::Range;
+                range.parent = static_cast<int>(g);
+                auto name = [&](const ViewUnitRef& ref) {
+                    return ref.kind == ViewUnitRef::Kind::Node
+                               ? view_.nodes[ref.index].name.empty() ? view_.nodes[ref.index].opType
+                                                                     : lastComponent(view_.nodes[ref.index].name)
+                               : view_.groups[ref.index].title;
+                };
+                range.title = name(run.front()) + " … " + name(run.back());
+                range.path = view_.groups[g].path + "/[" + std::to_string(view_.groups.size()) + "]";
+                const int index = static_cast<int>(view_.groups.size());
+                for (const auto& ref : run) {
+                    if (ref.kind == ViewUnitRef::Kind::Node) view_.nodes[ref.index].group = index;
+                    else view_.groups[ref.index].parent = index;
+                }
+                range.children = std::move(run);
+                run.clear();
+                view_.groups.push_back(std::move(range));
+                kept.push_back({ViewUnitRef::Kind::Group, index});
+            };
+            for (const auto& ref : old) {
+                if (isGraphIo(ref)) {
+                    flush();
+                    kept.push_back(ref);
+                    continue;
+                }
+                run.push_back(ref);
+                if (static_cast<int>(run.size()) >= options_.rangeSize) flush();
+            }
+            flush();
+            view_.groups[g].children = std::move(kept);
+        }
+        // Depths from the root down (ranges come after the groups they hold).
+        std::vector<int> order = {0};
+        for (std::size_t i = 0; i < order.size(); ++i) {
+            auto& group = view_.groups[order[i]];
+            group.depth = group.parent < 0 ? 0 : view_.groups[group.parent].depth + 1;
+            for (const auto& ref : group.children)
+                if (ref.kind == ViewUnitRef::Kind::Group) order.push_back(ref.index);
+        }
     }
 
     void countNodes() {

@@ -223,6 +223,28 @@ TEST(ViewGraph, LocalFunctionCallsAreGroupsHoldingTheBody) {
     EXPECT_TRUE(fromBody);
 }
 
+TEST(ViewGraph, LargeFlatLevelsAreSplitIntoRanges) {
+    auto view = buildViewGraph(testing::makeFlatGraph(1000));
+    ASSERT_TRUE(view) << view.error().message;
+    const auto& root = view->groups[0];
+    // input, ceil(1000 / 150) = 7 ranges, output.
+    ASSERT_EQ(root.children.size(), 9u);
+    EXPECT_EQ(root.children.front().kind, ViewUnitRef::Kind::Node);
+    EXPECT_EQ(root.children.back().kind, ViewUnitRef::Kind::Node);
+    int operators = 0;
+    for (std::size_t i = 1; i + 1 < root.children.size(); ++i) {
+        const auto& range = view->groups[root.children[i].index];
+        EXPECT_EQ(range.kind, ViewGroup::Kind::Range);
+        EXPECT_EQ(range.depth, 1);
+        EXPECT_LE(range.children.size(), 150u);
+        operators += range.nodeCount;
+    }
+    EXPECT_EQ(operators, 1000);
+    EXPECT_EQ(view->groups[root.children[1].index].title, "Relu_0 … Sub_149");
+    // The chain crosses from one range to the next at the root level.
+    EXPECT_FALSE(view->levels[0].edges.empty());
+}
+
 TEST(ViewGraph, BuildsEveryBackendTestModel) {
     // Robustness: every model of the ONNX backend test data builds a view graph.
     int built = 0;

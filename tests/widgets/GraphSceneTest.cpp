@@ -165,16 +165,32 @@ TEST(GuiSpeed, OpenExpandAndStallTimes) {
     clock.start();
     int applied = 0;
     QObject::connect(page, &widgets::GraphPage::layoutApplied, [&](double) { ++applied; });
-    page->scene()->setExpanded(encoder, true);
-    ASSERT_TRUE(testing::waitFor([&] { return applied == 1; }, 60000)) << page->lastError().toStdString();
-    const double encoderMs = clock.nsecsElapsed() / 1e6;
+    double encoderMs = 0;  // the overview may have opened it already (its level holds 3 ranges)
+    if (!page->scene()->isExpanded(encoder)) {
+        page->scene()->setExpanded(encoder, true);
+        ASSERT_TRUE(testing::waitFor([&] { return applied == 1; }, 60000)) << page->lastError().toStdString();
+        encoderMs = clock.nsecsElapsed() / 1e6;
+    }
+    // 303 layers are more than one level holds: they sit in Range groups of 150.
+    const int layer = groupAt(*view, "/encoder/layer.150");
+    const int range = view->groups[layer].parent;
+    double rangeMs = 0;
+    if (range != encoder) {
+        clock.restart();
+        page->scene()->setExpanded(range, true);
+        const int expected = applied + 1;
+        ASSERT_TRUE(testing::waitFor([&] { return applied == expected; }, 60000)) << page->lastError().toStdString();
+        rangeMs = clock.nsecsElapsed() / 1e6;
+    }
+    const int before = applied;
     clock.restart();
-    page->scene()->setExpanded(groupAt(*view, "/encoder/layer.150"), true);
-    ASSERT_TRUE(testing::waitFor([&] { return applied == 2; }, 60000)) << page->lastError().toStdString();
+    page->scene()->setExpanded(layer, true);
+    ASSERT_TRUE(testing::waitFor([&] { return applied == before + 1; }, 60000)) << page->lastError().toStdString();
     const double layerMs = clock.nsecsElapsed() / 1e6;
-    std::printf("[ timing ] 10,004 nodes: expanding /encoder (303 layer boxes) %.0f ms; then expanding "
+    EXPECT_NE(page->scene()->nodeItem(view->findNodeByName("/encoder/layer.150/attention/self/Softmax")), nullptr);
+    std::printf("[ timing ] 10,004 nodes: expanding /encoder %.0f ms; its range of 150 layers %.0f ms; then "
                 "/encoder/layer.150 %.0f ms (budget 500 ms); longest GUI stall %.1f ms\n",
-                encoderMs, layerMs, stalls.worstStallMs());
+                encoderMs, rangeMs, layerMs, stalls.worstStallMs());
 }
 
 }  // namespace

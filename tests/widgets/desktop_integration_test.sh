@@ -23,9 +23,11 @@ update-desktop-database "$data/applications"
 validation="$(desktop-file-validate "$desktop" 2>&1 || true)"
 if [ -n "$validation" ]; then echo "FAIL: desktop-file-validate: $validation"; exit 1; fi
 
+# GIO lists an application only if its Exec program is on PATH: the installed one.
+export PATH="$prefix/bin:$PATH"
 export XDG_DATA_HOME="$prefix/home-data" XDG_DATA_DIRS="$data" XDG_CONFIG_HOME="$prefix/config"
 mkdir -p "$XDG_DATA_HOME" "$XDG_CONFIG_HOME"
-touch "$prefix/model.onnx"
+printf '\x08\x08\x12\x0connxlens-test\x3a\x02\x10\x0d' > "$prefix/model.onnx"  # protobuf bytes
 type="$(gio info -a standard::content-type "$prefix/model.onnx" | sed -n 's/.*standard::content-type: //p')"
 [ "$type" = "application/x-onnx" ] || { echo "FAIL: *.onnx is '$type', not application/x-onnx"; exit 1; }
 handlers="$(gio mime application/x-onnx)"

@@ -7,7 +7,9 @@
 namespace onnxlens::testing {
 namespace {
 
-Value floats(Shape shape, std::vector<float> values) { return makeTensor<float>(std::move(shape), std::move(values)); }
+Value floats(Shape shape, std::vector<float> values) {
+    return makeTensor<float>(std::move(shape), std::move(values));
+}
 Value int64Scalar(std::int64_t v) { return Tensor::scalar<std::int64_t>(v); }
 Value boolScalar(bool v) { return Tensor::scalar<bool>(v); }
 
@@ -42,7 +44,8 @@ TEST(IfOpTest, ConditionMustBeOneElement) {
                                   {"b", floats({1}, {2})}});
     ASSERT_FALSE(r);
     EXPECT_NE(r.error().message.find("If"), std::string::npos) << r.error().message;
-    EXPECT_NE(r.error().message.find("exactly one element"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("exactly one element"), std::string::npos)
+        << r.error().message;
 }
 
 TEST(IfOpTest, BranchOutputCountMustMatchTheNode) {
@@ -57,6 +60,29 @@ TEST(IfOpTest, BranchOutputCountMustMatchTheNode) {
     auto r = runGraph(g, {{"cond", boolScalar(true)}, {"a", floats({1}, {1})}});
     ASSERT_FALSE(r);
     EXPECT_NE(r.error().message.find("branch yields 2"), std::string::npos) << r.error().message;
+}
+
+TEST(IfOpTest, BranchReadsAnEmptyOptionalFromTheOuterScope) {
+    // The outer value is an empty optional (Value::Kind::None); the branch must still see it as
+    // defined and report that it holds nothing.
+    TestGraph thenBranch("then_branch"), elseBranch("else_branch");
+    thenBranch.node("OptionalHasElement", {"maybe"}, {"has"});
+    thenBranch.output("has");
+    elseBranch.output("flag");
+    TestGraph g;
+    g.input("flag");
+    auto& empty = g.node("Optional", {}, {"maybe"});
+    auto* type = empty.add_attribute();
+    type->set_name("type");
+    type->set_type(onnx::AttributeProto::TYPE_PROTO);
+    type->mutable_tp()->mutable_tensor_type()->set_elem_type(1);
+    auto& n = g.node("If", {"flag"}, {"y"});
+    setGraphAttr(n, "then_branch", thenBranch);
+    setGraphAttr(n, "else_branch", elseBranch);
+    g.output("y");
+    auto r = runGraph(g, {{"flag", Value(Tensor::scalar<bool>(true))}});
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(valuesOf<bool>(r->at(0).tensor()), (std::vector<bool>{false}));
 }
 
 // --- Loop -----------------------------------------------------------------------------------
@@ -81,8 +107,9 @@ TestGraph appendingLoop(bool withTripCount, bool withCondition) {
 
 TEST(LoopOpTest, TripCountCarriesSequenceAndConcatenatesScanOutputs) {
     const Value x = floats({2}, {3, 4});
-    auto r = runGraph(appendingLoop(true, false),
-                      {{"x", x}, {"seq", Value::sequence({}, DataType::Float)}, {"M", int64Scalar(3)}});
+    auto r =
+        runGraph(appendingLoop(true, false),
+                 {{"x", x}, {"seq", Value::sequence({}, DataType::Float)}, {"M", int64Scalar(3)}});
     ASSERT_TRUE(r) << r.error().message;
     ASSERT_TRUE(r->at(0).isSequence());
     ASSERT_EQ(r->at(0).sequence().size(), 3u);
@@ -135,7 +162,8 @@ TEST(LoopOpTest, NestedBodiesResolveNamesTwoScopesUp) {
     innerBody.node("SequenceInsert", {"s_in", "x"}, {"s_out"});
     innerBody.output("c").output("s_out");
     TestGraph thenBranch("then_branch"), elseBranch("else_branch");
-    setGraphAttr(thenBranch.node("Loop", {"three", "", "seq_in"}, {"seq_looped"}), "body", innerBody);
+    setGraphAttr(thenBranch.node("Loop", {"three", "", "seq_in"}, {"seq_looped"}), "body",
+                 innerBody);
     thenBranch.output("seq_looped");
     elseBranch.output("seq_in");
     TestGraph outerBody("outer_body");
@@ -205,7 +233,8 @@ TEST(ScanOpTest, Opset9AxesAndDirections) {
     setAttr(n, "scan_input_axes", std::vector<std::int64_t>{-1});
     setAttr(n, "scan_input_directions", std::vector<std::int64_t>{1});
     setAttr(n, "scan_output_axes", std::vector<std::int64_t>{1});
-    auto r = runGraph(g, {{"init", floats({2}, {0, 0})}, {"x", floats({2, 3}, {1, 2, 3, 4, 5, 6})}});
+    auto r =
+        runGraph(g, {{"init", floats({2}, {0, 0})}, {"x", floats({2, 3}, {1, 2, 3, 4, 5, 6})}});
     ASSERT_TRUE(r) << r.error().message;
     // Visit order: column 2, 1, 0. Final state: column 0.
     EXPECT_EQ(valuesOf<float>(r->at(0).tensor()), (std::vector<float>{1, 4}));
@@ -221,7 +250,8 @@ TEST(ScanOpTest, Opset9ReversedOutputDirection) {
     setGraphAttr(n, "body", lastElementBody());
     setAttr(n, "num_scan_inputs", std::int64_t{1});
     setAttr(n, "scan_output_directions", std::vector<std::int64_t>{1});
-    auto r = runGraph(g, {{"init", floats({2}, {0, 0})}, {"x", floats({3, 2}, {1, 2, 3, 4, 5, 6})}});
+    auto r =
+        runGraph(g, {{"init", floats({2}, {0, 0})}, {"x", floats({3, 2}, {1, 2, 3, 4, 5, 6})}});
     ASSERT_TRUE(r) << r.error().message;
     EXPECT_EQ(valuesOf<float>(r->at(0).tensor()), (std::vector<float>{5, 6}));
     EXPECT_EQ(valuesOf<float>(r->at(1).tensor()), (std::vector<float>{5, 6, 3, 4, 1, 2}));
@@ -251,9 +281,11 @@ TEST(ScanOpTest, Opset9InputsOfDifferentLengthsAreAnError) {
     auto& n = g.node("Scan", {"init", "a", "b"}, {"s_final"});
     setGraphAttr(n, "body", body);
     setAttr(n, "num_scan_inputs", std::int64_t{2});
-    auto r = runGraph(g, {{"init", floats({1}, {0})}, {"a", floats({2}, {1, 2})}, {"b", floats({3}, {1, 2, 3})}});
+    auto r = runGraph(
+        g, {{"init", floats({1}, {0})}, {"a", floats({2}, {1, 2})}, {"b", floats({3}, {1, 2, 3})}});
     ASSERT_FALSE(r);
-    EXPECT_NE(r.error().message.find("different sequence lengths"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("different sequence lengths"), std::string::npos)
+        << r.error().message;
 }
 
 TEST(ScanOpTest, Opset8BatchesWithSequenceLengths) {
@@ -297,35 +329,6 @@ TEST(ScanOpTest, NumScanInputsMustFit) {
     auto r = runGraph(g, {{"init", floats({1}, {0})}, {"x", floats({1}, {1})}});
     ASSERT_FALSE(r);
     EXPECT_NE(r.error().message.find("num_scan_inputs"), std::string::npos) << r.error().message;
-}
-
-}  // namespace
-}  // namespace onnxlens::testing
-
-namespace onnxlens::testing {
-namespace {
-
-TEST(IfOpTest, BranchReadsAnEmptyOptionalFromTheOuterScope) {
-    // The outer value is an empty optional (Value::Kind::None); the branch must still see it as
-    // defined and report that it holds nothing.
-    TestGraph thenBranch("then_branch"), elseBranch("else_branch");
-    thenBranch.node("OptionalHasElement", {"maybe"}, {"has"});
-    thenBranch.output("has");
-    elseBranch.output("flag");
-    TestGraph g;
-    g.input("flag");
-    auto& empty = g.node("Optional", {}, {"maybe"});
-    auto* type = empty.add_attribute();
-    type->set_name("type");
-    type->set_type(onnx::AttributeProto::TYPE_PROTO);
-    type->mutable_tp()->mutable_tensor_type()->set_elem_type(1);
-    auto& n = g.node("If", {"flag"}, {"y"});
-    setGraphAttr(n, "then_branch", thenBranch);
-    setGraphAttr(n, "else_branch", elseBranch);
-    g.output("y");
-    auto r = runGraph(g, {{"flag", Value(Tensor::scalar<bool>(true))}});
-    ASSERT_TRUE(r) << r.error().message;
-    EXPECT_EQ(valuesOf<bool>(r->at(0).tensor()), (std::vector<bool>{false}));
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 namespace onnxlens::testing {
 
 class TestGraph {
-public:
+  public:
     explicit TestGraph(std::string name = "g") { graph_.set_name(std::move(name)); }
 
     // Adds a node; returns it so that attributes can be set with setAttr / setGraphAttr.
@@ -43,7 +43,7 @@ public:
     }
     const onnx::GraphProto& proto() const { return graph_; }
 
-private:
+  private:
     static void declareTensor(onnx::ValueInfoProto& v, const std::string& name, DataType type,
                               const Shape& shape) {
         v.set_name(name);
@@ -82,7 +82,8 @@ inline Result<std::vector<Value>> runGraph(const TestGraph& graph,
     return (*session)->run(feeds);
 }
 
-template <class T> std::vector<T> valuesOf(const Tensor& t) {
+template <class T>
+std::vector<T> valuesOf(const Tensor& t) {
     auto s = t.span<T>();
     return {s.begin(), s.end()};
 }

@@ -51,6 +51,21 @@ TEST(MatMulOps, BatchDimensionsBroadcast) {
     EXPECT_TRUE(tensorsClose(y, floats({2, 3, 2, 4}, expected)));
 }
 
+TEST(MatMulOps, RowBlocksOverThreadsMatchTheNaiveProduct) {
+    // One large matrix product, so the kernel splits rows across the two threads.
+    const int m = 96, k = 80, n = 72;
+    Tensor a = sequenceTensor({m, k});
+    Tensor b = sequenceTensor({k, n});
+    std::vector<float> expected(static_cast<std::size_t>(m * n), 0.0f);
+    for (int r = 0; r < m; ++r)
+        for (int c = 0; c < n; ++c)
+            for (int i = 0; i < k; ++i)
+                expected[r * n + c] += a.data<float>()[r * k + i] * b.data<float>()[i * n + c];
+    auto result = runOneNode(nodeSpec("MatMul", 13, {Value(a), Value(b)}), 2);
+    ASSERT_TRUE(result) << result.error().message;
+    EXPECT_TRUE(tensorsClose(result->at(0).tensor(), floats({m, n}, expected)));
+}
+
 TEST(MatMulOps, ZeroInnerDimensionGivesZeros) {
     Tensor y = runBinary("MatMul", floats({2, 0}, {}), floats({0, 3}, {}));
     EXPECT_TRUE(tensorsClose(y, floats({2, 3}, {0, 0, 0, 0, 0, 0})));

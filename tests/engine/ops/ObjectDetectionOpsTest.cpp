@@ -116,9 +116,12 @@ TEST(ObjectDetectionOps, NonFiniteInputsAreHandled) {
                              makeTensor<std::int64_t>({2, 3}, {0, 0, 1, 0, 0, 2})));
     // A NaN or enormous roi is an error, not a crash or a runaway allocation.
     for (float bad : {std::nanf(""), 1e30f}) {
-        OneNodeSpec spec{"RoiAlign", "", 16,
-                         {Tensor::zeros(DataType::Float, {1, 1, 4, 4}),
-                          makeTensor<float>({1, 4}, {0, 0, bad, 3}), makeTensor<std::int64_t>({1}, {0})}};
+        OneNodeSpec spec{
+            "RoiAlign",
+            "",
+            16,
+            {Tensor::zeros(DataType::Float, {1, 1, 4, 4}),
+             makeTensor<float>({1, 4}, {0, 0, bad, 3}), makeTensor<std::int64_t>({1}, {0})}};
         EXPECT_FALSE(runOneNode(spec)) << bad;
     }
 }

@@ -75,15 +75,17 @@ TEST(RandomLikeOpsTest, ShapeAndTypeFollowTheInputUnlessDtypeIsGiven) {
     EXPECT_EQ(same.dtype(), DataType::Double);
     EXPECT_EQ(same.shape(), (Shape{3, 0, 2}));
 
-    auto half = runOneNodeTensor(generator("RandomNormalLike", [](onnx::NodeProto& n) { setAttr(n, "dtype", std::int64_t{10}); },
-                                           {Tensor::zeros(DataType::Float, {4, 5})}));
+    auto half = runOneNodeTensor(generator(
+        "RandomNormalLike", [](onnx::NodeProto& n) { setAttr(n, "dtype", std::int64_t{10}); },
+        {Tensor::zeros(DataType::Float, {4, 5})}));
     EXPECT_EQ(half.dtype(), DataType::Float16);
     EXPECT_EQ(half.shape(), (Shape{4, 5}));
 
     // An integer input without dtype: random integers are not defined by the operator.
     auto r = runOneNode(generator("RandomUniformLike", {}, {Tensor::zeros(DataType::Int32, {2})}));
     ASSERT_FALSE(r);
-    EXPECT_NE(r.error().message.find("float16, float or double"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("float16, float or double"), std::string::npos)
+        << r.error().message;
 }
 
 TEST(RandomOpsTest, SeedMakesSessionsReproducible) {
@@ -97,13 +99,18 @@ TEST(RandomOpsTest, SeedMakesSessionsReproducible) {
     auto second = runOneNodeTensor(seeded(3.0f));
     auto other = runOneNodeTensor(seeded(4.0f));
     EXPECT_EQ(first.span<float>().size(), 64u);
-    EXPECT_TRUE(std::equal(first.span<float>().begin(), first.span<float>().end(), second.span<float>().begin()));
-    EXPECT_FALSE(std::equal(first.span<float>().begin(), first.span<float>().end(), other.span<float>().begin()));
+    EXPECT_TRUE(std::equal(first.span<float>().begin(), first.span<float>().end(),
+                           second.span<float>().begin()));
+    EXPECT_FALSE(std::equal(first.span<float>().begin(), first.span<float>().end(),
+                            other.span<float>().begin()));
 
     // Unseeded sessions draw different values.
-    auto unseeded = generator("RandomUniform", [](onnx::NodeProto& n) { setAttr(n, "shape", std::vector<std::int64_t>{64}); });
+    auto unseeded = generator("RandomUniform", [](onnx::NodeProto& n) {
+        setAttr(n, "shape", std::vector<std::int64_t>{64});
+    });
     auto u1 = runOneNodeTensor(unseeded), u2 = runOneNodeTensor(unseeded);
-    EXPECT_FALSE(std::equal(u1.span<float>().begin(), u1.span<float>().end(), u2.span<float>().begin()));
+    EXPECT_FALSE(
+        std::equal(u1.span<float>().begin(), u1.span<float>().end(), u2.span<float>().begin()));
 }
 
 TEST(RandomOpsTest, BadAttributesAreRejected) {
@@ -113,8 +120,11 @@ TEST(RandomOpsTest, BadAttributesAreRejected) {
         setAttr(n, "high", 0.0f);
     }));
     ASSERT_FALSE(r);
-    EXPECT_NE(r.error().message.find("low must not exceed high"), std::string::npos) << r.error().message;
-    r = runOneNode(generator("RandomNormal", [](onnx::NodeProto& n) { setAttr(n, "shape", std::vector<std::int64_t>{-1}); }));
+    EXPECT_NE(r.error().message.find("low must not exceed high"), std::string::npos)
+        << r.error().message;
+    r = runOneNode(generator("RandomNormal", [](onnx::NodeProto& n) {
+        setAttr(n, "shape", std::vector<std::int64_t>{-1});
+    }));
     ASSERT_FALSE(r);
     r = runOneNode(generator("RandomNormal", [](onnx::NodeProto& n) {
         setAttr(n, "shape", std::vector<std::int64_t>{2});
@@ -140,8 +150,9 @@ TEST(BernoulliOpTest, ExtremesAreExactAndTheMeanFollowsP) {
 }
 
 TEST(BernoulliOpTest, OutputTypeAttribute) {
-    auto out = runOneNodeTensor(generator("Bernoulli", [](onnx::NodeProto& n) { setAttr(n, "dtype", std::int64_t{9}); },
-                                          {makeTensor<double>({2, 2}, {1, 0, 1, 0})}));
+    auto out = runOneNodeTensor(
+        generator("Bernoulli", [](onnx::NodeProto& n) { setAttr(n, "dtype", std::int64_t{9}); },
+                  {makeTensor<double>({2, 2}, {1, 0, 1, 0})}));
     EXPECT_EQ(out.dtype(), DataType::Bool);
     EXPECT_EQ(out.shape(), (Shape{2, 2}));
     const auto v = out.span<bool>();
@@ -156,12 +167,13 @@ TEST(BernoulliOpTest, ProbabilityOutsideUnitIntervalIsAnError) {
 
 TEST(MultinomialOpTest, FrequenciesFollowTheSoftmaxOfTheLogits) {
     // Row 0: log(0.2), log(0.8) -> P = 0.2 / 0.8. Row 1: one overwhelming class.
-    auto out = runOneNodeTensor(generator("Multinomial",
-                                          [](onnx::NodeProto& n) {
-                                              setAttr(n, "sample_size", std::int64_t{kSamples});
-                                              setAttr(n, "dtype", std::int64_t{7});
-                                          },
-                                          {makeTensor<float>({2, 2}, {std::log(0.2f), std::log(0.8f), -100.0f, 100.0f})}));
+    auto out = runOneNodeTensor(
+        generator("Multinomial",
+                  [](onnx::NodeProto& n) {
+                      setAttr(n, "sample_size", std::int64_t{kSamples});
+                      setAttr(n, "dtype", std::int64_t{7});
+                  },
+                  {makeTensor<float>({2, 2}, {std::log(0.2f), std::log(0.8f), -100.0f, 100.0f})}));
     EXPECT_EQ(out.dtype(), DataType::Int64);
     EXPECT_EQ(out.shape(), (Shape{2, kSamples}));
     const auto v = out.span<std::int64_t>();
@@ -175,7 +187,8 @@ TEST(MultinomialOpTest, FrequenciesFollowTheSoftmaxOfTheLogits) {
 }
 
 TEST(MultinomialOpTest, DefaultsAndErrors) {
-    auto out = runOneNodeTensor(generator("Multinomial", {}, {makeTensor<float>({3, 4}, std::vector<float>(12, 0.0f))}));
+    auto out = runOneNodeTensor(
+        generator("Multinomial", {}, {makeTensor<float>({3, 4}, std::vector<float>(12, 0.0f))}));
     EXPECT_EQ(out.dtype(), DataType::Int32);
     EXPECT_EQ(out.shape(), (Shape{3, 1}));
     for (auto k : out.span<std::int32_t>()) EXPECT_TRUE(k >= 0 && k < 4);

@@ -56,7 +56,9 @@ struct RecurrentOutputs {
     std::vector<double> y, yH, yC;  // layout 0: Y [seq, D, batch, H], states [D, batch, H]
 };
 
-double clipped(double v, float clip) { return clip > 0 ? std::clamp(v, -double(clip), double(clip)) : v; }
+double clipped(double v, float clip) {
+    return clip > 0 ? std::clamp(v, -double(clip), double(clip)) : v;
+}
 
 // The ONNX equations, one batch row and one step at a time.
 RecurrentOutputs reference(const RecurrentCase& c, const RecurrentData& d) {
@@ -67,10 +69,18 @@ RecurrentOutputs reference(const RecurrentCase& c, const RecurrentData& d) {
     out.yC.assign(D * c.batch * H, 0.0);
     for (std::int64_t dir = 0; dir < D; ++dir) {
         const bool reverse = c.direction == "reverse" || dir == 1;
-        auto W = [&](std::int64_t row, std::int64_t col) { return double(d.w[(dir * G * H + row) * I + col]); };
-        auto R = [&](std::int64_t row, std::int64_t col) { return double(d.r[(dir * G * H + row) * H + col]); };
-        auto Wb = [&](std::int64_t row) { return c.withBias ? double(d.b[dir * 2 * G * H + row]) : 0.0; };
-        auto Rb = [&](std::int64_t row) { return c.withBias ? double(d.b[dir * 2 * G * H + G * H + row]) : 0.0; };
+        auto W = [&](std::int64_t row, std::int64_t col) {
+            return double(d.w[(dir * G * H + row) * I + col]);
+        };
+        auto R = [&](std::int64_t row, std::int64_t col) {
+            return double(d.r[(dir * G * H + row) * H + col]);
+        };
+        auto Wb = [&](std::int64_t row) {
+            return c.withBias ? double(d.b[dir * 2 * G * H + row]) : 0.0;
+        };
+        auto Rb = [&](std::int64_t row) {
+            return c.withBias ? double(d.b[dir * 2 * G * H + G * H + row]) : 0.0;
+        };
         for (std::int64_t bt = 0; bt < c.batch; ++bt) {
             const std::int64_t len = c.lengths.empty() ? c.seq : c.lengths[bt];
             std::vector<double> h(H), cs(H);
@@ -104,9 +114,10 @@ RecurrentOutputs reference(const RecurrentCase& c, const RecurrentData& d) {
                         rh[j] = r[j] * h[j];
                     }
                     for (std::int64_t j = 0; j < H; ++j) {
-                        const double pre = c.linearBeforeReset
-                                               ? xw(2 * H + j) + r[j] * (hr(2 * H + j, h) + Rb(2 * H + j))
-                                               : xw(2 * H + j) + hr(2 * H + j, rh) + Rb(2 * H + j);
+                        const double pre =
+                            c.linearBeforeReset
+                                ? xw(2 * H + j) + r[j] * (hr(2 * H + j, h) + Rb(2 * H + j))
+                                : xw(2 * H + j) + hr(2 * H + j, rh) + Rb(2 * H + j);
                         const double candidate = std::tanh(clipped(pre, c.clip));
                         hNew[j] = (1 - z[j]) * candidate + z[j] * h[j];
                     }
@@ -115,9 +126,13 @@ RecurrentOutputs reference(const RecurrentCase& c, const RecurrentData& d) {
                         return c.withPeepholes ? double(d.p[dir * 3 * H + which * H + j]) : 0.0;
                     };
                     for (std::int64_t j = 0; j < H; ++j) {
-                        auto pre = [&](int gate) { return xw(gate * H + j) + hr(gate * H + j, h) + Rb(gate * H + j); };
+                        auto pre = [&](int gate) {
+                            return xw(gate * H + j) + hr(gate * H + j, h) + Rb(gate * H + j);
+                        };
                         const double i = sigmoid(clipped(pre(0) + P(0, j) * cs[j], c.clip));
-                        const double f = c.inputForget ? 1 - i : sigmoid(clipped(pre(2) + P(2, j) * cs[j], c.clip));
+                        const double f = c.inputForget
+                                             ? 1 - i
+                                             : sigmoid(clipped(pre(2) + P(2, j) * cs[j], c.clip));
                         const double g = std::tanh(clipped(pre(3), c.clip));
                         cNew[j] = f * cs[j] + i * g;
                         const double o = sigmoid(clipped(pre(1) + P(1, j) * cNew[j], c.clip));
@@ -126,7 +141,8 @@ RecurrentOutputs reference(const RecurrentCase& c, const RecurrentData& d) {
                 }
                 h = hNew;
                 cs = cNew;
-                for (std::int64_t j = 0; j < H; ++j) out.y[((t * D + dir) * c.batch + bt) * H + j] = h[j];
+                for (std::int64_t j = 0; j < H; ++j)
+                    out.y[((t * D + dir) * c.batch + bt) * H + j] = h[j];
             }
             for (std::int64_t j = 0; j < H; ++j) {
                 out.yH[(dir * c.batch + bt) * H + j] = h[j];
@@ -138,11 +154,14 @@ RecurrentOutputs reference(const RecurrentCase& c, const RecurrentData& d) {
 }
 
 // [A, B, rest] -> [B, A, rest]
-template <class T> std::vector<T> swapLeading(const std::vector<T>& v, std::int64_t a, std::int64_t b, std::int64_t rest) {
+template <class T>
+std::vector<T> swapLeading(const std::vector<T>& v, std::int64_t a, std::int64_t b,
+                           std::int64_t rest) {
     std::vector<T> out(v.size());
     for (std::int64_t i = 0; i < a; ++i)
         for (std::int64_t j = 0; j < b; ++j)
-            for (std::int64_t k = 0; k < rest; ++k) out[(j * a + i) * rest + k] = v[(i * b + j) * rest + k];
+            for (std::int64_t k = 0; k < rest; ++k)
+                out[(j * a + i) * rest + k] = v[(i * b + j) * rest + k];
     return out;
 }
 
@@ -157,14 +176,16 @@ OneNodeSpec specFor(const RecurrentCase& c, const RecurrentData& d) {
     spec.opType = c.op;
     spec.opset = 14;
     const bool batchFirst = c.layout == 1;
-    spec.inputs.push_back(batchFirst ? makeTensor<float>({c.batch, c.seq, c.input}, swapLeading(d.x, c.seq, c.batch, c.input))
+    spec.inputs.push_back(batchFirst ? makeTensor<float>({c.batch, c.seq, c.input},
+                                                         swapLeading(d.x, c.seq, c.batch, c.input))
                                      : makeTensor<float>({c.seq, c.batch, c.input}, d.x));
     spec.inputs.push_back(makeTensor<float>({D, G * H, c.input}, d.w));
     spec.inputs.push_back(makeTensor<float>({D, G * H, H}, d.r));
     spec.inputs.push_back(c.withBias ? Value(makeTensor<float>({D, 2 * G * H}, d.b)) : Value());
-    spec.inputs.push_back(c.lengths.empty()
-                              ? Value()
-                              : Value(makeTensor<std::int32_t>({c.batch}, {c.lengths.begin(), c.lengths.end()})));
+    spec.inputs.push_back(
+        c.lengths.empty()
+            ? Value()
+            : Value(makeTensor<std::int32_t>({c.batch}, {c.lengths.begin(), c.lengths.end()})));
     auto state = [&](const std::vector<float>& v) -> Value {
         if (!c.withInitial) return Value();
         return batchFirst ? makeTensor<float>({c.batch, D, H}, swapLeading(v, D, c.batch, H))
@@ -173,7 +194,8 @@ OneNodeSpec specFor(const RecurrentCase& c, const RecurrentData& d) {
     spec.inputs.push_back(state(d.h0));
     if (c.op == "LSTM") {
         spec.inputs.push_back(state(d.c0));
-        spec.inputs.push_back(c.withPeepholes ? Value(makeTensor<float>({D, 3 * H}, d.p)) : Value());
+        spec.inputs.push_back(c.withPeepholes ? Value(makeTensor<float>({D, 3 * H}, d.p))
+                                              : Value());
     }
     spec.outputCount = c.op == "LSTM" ? 3 : 2;
     spec.attributes = [c](onnx::NodeProto& n) {
@@ -195,17 +217,22 @@ void expectMatchesReference(const RecurrentCase& c, unsigned seed = 7) {
     const std::int64_t D = c.directions(), H = c.hidden;
     const engine::Tolerance tight{1e-4, 1e-5};
     if (c.layout == 0) {
-        EXPECT_TRUE(tensorsClose(result->at(0).tensor(), toFloatTensor({c.seq, D, c.batch, H}, expected.y), tight));
-        EXPECT_TRUE(tensorsClose(result->at(1).tensor(), toFloatTensor({D, c.batch, H}, expected.yH), tight));
+        EXPECT_TRUE(tensorsClose(result->at(0).tensor(),
+                                 toFloatTensor({c.seq, D, c.batch, H}, expected.y), tight));
+        EXPECT_TRUE(tensorsClose(result->at(1).tensor(),
+                                 toFloatTensor({D, c.batch, H}, expected.yH), tight));
         if (c.op == "LSTM") {
-            EXPECT_TRUE(tensorsClose(result->at(2).tensor(), toFloatTensor({D, c.batch, H}, expected.yC), tight));
+            EXPECT_TRUE(tensorsClose(result->at(2).tensor(),
+                                     toFloatTensor({D, c.batch, H}, expected.yC), tight));
         }
     } else {
-        EXPECT_TRUE(tensorsClose(result->at(0).tensor(),
-                                 toFloatTensor({c.batch, c.seq, D, H}, swapLeading(expected.y, c.seq * D, c.batch, H)),
-                                 tight));
-        EXPECT_TRUE(tensorsClose(result->at(1).tensor(),
-                                 toFloatTensor({c.batch, D, H}, swapLeading(expected.yH, D, c.batch, H)), tight));
+        EXPECT_TRUE(tensorsClose(
+            result->at(0).tensor(),
+            toFloatTensor({c.batch, c.seq, D, H}, swapLeading(expected.y, c.seq * D, c.batch, H)),
+            tight));
+        EXPECT_TRUE(tensorsClose(
+            result->at(1).tensor(),
+            toFloatTensor({c.batch, D, H}, swapLeading(expected.yH, D, c.batch, H)), tight));
     }
 }
 
@@ -213,8 +240,9 @@ TEST(RnnOpTest, HandComputedTwoSteps) {
     // H = I = 1: h1 = tanh(0.5*x1 + 0.3), h2 = tanh(0.5*x2 + 2*h1 + 0.3)
     OneNodeSpec spec;
     spec.opType = "RNN";
-    spec.inputs = {makeTensor<float>({2, 1, 1}, {1.0f, -1.0f}), makeTensor<float>({1, 1, 1}, {0.5f}),
-                   makeTensor<float>({1, 1, 1}, {2.0f}), makeTensor<float>({1, 2}, {0.1f, 0.2f})};
+    spec.inputs = {makeTensor<float>({2, 1, 1}, {1.0f, -1.0f}),
+                   makeTensor<float>({1, 1, 1}, {0.5f}), makeTensor<float>({1, 1, 1}, {2.0f}),
+                   makeTensor<float>({1, 2}, {0.1f, 0.2f})};
     spec.outputCount = 2;
     spec.attributes = [](onnx::NodeProto& n) { setAttr(n, "hidden_size", std::int64_t{1}); };
     auto r = runOneNode(spec);
@@ -235,7 +263,8 @@ TEST(RnnOpTest, MatchesReference) {
 TEST(GruOpTest, MatchesReference) {
     expectMatchesReference({.op = "GRU"});
     expectMatchesReference({.op = "GRU", .linearBeforeReset = true});
-    expectMatchesReference({.op = "GRU", .direction = "bidirectional", .lengths = {2, 3}, .linearBeforeReset = true});
+    expectMatchesReference(
+        {.op = "GRU", .direction = "bidirectional", .lengths = {2, 3}, .linearBeforeReset = true});
     expectMatchesReference({.op = "GRU", .direction = "reverse", .lengths = {0, 2}});
     expectMatchesReference({.op = "GRU", .withBias = false, .clip = 0.2f, .layout = 1});
 }
@@ -243,10 +272,18 @@ TEST(GruOpTest, MatchesReference) {
 TEST(LstmOpTest, MatchesReference) {
     expectMatchesReference({.op = "LSTM"});
     expectMatchesReference({.op = "LSTM", .withPeepholes = true});
-    expectMatchesReference({.op = "LSTM", .direction = "bidirectional", .lengths = {1, 3}, .withPeepholes = true});
-    expectMatchesReference({.op = "LSTM", .direction = "reverse", .inputForget = true, .clip = 0.25f});
-    expectMatchesReference({.op = "LSTM", .seq = 4, .batch = 3, .input = 5, .hidden = 4,
-                            .direction = "bidirectional", .withPeepholes = true, .layout = 1});
+    expectMatchesReference(
+        {.op = "LSTM", .direction = "bidirectional", .lengths = {1, 3}, .withPeepholes = true});
+    expectMatchesReference(
+        {.op = "LSTM", .direction = "reverse", .inputForget = true, .clip = 0.25f});
+    expectMatchesReference({.op = "LSTM",
+                            .seq = 4,
+                            .batch = 3,
+                            .input = 5,
+                            .hidden = 4,
+                            .direction = "bidirectional",
+                            .withPeepholes = true,
+                            .layout = 1});
 }
 
 TEST(LstmOpTest, LayoutOneGivesBatchFirstCellState) {
@@ -255,8 +292,9 @@ TEST(LstmOpTest, LayoutOneGivesBatchFirstCellState) {
     const RecurrentOutputs expected = reference(c, d);
     auto r = runOneNode(specFor(c, d));
     ASSERT_TRUE(r) << r.error().message;
-    EXPECT_TRUE(tensorsClose(r->at(2).tensor(),
-                             toFloatTensor({c.batch, 2, c.hidden}, swapLeading(expected.yC, 2, c.batch, c.hidden))));
+    EXPECT_TRUE(tensorsClose(
+        r->at(2).tensor(),
+        toFloatTensor({c.batch, 2, c.hidden}, swapLeading(expected.yC, 2, c.batch, c.hidden))));
 }
 
 TEST(LstmOpTest, DoubleInputs) {
@@ -264,8 +302,12 @@ TEST(LstmOpTest, DoubleInputs) {
     spec.opType = "LSTM";
     // I = H = 1, zero weights: every gate pre-activation is 0, so i = f = o = 0.5 and g = 0:
     // c1 = 0.5 * c0, h1 = 0.5 * tanh(c1).
-    spec.inputs = {makeTensor<double>({1, 1, 1}, {3.0}), makeTensor<double>({1, 4, 1}, {0, 0, 0, 0}),
-                   makeTensor<double>({1, 4, 1}, {0, 0, 0, 0}), Value(), Value(), Value(),
+    spec.inputs = {makeTensor<double>({1, 1, 1}, {3.0}),
+                   makeTensor<double>({1, 4, 1}, {0, 0, 0, 0}),
+                   makeTensor<double>({1, 4, 1}, {0, 0, 0, 0}),
+                   Value(),
+                   Value(),
+                   Value(),
                    makeTensor<double>({1, 1, 1}, {0.8})};
     spec.outputCount = 3;
     spec.attributes = [](onnx::NodeProto& n) { setAttr(n, "hidden_size", std::int64_t{1}); };
@@ -273,7 +315,8 @@ TEST(LstmOpTest, DoubleInputs) {
     ASSERT_TRUE(r) << r.error().message;
     EXPECT_EQ(r->at(0).tensor().dtype(), DataType::Double);
     EXPECT_TRUE(tensorsClose(r->at(2).tensor(), makeTensor<double>({1, 1, 1}, {0.4})));
-    EXPECT_TRUE(tensorsClose(r->at(1).tensor(), makeTensor<double>({1, 1, 1}, {0.5 * std::tanh(0.4)})));
+    EXPECT_TRUE(
+        tensorsClose(r->at(1).tensor(), makeTensor<double>({1, 1, 1}, {0.5 * std::tanh(0.4)})));
 }
 
 TEST(RnnOpTest, ActivationWithAlpha) {
@@ -319,7 +362,8 @@ TEST(RecurrentOpsTest, BadInputsNameTheNode) {
     auto r = runOneNode(spec);
     ASSERT_FALSE(r);
     EXPECT_NE(r.error().message.find("under_test"), std::string::npos) << r.error().message;
-    EXPECT_NE(r.error().message.find("W has shape [1x7x3]"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("W has shape [1x7x3]"), std::string::npos)
+        << r.error().message;
 
     spec = specFor(c, d);
     spec.inputs[4] = makeTensor<std::int32_t>({2}, {1, 9});

@@ -217,7 +217,9 @@ namespace {
 
 TEST(ResizeOps, NonFiniteCoordinatesGiveZerosOrExtrapolation) {
     const float nan = std::nanf("");
-    OneNodeSpec grid{"GridSample", "", 16,
+    OneNodeSpec grid{"GridSample",
+                     "",
+                     16,
                      {makeTensor<float>({1, 1, 2, 2}, {1, 2, 3, 4}),
                       makeTensor<float>({1, 1, 2, 2}, {nan, 0, 1e30f, -1e30f})}};
     EXPECT_TRUE(tensorsClose(runOneNodeTensor(grid), makeTensor<float>({1, 1, 1, 2}, {0, 0})));

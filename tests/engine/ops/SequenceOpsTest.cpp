@@ -7,8 +7,12 @@
 namespace onnxlens::testing {
 namespace {
 
-Tensor floats(Shape shape, std::vector<float> values) { return makeTensor<float>(std::move(shape), std::move(values)); }
-Value seqOf(std::vector<Tensor> items) { return Value::sequence(std::move(items), DataType::Float); }
+Tensor floats(Shape shape, std::vector<float> values) {
+    return makeTensor<float>(std::move(shape), std::move(values));
+}
+Value seqOf(std::vector<Tensor> items) {
+    return Value::sequence(std::move(items), DataType::Float);
+}
 Value position(std::int64_t p) { return Tensor::scalar<std::int64_t>(p); }
 
 std::vector<std::vector<float>> contents(const Value& v) {
@@ -35,7 +39,8 @@ void expectErrorContaining(const Result<std::vector<Value>>& r, const std::strin
 const Tensor a = floats({1}, {1}), b = floats({1}, {2}), c = floats({1}, {3});
 
 TEST(SequenceOpsTest, EmptyHasTheRequestedType) {
-    auto r = runSequenceOp("SequenceEmpty", {}, [](onnx::NodeProto& n) { setAttr(n, "dtype", std::int64_t{7}); });
+    auto r = runSequenceOp("SequenceEmpty", {},
+                           [](onnx::NodeProto& n) { setAttr(n, "dtype", std::int64_t{7}); });
     ASSERT_TRUE(r) << r.error().message;
     EXPECT_TRUE(r->at(0).sequence().empty());
     EXPECT_EQ(r->at(0).sequenceElementType(), DataType::Int64);
@@ -62,10 +67,12 @@ TEST(SequenceOpsTest, InsertAtPositions) {
     auto atEnd = runSequenceOp("SequenceInsert", {seqOf({a, b}), c, position(2)});
     ASSERT_TRUE(atEnd);
     EXPECT_EQ(contents(atEnd->at(0)), (std::vector<std::vector<float>>{{1}, {2}, {3}}));
-    expectErrorContaining(runSequenceOp("SequenceInsert", {seqOf({a, b}), c, position(3)}), "out of range");
-    expectErrorContaining(runSequenceOp("SequenceInsert", {seqOf({a, b}), c, position(-3)}), "out of range");
-    expectErrorContaining(runSequenceOp("SequenceInsert", {seqOf({a}), Tensor::scalar<std::int32_t>(1)}),
-                          "int32");
+    expectErrorContaining(runSequenceOp("SequenceInsert", {seqOf({a, b}), c, position(3)}),
+                          "out of range");
+    expectErrorContaining(runSequenceOp("SequenceInsert", {seqOf({a, b}), c, position(-3)}),
+                          "out of range");
+    expectErrorContaining(
+        runSequenceOp("SequenceInsert", {seqOf({a}), Tensor::scalar<std::int32_t>(1)}), "int32");
 }
 
 TEST(SequenceOpsTest, InsertLeavesTheInputSequenceUnchanged) {
@@ -83,7 +90,8 @@ TEST(SequenceOpsTest, AtWithNegativeAndOutOfRangePositions) {
     auto first = runSequenceOp("SequenceAt", {seqOf({a, b, c}), Tensor::scalar<std::int32_t>(0)});
     ASSERT_TRUE(first);
     EXPECT_EQ(valuesOf<float>(first->at(0).tensor()), (std::vector<float>{1}));
-    expectErrorContaining(runSequenceOp("SequenceAt", {seqOf({a, b, c}), position(3)}), "out of range");
+    expectErrorContaining(runSequenceOp("SequenceAt", {seqOf({a, b, c}), position(3)}),
+                          "out of range");
     expectErrorContaining(runSequenceOp("SequenceAt", {seqOf({}), position(0)}), "out of range");
 }
 
@@ -103,7 +111,8 @@ TEST(SequenceOpsTest, LengthCountsElements) {
         auto r = runSequenceOp("SequenceLength", {seqOf(items)});
         ASSERT_TRUE(r) << r.error().message;
         EXPECT_EQ(r->at(0).tensor().shape(), Shape{});
-        EXPECT_EQ(valuesOf<std::int64_t>(r->at(0).tensor()), (std::vector<std::int64_t>{std::int64_t(n)}));
+        EXPECT_EQ(valuesOf<std::int64_t>(r->at(0).tensor()),
+                  (std::vector<std::int64_t>{std::int64_t(n)}));
     }
 }
 
@@ -116,7 +125,8 @@ TEST(SequenceOpsTest, SplitWithoutLengthsGivesOneSlicePerIndex) {
     ASSERT_TRUE(squeezed) << squeezed.error().message;
     EXPECT_EQ(contents(squeezed->at(0)), (std::vector<std::vector<float>>{{1, 4}, {2, 5}, {3, 6}}));
     EXPECT_EQ(squeezed->at(0).sequence()[0].shape(), (Shape{2}));
-    auto kept = runSequenceOp("SplitToSequence", {x}, [](onnx::NodeProto& n) { setAttr(n, "axis", std::int64_t{1}); });
+    auto kept = runSequenceOp("SplitToSequence", {x},
+                              [](onnx::NodeProto& n) { setAttr(n, "axis", std::int64_t{1}); });
     ASSERT_TRUE(kept);
     EXPECT_EQ(kept->at(0).sequence()[2].shape(), (Shape{2, 1}));
 }
@@ -132,9 +142,9 @@ TEST(SequenceOpsTest, SplitWithLengthsIncludingZero) {
                            {floats({4}, {1, 2, 3, 4}), makeTensor<std::int64_t>({3}, {1, 0, 3})});
     ASSERT_TRUE(r) << r.error().message;
     EXPECT_EQ(contents(r->at(0)), (std::vector<std::vector<float>>{{1}, {}, {2, 3, 4}}));
-    expectErrorContaining(
-        runSequenceOp("SplitToSequence", {floats({4}, {1, 2, 3, 4}), makeTensor<std::int64_t>({2}, {1, 2})}),
-        "sum to 3");
+    expectErrorContaining(runSequenceOp("SplitToSequence", {floats({4}, {1, 2, 3, 4}),
+                                                            makeTensor<std::int64_t>({2}, {1, 2})}),
+                          "sum to 3");
 }
 
 TEST(SequenceOpsTest, SplitOfAZeroSizeAxisIsEmpty) {
@@ -146,7 +156,8 @@ TEST(SequenceOpsTest, SplitOfAZeroSizeAxisIsEmpty) {
 
 TEST(SequenceOpsTest, ConcatAlongAnAxisAndStackAlongANewOne) {
     const Value items = seqOf({floats({2, 1}, {1, 2}), floats({2, 2}, {3, 4, 5, 6})});
-    auto concat = runSequenceOp("ConcatFromSequence", {items}, [](onnx::NodeProto& n) { setAttr(n, "axis", std::int64_t{-1}); });
+    auto concat = runSequenceOp("ConcatFromSequence", {items},
+                                [](onnx::NodeProto& n) { setAttr(n, "axis", std::int64_t{-1}); });
     ASSERT_TRUE(concat) << concat.error().message;
     EXPECT_EQ(concat->at(0).tensor().shape(), (Shape{2, 3}));
     EXPECT_EQ(valuesOf<float>(concat->at(0).tensor()), (std::vector<float>{1, 3, 4, 2, 5, 6}));
@@ -165,11 +176,13 @@ TEST(SequenceOpsTest, ConcatErrors) {
     auto axis0 = [](onnx::NodeProto& n) { setAttr(n, "axis", std::int64_t{0}); };
     expectErrorContaining(runSequenceOp("ConcatFromSequence", {seqOf({})}, axis0), "non-empty");
     expectErrorContaining(
-        runSequenceOp("ConcatFromSequence", {seqOf({floats({1, 2}, {1, 2}), floats({1, 3}, {1, 2, 3})})}, axis0),
+        runSequenceOp("ConcatFromSequence",
+                      {seqOf({floats({1, 2}, {1, 2}), floats({1, 3}, {1, 2, 3})})}, axis0),
         "cannot concatenate");
-    expectErrorContaining(runSequenceOp("ConcatFromSequence", {seqOf({a})},
-                                        [](onnx::NodeProto& n) { setAttr(n, "axis", std::int64_t{2}); }),
-                          "axis");
+    expectErrorContaining(
+        runSequenceOp("ConcatFromSequence", {seqOf({a})},
+                      [](onnx::NodeProto& n) { setAttr(n, "axis", std::int64_t{2}); }),
+        "axis");
 }
 
 TEST(SequenceOpsTest, MapAppliesTheBodyPerElementWithTensorInputsWhole) {
@@ -239,7 +252,11 @@ TEST(OptionalOpsTest, EmptyOptionalHasNoElement) {
     auto* attr = make.add_attribute();
     attr->set_name("type");
     attr->set_type(onnx::AttributeProto::TYPE_PROTO);
-    attr->mutable_tp()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(1);
+    attr->mutable_tp()
+        ->mutable_sequence_type()
+        ->mutable_elem_type()
+        ->mutable_tensor_type()
+        ->set_elem_type(1);
     g.node("OptionalHasElement", {"opt"}, {"has"});
     g.output("has").output("opt");
     auto r = runGraph(g, {});

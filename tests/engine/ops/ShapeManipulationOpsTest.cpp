@@ -147,6 +147,8 @@ TEST(ShapeManipulationOps, FlattenAxesIncludingRankAndNegative) {
 
 TEST(ShapeManipulationOps, SqueezeAllUnitDimsOrNamedOnes) {
     EXPECT_EQ(runOneNodeTensor(node("Squeeze", {iota({1, 3, 1, 2})})).shape(), Shape({3, 2}));
+    EXPECT_EQ(runOneNodeTensor(node("Squeeze", {iota({1, 3, 1}), ints({0}, {})})).shape(),
+              Shape({3}));
     EXPECT_EQ(runOneNodeTensor(node("Squeeze", {iota({1, 3, 1, 2}), ints({1}, {-2})})).shape(),
               Shape({1, 3, 2}));
     EXPECT_EQ(runOneNodeTensor(

@@ -95,7 +95,9 @@ struct ViewUnitRef {
 };
 
 struct ViewGroup {
-    enum class Kind { Root, Scope, Subgraph, Function } kind = Kind::Root;
+    // Range: a run of consecutive operators of a level too large to lay out at once (a flat
+    // model of thousands of nodes), so that dot never sees more than a few hundred boxes.
+    enum class Kind { Root, Scope, Subgraph, Function, Range } kind = Kind::Root;
     std::string path;   // unique: "/encoder/layer.0", "/If_0.then_branch"
     std::string title;  // "layer.0", "then_branch", the function's name
     int parent = -1;
@@ -136,7 +138,7 @@ struct ViewGraph {
     std::shared_ptr<const onnx::ModelProto> model;     // original (initializer data)
     std::shared_ptr<const onnx::ModelProto> inferred;  // shape-inferred copy (node protos)
     std::vector<ViewNode> nodes;
-    std::vector<ViewGroup> groups;  // [0] is the root
+    std::vector<ViewGroup> groups;  // [0] is the root; not ordered parents-first (see Range)
     std::vector<ViewTensor> tensors;
     std::vector<ViewEdge> edges;
     std::vector<LevelGraph> levels;  // one per group
@@ -156,6 +158,8 @@ struct ViewGraphOptions {
     bool inferShapes = true;
     int maxFunctionDepth = 8;
     int maxSubgraphDepth = 64;
+    int maxLevelUnits = 300;  // a level with more children is split into Range groups
+    int rangeSize = 150;      // operators per Range group
 };
 
 Result<ViewGraph> buildViewGraph(std::shared_ptr<const onnx::ModelProto> model,

@@ -1,0 +1,116 @@
+// Screenshots for the README, taken offscreen with QWidget::grab():
+//   ONNXLENS_SCREENSHOT_DIR=docs widgets_tests --gtest_filter='Screenshots.*'
+// Without the variable the test is skipped.
+#include <gtest/gtest.h>
+
+#include <QPixmap>
+
+#include "GuiTestSupport.h"
+#include "MainWindow.h"
+#include "widgets/GraphPage.h"
+#include "widgets/GraphNodeItem.h"
+#include "widgets/GraphScene.h"
+#include "widgets/GraphView.h"
+
+namespace onnxlens {
+namespace {
+
+// A ResNet-18-like CNN with PyTorch-style name scopes (/layer2/layer2.1/conv1/Conv).
+std::shared_ptr<onnx::ModelProto> makeResNetLike() {
+    using namespace testing;
+    auto model = makeModelShell();
+    auto& g = *model->mutable_graph();
+    g.set_name("resnet_like");
+    *g.add_input() = makeValueInfo("image", onnx::TensorProto::FLOAT, {"batch", "3", "224", "224"});
+    int channels = 3;
+    auto conv = [&](const std::string& scope, const std::string& in, int out, int kernel, int stride) {
+        const std::string w = scope + ".weight";
+        *g.add_initializer() = makeFloatInitializer(w, {out, channels, kernel, kernel}, 0.001f);
+        *g.add_initializer() = makeFloatInitializer(scope + ".bias", {out});
+        auto* n = addNode(g, "Conv", scope + "/Conv", {in, w, scope + ".bias"}, {scope + "/Conv_output_0"});
+        addIntsAttribute(n, "kernel_shape", {kernel, kernel});
+        addIntsAttribute(n, "strides", {stride, stride});
+        addIntsAttribute(n, "pads", {kernel / 2, kernel / 2, kernel / 2, kernel / 2});
+        channels = out;
+        return scope + "/Conv_output_0";
+    };
+    std::string x = conv("/conv1", "image", 64, 7, 2);
+    addNode(g, "Relu", "/relu/Relu", {x}, {"/relu/Relu_output_0"});
+    auto* pool = addNode(g, "MaxPool", "/maxpool/MaxPool", {"/relu/Relu_output_0"}, {"/maxpool/MaxPool_output_0"});
+    addIntsAttribute(pool, "kernel_shape", {3, 3});
+    addIntsAttribute(pool, "strides", {2, 2});
+    addIntsAttribute(pool, "pads", {1, 1, 1, 1});
+    x = "/maxpool/MaxPool_output_0";
+    const int widths[] = {64, 128, 256, 512};
+    for (int stage = 0; stage < 4; ++stage) {
+        for (int block = 0; block < 2; ++block) {
+            const std::string s = "/layer" + std::to_string(stage + 1) + "/layer" + std::to_string(stage + 1) +
+                                  "." + std::to_string(block);
+            const int stride = (stage > 0 && block == 0) ? 2 : 1;
+            const int inChannels = channels;
+            std::string a = conv(s + "/conv1", x, widths[stage], 3, stride);
+            addNode(g, "Relu", s + "/relu/Relu", {a}, {s + "/relu/Relu_output_0"});
+            std::string b = conv(s + "/conv2", s + "/relu/Relu_output_0", widths[stage], 3, 1);
+            std::string shortcut = x;
+            if (stride != 1 || inChannels != widths[stage]) {
+                channels = inChannels;
+                shortcut = conv(s + "/downsample/downsample.0", x, widths[stage], 1, stride);
+            }
+            addNode(g, "Add", s + "/Add", {b, shortcut}, {s + "/Add_output_0"});
+            addNode(g, "Relu", s + "/relu_1/Relu", {s + "/Add_output_0"}, {s + "/relu_1/Relu_output_0"});
+            x = s + "/relu_1/Relu_output_0";
+        }
+    }
+    addNode(g, "GlobalAveragePool", "/avgpool/GlobalAveragePool", {x}, {"/avgpool/output_0"});
+    auto* flatten = addNode(g, "Flatten", "/Flatten", {"/avgpool/output_0"}, {"/Flatten_output_0"});
+    addIntAttribute(flatten, "axis", 1);
+    *g.add_initializer() = makeFloatInitializer("fc.weight", {1000, 512}, 0.001f);
+    *g.add_initializer() = makeFloatInitializer("fc.bias", {1000});
+    auto* gemm = addNode(g, "Gemm", "/fc/Gemm", {"/Flatten_output_0", "fc.weight", "fc.bias"}, {"logits"});
+    addIntAttribute(gemm, "transB", 1);
+    *g.add_output() = makeValueInfo("logits", onnx::TensorProto::FLOAT, {"batch", "1000"});
+    return model;
+}
+
+int groupAt(const ViewGraph& view, const std::string& path) {
+    for (int g = 0; g < static_cast<int>(view.groups.size()); ++g)
+        if (view.groups[g].path == path) return g;
+    return -1;
+}
+
+TEST(Screenshots, MainWindowOnACnnAndATransformer) {
+    const QString out = qEnvironmentVariable("ONNXLENS_SCREENSHOT_DIR");
+    if (out.isEmpty()) GTEST_SKIP() << "set ONNXLENS_SCREENSHOT_DIR to take the screenshots";
+    QTemporaryDir dir;
+    gui::MainWindow window;
+    window.resize(1600, 1000);
+    window.show();
+
+    window.openFile(testing::writeModel(dir, "resnet_like.onnx", *makeResNetLike()));
+    ASSERT_TRUE(testing::waitFor([&] { return window.pageCount() == 1 && window.page(0)->isDrawn(); }));
+    auto* cnn = window.page(0);
+    const int block = cnn->document().view->findNodeByName("/layer2/layer2.0/conv1/Conv");
+    cnn->revealNode(block);
+    ASSERT_TRUE(testing::waitFor([&] { return cnn->scene()->selectedNode() == block; }));
+    cnn->view()->setZoom(0.9);
+    cnn->view()->centerOn(cnn->scene()->nodeItem(block)->sceneBoundingRect().center() + QPointF(0, 120));
+    QTest::qWait(200);
+    ASSERT_TRUE(window.grab().save(out + "/screenshot-cnn.png"));
+
+    window.openFile(testing::writeModel(dir, "bert_like.onnx", *testing::makeTransformerLike(12, 768)));
+    ASSERT_TRUE(testing::waitFor([&] { return window.pageCount() == 2 && window.page(1)->isDrawn(); }, 60000));
+    auto* bert = window.page(1);
+    const auto& view = *bert->document().view;
+    bert->scene()->expandForOverview(0, 1);  // everything collapsed but the root
+    for (const char* path : {"/encoder", "/encoder/layer.1"}) bert->scene()->setExpanded(groupAt(view, path), true);
+    const int softmax = view.findNodeByName("/encoder/layer.1/attention/self/Softmax");
+    bert->revealNode(softmax);
+    ASSERT_TRUE(testing::waitFor([&] { return bert->scene()->selectedNode() == softmax; }, 60000));
+    bert->view()->setZoom(0.85);
+    bert->view()->centerOn(bert->scene()->nodeItem(softmax)->sceneBoundingRect().center());
+    QTest::qWait(200);
+    ASSERT_TRUE(window.grab().save(out + "/screenshot-transformer.png"));
+}
+
+}  // namespace
+}  // namespace onnxlens
