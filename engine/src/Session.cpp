@@ -269,6 +269,7 @@ private:
         auto step = std::make_unique<CompiledGraph::Step>();
         step->node = &node;
         step->label = nodeLabel(node);
+        checkArity(node, domain, version, step->label);
         std::vector<std::string> implicitReads;
         auto compileSub = [&](const onnx::GraphProto& body) -> std::shared_ptr<CompiledGraph> {
             GraphCompiler sub(shared_, opsets_);
@@ -302,6 +303,22 @@ private:
             step->outputSlots.push_back(define(out));
         }
         graph_->steps_.push_back(std::move(step));
+    }
+
+    // Kernels index their inputs and outputs by position: a node with fewer (or more) than its
+    // schema allows is refused here rather than trusted at run time.
+    static void checkArity(const onnx::NodeProto& node, const std::string& domain, int version,
+                           const std::string& label) {
+        const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), version, domain);
+        if (!schema) return;
+        auto outside = [](int count, int lo, int hi) { return count < lo || count > hi; };
+        if (outside(node.input_size(), schema->min_input(), schema->max_input()))
+            throw EngineError(label + ": has " + std::to_string(node.input_size()) + " inputs, the operator takes " +
+                              std::to_string(schema->min_input()) + " to " + std::to_string(schema->max_input()));
+        if (outside(node.output_size(), schema->min_output(), schema->max_output()))
+            throw EngineError(label + ": has " + std::to_string(node.output_size()) +
+                              " outputs, the operator produces " + std::to_string(schema->min_output()) + " to " +
+                              std::to_string(schema->max_output()));
     }
 
     bool isGraphInputName(const std::string& name) const {
