@@ -143,6 +143,7 @@ TEST(GuiSpeed, OpenExpandAndStallTimes) {
         {"encoder, 12 layers (397 nodes)", testing::makeTransformerLike(12), 1000},
         {"encoder, 60 layers (1,985 nodes, collapsed)", testing::makeTransformerLike(60), 1000},
         {"flat chain (2,000 nodes, no scopes)", testing::makeFlatGraph(2000), 1000},
+        {"flat chain (5,000 nodes, no scopes)", testing::makeFlatGraph(5000), 3000},
         {"encoder, 303 layers (10,004 nodes, collapsed)", testing::makeTransformerLike(303), 3000},
     };
     for (auto& c : cases) {
