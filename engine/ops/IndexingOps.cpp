@@ -99,7 +99,8 @@ class GatherKernel final : public Kernel {
         const Tensor& indexTensor = inputTensor(inputs, 1);
         require(data.rank() >= 1, "Gather: the data must have rank >= 1");
         const std::int64_t axis = normalizeAxis(axis_, data.rank());
-        const auto [outer, dim, inner] = splitAt(data.shape(), axis);
+        const AxisSplit split = splitAt(data.shape(), axis);
+        const std::int64_t outer = split.outer, dim = split.dim, inner = split.inner;
         std::vector<std::int64_t> indices = readIndices(indexTensor, "Gather indices");
         for (auto& i : indices) i = normalizeIndex(i, dim, axis);
 
@@ -384,7 +385,8 @@ class CompressKernel final : public Kernel {
                 "Compress: the condition must be 1-D, got " + shapeToString(condition.shape()));
         const Tensor x = axis_ ? input : input.reshaped({input.numel()});
         const std::int64_t axis = axis_ ? normalizeAxis(*axis_, x.rank()) : 0;
-        const auto [outer, dim, inner] = splitAt(x.shape(), axis);
+        const AxisSplit split = splitAt(x.shape(), axis);
+        const std::int64_t outer = split.outer, dim = split.dim, inner = split.inner;
         std::vector<std::int64_t> selected;
         for (std::int64_t j = 0; j < condition.numel(); ++j) {
             if (condition.valueAsInt64(j) == 0) continue;
@@ -451,7 +453,8 @@ class UniqueKernel final : public Kernel {
         const Tensor& input = inputTensor(inputs, 0);
         const Tensor x = axis_ ? input : input.reshaped({input.numel()});
         const std::int64_t axis = axis_ ? normalizeAxis(*axis_, x.rank()) : 0;
-        const auto [outer, dim, inner] = splitAt(x.shape(), axis);
+        const AxisSplit split = splitAt(x.shape(), axis);
+        const std::int64_t outer = split.outer, dim = split.dim, inner = split.inner;
 
         // Slice s consists of elements (o, s, i) for every outer o and inner i.
         std::vector<std::int64_t> order(static_cast<std::size_t>(dim));
@@ -550,7 +553,8 @@ class TopKKernel final : public Kernel {
             require(kTensor.numel() == 1, "TopK: K must hold one element");
             k = kTensor.valueAsInt64(0);
         }
-        const auto [outer, dim, inner] = splitAt(x.shape(), axis);
+        const AxisSplit split = splitAt(x.shape(), axis);
+        const std::int64_t outer = split.outer, dim = split.dim, inner = split.inner;
         if (k < 0 || k > dim)
             fail("TopK: k = " + std::to_string(k) + " is outside [0, " + std::to_string(dim) +
                  "] for axis " + std::to_string(axis));
@@ -611,7 +615,8 @@ class ArgExtremeKernel final : public Kernel {
         const Tensor& x = inputTensor(inputs, 0);
         require(x.rank() >= 1, "the input must have rank >= 1");
         const std::int64_t axis = normalizeAxis(axis_, x.rank());
-        const auto [outer, dim, inner] = splitAt(x.shape(), axis);
+        const AxisSplit split = splitAt(x.shape(), axis);
+        const std::int64_t outer = split.outer, dim = split.dim, inner = split.inner;
         if (dim == 0 && outer * inner > 0) fail("axis " + std::to_string(axis) + " is empty");
         Shape outShape = x.shape();
         if (keepDims_)
@@ -658,7 +663,8 @@ class CumSumKernel final : public Kernel {
         require(axisTensor.numel() == 1, "CumSum: axis must hold one element");
         require(x.rank() >= 1, "CumSum: the input must have rank >= 1");
         const std::int64_t axis = normalizeAxis(axisTensor.valueAsInt64(0), x.rank());
-        const auto [outer, dim, inner] = splitAt(x.shape(), axis);
+        const AxisSplit split = splitAt(x.shape(), axis);
+        const std::int64_t outer = split.outer, dim = split.dim, inner = split.inner;
         Tensor out(x.dtype(), x.shape());
         dispatchNumeric(x.dtype(), [&]<class T>() {
             const T* in = x.data<T>();

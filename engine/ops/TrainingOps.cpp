@@ -89,7 +89,8 @@ class AdagradKernel : public OptimizerKernel<3, 2> {
 
     void run(KernelContext&, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
-        auto [r, t] = rateAndCount(inputs);
+        const auto [rateIn, countIn] = rateAndCount(inputs);
+        const double r = rateIn, t = countIn;  // plain variables: clang 14 cannot capture bindings
         double rate = r / (1 + t * decay_);
         apply(inputs, outputs, [&](const std::array<double, 3>& in, std::array<double, 2>& out) {
             double g = norm_ * in[0] + in[1];
@@ -119,7 +120,8 @@ class MomentumKernel : public OptimizerKernel<3, 2> {
 
     void run(KernelContext&, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
-        auto [r, t] = rateAndCount(inputs);
+        const auto [rateIn, countIn] = rateAndCount(inputs);
+        const double r = rateIn, t = countIn;  // plain variables: clang 14 cannot capture bindings
         // The gradient's coefficient is 1 on the first update.
         double beta = t > 0 ? beta_ : 1.0;
         apply(inputs, outputs, [&](const std::array<double, 3>& in, std::array<double, 2>& out) {
@@ -148,7 +150,8 @@ class AdamKernel : public OptimizerKernel<4, 3> {
 
     void run(KernelContext&, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
-        auto [r, t] = rateAndCount(inputs);
+        const auto [rateIn, countIn] = rateAndCount(inputs);
+        const double r = rateIn, t = countIn;  // plain variables: clang 14 cannot capture bindings
         // Bias correction of both moments, from the second update on.
         double rate = t > 0 ? r * std::sqrt(1 - std::pow(beta_, t)) / (1 - std::pow(alpha_, t)) : r;
         apply(inputs, outputs, [&](const std::array<double, 4>& in, std::array<double, 3>& out) {

@@ -309,6 +309,12 @@ private:
     // schema allows is refused here rather than trusted at run time.
     static void checkArity(const onnx::NodeProto& node, const std::string& domain, int version,
                            const std::string& label) {
+        // A model may import an opset newer than the onnx library knows; the newest schema it
+        // has then says nothing about that opset's arity (e.g. Reduce* took axes as an input
+        // from opset 18).
+        const auto& known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+        auto range = known.find(domain);
+        if (range == known.end() || version > range->second.second) return;
         const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), version, domain);
         if (!schema) return;
         auto outside = [](int count, int lo, int hi) { return count < lo || count > hi; };
