@@ -20,18 +20,11 @@ int runBenchCommand(const std::vector<std::string>& args) {
                               parseMaxMemory(a));
     const double loadMs =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - loadStart).count();
-    std::map<std::string, std::filesystem::path> files;
-    for (const auto& text : a.values("input")) {
-        auto [name, file] = splitAssignment(text, "input");
-        files[name] = file;
-    }
-    auto feeds = engine::prepareFeeds(loaded.session->inputs(), files, parseDims(a),
-                                      static_cast<std::uint64_t>(a.intValue("seed", 0)));
-    if (!feeds) throw UsageError(feeds.error().message);
+    auto feeds = prepareFeedsFromArguments(*loaded.session, a);
 
     engine::RunControl control;
     for (int i = 0; i < warmup; ++i) {
-        auto r = loaded.session->run(*feeds, &control);
+        auto r = loaded.session->run(feeds, &control);
         if (!r) throw UsageError(a.positionals()[0] + ": " + r.error().message);
     }
     const bool profiling = a.value("profile").has_value();
@@ -40,7 +33,7 @@ int runBenchCommand(const std::vector<std::string>& args) {
     std::vector<std::vector<engine::NodeProfile>> profiles;
     for (int i = 0; i < runs; ++i) {
         const auto start = std::chrono::steady_clock::now();
-        auto r = loaded.session->run(*feeds, &control);
+        auto r = loaded.session->run(feeds, &control);
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         if (!r) throw UsageError(a.positionals()[0] + ": " + r.error().message);
         samples.push_back(ms);

@@ -48,15 +48,8 @@ int runRunCommand(const std::vector<std::string>& args) {
                             "[--seed N] [--out DIR] [--threads N] [--max-memory BYTES|NG] [--json]");
     auto loaded = loadSession(a.positionals()[0], static_cast<int>(a.intValue("threads", 0)),
                               !a.flag("no-optimize"), parseMaxMemory(a));
-    std::map<std::string, std::filesystem::path> files;
-    for (const auto& text : a.values("input")) {
-        auto [name, file] = splitAssignment(text, "input");
-        files[name] = file;
-    }
-    auto feeds = engine::prepareFeeds(loaded.session->inputs(), files, parseDims(a),
-                                      static_cast<std::uint64_t>(a.intValue("seed", 0)));
-    if (!feeds) throw UsageError(feeds.error().message);
-    auto outputs = loaded.session->run(*feeds);
+    auto feeds = prepareFeedsFromArguments(*loaded.session, a);
+    auto outputs = loaded.session->run(feeds);
     if (!outputs) throw UsageError(a.positionals()[0] + ": " + outputs.error().message);
 
     std::filesystem::path outDir;

@@ -58,6 +58,19 @@ std::uint64_t parseMaxMemory(const Arguments& args) {
     return n << shift;
 }
 
+std::map<std::string, engine::Value> prepareFeedsFromArguments(const engine::Session& session,
+                                                               const Arguments& args) {
+    std::map<std::string, std::filesystem::path> files;
+    for (const auto& text : args.values("input")) {
+        auto [name, file] = splitAssignment(text, "input");
+        files[name] = file;
+    }
+    auto feeds = engine::prepareFeeds(session.inputs(), files, parseDims(args),
+                                      static_cast<std::uint64_t>(args.intValue("seed", 0)));
+    if (!feeds) throw UsageError(feeds.error().message);
+    return std::move(*feeds);
+}
+
 std::string describeTensor(const engine::Tensor& t) {
     return std::string(engine::dataTypeName(t.dtype())) + " " + engine::shapeToString(t.shape());
 }

@@ -28,6 +28,10 @@ std::uint64_t parseMaxMemory(const Arguments& args);
 // --dim SYMBOL=N options.
 engine::SymbolBindings parseDims(const Arguments& args);
 
+// Feeds from --input NAME=FILE (files), --dim SYMBOL=N and --seed N (random data for the rest).
+std::map<std::string, engine::Value> prepareFeedsFromArguments(const engine::Session& session,
+                                                               const Arguments& args);
+
 // "float32 [1x3x224x224]"
 std::string describeTensor(const engine::Tensor& t);
 
