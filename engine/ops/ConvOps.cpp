@@ -421,7 +421,29 @@ class DnnlConvolution {
     dnnl::memory::desc srcDesc_, dstDesc_, weightsDesc_, biasDesc_;
     Key key_;
 };
+#else
+// Without oneDNN every problem takes the Eigen path.
+struct DnnlConvolution {
+    explicit DnnlConvolution(bool) {}
+};
 #endif
+
+// Runs a float problem on oneDNN when the build has it and the problem maps onto it; false when
+// the caller must compute it itself.
+template <class T>
+bool runOnDnnl([[maybe_unused]] DnnlConvolution& dnnl, [[maybe_unused]] const ConvProblem& pr,
+               [[maybe_unused]] const T* x, [[maybe_unused]] const T* w,
+               [[maybe_unused]] const T* bias, [[maybe_unused]] T* y) {
+#ifdef ONNXLENS_WITH_DNNL
+    if constexpr (std::is_same_v<T, float>) {
+        if (dnnl.supports(pr)) {
+            dnnl.run(pr, x, w, bias, y);
+            return true;
+        }
+    }
+#endif
+    return false;
+}
 
 class ConvKernel : public Kernel {
   public:
@@ -437,25 +459,16 @@ class ConvKernel : public Kernel {
         outputs[0] =
             computeInFloatingType(x, w, bias, forwardOutputShape(pr),
                                   [&]<class T>(const T* xd, const T* wd, const T* bd, T* yd) {
-#ifdef ONNXLENS_WITH_DNNL
-                                      if constexpr (std::is_same_v<T, float>) {
-                                          if (dnnl_.supports(pr)) {
-                                              dnnl_.run(pr, xd, wd, bd, yd);
-                                              return;
-                                          }
-                                      }
-#endif
-                                      convolve(ctx.pool(), pr, xd, wd, bd, yd);
+                                      if (!runOnDnnl(dnnl_, pr, xd, wd, bd, yd))
+                                          convolve(ctx.pool(), pr, xd, wd, bd, yd);
                                   });
     }
 
   private:
     WindowAttributes attrs_;
     std::int64_t groups_;
-#ifdef ONNXLENS_WITH_DNNL
     // float only: double keeps the Eigen path exercised in builds that have oneDNN.
     DnnlConvolution dnnl_{false};
-#endif
 };
 
 class ConvTransposeKernel : public Kernel {
@@ -493,15 +506,8 @@ class ConvTransposeKernel : public Kernel {
         for (auto d : pr.geometry.outputShape()) shape.push_back(d);
         outputs[0] = computeInFloatingType(
             x, w, bias, shape, [&]<class T>(const T* xd, const T* wd, const T* bd, T* yd) {
-#ifdef ONNXLENS_WITH_DNNL
-                if constexpr (std::is_same_v<T, float>) {
-                    if (dnnl_.supports(pr)) {
-                        dnnl_.run(pr, xd, wd, bd, yd);
-                        return;
-                    }
-                }
-#endif
-                convolveTransposed(ctx.pool(), pr, xd, wd, bd, yd);
+                if (!runOnDnnl(dnnl_, pr, xd, wd, bd, yd))
+                    convolveTransposed(ctx.pool(), pr, xd, wd, bd, yd);
             });
     }
 
@@ -548,9 +554,7 @@ class ConvTransposeKernel : public Kernel {
     WindowAttributes attrs_;
     std::int64_t groups_;
     std::vector<std::int64_t> outputPadding_, outputShape_;
-#ifdef ONNXLENS_WITH_DNNL
     DnnlConvolution dnnl_{true};
-#endif
 };
 
 // Reads a zero point (scalar, [1] or per-channel [channels]) of any 8-bit type as int32 values.
