@@ -67,7 +67,12 @@ std::map<std::string, engine::Value> prepareFeedsFromArguments(const engine::Ses
     }
     auto feeds = engine::prepareFeeds(session.inputs(), files, parseDims(args),
                                       static_cast<std::uint64_t>(args.intValue("seed", 0)));
-    if (!feeds) throw UsageError(feeds.error().message);
+    // Named after the model too: a generated input has no file of its own to name.
+    if (!feeds) {
+        const auto& model = args.positionals();
+        throw UsageError(model.empty() ? feeds.error().message
+                                       : model[0] + ": " + feeds.error().message);
+    }
     return std::move(*feeds);
 }
 

@@ -29,6 +29,7 @@ std::uint64_t parseMaxMemory(const Arguments& args);
 engine::SymbolBindings parseDims(const Arguments& args);
 
 // Feeds from --input NAME=FILE (files), --dim SYMBOL=N and --seed N (random data for the rest).
+// Errors name the model (the first positional argument).
 std::map<std::string, engine::Value> prepareFeedsFromArguments(const engine::Session& session,
                                                                const Arguments& args);
 

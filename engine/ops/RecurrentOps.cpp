@@ -233,7 +233,8 @@ struct GruCell {
                 for (std::int64_t j = 0; j < H; ++j) resetH(b, j) = reset[j] * prev.h(b, j);
             }
         }
-        if (!linearBeforeReset)
+        // rows > 0: Eigen offsets the null data pointer of an empty matrix to take a block (UBSan).
+        if (!linearBeforeReset && rows > 0)
             gates.rightCols(H).noalias() += resetH * r.bottomRows(H).transpose();
         next.h.resize(rows, H);
         for (std::int64_t b = 0; b < rows; ++b) {

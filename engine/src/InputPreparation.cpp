@@ -97,8 +97,9 @@ Result<std::map<std::string, Value>> prepareFeeds(
         if (!input.type.has_tensor_type())
             return makeError("input '" + input.name + "'",
                              "is not a tensor; give it a file with --input " + input.name + "=FILE");
-        const auto dtype = static_cast<DataType>(input.type.tensor_type().elem_type());
         try {
+            // Checked: an element type this engine does not know (float8, or garbage) is an error.
+            const auto dtype = dataTypeFromOnnx(input.type.tensor_type().elem_type());
             feeds[input.name] = Value(randomTensor(dtype, concreteShape(input.type, symbols), seed + i));
         } catch (const EngineError& e) {
             return makeError("input '" + input.name + "'", e.what());

@@ -126,6 +126,9 @@ Tensor::Tensor(DataType type, Shape shape) : type_(type), shape_(std::move(shape
     if (type == DataType::Undefined) throw EngineError("cannot allocate a tensor of undefined type");
     numel_ = shapeElementCount(shape_);
     const std::uint64_t elementSize = dataTypeSize(type);
+    if (elementSize == 0)  // a value outside the enum, cast from an unchecked ONNX elem_type
+        throw EngineError("cannot allocate a tensor of unknown element type " +
+                          std::to_string(static_cast<int>(type)));
     if (numel_ > 0 && static_cast<std::uint64_t>(numel_) >
                           std::numeric_limits<std::uint64_t>::max() / elementSize)
         throw EngineError("tensor of shape " + shapeToString(shape_) + " overflows memory size");
@@ -185,7 +188,8 @@ std::int64_t Tensor::valueAsInt64(std::int64_t index) const {
 std::vector<std::int64_t> Tensor::toInt64Vector() const {
     std::vector<std::int64_t> out(static_cast<std::size_t>(numel_));
     if (type_ == DataType::Int64) {
-        std::memcpy(out.data(), raw(), out.size() * sizeof(std::int64_t));
+        // An empty tensor has no buffer: memcpy from null is undefined even for 0 bytes (UBSan).
+        if (!out.empty()) std::memcpy(out.data(), raw(), out.size() * sizeof(std::int64_t));
         return out;
     }
     for (std::int64_t i = 0; i < numel_; ++i) out[static_cast<std::size_t>(i)] = valueAsInt64(i);

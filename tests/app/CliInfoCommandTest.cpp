@@ -115,7 +115,7 @@ TEST(CliInfo, MissingFileIsAUsageErrorNamingIt) {
 TEST(CliInfo, RandomBytesAreAUsageError) {
     CliScratchDir dir;
     auto path = dir / "noise.onnx";
-    writeBytes(path, std::string("\xde\xad\xbe\xef\x01\x02\x03 this is not a model", 30));
+    writeBytes(path, std::string("\xde\xad\xbe\xef\x01\x02\x03 this is not a model"));
     auto r = runCli({"info", "--json", path.string()});
     EXPECT_EQ(r.exitCode, 2);
     EXPECT_EQ(lineCount(r.err), 1) << r.err;

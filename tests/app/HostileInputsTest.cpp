@@ -1,8 +1,10 @@
 // Hostile inputs through the CLI: every file in tests/hostile/ (made by make_hostile.py) must give
 // a clear one-line error naming the file and the problem, the design's exit code, and no crash.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -105,7 +107,7 @@ TEST(HostileInputs, ShapeOverflowing64BitsIsAnErrorNotAWrapAround) {
 
 TEST(HostileInputs, HugeSymbolicDimIsAMemoryLimitErrorNamingTheInput) {
     expectCleanError(runCli({"run", hostile("dynamic_batch.onnx"), "--dim", "N=1099511627776"}), 2,
-                     {"'x'", "memory limit"});
+                     {"dynamic_batch.onnx", "'x'", "memory limit"});
 }
 
 TEST(HostileInputs, MaxMemoryOptionLimitsTensors) {
@@ -198,6 +200,29 @@ TEST(HostileInputs, NodeBreakingItsSchemaSkipsShapeInferenceInsteadOfCrashing) {
 }
 
 TEST(HostileInputs, TensorFileWhoseDimsClaimGigabytesIsRefusedBeforeAllocating) {
-    expectCleanError(runCli({"run", hostile("relu.onnx"), "--input", "x=" + hostile("huge_dims_tensor.pb")}),
-                     2, {"huge_dims_tensor.pb", "less data than its shape"});
+    expectCleanError(
+        runCli({"run", hostile("relu.onnx"), "--input", "x=" + hostile("huge_dims_tensor.pb")}), 2,
+        {"huge_dims_tensor.pb", "less data than its shape"});
+}
+
+TEST(HostileInputs, InitializerClaiming2To40ElementsIsInspectableButNotRun) {
+    // Its dims say 4 TiB of floats, its raw_data holds one: info reports it without allocating,
+    // run refuses it before allocating.
+    auto info = runCli({"info", hostile("huge_initializer.onnx")});
+    EXPECT_EQ(info.exitCode, 0) << info.err;
+    expectCleanError(runCli({"run", hostile("huge_initializer.onnx")}), 2,
+                     {"huge_initializer.onnx", "'w'"});
+}
+
+TEST(HostileInputs, GraphInputOf2To40ElementsMeetsTheDefaultLimitOfHalfThePhysicalMemory) {
+    auto info = runCli({"info", hostile("huge_input.onnx")});
+    EXPECT_EQ(info.exitCode, 0) << info.err;
+    // The limit in the message is the default: half of this machine's memory, printed in GiB.
+    const double halfMemory = static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
+                              static_cast<double>(sysconf(_SC_PAGE_SIZE)) / 2;
+    std::ostringstream limit;
+    limit.precision(3);
+    limit << "memory limit of " << halfMemory / double(1 << 30) << " GiB";
+    expectCleanError(runCli({"run", hostile("huge_input.onnx")}), 2,
+                     {"huge_input.onnx", "'x'", limit.str()});
 }

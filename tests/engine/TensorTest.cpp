@@ -70,6 +70,11 @@ TEST(Tensor, TerabyteShapeIsAnErrorNotAnAllocation) {
     EXPECT_THROW(Tensor(DataType::Float, {1LL << 20, 1LL << 20, 1LL << 10}), EngineError);
 }
 
+TEST(Tensor, ElementTypeOutsideTheEnumIsAnErrorNotADivisionByZero) {
+    // ONNX elem_type 18 (float8) cast unchecked (fuzz find: fuzz_session_run, UBSan).
+    EXPECT_THROW(Tensor(static_cast<DataType>(18), {2}), EngineError);
+}
+
 TEST(Tensor, ReshapeSharesAndCloneCopies) {
     auto t = Tensor::fromVector<float>({2, 2}, {1, 2, 3, 4});
     auto r = t.reshaped({4});

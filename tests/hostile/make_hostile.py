@@ -186,6 +186,20 @@ def main():
     claim.string_data.extend([b"tuesday", b"thursday"])
     write_bytes(claim.SerializeToString(), "huge_dims_tensor.pb")
 
+    # 2^40-element shapes declared by the file itself: an initializer whose dims claim 4 TiB of
+    # floats but whose raw_data holds one, and a graph input of 2^40 floats.
+    huge_weight = TensorProto()
+    huge_weight.name = "w"
+    huge_weight.data_type = TensorProto.FLOAT
+    huge_weight.dims.extend([1 << 20, 1 << 20])
+    huge_weight.raw_data = np.ones(1, np.float32).tobytes()
+    save(model([helper.make_node("Add", ["x", "w"], ["y"], name="add")],
+               [float_input("x", [1])], [float_input("y", None)], [huge_weight]),
+         "huge_initializer.onnx")
+    save(model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+               [float_input("x", [1 << 20, 1 << 20])], [float_input("y", [1 << 20, 1 << 20])]),
+         "huge_input.onnx")
+
 
 if __name__ == "__main__":
     main()

@@ -245,6 +245,31 @@ TEST(ModelLoader, NestingDepthIsLimited) {
     EXPECT_THAT(status.error().message, HasSubstr("nested deeper than 3 levels"));
 }
 
+TEST(ModelLoader, ProtobufRecursionLimitStopsTheParseOfDeepNesting) {
+    // 100 If levels are 300 nested messages, past the parser's limit of 256: a parse error that
+    // says so, before the structural check (or the stack) is reached.
+    auto branch = identityBranch("x", "inner");
+    for (int level = 0; level < 100; ++level) {
+        onnx::GraphProto outer;
+        outer.set_name("level" + std::to_string(level));
+        addIf(outer, "cond", "nested" + std::to_string(level), branch, identityBranch("x", "e"));
+        branch = std::move(outer);
+    }
+    auto loaded = loadModelFromBytes(serialize(ifModel(branch, branch)), "deep.onnx", ".");
+    ASSERT_FALSE(loaded.ok());
+    EXPECT_THAT(loaded.error().message, HasSubstr("deep.onnx"));
+    EXPECT_THAT(loaded.error().message, HasSubstr("nested more than 256 messages deep"));
+}
+
+TEST(ModelLoader, FileAboveTheProtobufSizeLimitIsRefusedBeforeReading) {
+    ScratchDir dir;
+    writeFile(dir / "huge.onnx", "");
+    std::filesystem::resize_file(dir / "huge.onnx", std::uint64_t{1} << 31);  // sparse: no disk
+    auto message = loadError(dir / "huge.onnx");
+    EXPECT_THAT(message, HasSubstr("huge.onnx"));
+    EXPECT_THAT(message, HasSubstr("larger than 2 GB"));
+}
+
 TEST(ModelLoader, LoadsFromBytes) {
     auto loaded = loadModelFromBytes(serialize(addReluModel()), "memory.onnx", ".");
     ASSERT_TRUE(loaded.ok()) << loaded.error().message;
