@@ -18,7 +18,9 @@
 #endif
 
 #include "ConvGeometry.h"
+#include "FusedActivation.h"
 #include "OpFamilies.h"
+#include "onnxlens/engine/GraphOptimizer.h"
 
 namespace onnxlens::engine::ops {
 
@@ -304,10 +306,19 @@ Tensor computeInFloatingType(const Tensor& x, const Tensor& w, const Tensor* bia
     });
 }
 
+// What a convolution adds after the product: Z (FusedConv's residual input, same shape as Y)
+// and an activation, both folded into oneDNN's post-ops or applied in one pass after Eigen's.
+struct ConvEpilogue {
+    const float* sum = nullptr;  // Z, or null
+    FusedActivation activation;
+    bool none() const { return sum == nullptr && activation.none(); }
+};
+
 #ifdef ONNXLENS_WITH_DNNL
 // A oneDNN float convolution (forward, or transposed for ConvTranspose) for one problem size,
 // created on first use and reused while the sizes stay the same. Data stays in the plain NC...
-// layouts of the engine's tensors.
+// layouts of the engine's tensors; the weights take the layout oneDNN prefers, reordered once
+// and kept while the same weight buffer comes back (initializers do, every run).
 class DnnlConvolution {
   public:
     explicit DnnlConvolution(bool transposed) : transposed_(transposed) {}
@@ -322,13 +333,29 @@ class DnnlConvolution {
                g.inputSize() > 0;
     }
 
-    void run(const ConvProblem& pr, const float* x, const float* w, const float* bias, float* y) {
+    void run(const ConvProblem& pr, const float* x, const Tensor& weightTensor, const float* bias,
+             float* y, const ConvEpilogue& epilogue) {
         std::lock_guard lock(mutex_);
-        Key key = keyOf(pr, bias != nullptr);
-        if (!primitive_ || key != key_) create(pr, bias != nullptr, key);
+        Key key = keyOf(pr, bias != nullptr, epilogue);
+        if (!primitive_ || key != key_) create(pr, bias != nullptr, epilogue, key);
+        const float* w = weightTensor.data<float>();
+        dnnl::memory weights;
+        if (weightsDesc_ == userWeightsDesc_) {
+            weights = dnnl::memory(weightsDesc_, engine_, const_cast<float*>(w));
+        } else {
+            // Holding the tensor keeps its buffer alive and shared (so never updated in place):
+            // the same buffer means the same weights.
+            if (!reorderedWeights_ || !weightTensor.sharesStorageWith(heldWeights_)) {
+                dnnl::memory user(userWeightsDesc_, engine_, const_cast<float*>(w));
+                reorderedWeights_ = dnnl::memory(weightsDesc_, engine_);
+                dnnl::reorder(user, reorderedWeights_).execute(stream_, user, reorderedWeights_);
+                heldWeights_ = weightTensor;
+            }
+            weights = reorderedWeights_;
+        }
+        if (epilogue.sum) std::copy_n(epilogue.sum, dstDesc_.get_size() / sizeof(float), y);
         dnnl::memory src(srcDesc_, engine_, const_cast<float*>(x));
         dnnl::memory dst(dstDesc_, engine_, y);
-        dnnl::memory weights(weightsDesc_, engine_, const_cast<float*>(w));
         std::unordered_map<int, dnnl::memory> args{
             {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
         if (bias)
@@ -349,16 +376,52 @@ class DnnlConvolution {
         return (g.input[s] - 1) * g.stride[s] + extent - g.padBegin[s] - g.output[s];
     }
 
-    static Key keyOf(const ConvProblem& pr, bool hasBias) {
+    static Key keyOf(const ConvProblem& pr, bool hasBias, const ConvEpilogue& epilogue) {
         const WindowGeometry& g = pr.geometry;
-        Key key{pr.batch, pr.inChannels, pr.outChannels, pr.groups, g.spatialRank, hasBias};
+        Key key{pr.batch,
+                pr.inChannels,
+                pr.outChannels,
+                pr.groups,
+                g.spatialRank,
+                hasBias,
+                epilogue.sum != nullptr,
+                static_cast<std::int64_t>(epilogue.activation.kind)};
         for (int s = 0; s < kMaxWindowRank; ++s)
             key.insert(key.end(), {g.input[s], g.output[s], g.kernel[s], g.stride[s], g.dilation[s],
                                    g.padBegin[s], g.padEnd[s]});
         return key;
     }
 
-    void create(const ConvProblem& pr, bool hasBias, const Key& key) {
+    static dnnl::primitive_attr attributesFor(const ConvEpilogue& epilogue) {
+        dnnl::post_ops ops;
+        if (epilogue.sum) ops.append_sum(1.0f);
+        const FusedActivation& a = epilogue.activation;
+        using Kind = FusedActivation::Kind;
+        switch (a.kind) {
+            case Kind::None:
+                break;
+            case Kind::Relu:
+                ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+                break;
+            case Kind::LeakyRelu:
+                ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, a.alpha, 0.0f);
+                break;
+            case Kind::Clip:
+                ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, a.alpha, a.beta);
+                break;
+            case Kind::Sigmoid:
+                ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_logistic, 0.0f, 0.0f);
+                break;
+            case Kind::Tanh:
+                ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_tanh, 0.0f, 0.0f);
+                break;
+        }
+        dnnl::primitive_attr attr;
+        attr.set_post_ops(ops);
+        return attr;
+    }
+
+    void create(const ConvProblem& pr, bool hasBias, const ConvEpilogue& epilogue, const Key& key) {
         using tag = dnnl::memory::format_tag;
         using dt = dnnl::memory::data_type;
         const WindowGeometry& g = pr.geometry;
@@ -389,27 +452,33 @@ class DnnlConvolution {
                                   : (pr.groups > 1 ? forwardGroupTags[r] : forwardTags[r]);
         srcDesc_ = dnnl::memory::desc(srcDims, dt::f32, dataTags[r]);
         dstDesc_ = dnnl::memory::desc(dstDims, dt::f32, dataTags[r]);
-        weightsDesc_ = dnnl::memory::desc(weightDims, dt::f32, weightTag);
+        userWeightsDesc_ = dnnl::memory::desc(weightDims, dt::f32, weightTag);
+        const dnnl::memory::desc anyWeights(weightDims, dt::f32, tag::any);
         biasDesc_ = dnnl::memory::desc({pr.outChannels}, dt::f32, tag::x);
         const auto strides = spatial([&](int s) { return g.stride[s]; });
         const auto dilations = spatial([&](int s) { return g.dilation[s] - 1; });
         const auto padLeft = spatial([&](int s) { return g.padBegin[s]; });
         const auto padRightDims = spatial([&](int s) { return padRight(g, s); });
         const auto biasDesc = hasBias ? biasDesc_ : dnnl::memory::desc();
+        const auto attr = attributesFor(epilogue);
         // oneDNN 2.x: an operation descriptor, then the primitive descriptor.
         if (transposed_) {
             auto operation = dnnl::deconvolution_forward::desc(
                 dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct, srcDesc_,
-                weightsDesc_, biasDesc, dstDesc_, strides, dilations, padLeft, padRightDims);
-            primitive_ = std::make_unique<dnnl::deconvolution_forward>(
-                dnnl::deconvolution_forward::primitive_desc(operation, engine_));
+                anyWeights, biasDesc, dstDesc_, strides, dilations, padLeft, padRightDims);
+            dnnl::deconvolution_forward::primitive_desc pd(operation, attr, engine_);
+            weightsDesc_ = pd.weights_desc();
+            primitive_ = std::make_unique<dnnl::deconvolution_forward>(pd);
         } else {
             auto operation = dnnl::convolution_forward::desc(
                 dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, srcDesc_,
-                weightsDesc_, biasDesc, dstDesc_, strides, dilations, padLeft, padRightDims);
-            primitive_ = std::make_unique<dnnl::convolution_forward>(
-                dnnl::convolution_forward::primitive_desc(operation, engine_));
+                anyWeights, biasDesc, dstDesc_, strides, dilations, padLeft, padRightDims);
+            dnnl::convolution_forward::primitive_desc pd(operation, attr, engine_);
+            weightsDesc_ = pd.weights_desc();
+            primitive_ = std::make_unique<dnnl::convolution_forward>(pd);
         }
+        reorderedWeights_ = dnnl::memory();
+        heldWeights_ = Tensor();
         key_ = key;
     }
 
@@ -418,7 +487,9 @@ class DnnlConvolution {
     dnnl::engine engine_{dnnl::engine::kind::cpu, 0};
     dnnl::stream stream_{engine_};
     std::unique_ptr<dnnl::primitive> primitive_;
-    dnnl::memory::desc srcDesc_, dstDesc_, weightsDesc_, biasDesc_;
+    dnnl::memory::desc srcDesc_, dstDesc_, userWeightsDesc_, weightsDesc_, biasDesc_;
+    dnnl::memory reorderedWeights_;
+    Tensor heldWeights_;
     Key key_;
 };
 #else
@@ -429,15 +500,16 @@ struct DnnlConvolution {
 #endif
 
 // Runs a float problem on oneDNN when the build has it and the problem maps onto it; false when
-// the caller must compute it itself.
+// the caller must compute it itself. `weights` is the tensor `w` points into.
 template <class T>
 bool runOnDnnl([[maybe_unused]] DnnlConvolution& dnnl, [[maybe_unused]] const ConvProblem& pr,
-               [[maybe_unused]] const T* x, [[maybe_unused]] const T* w,
-               [[maybe_unused]] const T* bias, [[maybe_unused]] T* y) {
+               [[maybe_unused]] const T* x, [[maybe_unused]] const Tensor& weights,
+               [[maybe_unused]] const T* bias, [[maybe_unused]] T* y,
+               [[maybe_unused]] const ConvEpilogue& epilogue = {}) {
 #ifdef ONNXLENS_WITH_DNNL
     if constexpr (std::is_same_v<T, float>) {
-        if (dnnl.supports(pr)) {
-            dnnl.run(pr, x, w, bias, y);
+        if (weights.dtype() == DataType::Float && dnnl.supports(pr)) {
+            dnnl.run(pr, x, weights, bias, y, epilogue);
             return true;
         }
     }
@@ -445,28 +517,58 @@ bool runOnDnnl([[maybe_unused]] DnnlConvolution& dnnl, [[maybe_unused]] const Co
     return false;
 }
 
+// Conv, and com.onnxlens FusedConv (the optimizer's Conv [+ Add] [+ activation]):
+// Y = activation(conv(X, W) + B + Z), Z an optional fourth input of Y's shape.
 class ConvKernel : public Kernel {
   public:
-    explicit ConvKernel(const NodeInfo& node) : attrs_(node), groups_(node.getInt("group", 1)) {}
+    explicit ConvKernel(const NodeInfo& node)
+        : attrs_(node),
+          groups_(node.getInt("group", 1)),
+          activation_(FusedActivation::fromNode(node)) {}
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
         const Tensor& w = inputTensor(inputs, 1);
         const Tensor* bias = optionalInputTensor(inputs, 2);
+        const Tensor* sum = optionalInputTensor(inputs, 3);
         ConvProblem pr = forwardProblem(attrs_, groups_, x, w);
         checkBias(bias, pr.outChannels);
-        outputs[0] =
-            computeInFloatingType(x, w, bias, forwardOutputShape(pr),
-                                  [&]<class T>(const T* xd, const T* wd, const T* bd, T* yd) {
-                                      if (!runOnDnnl(dnnl_, pr, xd, wd, bd, yd))
-                                          convolve(ctx.pool(), pr, xd, wd, bd, yd);
-                                  });
+        const Shape shape = forwardOutputShape(pr);
+        require(!sum || (sum->shape() == shape && sum->dtype() == x.dtype()),
+                "the summed input Z must have the output's type and shape " + shapeToString(shape));
+        // Z in the type the product is computed in (float for the 16-bit types).
+        Tensor z;
+        if (sum)
+            z = sum->dtype() == DataType::Float || sum->dtype() == DataType::Double
+                    ? *sum
+                    : sum->castTo(DataType::Float);
+        Tensor y = computeInFloatingType(
+            x, w, bias, shape, [&]<class T>(const T* xd, const T* wd, const T* bd, T* yd) {
+                const T* zd = sum ? z.data<T>() : nullptr;
+                if constexpr (std::is_same_v<T, float>) {
+                    if (runOnDnnl(dnnl_, pr, xd, w, bd, yd, ConvEpilogue{zd, activation_})) return;
+                }
+                convolve(ctx.pool(), pr, xd, wd, bd, yd);
+                if (zd || !activation_.none())
+                    addAndActivate(ctx.pool(), yd, zd, shapeElementCount(shape));
+            });
+        outputs[0] = Value(std::move(y));
     }
 
   private:
+    template <class T>
+    void addAndActivate(ThreadPool& pool, T* y, const T* z, std::int64_t count) const {
+        pool.parallelFor(count, 4.0, [&](std::int64_t begin, std::int64_t end) {
+            if (z)
+                for (std::int64_t i = begin; i < end; ++i) y[i] += z[i];
+            activation_.applyInPlace(y + begin, end - begin);
+        });
+    }
+
     WindowAttributes attrs_;
     std::int64_t groups_;
+    FusedActivation activation_;
     // float only: double keeps the Eigen path exercised in builds that have oneDNN.
     DnnlConvolution dnnl_{false};
 };
@@ -506,7 +608,7 @@ class ConvTransposeKernel : public Kernel {
         for (auto d : pr.geometry.outputShape()) shape.push_back(d);
         outputs[0] = computeInFloatingType(
             x, w, bias, shape, [&]<class T>(const T* xd, const T* wd, const T* bd, T* yd) {
-                if (!runOnDnnl(dnnl_, pr, xd, wd, bd, yd))
+                if (!runOnDnnl(dnnl_, pr, xd, w, bd, yd))
                     convolveTransposed(ctx.pool(), pr, xd, wd, bd, yd);
             });
     }
@@ -690,6 +792,7 @@ class QLinearConvKernel : public Kernel {
 
 void registerConvOps(KernelRegistry& registry) {
     registry.add<ConvKernel>("Conv", 1);
+    registry.add<ConvKernel>("FusedConv", 1, kLatestOpset, kOnnxlensDomain);
     registry.add<ConvTransposeKernel>("ConvTranspose", 1);
     registry.add<ConvIntegerKernel>("ConvInteger", 10);
     registry.add<QLinearConvKernel>("QLinearConv", 10);

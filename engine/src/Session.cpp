@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "GradientExpansion.h"
+#include "OpenMpThreads.h"
 #include "onnxlens/engine/GraphOptimizer.h"
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/ModelSummary.h"
@@ -654,6 +655,7 @@ Result<std::vector<Value>> Session::run(const std::map<std::string, Value>& feed
             control->nodeProfiles.clear();
             profile = &control->nodeProfiles;
         }
+        applyThreadCountToCallingThread(state_->pool->threads());
         return graph.run(*state_->pool, std::move(inputs), nullptr,
                          control ? &control->cancel : nullptr, profile);
     } catch (const EngineError& e) {

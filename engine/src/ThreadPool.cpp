@@ -1,40 +1,88 @@
+// With OpenMP the pool is OpenMP's own team (see OpenMpThreads.h); without, an Eigen pool.
 #include "onnxlens/engine/ThreadPool.h"
 
+#include <algorithm>
+#include <exception>
+#include <thread>
+
+#include "OpenMpThreads.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#else
 #define EIGEN_USE_THREADS
 #include <unsupported/Eigen/CXX11/Tensor>
-
-#include <algorithm>
-#include <thread>
+#endif
 
 namespace onnxlens::engine {
 
+#ifdef _OPENMP
+struct ThreadPool::Impl {};
+#else
 struct ThreadPool::Impl {
     explicit Impl(int n) : pool(n), device(&pool, n) {}
     Eigen::ThreadPool pool;
     Eigen::ThreadPoolDevice device;
 };
+#endif
 
 ThreadPool::ThreadPool(int threads) {
     if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     threads_ = threads;
+#ifndef _OPENMP
     if (threads_ > 1) impl_ = std::make_unique<Impl>(threads_);
+#endif
 }
 
 ThreadPool::~ThreadPool() = default;
+
+void applyThreadCountToCallingThread([[maybe_unused]] int threads) {
+#ifdef _OPENMP
+    omp_set_num_threads(threads);
+#endif
+}
 
 void ThreadPool::parallelFor(std::int64_t n, double costPerItem,
                              const std::function<void(std::int64_t, std::int64_t)>& fn) {
     if (n <= 0) return;
     // Below ~50k operations the hand-off costs more than it saves.
-    if (!impl_ || static_cast<double>(n) * costPerItem < 50000.0 || n == 1) {
+    if (threads_ == 1 || static_cast<double>(n) * costPerItem < 50000.0 || n == 1) {
+        fn(0, n);
+        return;
+    }
+#ifdef _OPENMP
+    // Already inside a parallel region (a kernel called from a parallel loop): run inline.
+    if (omp_in_parallel()) {
+        fn(0, n);
+        return;
+    }
+    // Equal contiguous ranges, one per thread; an exception in any range is rethrown here
+    // (none may leave an OpenMP region).
+    const int team = static_cast<int>(std::min<std::int64_t>(n, threads_));
+    std::exception_ptr failure;
+#pragma omp parallel num_threads(team)
+    {
+        const std::int64_t t = omp_get_thread_num(), count = omp_get_num_threads();
+        const std::int64_t begin = n * t / count, end = n * (t + 1) / count;
+        try {
+            if (begin < end) fn(begin, end);
+        } catch (...) {
+#pragma omp critical(onnxlens_thread_pool_failure)
+            if (!failure) failure = std::current_exception();
+        }
+    }
+    if (failure) std::rethrow_exception(failure);
+#else
+    if (!impl_) {
         fn(0, n);
         return;
     }
     Eigen::TensorOpCost cost(0, 0, std::max(1.0, costPerItem));
-    impl_->device.parallelFor(static_cast<Eigen::Index>(n), cost,
-                              [&fn](Eigen::Index begin, Eigen::Index end) {
-                                  fn(static_cast<std::int64_t>(begin), static_cast<std::int64_t>(end));
-                              });
+    impl_->device.parallelFor(
+        static_cast<Eigen::Index>(n), cost, [&fn](Eigen::Index begin, Eigen::Index end) {
+            fn(static_cast<std::int64_t>(begin), static_cast<std::int64_t>(end));
+        });
+#endif
 }
 
 }  // namespace onnxlens::engine

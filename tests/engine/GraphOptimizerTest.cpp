@@ -13,8 +13,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-onnx::NodeProto* addNode(onnx::GraphProto& g, const std::string& op, std::vector<std::string> inputs,
-                         std::vector<std::string> outputs) {
+onnx::NodeProto* addNode(onnx::GraphProto& g, const std::string& op,
+                         std::vector<std::string> inputs, std::vector<std::string> outputs) {
     auto* n = g.add_node();
     n->set_op_type(op);
     n->set_name(op + "_" + outputs[0]);
@@ -101,9 +101,9 @@ TEST(GraphOptimizer, ConstantChainsFoldIntoOneInitializer) {
     addFloatInput(g, "x", {2, 2});
     addInitializer(g, "c1", makeTensor<float>({2, 2}, {1, 2, 3, 4}));
     addInitializer(g, "c2", makeTensor<float>({2, 2}, {10, 20, 30, 40}));
-    addNode(g, "Add", {"c1", "c2"}, {"s"});       // constant
-    addNode(g, "Relu", {"s"}, {"r"});             // constant through the chain
-    addNode(g, "Mul", {"x", "r"}, {"y"});         // depends on the input
+    addNode(g, "Add", {"c1", "c2"}, {"s"});  // constant
+    addNode(g, "Relu", {"s"}, {"r"});        // constant through the chain
+    addNode(g, "Mul", {"x", "r"}, {"y"});    // depends on the input
     g.add_output()->set_name("y");
     onnx::ModelProto copy = m;
     EXPECT_EQ(engine::foldConstants(copy, {}), 2);
@@ -165,10 +165,95 @@ TEST(GraphOptimizer, BatchNormFoldsIntoConvAndComputesTheSame) {
     expectSameOutputs(m);
 }
 
+namespace {
+
+// x [1, 4, 6, 6] -> Conv (4 -> 4, 3x3, pad 1) with deterministic weights.
+void addConv(onnx::GraphProto& g, const std::string& x, const std::string& out,
+             const std::string& prefix) {
+    std::vector<float> w(4 * 4 * 3 * 3);
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = 0.03f * static_cast<float>(i % 11) - 0.15f;
+    addInitializer(g, prefix + "_w", makeTensor<float>({4, 4, 3, 3}, w));
+    addInitializer(g, prefix + "_b", makeTensor<float>({4}, {0.1f, -0.2f, 0.3f, -0.05f}));
+    auto* conv = addNode(g, "Conv", {x, prefix + "_w", prefix + "_b"}, {out});
+    setAttr(*conv, "pads", std::vector<std::int64_t>{1, 1, 1, 1});
+}
+
+std::string attributeString(const onnx::NodeProto& node, const std::string& name) {
+    for (const auto& a : node.attribute())
+        if (a.name() == name) return a.s();
+    return {};
+}
+
+}  // namespace
+
+TEST(GraphOptimizer, ResidualConvAddReluBecomesOneFusedConv) {
+    auto m = emptyModel();
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "x", {1, 4, 6, 6});
+    addConv(g, "x", "c", "conv");
+    addNode(g, "Add", {"x", "c"}, {"s"});  // the residual: Z is the block's input
+    addNode(g, "Relu", {"s"}, {"y"});
+    g.add_output()->set_name("y");
+    onnx::ModelProto copy = m;
+    EXPECT_EQ(engine::fuseConvAdd(copy), 1);
+    EXPECT_EQ(engine::fuseConvActivation(copy), 1);
+    ASSERT_EQ(copy.graph().node_size(), 1);
+    const auto& fused = copy.graph().node(0);
+    EXPECT_EQ(fused.domain(), engine::kOnnxlensDomain);
+    EXPECT_EQ(fused.op_type(), "FusedConv");
+    ASSERT_EQ(fused.input_size(), 4);
+    EXPECT_EQ(fused.input(3), "x");
+    EXPECT_EQ(fused.output(0), "y");
+    EXPECT_EQ(attributeString(fused, "activation"), "Relu");
+    bool imported = false;
+    for (const auto& imp : copy.opset_import())
+        imported = imported || imp.domain() == engine::kOnnxlensDomain;
+    EXPECT_TRUE(imported);
+    expectSameOutputs(m);
+}
+
+TEST(GraphOptimizer, ConvClipFusesWithItsConstantBounds) {
+    auto m = emptyModel();
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "x", {1, 4, 6, 6});
+    addConv(g, "x", "c", "conv");
+    addInitializer(g, "lo", Tensor::scalar<float>(0.0f));
+    addInitializer(g, "hi", Tensor::scalar<float>(0.2f));
+    addNode(g, "Clip", {"c", "lo", "hi"}, {"y"});
+    g.add_output()->set_name("y");
+    onnx::ModelProto copy = m;
+    EXPECT_EQ(engine::fuseConvActivation(copy), 1);
+    ASSERT_EQ(copy.graph().node_size(), 1);
+    EXPECT_EQ(attributeString(copy.graph().node(0), "activation"), "Clip");
+    expectSameOutputs(m);
+}
+
+TEST(GraphOptimizer, ConvOutputReadTwiceOrBroadcastAddIsNotFused) {
+    auto m = emptyModel();
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "x", {1, 4, 6, 6});
+    addFloatInput(g, "row", {6});
+    addConv(g, "x", "c", "conv");
+    addNode(g, "Relu", {"c"}, {"r"});
+    addNode(g, "Sigmoid", {"c"}, {"s"});  // a second reader of the Conv output
+    addConv(g, "x", "d", "conv2");
+    addNode(g, "Add", {"d", "row"}, {"e"});  // Z broadcasts: not a FusedConv sum
+    g.add_output()->set_name("r");
+    g.add_output()->set_name("s");
+    g.add_output()->set_name("e");
+    onnx::ModelProto copy = m;
+    EXPECT_EQ(engine::fuseConvAdd(copy), 0);
+    EXPECT_EQ(engine::fuseConvActivation(copy), 0);
+    EXPECT_EQ(copy.graph().node_size(), 5);
+    expectSameOutputs(m);
+}
+
 TEST(GraphOptimizer, SampleModelsComputeTheSameOptimized) {
-    for (const char* name : {"mnist_cnn", "tiny_bert", "lstm_classifier", "legacy_opset10", "squeezenet1_1"}) {
+    for (const char* name :
+         {"mnist_cnn", "tiny_bert", "lstm_classifier", "legacy_opset10", "squeezenet1_1"}) {
         SCOPED_TRACE(name);
-        auto loaded = loadModel(fs::path(ONNXLENS_SOURCE_DIR) / "resources" / "samples" / name / "model.onnx");
+        auto loaded = loadModel(fs::path(ONNXLENS_SOURCE_DIR) / "resources" / "samples" / name /
+                                "model.onnx");
         ASSERT_TRUE(loaded) << loaded.error().message;
         expectSameOutputs(*loaded->proto);
     }

@@ -1,13 +1,16 @@
 #pragma once
 // Graph rewrites applied once at load: a list of small passes, each separately tested, each
 // preserving what the model computes (checked by running optimized and unoptimized models).
+#include <onnx/onnx_pb.h>
+
 #include <filesystem>
 #include <string>
 #include <vector>
 
-#include <onnx/onnx_pb.h>
-
 namespace onnxlens::engine {
+
+// The domain of the nodes the fusion passes write (FusedConv...), with kernels in engine/ops.
+inline constexpr const char* kOnnxlensDomain = "com.onnxlens";
 
 struct PassResult {
     std::string pass;
@@ -20,7 +23,8 @@ struct OptimizationReport {
 };
 
 // Runs every pass in order until nothing changes (at most a few rounds).
-OptimizationReport optimizeModel(onnx::ModelProto& model, const std::filesystem::path& modelDirectory);
+OptimizationReport optimizeModel(onnx::ModelProto& model,
+                                 const std::filesystem::path& modelDirectory);
 
 // The passes. Each returns the number of rewrites it made.
 // Identity nodes whose output is not a graph output: consumers read the input instead.
@@ -34,5 +38,11 @@ int foldConstants(onnx::ModelProto& model, const std::filesystem::path& modelDir
 // Conv followed by BatchNormalization (constant parameters, Conv output used only there):
 // the normalization is folded into the Conv's weights and bias.
 int foldBatchNormIntoConv(onnx::GraphProto& graph, const std::filesystem::path& modelDirectory);
+// Conv whose output only feeds an Add with another input Z of the same shape (by shape
+// inference; no broadcasting): one com.onnxlens FusedConv computing conv(X, W) + B + Z.
+int fuseConvAdd(onnx::ModelProto& model);
+// Conv (or a FusedConv without activation) whose output only feeds Relu, Clip (constant bounds),
+// LeakyRelu, Sigmoid or Tanh: one FusedConv with attributes activation / activation_params.
+int fuseConvActivation(onnx::ModelProto& model);
 
 }  // namespace onnxlens::engine

@@ -1,0 +1,76 @@
+#pragma once
+// The activation a fused node (com.onnxlens FusedConv, FusedGemm) applies to its result, as
+// the optimizer's fusion passes describe it: attribute `activation` (Relu, Clip, LeakyRelu,
+// Sigmoid, Tanh; absent: none) and `activation_params` (Clip: min, max; LeakyRelu: alpha).
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "OpFamilies.h"
+
+namespace onnxlens::engine::ops {
+
+struct FusedActivation {
+    enum class Kind { None, Relu, Clip, LeakyRelu, Sigmoid, Tanh };
+    Kind kind = Kind::None;
+    float alpha = 0.0f, beta = 0.0f;  // Clip: min and max; LeakyRelu: the slope
+
+    static FusedActivation fromNode(const NodeInfo& node) {
+        FusedActivation a;
+        const std::string name = node.getString("activation", "");
+        const auto params = node.getFloats("activation_params");
+        auto param = [&](std::size_t i) {
+            require(i < params.size(), "activation " + name + " needs activation_params");
+            return params[i];
+        };
+        if (name.empty()) {
+            a.kind = Kind::None;
+        } else if (name == "Relu") {
+            a.kind = Kind::Relu;
+        } else if (name == "Clip") {
+            a.kind = Kind::Clip;
+            a.alpha = param(0);
+            a.beta = param(1);
+        } else if (name == "LeakyRelu") {
+            a.kind = Kind::LeakyRelu;
+            a.alpha = param(0);
+        } else if (name == "Sigmoid") {
+            a.kind = Kind::Sigmoid;
+        } else if (name == "Tanh") {
+            a.kind = Kind::Tanh;
+        } else {
+            throw EngineError("unknown fused activation '" + name + "'");
+        }
+        return a;
+    }
+
+    bool none() const { return kind == Kind::None; }
+
+    template <class T>
+    T apply(T x) const {
+        switch (kind) {
+            case Kind::None:
+                return x;
+            case Kind::Relu:
+                return x > T(0) ? x : T(0);
+            case Kind::Clip:
+                // NaN passes through, as Clip does.
+                return x < T(alpha) ? T(alpha) : (x > T(beta) ? T(beta) : x);
+            case Kind::LeakyRelu:
+                return x < T(0) ? T(alpha) * x : x;
+            case Kind::Sigmoid:
+                return T(1) / (T(1) + std::exp(-x));
+            case Kind::Tanh:
+                return std::tanh(x);
+        }
+        return x;
+    }
+
+    template <class T>
+    void applyInPlace(T* data, std::int64_t count) const {
+        if (kind == Kind::None) return;
+        for (std::int64_t i = 0; i < count; ++i) data[i] = apply(data[i]);
+    }
+};
+
+}  // namespace onnxlens::engine::ops
