@@ -8,6 +8,8 @@
 #include "widgets/GraphGroupItem.h"
 #include "widgets/GraphNodeItem.h"
 #include "widgets/GraphStyle.h"
+#include "widgets/HeatLegend.h"
+#include "onnxlens/model/NodeNames.h"
 
 namespace onnxlens::widgets {
 
@@ -199,6 +201,7 @@ void GraphScene::placeGroup(int group, QPointF origin) {
         switch (unit.kind) {
             case ViewUnitRef::Kind::Node: {
                 auto* item = new GraphNodeItem(*view_, unit.index, rect);
+                applyHeat(item);
                 addItem(item);
                 nodeItems_[unit.index] = item;
                 break;
@@ -308,6 +311,55 @@ QRectF GraphScene::contentRect() const {
     auto it = placements_.find(0);
     if (it == placements_.end()) return QRectF(0, 0, 1, 1);
     return QRectF(-20, -20, it->second.width + 40, it->second.height + 40);
+}
+
+void GraphScene::setNodeHeat(const NodeHeatMap& heat) {
+    heatShown_ = true;
+    nodeHeat_.assign(view_->nodes.size(), std::nullopt);
+    maxHeatShare_ = 0;
+    for (std::size_t n = 0; n < view_->nodes.size(); ++n) {
+        const auto& node = view_->nodes[n];
+        if (node.kind != ViewNode::Kind::Operator || !node.proto) continue;
+        auto it = heat.find(profileNameOf(*node.proto));
+        if (it == heat.end()) continue;
+        nodeHeat_[n] = it->second;
+        maxHeatShare_ = std::max(maxHeatShare_, it->second.share);
+    }
+    for (auto* item : nodeItems_)
+        if (item) applyHeat(item);
+}
+
+void GraphScene::clearHeat() {
+    heatShown_ = false;
+    nodeHeat_.clear();
+    maxHeatShare_ = 0;
+    for (auto* item : nodeItems_)
+        if (item) item->clearHeat();
+}
+
+std::optional<NodeHeat> GraphScene::heatOfNode(int node) const {
+    if (node < 0 || node >= static_cast<int>(nodeHeat_.size())) return std::nullopt;
+    return nodeHeat_[node];
+}
+
+int GraphScene::heatedNodeCount() const {
+    return static_cast<int>(std::count_if(nodeHeat_.begin(), nodeHeat_.end(), [](const auto& h) { return h.has_value(); }));
+}
+
+void GraphScene::applyHeat(GraphNodeItem* item) const {
+    if (!heatShown_) {
+        item->clearHeat();
+        return;
+    }
+    const auto& heat = nodeHeat_[item->nodeIndex()];
+    if (!heat) {
+        item->setHeat(std::nullopt, tr("not in the profile (fused by the optimizer, or inside a subgraph)"));
+        return;
+    }
+    const double fraction = maxHeatShare_ > 0 ? heat->share / maxHeatShare_ : 0;
+    item->setHeat(heatColour(fraction), tr("%1 ms per run, %2 % of the profiled time")
+                                            .arg(heat->msPerRun, 0, 'f', 3)
+                                            .arg(100.0 * heat->share, 0, 'f', 1));
 }
 
 void GraphScene::onSelectionChanged() {

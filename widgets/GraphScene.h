@@ -7,6 +7,8 @@
 #include <QGraphicsScene>
 #include <map>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "onnxlens/model/GraphLayout.h"
@@ -17,6 +19,14 @@ namespace onnxlens::widgets {
 class GraphNodeItem;
 class GraphGroupItem;
 class GraphEdgeItem;
+
+// One operator's part of a profiled run, for the heat overlay.
+struct NodeHeat {
+    double share = 0;     // of the summed node time, 0..1
+    double msPerRun = 0;
+};
+// Keyed by profileNameOf(node) (NodeNames.h), the name the engine's profile uses.
+using NodeHeatMap = std::map<std::string, NodeHeat>;
 
 class GraphScene : public QGraphicsScene {
     Q_OBJECT
@@ -58,6 +68,15 @@ public:
     int selectedNode() const;
     QRectF contentRect() const;  // the composed graph, with a margin
 
+    // Heat overlay: operators found in `heat` are coloured by their share relative to the
+    // hottest one, the others grey; kept across re-layouts until clearHeat().
+    void setNodeHeat(const NodeHeatMap& heat);
+    void clearHeat();
+    bool hasHeat() const { return heatShown_; }
+    std::optional<NodeHeat> heatOfNode(int node) const;
+    double maxHeatShare() const { return maxHeatShare_; }
+    int heatedNodeCount() const;  // operators the heat map covers
+
 signals:
     void layoutNeeded();
     void nodeSelected(int node);  // -1: nothing (or a group) selected
@@ -71,6 +90,7 @@ private:
     void rebuildItems();
     void placeGroup(int group, QPointF origin);
     void onSelectionChanged();
+    void applyHeat(GraphNodeItem* item) const;
 
     std::shared_ptr<const ViewGraph> view_;
     std::vector<char> expanded_;
@@ -81,6 +101,9 @@ private:
     std::vector<GraphGroupItem*> groupItems_;
     std::vector<GraphEdgeItem*> edgeItems_;
     std::map<std::tuple<int, int, int>, QPointF> ports_;  // (group, kind, tensor) -> centre
+    bool heatShown_ = false;
+    std::vector<std::optional<NodeHeat>> nodeHeat_;  // per view node
+    double maxHeatShare_ = 0;
 };
 
 }  // namespace onnxlens::widgets
