@@ -4,7 +4,6 @@
 #include <QCheckBox>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -63,16 +62,21 @@ BenchmarkPanel::BenchmarkPanel(QWidget* parent) : QWidget(parent) {
         tr("Time every node of every counted run (adds two clock reads per node)"));
     heatCheck_ = new QCheckBox(tr("Colour graph by time"), this);
 
-    auto* form = new QFormLayout;
-    form->addRow(tr("Warm-up runs:"), warmup_);
-    form->addRow(tr("Counted runs:"), runs_);
-    form->addRow(tr("Threads:"), threads_);
-    auto* checks = new QHBoxLayout;
-    checks->addWidget(profile_);
-    checks->addWidget(heatCheck_);
-    checks->addStretch(1);
-    form->addRow(checks);
-
+    // One row of settings and buttons: the dock is wide and short, under the graph.
+    auto* controls = new QHBoxLayout;
+    auto labelled = [this, controls](const QString& text, QWidget* field) {
+        auto* label = new QLabel(text, this);
+        label->setBuddy(field);
+        controls->addWidget(label);
+        controls->addWidget(field);
+        controls->addSpacing(8);
+    };
+    labelled(tr("&Warm-up runs:"), warmup_);
+    labelled(tr("Counted &runs:"), runs_);
+    labelled(tr("&Threads:"), threads_);
+    controls->addWidget(profile_);
+    controls->addWidget(heatCheck_);
+    controls->addStretch(1);
     startButton_ = new QPushButton(tr("Start"), this);
     startButton_->setObjectName(QStringLiteral("benchmarkStart"));
     cancelButton_ = new QPushButton(tr("Cancel"), this);
@@ -80,10 +84,8 @@ BenchmarkPanel::BenchmarkPanel(QWidget* parent) : QWidget(parent) {
     progress_->setRange(0, 1);
     progress_->setValue(0);
     progress_->setTextVisible(true);
-    auto* buttons = new QHBoxLayout;
-    buttons->addWidget(startButton_);
-    buttons->addWidget(cancelButton_);
-    buttons->addWidget(progress_, 1);
+    controls->addWidget(startButton_);
+    controls->addWidget(cancelButton_);
     status_ = new QLabel(this);
     status_->setWordWrap(true);
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -98,10 +100,13 @@ BenchmarkPanel::BenchmarkPanel(QWidget* parent) : QWidget(parent) {
     statistics_->setSelectionBehavior(QAbstractItemView::SelectRows);
     statistics_->setMinimumHeight(statistics_->fontMetrics().height() * 6);
     charts_ = new LatencyCharts(this);
-    auto* latency = new QSplitter(Qt::Vertical, this);
+    statistics_->verticalHeader()->setDefaultSectionSize(statistics_->fontMetrics().height() + 4);
+    auto* latency = new QSplitter(Qt::Horizontal, this);
     latency->addWidget(statistics_);
     latency->addWidget(charts_);
-    latency->setStretchFactor(1, 2);
+    latency->setStretchFactor(0, 0);
+    latency->setStretchFactor(1, 1);
+    latency->setSizes({260, 1000});
     profileView_ = new ProfileView(this);
     tabs_ = new QTabWidget(this);
     tabs_->addTab(latency, tr("Latency"));
@@ -114,19 +119,19 @@ BenchmarkPanel::BenchmarkPanel(QWidget* parent) : QWidget(parent) {
     exportJson_->setToolTip(tr("Export the whole result as JSON"));
     exportMarkdown_ = new QPushButton(tr("Markdown…"), this);
     exportMarkdown_->setToolTip(tr("Export the whole result as a Markdown report"));
-    auto* exports = new QHBoxLayout;
-    exports->addWidget(new QLabel(tr("Export:"), this));
-    exports->addWidget(exportTrace_);
-    exports->addWidget(exportJson_);
-    exports->addWidget(exportMarkdown_);
-    exports->addStretch(1);
+    auto* statusRow = new QHBoxLayout;
+    statusRow->addWidget(progress_, 1);
+    statusRow->addSpacing(8);
+    statusRow->addWidget(new QLabel(tr("Export:"), this));
+    statusRow->addWidget(exportTrace_);
+    statusRow->addWidget(exportJson_);
+    statusRow->addWidget(exportMarkdown_);
 
     auto* layout = new QVBoxLayout(this);
-    layout->addLayout(form);
-    layout->addLayout(buttons);
+    layout->addLayout(controls);
+    layout->addLayout(statusRow);
     layout->addWidget(status_);
     layout->addWidget(tabs_, 1);
-    layout->addLayout(exports);
 
     startAction_ = new QAction(tr("&Run Benchmark"), this);
     startAction_->setShortcut(QKeySequence(tr("Ctrl+B")));

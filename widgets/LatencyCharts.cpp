@@ -1,13 +1,10 @@
 #include "widgets/LatencyCharts.h"
 
-#include <QBarCategoryAxis>
-#include <QBarSeries>
-#include <QBarSet>
+#include <QAreaSeries>
 #include <QChart>
 #include <QChartView>
+#include <QHBoxLayout>
 #include <QLineSeries>
-#include <QScatterSeries>
-#include <QVBoxLayout>
 #include <QValueAxis>
 #include <algorithm>
 #include <cmath>
@@ -24,7 +21,7 @@ QChartView* makeChartView(const QString& title, QWidget* parent) {
     chart->setAnimationOptions(QChart::NoAnimation);
     auto* view = new QChartView(chart, parent);
     view->setRenderHint(QPainter::Antialiasing);
-    view->setMinimumHeight(170);
+    view->setMinimumSize(280, 190);
     return view;
 }
 
@@ -50,7 +47,7 @@ LatencyCharts::LatencyCharts(QWidget* parent) : QWidget(parent) {
     timeSeriesView_ = makeChartView(tr("Latency per run"), this);
     histogramView_->setObjectName(QStringLiteral("latencyHistogram"));
     timeSeriesView_->setObjectName(QStringLiteral("latencyTimeSeries"));
-    auto* layout = new QVBoxLayout(this);
+    auto* layout = new QHBoxLayout(this);  // side by side: the dock is wide, not tall
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(histogramView_, 1);
     layout->addWidget(timeSeriesView_, 1);
@@ -93,27 +90,33 @@ void LatencyCharts::setSamples(const std::vector<double>& samples,
     const Histogram h = binSamples(samples);
     binCounts_ = h.counts;
     QChart* hist = histogramView_->chart();
-    auto* set = new QBarSet(tr("runs"));
-    set->setColor(QColor(0x42, 0x7a, 0xb5));
-    QStringList categories;
+    // Drawn as a filled step outline over a numeric ms axis: readable tick labels at any bin
+    // count (a bar series would need one category label per bin).
+    auto* outline = new QLineSeries;
+    auto* base = new QLineSeries;
     int maxCount = 0;
     for (std::size_t b = 0; b < h.counts.size(); ++b) {
-        *set << h.counts[b];
+        const double left = h.firstEdge + static_cast<double>(b) * h.binWidth;
+        outline->append(left, h.counts[b]);
+        outline->append(left + h.binWidth, h.counts[b]);
         maxCount = std::max(maxCount, h.counts[b]);
-        categories << QString::number(h.firstEdge + (static_cast<double>(b) + 0.5) * h.binWidth,
-                                      'f', 3);
     }
-    auto* bars = new QBarSeries;
-    bars->append(set);
-    bars->setBarWidth(0.95);
+    base->append(h.firstEdge, 0);
+    base->append(h.firstEdge + static_cast<double>(h.counts.size()) * h.binWidth, 0);
+    auto* bars = new QAreaSeries(outline, base);
+    bars->setName(tr("runs"));
+    bars->setColor(QColor(0x42, 0x7a, 0xb5));
+    bars->setBorderColor(QColor(0x2a, 0x55, 0x85));
     hist->addSeries(bars);
-    auto* binAxis = new QBarCategoryAxis;
-    binAxis->append(categories);
-    binAxis->setTitleText(tr("ms (bin centre)"));
-    binAxis->setLabelsAngle(-60);
+    auto* binAxis = new QValueAxis;
+    binAxis->setRange(h.firstEdge, h.firstEdge + static_cast<double>(h.counts.size()) * h.binWidth);
+    binAxis->setTickCount(6);
+    binAxis->setLabelFormat(QStringLiteral("%.3g"));
+    binAxis->setTitleText(tr("ms"));
     auto* countAxis = new QValueAxis;
-    countAxis->setRange(0, maxCount);
+    countAxis->setRange(0, std::max(1, maxCount));
     countAxis->setLabelFormat(QStringLiteral("%d"));
+    countAxis->applyNiceNumbers();  // whole, evenly spaced counts
     countAxis->setTitleText(tr("runs"));
     hist->addAxis(binAxis, Qt::AlignBottom);
     hist->addAxis(countAxis, Qt::AlignLeft);
@@ -141,6 +144,7 @@ void LatencyCharts::setSamples(const std::vector<double>& samples,
     auto* runAxis = new QValueAxis;
     runAxis->setRange(1, std::max<double>(2, static_cast<double>(samples.size())));
     runAxis->setLabelFormat(QStringLiteral("%d"));
+    runAxis->applyNiceNumbers();
     runAxis->setTitleText(tr("run"));
     auto* msAxis = new QValueAxis;
     const double pad = std::max(1e-3, (statistics.maxMs - statistics.minMs) * 0.08);

@@ -40,9 +40,9 @@ ProfileView::ProfileView(QWidget* parent) : QWidget(parent) {
     chart->setAnimationOptions(QChart::NoAnimation);
     barChart_ = new QChartView(chart, this);
     barChart_->setRenderHint(QPainter::Antialiasing);
-    barChart_->setMinimumHeight(160);
+    barChart_->setMinimumSize(300, 180);
 
-    auto* byType = new QSplitter(Qt::Vertical, this);
+    auto* byType = new QSplitter(Qt::Horizontal, this);  // the dock is wide and short
     byType->addWidget(opTypeTable_);
     byType->addWidget(barChart_);
     byType->setStretchFactor(0, 1);
