@@ -100,6 +100,7 @@ void GraphPage::connectScene() {
         });
     });
     connect(scene_, &GraphScene::nodeSelected, this, &GraphPage::nodeSelected);
+    connect(scene_, &GraphScene::heatScaleChanged, this, &GraphPage::updateHeatLegend);
     connect(scene_, &GraphScene::nodeRevealed, this, [this](int node) {
         if (auto* item = scene_->nodeItem(node)) view_->centreOnItemRect(item->sceneBoundingRect());
         emit nodeRevealed(node);

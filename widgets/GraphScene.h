@@ -68,12 +68,15 @@ public:
     int selectedNode() const;
     QRectF contentRect() const;  // the composed graph, with a margin
 
-    // Heat overlay: operators found in `heat` are coloured by their share relative to the
-    // hottest one, the others grey; kept across re-layouts until clearHeat().
+    // Heat overlay: operators found in `heat` are coloured by their share, the others grey;
+    // collapsed groups by the summed share of the operators inside. The colour scale runs up to
+    // the hottest box on screen (maxHeatShare()), so it is recomputed when groups open or
+    // close (heatScaleChanged). Kept across re-layouts until clearHeat().
     void setNodeHeat(const NodeHeatMap& heat);
     void clearHeat();
     bool hasHeat() const { return heatShown_; }
     std::optional<NodeHeat> heatOfNode(int node) const;
+    NodeHeat heatOfGroup(int group) const;  // summed over the operators inside, at any depth
     double maxHeatShare() const { return maxHeatShare_; }
     int heatedNodeCount() const;  // operators the heat map covers
 
@@ -83,6 +86,7 @@ signals:
     void groupSelected(int group);
     void nodeRevealed(int node);
     void rebuilt();
+    void heatScaleChanged();
 
 private:
     void invalidateAncestors(int group);
@@ -90,7 +94,7 @@ private:
     void rebuildItems();
     void placeGroup(int group, QPointF origin);
     void onSelectionChanged();
-    void applyHeat(GraphNodeItem* item) const;
+    void refreshHeat();  // scale from the boxes on screen, then every item's colour
 
     std::shared_ptr<const ViewGraph> view_;
     std::vector<char> expanded_;
@@ -103,6 +107,7 @@ private:
     std::map<std::tuple<int, int, int>, QPointF> ports_;  // (group, kind, tensor) -> centre
     bool heatShown_ = false;
     std::vector<std::optional<NodeHeat>> nodeHeat_;  // per view node
+    std::vector<NodeHeat> groupHeat_;                // per view group
     double maxHeatShare_ = 0;
 };
 

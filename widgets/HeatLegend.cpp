@@ -62,7 +62,7 @@ void HeatLegend::paintEvent(QPaintEvent*) {
     const int line = fm.height();
     p.setPen(Qt::black);
     p.drawText(QRect(margin, 4, width() - 2 * margin, line), Qt::AlignLeft | Qt::AlignVCenter,
-               tr("Share of run time per node"));
+               tr("Share of run time per box"));
     const QRect bar(margin, 4 + line + 3, width() - 2 * margin - 40, line);
     QLinearGradient gradient(bar.topLeft(), bar.topRight());
     for (int i = 0; i <= 8; ++i) gradient.setColorAt(i / 8.0, heatColour(i / 8.0));

@@ -20,6 +20,8 @@
 #include "MainWindow.h"
 #include "onnxlens/model/NodeNames.h"
 #include "widgets/BenchmarkPanel.h"
+#include "widgets/GraphExport.h"
+#include "widgets/GraphGroupItem.h"
 #include "widgets/GraphNodeItem.h"
 #include "widgets/GraphPage.h"
 #include "widgets/GraphScene.h"
@@ -410,6 +412,57 @@ TEST_F(BenchmarkPanelTest, OptimizedGraphOfAModelTheEngineCannotRunIsAnErrorNotA
     EXPECT_FALSE(page->isShowingOptimized());
     EXPECT_FALSE(window.showOptimizedAction()->isChecked());
     EXPECT_EQ(page->shownViewGraph(), page->document().view);
+}
+
+TEST(HeatOverlay, CollapsedGroupsShowTheSummedShareAndTheScaleFollowsWhatIsOnScreen) {
+    auto built = buildViewGraph(testing::makeTransformerLike(40));
+    ASSERT_TRUE(built);
+    widgets::GraphScene scene(std::make_shared<const ViewGraph>(std::move(built.value())));
+    const auto& view = scene.view();
+    scene.expandForOverview();  // 40 layers: opens collapsed
+    ASSERT_EQ(widgets::layoutSceneInProcess(scene), QString());
+    // Every operator takes the same time: a group's share is its share of the operators.
+    widgets::NodeHeatMap heat;
+    for (const auto& node : view.nodes)
+        if (node.kind == ViewNode::Kind::Operator && node.proto)
+            heat[profileNameOf(*node.proto)] = {1.0 / view.operatorCount, 0.01};
+    QSignalSpy scaleChanged(&scene, &widgets::GraphScene::heatScaleChanged);
+    scene.setNodeHeat(heat);
+    EXPECT_EQ(scaleChanged.count(), 1);
+    int collapsed = -1;
+    double hottestOnScreen = 0;
+    for (int g = 1; g < static_cast<int>(view.groups.size()); ++g) {
+        auto* item = scene.groupItem(g);
+        if (!item || item->isExpanded()) continue;
+        EXPECT_NEAR(scene.heatOfGroup(g).share,
+                    static_cast<double>(view.groups[g].nodeCount) / view.operatorCount, 1e-9);
+        EXPECT_TRUE(item->heatColour().has_value());
+        EXPECT_TRUE(item->toolTip().contains("ms per run"));
+        hottestOnScreen = std::max(hottestOnScreen, scene.heatOfGroup(g).share);
+        if (collapsed < 0 || view.groups[g].nodeCount > view.groups[collapsed].nodeCount)
+            collapsed = g;
+    }
+    ASSERT_GE(collapsed, 0);
+    for (int n = 0; n < static_cast<int>(view.nodes.size()); ++n)
+        if (scene.nodeItem(n) && scene.heatOfNode(n))
+            hottestOnScreen = std::max(hottestOnScreen, scene.heatOfNode(n)->share);
+    EXPECT_DOUBLE_EQ(scene.maxHeatShare(), hottestOnScreen);
+    EXPECT_EQ(scene.groupItem(collapsed)->heatColour(), widgets::heatColour(1.0));
+
+    // Opened, the biggest group is a frame (no fill) and the scale drops to what is visible now.
+    scene.setExpanded(collapsed, true);
+    ASSERT_EQ(widgets::layoutSceneInProcess(scene), QString());
+    ASSERT_NE(scene.groupItem(collapsed), nullptr);
+    EXPECT_FALSE(scene.groupItem(collapsed)->heatColour().has_value());
+    EXPECT_LT(scene.maxHeatShare(), hottestOnScreen);
+    EXPECT_GT(scaleChanged.count(), 1);
+
+    scene.clearHeat();
+    EXPECT_FALSE(scene.hasHeat());
+    for (int g = 0; g < static_cast<int>(view.groups.size()); ++g)
+        if (scene.groupItem(g)) {
+            EXPECT_FALSE(scene.groupItem(g)->heatColour().has_value());
+        }
 }
 
 }  // namespace
