@@ -44,12 +44,16 @@ QString HeatLegend::caption() const {
 }
 
 QSize HeatLegend::sizeHint() const {
+    // Wide enough for the title and for the caption of a large model.
     const QFontMetrics fm(font());
-    return QSize(std::max(230, fm.horizontalAdvance(
-                                   tr("Share of run time (hottest node = %1)").arg("100.0 %")) +
-                                   16),
-                 fm.height() * 4 + 22);
+    const int text =
+        std::max(fm.horizontalAdvance(title()),
+                 fm.horizontalAdvance(
+                     tr("%1 node(s) coloured, %2 not in the profile").arg(88888).arg(8888)));
+    return QSize(std::max(230, text + 16), fm.height() * 4 + 22);
 }
+
+QString HeatLegend::title() const { return tr("Share of run time per box"); }
 
 void HeatLegend::paintEvent(QPaintEvent*) {
     QPainter p(this);
@@ -62,7 +66,7 @@ void HeatLegend::paintEvent(QPaintEvent*) {
     const int line = fm.height();
     p.setPen(Qt::black);
     p.drawText(QRect(margin, 4, width() - 2 * margin, line), Qt::AlignLeft | Qt::AlignVCenter,
-               tr("Share of run time per box"));
+               title());
     const QRect bar(margin, 4 + line + 3, width() - 2 * margin - 40, line);
     QLinearGradient gradient(bar.topLeft(), bar.topRight());
     for (int i = 0; i <= 8; ++i) gradient.setColorAt(i / 8.0, heatColour(i / 8.0));

@@ -23,6 +23,7 @@ class HeatLegend : public QWidget {
     QString caption() const;  // the text under the bar, for tests and screen readers
 
     QSize sizeHint() const override;
+    QString title() const;
 
   protected:
     void paintEvent(QPaintEvent* event) override;
