@@ -5,8 +5,8 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QProgressBar>
-#include <QSignalBlocker>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QTimer>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
@@ -209,7 +209,8 @@ void GraphPage::setShowOptimized(bool optimized) {
         const OptimizedResult& result = watcher->result();
         if (!result) {
             showOptimized_ = false;
-            const QString message = tr("Cannot show the optimized graph: %1").arg(QString::fromStdString(result.error().message));
+            const QString message = tr("Cannot show the optimized graph: %1")
+                                        .arg(QString::fromStdString(result.error().message));
             showBanner(message);
             emit optimizedGraphFailed(message);
             return;
@@ -264,7 +265,8 @@ void GraphPage::updateHeatLegend() {
         return;
     }
     const int coloured = scene_->heatedNodeCount();
-    heatLegend_->setScale(scene_->maxHeatShare(), coloured, scene_->view().operatorCount - coloured);
+    heatLegend_->setScale(scene_->maxHeatShare(), coloured,
+                          scene_->view().operatorCount - coloured);
     heatLegend_->show();
     heatLegend_->raise();
 }

@@ -4,12 +4,12 @@
 #include <QTimer>
 #include <algorithm>
 
+#include "onnxlens/model/NodeNames.h"
 #include "widgets/GraphEdgeItem.h"
 #include "widgets/GraphGroupItem.h"
 #include "widgets/GraphNodeItem.h"
 #include "widgets/GraphStyle.h"
 #include "widgets/HeatLegend.h"
-#include "onnxlens/model/NodeNames.h"
 
 namespace onnxlens::widgets {
 
@@ -363,7 +363,8 @@ void GraphScene::refreshHeat() {
     // be the only dark box, and every node inside an opened one pale.
     maxHeatShare_ = 0;
     for (std::size_t n = 0; n < nodeItems_.size(); ++n)
-        if (nodeItems_[n] && nodeHeat_[n]) maxHeatShare_ = std::max(maxHeatShare_, nodeHeat_[n]->share);
+        if (nodeItems_[n] && nodeHeat_[n])
+            maxHeatShare_ = std::max(maxHeatShare_, nodeHeat_[n]->share);
     for (std::size_t g = 0; g < groupItems_.size(); ++g)
         if (groupItems_[g] && !groupItems_[g]->isExpanded())
             maxHeatShare_ = std::max(maxHeatShare_, groupHeat_[g].share);
@@ -372,19 +373,24 @@ void GraphScene::refreshHeat() {
             .arg(heat.msPerRun, 0, 'f', 3)
             .arg(100.0 * heat.share, 0, 'f', 1);
     };
-    auto colour = [this](double share) { return heatColour(maxHeatShare_ > 0 ? share / maxHeatShare_ : 0); };
+    auto colour = [this](double share) {
+        return heatColour(maxHeatShare_ > 0 ? share / maxHeatShare_ : 0);
+    };
     for (std::size_t n = 0; n < nodeItems_.size(); ++n) {
         if (!nodeItems_[n]) continue;
         if (nodeHeat_[n])
             nodeItems_[n]->setHeat(colour(nodeHeat_[n]->share), tip(*nodeHeat_[n]));
         else
-            nodeItems_[n]->setHeat(std::nullopt,
-                                   tr("not in the profile (fused by the optimizer, or inside a subgraph)"));
+            nodeItems_[n]->setHeat(
+                std::nullopt,
+                tr("not in the profile (fused by the optimizer, or inside a subgraph)"));
     }
     for (std::size_t g = 0; g < groupItems_.size(); ++g) {
         if (!groupItems_[g]) continue;
-        if (groupItems_[g]->isExpanded()) groupItems_[g]->clearHeat();
-        else groupItems_[g]->setHeat(colour(groupHeat_[g].share), tip(groupHeat_[g]));
+        if (groupItems_[g]->isExpanded())
+            groupItems_[g]->clearHeat();
+        else
+            groupItems_[g]->setHeat(colour(groupHeat_[g].share), tip(groupHeat_[g]));
     }
     emit heatScaleChanged();
 }

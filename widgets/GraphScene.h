@@ -22,7 +22,7 @@ class GraphEdgeItem;
 
 // One operator's part of a profiled run, for the heat overlay.
 struct NodeHeat {
-    double share = 0;     // of the summed node time, 0..1
+    double share = 0;  // of the summed node time, 0..1
     double msPerRun = 0;
 };
 // Keyed by profileNameOf(node) (NodeNames.h), the name the engine's profile uses.

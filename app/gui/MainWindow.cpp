@@ -88,7 +88,8 @@ void MainWindow::createDocks() {
     benchmarkDock_->hide();  // until Benchmark > Run Benchmark (restoreState may show it)
     connect(nodePanel_, &widgets::NodePanel::tensorActivated, this, [this](int tensor) {
         if (auto* page = currentPage()) {
-            tensorPanel_->showTensor(page->shownViewGraph(), tensor, page->document().loaded.directory);
+            tensorPanel_->showTensor(page->shownViewGraph(), tensor,
+                                     page->document().loaded.directory);
             tensorDock_->raise();
         }
     });
@@ -143,7 +144,8 @@ void MainWindow::createActions() {
     showOptimizedAction_ = view->addAction(tr("Show &Optimized Graph"));
     showOptimizedAction_->setCheckable(true);
     showOptimizedAction_->setShortcut(QKeySequence(tr("Ctrl+Shift+O")));
-    showOptimizedAction_->setStatusTip(tr("Show the graph the engine runs, after folding and fusion"));
+    showOptimizedAction_->setStatusTip(
+        tr("Show the graph the engine runs, after folding and fusion"));
     connect(showOptimizedAction_, &QAction::toggled, this, [this](bool on) {
         if (auto* page = currentPage()) page->setShowOptimized(on);
     });
@@ -303,7 +305,8 @@ void MainWindow::onCurrentTabChanged() {
     }
     modelPanel_->showModel(p->document());
     setWindowTitle(QStringLiteral("%1 — onnxlens").arg(QFileInfo(p->document().path).fileName()));
-    if (int node = p->scene()->selectedNode(); node >= 0) nodePanel_->showNode(p->shownViewGraph(), node);
+    if (int node = p->scene()->selectedNode(); node >= 0)
+        nodePanel_->showNode(p->shownViewGraph(), node);
 }
 
 void MainWindow::chooseAndOpen() {

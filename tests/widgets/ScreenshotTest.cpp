@@ -123,8 +123,10 @@ TEST(Screenshots, BenchmarkDockAndHeatOverlay) {
     gui::MainWindow window;
     window.resize(1600, 1150);
     window.show();
-    window.openFile(QString::fromUtf8(ONNXLENS_SOURCE_DIR) + "/resources/samples/squeezenet1_1/model.onnx");
-    ASSERT_TRUE(testing::waitFor([&] { return window.pageCount() == 1 && window.page(0)->isDrawn(); }, 60000));
+    window.openFile(QString::fromUtf8(ONNXLENS_SOURCE_DIR) +
+                    "/resources/samples/squeezenet1_1/model.onnx");
+    ASSERT_TRUE(testing::waitFor(
+        [&] { return window.pageCount() == 1 && window.page(0)->isDrawn(); }, 60000));
     auto* page = window.page(0);
     // The optimized graph: the export's Identity nodes (weights passed through) are gone, and
     // every node drawn is one the profile times.
@@ -149,7 +151,8 @@ TEST(Screenshots, BenchmarkDockAndHeatOverlay) {
 
     panel->resultTabs()->setCurrentIndex(1);  // Profile
     window.resizeDocks({window.benchmarkDock()}, {430}, Qt::Vertical);
-    const int hottest = page->shownViewGraph()->findNodeByName(panel->result()->nodes.front().nodeName);
+    const int hottest =
+        page->shownViewGraph()->findNodeByName(panel->result()->nodes.front().nodeName);
     page->revealNode(hottest);
     ASSERT_TRUE(testing::waitFor([&] { return page->scene()->selectedNode() == hottest; }));
     page->scene()->clearSelection();
