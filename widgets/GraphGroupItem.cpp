@@ -27,11 +27,28 @@ GraphGroupItem::GraphGroupItem(const ViewGraph& view, int group, const QRectF& r
     : view_(view), group_(group), rect_(rect), expanded_(expanded), toggle_(std::move(toggle)) {
     setFlag(ItemIsSelectable, !expanded);
     setZValue(expanded ? 0 : 2);
-    const auto& g = view.groups[group];
-    setToolTip(QString::fromStdString(g.path) +
-               QStringLiteral(" (%1 nodes)\nclick +/- or double-click to %2")
-                   .arg(g.nodeCount)
-                   .arg(expanded ? QStringLiteral("collapse") : QStringLiteral("expand")));
+    setToolTip(plainToolTip());
+}
+
+QString GraphGroupItem::plainToolTip() const {
+    const auto& g = view_.groups[group_];
+    return QString::fromStdString(g.path) +
+           QStringLiteral(" (%1 nodes)\nclick +/- or double-click to %2")
+               .arg(g.nodeCount)
+               .arg(expanded_ ? QStringLiteral("collapse") : QStringLiteral("expand"));
+}
+
+void GraphGroupItem::setHeat(QColor colour, const QString& toolTip) {
+    heat_ = colour;
+    setToolTip(plainToolTip() + QLatin1Char('\n') + toolTip);
+    update();
+}
+
+void GraphGroupItem::clearHeat() {
+    if (!heat_) return;
+    heat_.reset();
+    setToolTip(plainToolTip());
+    update();
 }
 
 QRectF GraphGroupItem::boundingRect() const { return rect_.adjusted(-3, -3, 3, 3); }
@@ -50,7 +67,8 @@ void GraphGroupItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* op
                 selected ? 2.5 : (expanded_ ? 1.0 : 1.4));
     if (!expanded_) border.setStyle(Qt::SolidLine);
     painter->setPen(border);
-    painter->setBrush(groupTint(group, expanded_));
+    const bool heated = heat_ && !expanded_;
+    painter->setBrush(heated ? *heat_ : groupTint(group, expanded_));
     painter->drawRoundedRect(rect_, 6, 6);
     if (!expanded_) {  // the stacked look of something holding more
         painter->setBrush(Qt::NoBrush);
@@ -59,7 +77,8 @@ void GraphGroupItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* op
     if (detail < 0.35 && !expanded_) return;
     QFontMetricsF titleMetrics(style.titleFont);
     painter->setFont(style.titleFont);
-    painter->setPen(QColor(0x22, 0x2a, 0x35));
+    const bool darkFill = heated && heat_->lightnessF() < 0.55;
+    painter->setPen(darkFill ? QColor(Qt::white) : QColor(0x22, 0x2a, 0x35));
     QRectF titleRect(rect_.left() + 22, rect_.top() + 2, rect_.width() - 26,
                      expanded_ ? style.groupHeader - 2 : titleMetrics.height() + style.padding);
     painter->drawText(titleRect, Qt::AlignLeft | Qt::AlignVCenter,
@@ -67,7 +86,7 @@ void GraphGroupItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* op
                                               titleRect.width()));
     if (!expanded_) {
         painter->setFont(style.rowFont);
-        painter->setPen(QColor(0x50, 0x58, 0x62));
+        painter->setPen(darkFill ? QColor(0xee, 0xee, 0xee) : QColor(0x50, 0x58, 0x62));
         QRectF sub(rect_.left() + style.padding, titleRect.bottom(), rect_.width() - 2 * style.padding,
                    rect_.bottom() - titleRect.bottom() - style.padding / 2);
         painter->drawText(sub, Qt::AlignCenter, GraphStyle::standard().collapsedGroupSubtitle(group));

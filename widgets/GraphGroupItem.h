@@ -1,8 +1,10 @@
 #pragma once
 // A group (name scope, If/Loop/Scan body, local function): a box when collapsed, a titled frame
 // around its laid-out inside when expanded. Clicking the header's +/- toggles it.
+#include <QColor>
 #include <QGraphicsItem>
 #include <functional>
+#include <optional>
 
 #include "onnxlens/model/ViewGraph.h"
 
@@ -21,18 +23,25 @@ public:
     void paint(QPainter* painter, const QStyleOptionGraphicsItem* option,
                QWidget* widget) override;
 
+    // Heat overlay on a collapsed group: filled with the colour of its nodes' summed share.
+    void setHeat(QColor colour, const QString& toolTip);
+    void clearHeat();
+    std::optional<QColor> heatColour() const { return heat_; }
+
 protected:
     void mousePressEvent(QGraphicsSceneMouseEvent* event) override;
     void mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) override;
 
 private:
     QRectF toggleRect() const;
+    QString plainToolTip() const;
 
     const ViewGraph& view_;
     int group_;
     QRectF rect_;
     bool expanded_;
     std::function<void(int)> toggle_;
+    std::optional<QColor> heat_;
 };
 
 }  // namespace onnxlens::widgets

@@ -5,6 +5,7 @@
 #include <QStyleOptionGraphicsItem>
 
 #include "widgets/GraphStyle.h"
+#include "widgets/HeatLegend.h"
 
 namespace onnxlens::widgets {
 
@@ -12,8 +13,27 @@ GraphNodeItem::GraphNodeItem(const ViewGraph& view, int node, const QRectF& rect
     : view_(view), node_(node), rect_(rect) {
     setFlag(ItemIsSelectable);
     setZValue(2);
-    const auto& n = view.nodes[node];
-    setToolTip(QString::fromStdString(n.name.empty() ? n.opType : n.name + " (" + n.opType + ")"));
+    setToolTip(plainToolTip());
+}
+
+QString GraphNodeItem::plainToolTip() const {
+    const auto& n = view_.nodes[node_];
+    return QString::fromStdString(n.name.empty() ? n.opType : n.name + " (" + n.opType + ")");
+}
+
+void GraphNodeItem::setHeat(std::optional<QColor> colour, const QString& toolTip) {
+    heatShown_ = true;
+    heatColour_ = colour;
+    setToolTip(toolTip.isEmpty() ? plainToolTip() : plainToolTip() + QLatin1Char('\n') + toolTip);
+    update();
+}
+
+void GraphNodeItem::clearHeat() {
+    if (!heatShown_) return;
+    heatShown_ = false;
+    heatColour_.reset();
+    setToolTip(plainToolTip());
+    update();
 }
 
 QRectF GraphNodeItem::boundingRect() const { return rect_.adjusted(-3, -3, 3, 3); }
@@ -22,7 +42,12 @@ void GraphNodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opt
     const auto& style = GraphStyle::standard();
     const auto& node = view_.nodes[node_];
     const double detail = option->levelOfDetailFromTransform(painter->worldTransform());
-    const QColor header = style.headerColour(node.category);
+    QColor header = style.headerColour(node.category);
+    QColor headerText = style.headerTextColour(node.category);
+    if (heatShown_ && node.kind == ViewNode::Kind::Operator) {
+        header = heatColour_.value_or(kNotProfiledColour);
+        headerText = header.lightnessF() < 0.55 ? Qt::white : Qt::black;
+    }
     const bool selected = isSelected();
     if (detail < 0.35) {  // zoomed far out: coloured blocks only
         painter->fillRect(rect_, selected ? style.selectionColour : header);
@@ -57,7 +82,7 @@ void GraphNodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opt
         path.addRect(headerRect.adjusted(0, headerHeight / 2, 0, 0));
         painter->drawPath(path.simplified());
     }
-    painter->setPen(style.headerTextColour(node.category));
+    painter->setPen(headerText);
     painter->setFont(style.titleFont);
     painter->drawText(headerRect, Qt::AlignCenter, QString::fromStdString(node.opType));
     if (detail >= 0.6) {

@@ -1,7 +1,10 @@
 #pragma once
 // One operator, graph input or graph output: a header with the op type, coloured by category,
-// then rows for key attributes and folded initializers/constants.
+// then rows for key attributes and folded initializers/constants. With the heat overlay on, the
+// header shows the node's share of the profiled run time instead of its category.
+#include <QColor>
 #include <QGraphicsItem>
+#include <optional>
 
 #include "onnxlens/model/ViewGraph.h"
 
@@ -18,10 +21,21 @@ public:
     void paint(QPainter* painter, const QStyleOptionGraphicsItem* option,
                QWidget* widget) override;
 
+    // Heat overlay: `colour` for a profiled node (tooltip with its time), nullopt for a node the
+    // profile does not cover (drawn grey); clearHeat() restores the category colours.
+    void setHeat(std::optional<QColor> colour, const QString& toolTip);
+    void clearHeat();
+    bool isHeatShown() const { return heatShown_; }
+    std::optional<QColor> heatColour() const { return heatColour_; }
+
 private:
+    QString plainToolTip() const;
+
     const ViewGraph& view_;
     int node_;
     QRectF rect_;
+    bool heatShown_ = false;
+    std::optional<QColor> heatColour_;
 };
 
 }  // namespace onnxlens::widgets

@@ -1,19 +1,24 @@
 #include "widgets/GraphPage.h"
 
+#include <QFutureWatcher>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include "widgets/FindBar.h"
 #include "widgets/GraphNodeItem.h"
 #include "widgets/GraphScene.h"
 #include "widgets/GraphView.h"
+#include "widgets/HeatLegend.h"
 #include "widgets/LayoutClient.h"
 #include "widgets/MinimapView.h"
+#include "widgets/OptimizedGraph.h"
 
 namespace onnxlens::widgets {
 
@@ -56,6 +61,9 @@ GraphPage::GraphPage(std::shared_ptr<const ModelDocument> document, QWidget* par
     auto* graphArea = new QGridLayout;
     graphArea->addWidget(view_, 0, 0);
     graphArea->addWidget(minimap_, 0, 0, Qt::AlignRight | Qt::AlignBottom);
+    heatLegend_ = new HeatLegend(this);
+    heatLegend_->hide();
+    graphArea->addWidget(heatLegend_, 0, 0, Qt::AlignRight | Qt::AlignTop);
     graphArea->setContentsMargins(0, 0, 0, 0);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -77,6 +85,11 @@ GraphPage::GraphPage(std::shared_ptr<const ModelDocument> document, QWidget* par
         progress_->hide();
         showBanner(tr("Layout cancelled."));
     });
+    connectScene();
+    connect(findBar_, &FindBar::nodeChosen, this, &GraphPage::revealNode);
+}
+
+void GraphPage::connectScene() {
     connect(scene_, &GraphScene::layoutNeeded, this, [this] {
         // Coalesce several expand/collapse clicks into one layout.
         if (layoutQueued_) return;
@@ -87,6 +100,7 @@ GraphPage::GraphPage(std::shared_ptr<const ModelDocument> document, QWidget* par
         });
     });
     connect(scene_, &GraphScene::nodeSelected, this, &GraphPage::nodeSelected);
+    connect(scene_, &GraphScene::heatScaleChanged, this, &GraphPage::updateHeatLegend);
     connect(scene_, &GraphScene::nodeRevealed, this, [this](int node) {
         if (auto* item = scene_->nodeItem(node)) view_->centreOnItemRect(item->sceneBoundingRect());
         emit nodeRevealed(node);
@@ -99,7 +113,6 @@ GraphPage::GraphPage(std::shared_ptr<const ModelDocument> document, QWidget* par
         view_->setSceneRect(content.adjusted(-margin, -margin, margin, margin));
         minimap_->refit();
     });
-    connect(findBar_, &FindBar::nodeChosen, this, &GraphPage::revealNode);
 }
 
 GraphPage::~GraphPage() {
@@ -167,6 +180,95 @@ void GraphPage::showBanner(const QString& message) {
     lastError_ = message;
     bannerLabel_->setText(message);
     banner_->show();
+}
+
+}  // namespace onnxlens::widgets
+
+namespace onnxlens::widgets {
+
+std::shared_ptr<const ViewGraph> GraphPage::shownViewGraph() const { return scene_->sharedView(); }
+
+void GraphPage::setShowOptimized(bool optimized) {
+    if (optimized == showOptimized_) return;
+    showOptimized_ = optimized;
+    if (!optimized) {
+        showViewGraph(document_->view);
+        return;
+    }
+    if (optimized_) {
+        showViewGraph(optimized_->view);
+        return;
+    }
+    if (optimizedPending_) return;
+    optimizedPending_ = true;
+    using OptimizedResult = Result<std::shared_ptr<const OptimizedGraph>>;
+    auto* watcher = new QFutureWatcher<OptimizedResult>(this);
+    connect(watcher, &QFutureWatcher<OptimizedResult>::finished, this, [this, watcher] {
+        watcher->deleteLater();
+        optimizedPending_ = false;
+        const OptimizedResult& result = watcher->result();
+        if (!result) {
+            showOptimized_ = false;
+            const QString message = tr("Cannot show the optimized graph: %1")
+                                        .arg(QString::fromStdString(result.error().message));
+            showBanner(message);
+            emit optimizedGraphFailed(message);
+            return;
+        }
+        optimized_ = result.value();
+        if (showOptimized_) showViewGraph(optimized_->view);
+    });
+    auto document = document_;
+    watcher->setFuture(QtConcurrent::run([document] { return buildOptimizedGraph(*document); }));
+}
+
+void GraphPage::showViewGraph(std::shared_ptr<const ViewGraph> view) {
+    if (view == scene_->sharedView()) return;
+    {
+        QSignalBlocker quiet(client_);  // replaced, not cancelled by the person: no banner
+        client_->cancel();
+    }
+    progressDelay_->stop();
+    progress_->hide();
+    banner_->hide();
+    GraphScene* old = scene_;
+    old->disconnect(this);
+    scene_ = new GraphScene(std::move(view), this);
+    scene_->expandForOverview();
+    connectScene();
+    view_->setScene(scene_);
+    minimap_->setScene(scene_);
+    findBar_->setViewGraph(scene_->sharedView());
+    delete old;
+    if (heat_) scene_->setNodeHeat(*heat_);
+    updateHeatLegend();
+    drawn_ = false;  // fit the new graph to the window once it is laid out
+    emit viewGraphChanged();
+    runLayout();
+}
+
+void GraphPage::setNodeHeat(const NodeHeatMap& heat) {
+    heat_ = heat;
+    scene_->setNodeHeat(heat);
+    updateHeatLegend();
+}
+
+void GraphPage::clearHeat() {
+    heat_.reset();
+    scene_->clearHeat();
+    updateHeatLegend();
+}
+
+void GraphPage::updateHeatLegend() {
+    if (!heat_) {
+        heatLegend_->hide();
+        return;
+    }
+    const int coloured = scene_->heatedNodeCount();
+    heatLegend_->setScale(scene_->maxHeatShare(), coloured,
+                          scene_->view().operatorCount - coloured);
+    heatLegend_->show();
+    heatLegend_->raise();
 }
 
 }  // namespace onnxlens::widgets

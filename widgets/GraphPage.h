@@ -4,8 +4,10 @@
 #include <QElapsedTimer>
 #include <QWidget>
 #include <memory>
+#include <optional>
 
 #include "onnxlens/model/GraphLayout.h"
+#include "widgets/GraphScene.h"
 #include "widgets/ModelDocument.h"
 
 class QLabel;
@@ -16,10 +18,11 @@ class QTimer;
 namespace onnxlens::widgets {
 
 class FindBar;
-class GraphScene;
 class GraphView;
+class HeatLegend;
 class LayoutClient;
 class MinimapView;
+struct OptimizedGraph;
 
 class GraphPage : public QWidget {
     Q_OBJECT
@@ -47,14 +50,33 @@ public:
     void cancelLayout();
     void retryLayout();
 
+    // View > Show Optimized Graph: the graph the engine runs, built on a worker thread the first
+    // time and laid out like the file's graph; false shows the file's graph again. Node indices
+    // (nodeSelected) then refer to shownViewGraph().
+    void setShowOptimized(bool optimized);
+    bool isShowingOptimized() const { return showOptimized_; }
+    bool isOptimizedPending() const { return optimizedPending_; }
+    std::shared_ptr<const ViewGraph> shownViewGraph() const;
+    std::shared_ptr<const OptimizedGraph> optimizedGraph() const { return optimized_; }
+
+    // Heat overlay on whichever graph is shown, with its legend in the view's top-right corner.
+    void setNodeHeat(const NodeHeatMap& heat);
+    void clearHeat();
+    HeatLegend* heatLegend() const { return heatLegend_; }
+
 signals:
     void drawn();                     // the first layout is on screen
     void layoutApplied(double ms);    // any layout (first or after expanding) is on screen
     void layoutFailed(const QString& message);
     void nodeSelected(int node);      // -1: nothing
     void nodeRevealed(int node);
+    void viewGraphChanged();  // original <-> optimized graph swapped in (before its layout)
+    void optimizedGraphFailed(const QString& message);
 
 private:
+    void connectScene();
+    void showViewGraph(std::shared_ptr<const ViewGraph> view);
+    void updateHeatLegend();
     void runLayout();
     void onLayoutFinished(const onnxlens::LayoutResult& result);
     void onLayoutFailed(const QString& message);
@@ -77,6 +99,11 @@ private:
     bool layoutQueued_ = false;
     QString lastError_;
     double lastLayoutMs_ = 0;
+    HeatLegend* heatLegend_;
+    std::optional<NodeHeatMap> heat_;
+    bool showOptimized_ = false;
+    bool optimizedPending_ = false;
+    std::shared_ptr<const OptimizedGraph> optimized_;
 };
 
 }  // namespace onnxlens::widgets

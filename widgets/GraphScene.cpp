@@ -4,10 +4,12 @@
 #include <QTimer>
 #include <algorithm>
 
+#include "onnxlens/model/NodeNames.h"
 #include "widgets/GraphEdgeItem.h"
 #include "widgets/GraphGroupItem.h"
 #include "widgets/GraphNodeItem.h"
 #include "widgets/GraphStyle.h"
+#include "widgets/HeatLegend.h"
 
 namespace onnxlens::widgets {
 
@@ -173,6 +175,7 @@ void GraphScene::rebuildItems() {
     if (placements_.count(0)) placeGroup(0, QPointF(0, 0));
     setSceneRect(contentRect());
     blocker.unblock();
+    if (heatShown_) refreshHeat();
     emit rebuilt();  // views adjust to the new extent before anything is centred
     if (pendingReveal_ >= 0 && nodeItems_[pendingReveal_]) {
         int node = pendingReveal_;
@@ -308,6 +311,88 @@ QRectF GraphScene::contentRect() const {
     auto it = placements_.find(0);
     if (it == placements_.end()) return QRectF(0, 0, 1, 1);
     return QRectF(-20, -20, it->second.width + 40, it->second.height + 40);
+}
+
+void GraphScene::setNodeHeat(const NodeHeatMap& heat) {
+    heatShown_ = true;
+    nodeHeat_.assign(view_->nodes.size(), std::nullopt);
+    groupHeat_.assign(view_->groups.size(), NodeHeat{});
+    for (std::size_t n = 0; n < view_->nodes.size(); ++n) {
+        const auto& node = view_->nodes[n];
+        if (node.kind != ViewNode::Kind::Operator || !node.proto) continue;
+        auto it = heat.find(profileNameOf(*node.proto));
+        if (it == heat.end()) continue;
+        nodeHeat_[n] = it->second;
+        for (int g : view_->groupChain(node.group)) {
+            groupHeat_[g].share += it->second.share;
+            groupHeat_[g].msPerRun += it->second.msPerRun;
+        }
+    }
+    refreshHeat();
+}
+
+void GraphScene::clearHeat() {
+    heatShown_ = false;
+    nodeHeat_.clear();
+    groupHeat_.clear();
+    maxHeatShare_ = 0;
+    for (auto* item : nodeItems_)
+        if (item) item->clearHeat();
+    for (auto* item : groupItems_)
+        if (item) item->clearHeat();
+    emit heatScaleChanged();
+}
+
+std::optional<NodeHeat> GraphScene::heatOfNode(int node) const {
+    if (node < 0 || node >= static_cast<int>(nodeHeat_.size())) return std::nullopt;
+    return nodeHeat_[node];
+}
+
+NodeHeat GraphScene::heatOfGroup(int group) const {
+    if (group < 0 || group >= static_cast<int>(groupHeat_.size())) return {};
+    return groupHeat_[group];
+}
+
+int GraphScene::heatedNodeCount() const {
+    return static_cast<int>(std::count_if(nodeHeat_.begin(), nodeHeat_.end(),
+                                          [](const auto& h) { return h.has_value(); }));
+}
+
+void GraphScene::refreshHeat() {
+    // Scaled to the hottest box on screen: a collapsed group of twelve layers would otherwise
+    // be the only dark box, and every node inside an opened one pale.
+    maxHeatShare_ = 0;
+    for (std::size_t n = 0; n < nodeItems_.size(); ++n)
+        if (nodeItems_[n] && nodeHeat_[n])
+            maxHeatShare_ = std::max(maxHeatShare_, nodeHeat_[n]->share);
+    for (std::size_t g = 0; g < groupItems_.size(); ++g)
+        if (groupItems_[g] && !groupItems_[g]->isExpanded())
+            maxHeatShare_ = std::max(maxHeatShare_, groupHeat_[g].share);
+    auto tip = [](const NodeHeat& heat) {
+        return tr("%1 ms per run, %2 % of the profiled time")
+            .arg(heat.msPerRun, 0, 'f', 3)
+            .arg(100.0 * heat.share, 0, 'f', 1);
+    };
+    auto colour = [this](double share) {
+        return heatColour(maxHeatShare_ > 0 ? share / maxHeatShare_ : 0);
+    };
+    for (std::size_t n = 0; n < nodeItems_.size(); ++n) {
+        if (!nodeItems_[n]) continue;
+        if (nodeHeat_[n])
+            nodeItems_[n]->setHeat(colour(nodeHeat_[n]->share), tip(*nodeHeat_[n]));
+        else
+            nodeItems_[n]->setHeat(
+                std::nullopt,
+                tr("not in the profile (fused by the optimizer, or inside a subgraph)"));
+    }
+    for (std::size_t g = 0; g < groupItems_.size(); ++g) {
+        if (!groupItems_[g]) continue;
+        if (groupItems_[g]->isExpanded())
+            groupItems_[g]->clearHeat();
+        else
+            groupItems_[g]->setHeat(colour(groupHeat_[g].share), tip(groupHeat_[g]));
+    }
+    emit heatScaleChanged();
 }
 
 void GraphScene::onSelectionChanged() {

@@ -7,6 +7,8 @@
 #include <QGraphicsScene>
 #include <map>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "onnxlens/model/GraphLayout.h"
@@ -17,6 +19,14 @@ namespace onnxlens::widgets {
 class GraphNodeItem;
 class GraphGroupItem;
 class GraphEdgeItem;
+
+// One operator's part of a profiled run, for the heat overlay.
+struct NodeHeat {
+    double share = 0;  // of the summed node time, 0..1
+    double msPerRun = 0;
+};
+// Keyed by profileNameOf(node) (NodeNames.h), the name the engine's profile uses.
+using NodeHeatMap = std::map<std::string, NodeHeat>;
 
 class GraphScene : public QGraphicsScene {
     Q_OBJECT
@@ -58,12 +68,25 @@ public:
     int selectedNode() const;
     QRectF contentRect() const;  // the composed graph, with a margin
 
+    // Heat overlay: operators found in `heat` are coloured by their share, the others grey;
+    // collapsed groups by the summed share of the operators inside. The colour scale runs up to
+    // the hottest box on screen (maxHeatShare()), so it is recomputed when groups open or
+    // close (heatScaleChanged). Kept across re-layouts until clearHeat().
+    void setNodeHeat(const NodeHeatMap& heat);
+    void clearHeat();
+    bool hasHeat() const { return heatShown_; }
+    std::optional<NodeHeat> heatOfNode(int node) const;
+    NodeHeat heatOfGroup(int group) const;  // summed over the operators inside, at any depth
+    double maxHeatShare() const { return maxHeatShare_; }
+    int heatedNodeCount() const;  // operators the heat map covers
+
 signals:
     void layoutNeeded();
     void nodeSelected(int node);  // -1: nothing (or a group) selected
     void groupSelected(int group);
     void nodeRevealed(int node);
     void rebuilt();
+    void heatScaleChanged();
 
 private:
     void invalidateAncestors(int group);
@@ -71,6 +94,7 @@ private:
     void rebuildItems();
     void placeGroup(int group, QPointF origin);
     void onSelectionChanged();
+    void refreshHeat();  // scale from the boxes on screen, then every item's colour
 
     std::shared_ptr<const ViewGraph> view_;
     std::vector<char> expanded_;
@@ -81,6 +105,10 @@ private:
     std::vector<GraphGroupItem*> groupItems_;
     std::vector<GraphEdgeItem*> edgeItems_;
     std::map<std::tuple<int, int, int>, QPointF> ports_;  // (group, kind, tensor) -> centre
+    bool heatShown_ = false;
+    std::vector<std::optional<NodeHeat>> nodeHeat_;  // per view node
+    std::vector<NodeHeat> groupHeat_;                // per view group
+    double maxHeatShare_ = 0;
 };
 
 }  // namespace onnxlens::widgets

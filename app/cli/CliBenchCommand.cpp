@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "CliSession.h"
-#include "onnxlens/engine/LatencyStatistics.h"
+#include "onnxlens/engine/BenchmarkRunner.h"
 
 namespace onnxlens::cli {
 
@@ -22,54 +22,21 @@ int runBenchCommand(const std::vector<std::string>& args) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - loadStart).count();
     auto feeds = prepareFeedsFromArguments(*loaded.session, a);
 
-    engine::RunControl control;
-    for (int i = 0; i < warmup; ++i) {
-        auto r = loaded.session->run(feeds, &control);
-        if (!r) throw UsageError(a.positionals()[0] + ": " + r.error().message);
-    }
-    const bool profiling = a.value("profile").has_value();
-    control.profile = profiling;
-    std::vector<double> samples;
-    std::vector<std::vector<engine::NodeProfile>> profiles;
-    for (int i = 0; i < runs; ++i) {
-        const auto start = std::chrono::steady_clock::now();
-        auto r = loaded.session->run(feeds, &control);
-        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-        if (!r) throw UsageError(a.positionals()[0] + ": " + r.error().message);
-        samples.push_back(ms);
-        if (profiling) profiles.push_back(control.nodeProfiles);
-    }
-    const auto stats = engine::computeLatencyStatistics(samples);
-    std::vector<engine::OpTypeProfile> byType;
-    if (profiling) {
-        if (auto st = engine::writeChromeTrace(*a.value("profile"), profiles); !st) throw UsageError(st.error().message);
-        byType = engine::summarizeByOpType(profiles);
-    }
+    engine::BenchmarkRunner runner(*loaded.session, {warmup, runs, a.value("profile").has_value()});
+    auto benchmark = runner.run(feeds);
+    if (!benchmark) throw UsageError(a.positionals()[0] + ": " + benchmark.error().message);
+    engine::BenchmarkResult& result = benchmark.value();
+    result.model = a.positionals()[0];
+    result.loadMs = loadMs;
+    const auto& stats = result.statistics;
+    const bool profiling = result.profiled;
+    if (profiling)
+        if (auto st = engine::writeChromeTrace(*a.value("profile"), result.runProfiles); !st)
+            throw UsageError(st.error().message);
 
     if (a.flag("json")) {
-        nlohmann::json doc = {{"model", a.positionals()[0]},
-                              {"threads", loaded.session->threads()},
-                              {"warmup", warmup},
-                              {"runs", stats.runs},
-                              {"load_ms", loadMs},
-                              {"min_ms", stats.minMs},
-                              {"mean_ms", stats.meanMs},
-                              {"median_ms", stats.medianMs},
-                              {"p90_ms", stats.p90Ms},
-                              {"p99_ms", stats.p99Ms},
-                              {"max_ms", stats.maxMs},
-                              {"stddev_ms", stats.stddevMs}};
-        if (profiling) {
-            nlohmann::json ops = nlohmann::json::array();
-            for (const auto& op : byType)
-                ops.push_back({{"op_type", op.opType},
-                               {"total_ms", op.totalMs},
-                               {"per_run_ms", op.totalMs / stats.runs},
-                               {"calls", op.calls},
-                               {"share", op.share}});
-            doc["op_types"] = ops;
-            doc["profile"] = *a.value("profile");
-        }
+        nlohmann::json doc = engine::benchmarkToJson(result);
+        if (profiling) doc["profile"] = *a.value("profile");
         printJson(doc);
         return kExitOk;
     }
@@ -79,7 +46,7 @@ int runBenchCommand(const std::vector<std::string>& args) {
                 stats.minMs, stats.meanMs, stats.medianMs, stats.p90Ms, stats.p99Ms, stats.maxMs, stats.stddevMs);
     if (profiling) {
         std::printf("  per op type (per run):\n");
-        for (const auto& op : byType)
+        for (const auto& op : result.opTypes)
             std::printf("    %-28s %9.3f ms  %5.1f%%  (%d calls)\n", op.opType.c_str(), op.totalMs / stats.runs,
                         100.0 * op.share, op.calls / stats.runs);
         std::printf("  profile written to %s (Chrome trace JSON)\n", a.value("profile")->c_str());

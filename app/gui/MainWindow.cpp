@@ -13,10 +13,12 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QSettings>
+#include <QSignalBlocker>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "widgets/BenchmarkPanel.h"
 #include "widgets/GraphExport.h"
 #include "widgets/GraphPage.h"
 #include "widgets/GraphScene.h"
@@ -78,9 +80,16 @@ void MainWindow::createDocks() {
     tabifyDockWidget(nodeDock_, tensorDock_);
     modelDock_->raise();
     resizeDocks({modelDock_}, {430}, Qt::Horizontal);
+    benchmarkPanel_ = new widgets::BenchmarkPanel(this);
+    benchmarkDock_ = new QDockWidget(tr("Benchmark"), this);
+    benchmarkDock_->setObjectName(QStringLiteral("benchmarkDock"));
+    benchmarkDock_->setWidget(benchmarkPanel_);
+    addDockWidget(Qt::BottomDockWidgetArea, benchmarkDock_);
+    benchmarkDock_->hide();  // until Benchmark > Run Benchmark (restoreState may show it)
     connect(nodePanel_, &widgets::NodePanel::tensorActivated, this, [this](int tensor) {
         if (auto* page = currentPage()) {
-            tensorPanel_->showTensor(page->document().view, tensor, page->document().loaded.directory);
+            tensorPanel_->showTensor(page->shownViewGraph(), tensor,
+                                     page->document().loaded.directory);
             tensorDock_->raise();
         }
     });
@@ -132,10 +141,29 @@ void MainWindow::createActions() {
     }));
     view->addAction(tr("Cancel &Layout"), this, onPage([](GraphPage* p) { p->cancelLayout(); }))
         ->setShortcut(QKeySequence(tr("Ctrl+.")));
+    showOptimizedAction_ = view->addAction(tr("Show &Optimized Graph"));
+    showOptimizedAction_->setCheckable(true);
+    showOptimizedAction_->setShortcut(QKeySequence(tr("Ctrl+Shift+O")));
+    showOptimizedAction_->setStatusTip(
+        tr("Show the graph the engine runs, after folding and fusion"));
+    connect(showOptimizedAction_, &QAction::toggled, this, [this](bool on) {
+        if (auto* page = currentPage()) page->setShowOptimized(on);
+    });
     view->addSeparator();
     view->addAction(modelDock_->toggleViewAction());
     view->addAction(nodeDock_->toggleViewAction());
     view->addAction(tensorDock_->toggleViewAction());
+    view->addAction(benchmarkDock_->toggleViewAction());
+
+    QMenu* benchmark = menuBar()->addMenu(tr("&Benchmark"));
+    benchmark->addAction(benchmarkPanel_->startAction());
+    connect(benchmarkPanel_->startAction(), &QAction::triggered, this, [this] {
+        benchmarkDock_->show();
+        benchmarkDock_->raise();
+    });
+    benchmark->addAction(benchmarkPanel_->cancelAction());
+    benchmark->addSeparator();
+    benchmark->addAction(benchmarkPanel_->heatAction());
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About onnxlens"), this, [this] {
@@ -212,16 +240,25 @@ void MainWindow::openFile(const QString& path) {
             if (page != currentPage()) return;
             if (node < 0) nodePanel_->clear();
             else {
-                nodePanel_->showNode(page->document().view, node);
+                nodePanel_->showNode(page->shownViewGraph(), node);
                 nodeDock_->raise();
             }
         });
         connect(page, &GraphPage::drawn, this, [this, page] {
             statusBar()->showMessage(tr("%1: %2 nodes, laid out in %3 ms")
                                          .arg(QFileInfo(page->document().path).fileName())
-                                         .arg(page->document().view->operatorCount)
+                                         .arg(page->shownViewGraph()->operatorCount)
                                          .arg(page->lastLayoutMs(), 0, 'f', 0),
                                      8000);
+        });
+        connect(page, &GraphPage::viewGraphChanged, this, [this, page] {
+            if (page == currentPage()) nodePanel_->clear();
+        });
+        connect(page, &GraphPage::optimizedGraphFailed, this, [this, page](const QString& message) {
+            if (page != currentPage()) return;
+            QSignalBlocker quiet(showOptimizedAction_);
+            showOptimizedAction_->setChecked(false);
+            statusBar()->showMessage(message, 8000);
         });
         connect(page, &GraphPage::layoutFailed, this,
                 [this](const QString& message) { statusBar()->showMessage(message, 8000); });
@@ -256,6 +293,11 @@ void MainWindow::onCurrentTabChanged() {
     nodePanel_->clear();
     tensorPanel_->clear();
     GraphPage* p = currentPage();
+    benchmarkPanel_->setPage(p);
+    {
+        QSignalBlocker quiet(showOptimizedAction_);
+        showOptimizedAction_->setChecked(p && p->isShowingOptimized());
+    }
     if (!p) {
         modelPanel_->clear();
         setWindowTitle(QStringLiteral("onnxlens"));
@@ -263,7 +305,8 @@ void MainWindow::onCurrentTabChanged() {
     }
     modelPanel_->showModel(p->document());
     setWindowTitle(QStringLiteral("%1 — onnxlens").arg(QFileInfo(p->document().path).fileName()));
-    if (int node = p->scene()->selectedNode(); node >= 0) nodePanel_->showNode(p->document().view, node);
+    if (int node = p->scene()->selectedNode(); node >= 0)
+        nodePanel_->showNode(p->shownViewGraph(), node);
 }
 
 void MainWindow::chooseAndOpen() {

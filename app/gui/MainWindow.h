@@ -8,8 +8,10 @@
 class QTabWidget;
 class QMenu;
 class QDockWidget;
+class QAction;
 
 namespace onnxlens::widgets {
+class BenchmarkPanel;
 class GraphPage;
 class ModelPanel;
 class NodePanel;
@@ -37,6 +39,9 @@ public:
     widgets::NodePanel* nodePanel() const { return nodePanel_; }
     widgets::ModelPanel* modelPanel() const { return modelPanel_; }
     widgets::TensorPanel* tensorPanel() const { return tensorPanel_; }
+    widgets::BenchmarkPanel* benchmarkPanel() const { return benchmarkPanel_; }
+    QDockWidget* benchmarkDock() const { return benchmarkDock_; }
+    QAction* showOptimizedAction() const { return showOptimizedAction_; }
 
     // File > Export: by the file's extension (.svg or .png). Empty string on success.
     QString exportCurrent(const QString& path);
@@ -68,6 +73,9 @@ private:
     QDockWidget* modelDock_;
     QDockWidget* nodeDock_;
     QDockWidget* tensorDock_;
+    widgets::BenchmarkPanel* benchmarkPanel_;
+    QDockWidget* benchmarkDock_;
+    QAction* showOptimizedAction_;
     QMenu* recentMenu_;
     int pendingLoads_ = 0;
     QString lastError_;

@@ -14,6 +14,7 @@
 #include "onnxlens/engine/GraphOptimizer.h"
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/ModelSummary.h"
+#include "onnxlens/model/NodeNames.h"
 
 namespace onnxlens::engine {
 
@@ -517,7 +518,7 @@ std::vector<Value> CompiledGraph::run(ThreadPool& pool, std::vector<Value> input
         if (profile) {
             const auto end = std::chrono::steady_clock::now();
             profile->push_back(
-                {step->node->name(), step->node->op_type(),
+                {profileNameOf(*step->node), step->node->op_type(),
                  std::chrono::duration_cast<std::chrono::nanoseconds>(start - runStart).count(),
                  std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count()});
         }

@@ -30,6 +30,18 @@ bool waitFor(Condition condition, int ms = 30000) {
 
 inline void clearSettings() { QSettings().clear(); }
 
+// Opens `path` in `window` (a gui::MainWindow) as a new tab and waits until its graph is drawn;
+// nullptr when that does not happen in time.
+template <class Window>
+auto openAndDraw(Window& window, const QString& path) -> decltype(window.page(0)) {
+    const int before = window.pageCount();
+    window.openFile(path);
+    if (!waitFor([&] { return window.pageCount() > before; })) return nullptr;
+    auto* page = window.page(window.pageCount() - 1);
+    if (!waitFor([&] { return page->isDrawn(); })) return nullptr;
+    return page;
+}
+
 // Ticks every `periodMs` on the GUI thread; the largest gap between ticks, minus the period, is
 // the longest time the GUI thread could not react.
 class StallMeter : public QObject {

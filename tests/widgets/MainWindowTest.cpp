@@ -38,12 +38,7 @@ protected:
 
     // Opens and waits until drawn.
     GraphPage* openAndDraw(MainWindow& window, const QString& path) {
-        const int before = window.pageCount();
-        window.openFile(path);
-        if (!testing::waitFor([&] { return window.pageCount() > before; })) return nullptr;
-        GraphPage* page = window.page(window.pageCount() - 1);
-        if (!testing::waitFor([&] { return page->isDrawn(); })) return nullptr;
-        return page;
+        return testing::openAndDraw(window, path);
     }
 
     QTemporaryDir dir_;

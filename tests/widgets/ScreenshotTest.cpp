@@ -3,10 +3,15 @@
 // Without the variable the test is skipped.
 #include <gtest/gtest.h>
 
+#include <QDockWidget>
 #include <QPixmap>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTabWidget>
 
 #include "GuiTestSupport.h"
 #include "MainWindow.h"
+#include "widgets/BenchmarkPanel.h"
 #include "widgets/GraphPage.h"
 #include "widgets/GraphNodeItem.h"
 #include "widgets/GraphScene.h"
@@ -110,6 +115,51 @@ TEST(Screenshots, MainWindowOnACnnAndATransformer) {
     bert->view()->centerOn(bert->scene()->nodeItem(softmax)->sceneBoundingRect().center());
     QTest::qWait(200);
     ASSERT_TRUE(window.grab().save(out + "/screenshot-transformer.png"));
+}
+
+TEST(Screenshots, BenchmarkDockAndHeatOverlay) {
+    const QString out = qEnvironmentVariable("ONNXLENS_SCREENSHOT_DIR");
+    if (out.isEmpty()) GTEST_SKIP() << "set ONNXLENS_SCREENSHOT_DIR to take the screenshots";
+    gui::MainWindow window;
+    window.resize(1600, 1150);
+    window.show();
+    window.openFile(QString::fromUtf8(ONNXLENS_SOURCE_DIR) +
+                    "/resources/samples/squeezenet1_1/model.onnx");
+    ASSERT_TRUE(testing::waitFor(
+        [&] { return window.pageCount() == 1 && window.page(0)->isDrawn(); }, 60000));
+    auto* page = window.page(0);
+    // The optimized graph: the export's Identity nodes (weights passed through) are gone, and
+    // every node drawn is one the profile times.
+    window.showOptimizedAction()->setChecked(true);
+    ASSERT_TRUE(testing::waitFor(
+        [&] { return page->shownViewGraph() != page->document().view && page->isDrawn(); }, 60000));
+    auto* panel = window.benchmarkPanel();
+    panel->warmupSpin()->setValue(3);
+    panel->runsSpin()->setValue(40);
+    panel->threadsSpin()->setValue(1);
+    panel->heatAction()->setChecked(true);
+    QSignalSpy finished(panel, &widgets::BenchmarkPanel::finished);
+    panel->startAction()->trigger();
+    ASSERT_TRUE(testing::waitFor([&] { return finished.count() == 1; }, 120000));
+    window.resizeDocks({window.benchmarkDock()}, {470}, Qt::Vertical);
+    page->view()->setZoom(0.75);
+    const int first = page->shownViewGraph()->findNodeByName("/features/features.3/expand3x3/Conv");
+    if (first >= 0 && page->scene()->nodeItem(first))
+        page->view()->centerOn(page->scene()->nodeItem(first)->sceneBoundingRect().center());
+    QTest::qWait(300);
+    ASSERT_TRUE(window.grab().save(out + "/screenshot-benchmark.png"));
+
+    panel->resultTabs()->setCurrentIndex(1);  // Profile
+    window.resizeDocks({window.benchmarkDock()}, {430}, Qt::Vertical);
+    const int hottest =
+        page->shownViewGraph()->findNodeByName(panel->result()->nodes.front().nodeName);
+    page->revealNode(hottest);
+    ASSERT_TRUE(testing::waitFor([&] { return page->scene()->selectedNode() == hottest; }));
+    page->scene()->clearSelection();
+    page->view()->setZoom(0.9);
+    page->view()->centerOn(page->scene()->nodeItem(hottest)->sceneBoundingRect().center());
+    QTest::qWait(300);
+    ASSERT_TRUE(window.grab().save(out + "/screenshot-heat-overlay.png"));
 }
 
 }  // namespace

@@ -1,0 +1,83 @@
+// onnxlens-cli bench on top of the engine's BenchmarkRunner: the JSON keys scripts rely on, the
+// per-node profile, the text output, and bad counts.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "CliModelFiles.h"
+#include "CliRunner.h"
+
+using onnxlens::testing::runCli;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string mnist() {
+    return (fs::path(ONNXLENS_SOURCE_DIR) / "resources" / "samples" / "mnist_cnn" / "model.onnx")
+        .string();
+}
+
+TEST(CliBenchCommand, JsonWithoutProfileHasTheStatisticsAndTheSamples) {
+    auto r = runCli({"bench", mnist(), "--warmup", "1", "--runs", "6", "--threads", "1", "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    auto doc = nlohmann::json::parse(r.out);
+    for (const char* key : {"min_ms", "mean_ms", "median_ms", "p90_ms", "p99_ms", "max_ms",
+                            "stddev_ms", "runs", "threads", "warmup", "load_ms", "samples_ms"})
+        EXPECT_TRUE(doc.contains(key)) << key;
+    EXPECT_FALSE(doc.contains("op_types"));
+    EXPECT_FALSE(doc.contains("nodes"));
+    ASSERT_EQ(doc["samples_ms"].size(), 6u);
+    double lo = 1e300, hi = 0;
+    for (double v : doc["samples_ms"]) {
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+    }
+    EXPECT_DOUBLE_EQ(doc["min_ms"].get<double>(), lo);
+    EXPECT_DOUBLE_EQ(doc["max_ms"].get<double>(), hi);
+    EXPECT_EQ(doc["warmup"], 1);
+}
+
+TEST(CliBenchCommand, ProfileListsEveryNodeOnceWithSharesSummingToOne) {
+    onnxlens::testing::CliScratchDir scratch;
+    const fs::path trace = scratch / "trace.json";
+    auto r = runCli({"bench", mnist(), "--warmup", "1", "--runs", "5", "--threads", "1",
+                     "--profile", trace.string(), "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    auto doc = nlohmann::json::parse(r.out);
+    ASSERT_TRUE(doc["nodes"].is_array());
+    std::set<std::string> names;
+    double share = 0, perRun = 0;
+    for (const auto& node : doc["nodes"]) {
+        names.insert(node["name"].get<std::string>());
+        EXPECT_EQ(node["calls"], 5);
+        share += node["share"].get<double>();
+        perRun += node["per_run_ms"].get<double>();
+    }
+    EXPECT_EQ(names.size(), doc["nodes"].size());  // one row per node
+    EXPECT_NEAR(share, 1.0, 1e-9);
+    EXPECT_NEAR(perRun, doc["node_time_per_run_ms"].get<double>(), 1e-9);
+    EXPECT_LE(perRun, doc["mean_ms"].get<double>());
+    EXPECT_EQ(doc["profile"], trace.string());
+    EXPECT_TRUE(fs::exists(trace));
+}
+
+TEST(CliBenchCommand, TextOutputNamesTheStatisticsAndTheOpTypes) {
+    onnxlens::testing::CliScratchDir scratch;
+    auto r = runCli({"bench", mnist(), "--warmup", "0", "--runs", "3", "--threads", "1",
+                     "--profile", (scratch / "t.json").string()});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("3 runs after 0 warm-up"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("median"), std::string::npos);
+    EXPECT_NE(r.out.find("Conv"), std::string::npos);
+}
+
+TEST(CliBenchCommand, BadCountsAreUsageErrors) {
+    auto r = runCli({"bench", mnist(), "--runs", "0"});
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.err.find("--runs"), std::string::npos) << r.err;
+}
+
+}  // namespace

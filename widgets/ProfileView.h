@@ -1,0 +1,60 @@
+#pragma once
+// The per-operator profile of a benchmark: sortable tables per op type and per node (time per
+// run, share of the profiled time), a bar chart of the op types' shares, and a filter for the
+// node table. Activating a node row asks for that node to be shown in the graph.
+#include <QWidget>
+#include <memory>
+
+#include "widgets/EngineHeaders.h"
+
+class QChartView;
+class QLabel;
+class QLineEdit;
+class QSortFilterProxyModel;
+class QTabWidget;
+class QTableView;
+
+namespace onnxlens::widgets {
+
+class ProfileTableModel;
+
+class ProfileView : public QWidget {
+    Q_OBJECT
+  public:
+    explicit ProfileView(QWidget* parent = nullptr);
+
+    void setResult(std::shared_ptr<const engine::BenchmarkResult> result);
+    void clear();
+
+    QTableView* nodeTable() const { return nodeTable_; }
+    QTableView* opTypeTable() const { return opTypeTable_; }
+    QSortFilterProxyModel* nodeProxy() const { return nodeProxy_; }
+    QSortFilterProxyModel* opTypeProxy() const { return opTypeProxy_; }
+    QChartView* barChart() const { return barChart_; }
+    int barCount() const { return barCount_; }  // op types drawn in the bar chart
+    void setNodeFilter(const QString& text);
+
+    static constexpr int kMaxBars = 12;  // the rest is one "other" bar
+
+  signals:
+    void nodeActivated(const QString& profileName);
+
+  private:
+    QTableView* makeTable(QSortFilterProxyModel* proxy);
+    void rebuildBarChart();
+
+    std::shared_ptr<const engine::BenchmarkResult> result_;
+    QTabWidget* tabs_;
+    QLabel* summary_;
+    ProfileTableModel* nodeModel_;
+    ProfileTableModel* opTypeModel_;
+    QSortFilterProxyModel* nodeProxy_;
+    QSortFilterProxyModel* opTypeProxy_;
+    QTableView* nodeTable_;
+    QTableView* opTypeTable_;
+    QLineEdit* filter_;
+    QChartView* barChart_;
+    int barCount_ = 0;
+};
+
+}  // namespace onnxlens::widgets
