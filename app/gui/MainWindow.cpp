@@ -17,12 +17,15 @@
 #include <QTabWidget>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "widgets/ComparePanel.h"
+#include "widgets/EngineWorker.h"
 #include "widgets/GraphExport.h"
 #include "widgets/GraphPage.h"
 #include "widgets/GraphScene.h"
 #include "widgets/GraphView.h"
 #include "widgets/ModelPanel.h"
 #include "widgets/NodePanel.h"
+#include "widgets/RunPanel.h"
 #include "widgets/TensorPanel.h"
 
 namespace onnxlens::gui {
@@ -78,6 +81,18 @@ void MainWindow::createDocks() {
     tabifyDockWidget(nodeDock_, tensorDock_);
     modelDock_->raise();
     resizeDocks({modelDock_}, {430}, Qt::Horizontal);
+    engine_ = std::make_unique<widgets::EngineThread>();
+    runPanel_ = new widgets::RunPanel(engine_->worker(), this);
+    comparePanel_ = new widgets::ComparePanel(engine_->worker(), runPanel_, this);
+    runDock_ = new QDockWidget(tr("Run"), this);
+    runDock_->setObjectName(QStringLiteral("runDock"));
+    runDock_->setWidget(runPanel_);
+    addDockWidget(Qt::BottomDockWidgetArea, runDock_);
+    compareDock_ = new QDockWidget(tr("Compare"), this);
+    compareDock_->setObjectName(QStringLiteral("compareDock"));
+    compareDock_->setWidget(comparePanel_);
+    tabifyDockWidget(runDock_, compareDock_);
+    runDock_->raise();
     connect(nodePanel_, &widgets::NodePanel::tensorActivated, this, [this](int tensor) {
         if (auto* page = currentPage()) {
             tensorPanel_->showTensor(page->document().view, tensor, page->document().loaded.directory);
@@ -136,6 +151,18 @@ void MainWindow::createActions() {
     view->addAction(modelDock_->toggleViewAction());
     view->addAction(nodeDock_->toggleViewAction());
     view->addAction(tensorDock_->toggleViewAction());
+    view->addAction(runDock_->toggleViewAction());
+    view->addAction(compareDock_->toggleViewAction());
+
+    QMenu* run = menuBar()->addMenu(tr("&Run"));
+    run->addAction(runPanel_->runAction());
+    run->addAction(runPanel_->cancelAction());
+    run->addSeparator();
+    run->addAction(comparePanel_->compareAction());
+    run->addAction(comparePanel_->dynamicAxesAction());
+    connect(runPanel_->runAction(), &QAction::triggered, runDock_, &QDockWidget::raise);
+    connect(comparePanel_->compareAction(), &QAction::triggered, compareDock_, &QDockWidget::raise);
+    connect(comparePanel_->dynamicAxesAction(), &QAction::triggered, compareDock_, &QDockWidget::raise);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About onnxlens"), this, [this] {
@@ -256,6 +283,7 @@ void MainWindow::onCurrentTabChanged() {
     nodePanel_->clear();
     tensorPanel_->clear();
     GraphPage* p = currentPage();
+    runPanel_->setDocument(p ? p->sharedDocument() : nullptr);  // compiles on the engine thread
     if (!p) {
         modelPanel_->clear();
         setWindowTitle(QStringLiteral("onnxlens"));

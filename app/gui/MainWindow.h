@@ -4,6 +4,7 @@
 // Models are loaded on a worker thread; a file that fails shows the error and changes nothing.
 #include <QMainWindow>
 #include <QStringList>
+#include <memory>
 
 class QTabWidget;
 class QMenu;
@@ -14,6 +15,9 @@ class GraphPage;
 class ModelPanel;
 class NodePanel;
 class TensorPanel;
+class RunPanel;
+class ComparePanel;
+class EngineThread;
 }  // namespace onnxlens::widgets
 
 namespace onnxlens::gui {
@@ -37,6 +41,8 @@ public:
     widgets::NodePanel* nodePanel() const { return nodePanel_; }
     widgets::ModelPanel* modelPanel() const { return modelPanel_; }
     widgets::TensorPanel* tensorPanel() const { return tensorPanel_; }
+    widgets::RunPanel* runPanel() const { return runPanel_; }
+    widgets::ComparePanel* comparePanel() const { return comparePanel_; }
 
     // File > Export: by the file's extension (.svg or .png). Empty string on success.
     QString exportCurrent(const QString& path);
@@ -68,6 +74,13 @@ private:
     QDockWidget* modelDock_;
     QDockWidget* nodeDock_;
     QDockWidget* tensorDock_;
+    // The engine's worker thread (compiles and runs the current tab's model), the Run and
+    // Compare docks.
+    std::unique_ptr<widgets::EngineThread> engine_;
+    widgets::RunPanel* runPanel_;
+    widgets::ComparePanel* comparePanel_;
+    QDockWidget* runDock_;
+    QDockWidget* compareDock_;
     QMenu* recentMenu_;
     int pendingLoads_ = 0;
     QString lastError_;
