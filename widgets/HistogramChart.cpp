@@ -19,33 +19,36 @@ QChart* makeHistogramChart(const engine::Histogram& histogram, const QString& ti
     }
     chart->setTitle(title);
     auto* bars = new QBarSet(axisTitle);
-    QStringList binCentres;
+    QStringList bins;
     std::int64_t tallest = 0;
     for (std::size_t bin = 0; bin < histogram.counts.size(); ++bin) {
         bars->append(static_cast<qreal>(histogram.counts[bin]));
         tallest = std::max(tallest, histogram.counts[bin]);
-        // Every fourth label keeps 40 bins readable in a dock.
-        const double centre =
-            histogram.low + histogram.binWidth() * (static_cast<double>(bin) + 0.5);
-        binCentres << (bin % 4 == 0 ? QString::number(centre, 'g', 3)
-                                    : QString(bin, QLatin1Char(' ')));
+        bins << QString::number(bin);
     }
     auto* series = new QBarSeries;
     series->setBarWidth(0.95);
     series->append(bars);
     chart->addSeries(series);
-    auto* xAxis = new QBarCategoryAxis;
-    xAxis->append(binCentres);
-    xAxis->setTitleText(axisTitle);
-    xAxis->setLabelsAngle(-60);
-    auto* yAxis = new QValueAxis;
-    yAxis->setRange(0, static_cast<qreal>(std::max<std::int64_t>(tallest, 1)));
-    yAxis->setLabelFormat(QStringLiteral("%d"));
-    yAxis->setTitleText(QObject::tr("count"));
-    chart->addAxis(xAxis, Qt::AlignBottom);
-    chart->addAxis(yAxis, Qt::AlignLeft);
-    series->attachAxis(xAxis);
-    series->attachAxis(yAxis);
+    // The bars sit on a hidden category axis; a value axis over the same width shows the
+    // histogram's range, which stays readable however many bins there are.
+    auto* binAxis = new QBarCategoryAxis;
+    binAxis->append(bins);
+    binAxis->setVisible(false);
+    auto* rangeAxis = new QValueAxis;
+    rangeAxis->setRange(histogram.low,
+                        histogram.high > histogram.low ? histogram.high : histogram.low + 1);
+    rangeAxis->setLabelFormat(QStringLiteral("%.3g"));
+    rangeAxis->setTitleText(axisTitle);
+    auto* countAxis = new QValueAxis;
+    countAxis->setRange(0, static_cast<qreal>(std::max<std::int64_t>(tallest, 1)));
+    countAxis->setLabelFormat(QStringLiteral("%d"));
+    countAxis->setTitleText(QObject::tr("count"));
+    chart->addAxis(binAxis, Qt::AlignBottom);
+    chart->addAxis(rangeAxis, Qt::AlignBottom);
+    chart->addAxis(countAxis, Qt::AlignLeft);
+    series->attachAxis(binAxis);
+    series->attachAxis(countAxis);
     return chart;
 }
 
