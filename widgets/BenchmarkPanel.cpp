@@ -230,6 +230,7 @@ void BenchmarkPanel::start() {
     settings.runs = runs_->value();
     settings.threads = threads_->value();
     settings.profile = profile_->isChecked();
+    if (feedsSource_) feeds_ = feedsSource_();
     if (!worker_->start(page_->sharedDocument(), settings, feeds_)) return;
     runningPage_ = page_;
     progress_->setRange(0, 0);  // busy until the first run reports

@@ -39,6 +39,11 @@ class BenchmarkPanel : public QWidget {
     // Where the inputs come from (called on the worker thread); empty: seeded random data with
     // every symbolic dim 1.
     void setFeedsProvider(BenchmarkWorker::FeedsProvider provider) { feeds_ = std::move(provider); }
+    // Asked on the GUI thread at each start for the provider of that benchmark's inputs (the
+    // Run dock's current choices); an empty provider falls back to seeded random data.
+    void setFeedsProviderSource(std::function<BenchmarkWorker::FeedsProvider()> source) {
+        feedsSource_ = std::move(source);
+    }
 
     void start();
     void cancel();
@@ -88,6 +93,7 @@ class BenchmarkPanel : public QWidget {
 
     BenchmarkWorker* worker_;
     BenchmarkWorker::FeedsProvider feeds_;
+    std::function<BenchmarkWorker::FeedsProvider()> feedsSource_;
     QPointer<GraphPage> page_;
     QPointer<GraphPage> runningPage_;
     QHash<GraphPage*, std::shared_ptr<const engine::BenchmarkResult>> results_;

@@ -5,9 +5,12 @@
 #pragma push_macro("slots")
 #undef slots
 #include "onnxlens/engine/BenchmarkRunner.h"
+#include "onnxlens/engine/DynamicAxesCheck.h"
 #include "onnxlens/engine/GraphOptimizer.h"
 #include "onnxlens/engine/InputPreparation.h"
 #include "onnxlens/engine/LatencyStatistics.h"
+#include "onnxlens/engine/ReferenceRun.h"
 #include "onnxlens/engine/Session.h"
+#include "onnxlens/engine/TensorStatistics.h"
 #include "onnxlens/engine/Value.h"
 #pragma pop_macro("slots")

@@ -19,12 +19,15 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "widgets/BenchmarkPanel.h"
+#include "widgets/ComparePanel.h"
+#include "widgets/EngineWorker.h"
 #include "widgets/GraphExport.h"
 #include "widgets/GraphPage.h"
 #include "widgets/GraphScene.h"
 #include "widgets/GraphView.h"
 #include "widgets/ModelPanel.h"
 #include "widgets/NodePanel.h"
+#include "widgets/RunPanel.h"
 #include "widgets/TensorPanel.h"
 
 namespace onnxlens::gui {
@@ -86,6 +89,21 @@ void MainWindow::createDocks() {
     benchmarkDock_->setWidget(benchmarkPanel_);
     addDockWidget(Qt::BottomDockWidgetArea, benchmarkDock_);
     benchmarkDock_->hide();  // until Benchmark > Run Benchmark (restoreState may show it)
+    engine_ = std::make_unique<widgets::EngineThread>();
+    runPanel_ = new widgets::RunPanel(engine_->worker(), this);
+    comparePanel_ = new widgets::ComparePanel(engine_->worker(), runPanel_, this);
+    runDock_ = new QDockWidget(tr("Run"), this);
+    runDock_->setObjectName(QStringLiteral("runDock"));
+    runDock_->setWidget(runPanel_);
+    addDockWidget(Qt::BottomDockWidgetArea, runDock_);
+    compareDock_ = new QDockWidget(tr("Compare"), this);
+    compareDock_->setObjectName(QStringLiteral("compareDock"));
+    compareDock_->setWidget(comparePanel_);
+    tabifyDockWidget(runDock_, compareDock_);
+    runDock_->raise();
+    tabifyDockWidget(runDock_, benchmarkDock_);
+    // The benchmark times the inputs chosen in the Run dock (random data while none are chosen).
+    benchmarkPanel_->setFeedsProviderSource([this] { return runPanel_->feedsFunction(); });
     connect(nodePanel_, &widgets::NodePanel::tensorActivated, this, [this](int tensor) {
         if (auto* page = currentPage()) {
             tensorPanel_->showTensor(page->shownViewGraph(), tensor,
@@ -164,6 +182,18 @@ void MainWindow::createActions() {
     benchmark->addAction(benchmarkPanel_->cancelAction());
     benchmark->addSeparator();
     benchmark->addAction(benchmarkPanel_->heatAction());
+    view->addAction(runDock_->toggleViewAction());
+    view->addAction(compareDock_->toggleViewAction());
+
+    QMenu* run = menuBar()->addMenu(tr("&Run"));
+    run->addAction(runPanel_->runAction());
+    run->addAction(runPanel_->cancelAction());
+    run->addSeparator();
+    run->addAction(comparePanel_->compareAction());
+    run->addAction(comparePanel_->dynamicAxesAction());
+    connect(runPanel_->runAction(), &QAction::triggered, runDock_, &QDockWidget::raise);
+    connect(comparePanel_->compareAction(), &QAction::triggered, compareDock_, &QDockWidget::raise);
+    connect(comparePanel_->dynamicAxesAction(), &QAction::triggered, compareDock_, &QDockWidget::raise);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About onnxlens"), this, [this] {
@@ -298,6 +328,7 @@ void MainWindow::onCurrentTabChanged() {
         QSignalBlocker quiet(showOptimizedAction_);
         showOptimizedAction_->setChecked(p && p->isShowingOptimized());
     }
+    runPanel_->setDocument(p ? p->sharedDocument() : nullptr);  // compiles on the engine thread
     if (!p) {
         modelPanel_->clear();
         setWindowTitle(QStringLiteral("onnxlens"));

@@ -4,6 +4,7 @@
 // Models are loaded on a worker thread; a file that fails shows the error and changes nothing.
 #include <QMainWindow>
 #include <QStringList>
+#include <memory>
 
 class QTabWidget;
 class QMenu;
@@ -16,6 +17,9 @@ class GraphPage;
 class ModelPanel;
 class NodePanel;
 class TensorPanel;
+class RunPanel;
+class ComparePanel;
+class EngineThread;
 }  // namespace onnxlens::widgets
 
 namespace onnxlens::gui {
@@ -42,6 +46,8 @@ public:
     widgets::BenchmarkPanel* benchmarkPanel() const { return benchmarkPanel_; }
     QDockWidget* benchmarkDock() const { return benchmarkDock_; }
     QAction* showOptimizedAction() const { return showOptimizedAction_; }
+    widgets::RunPanel* runPanel() const { return runPanel_; }
+    widgets::ComparePanel* comparePanel() const { return comparePanel_; }
 
     // File > Export: by the file's extension (.svg or .png). Empty string on success.
     QString exportCurrent(const QString& path);
@@ -76,6 +82,13 @@ private:
     widgets::BenchmarkPanel* benchmarkPanel_;
     QDockWidget* benchmarkDock_;
     QAction* showOptimizedAction_;
+    // The engine's worker thread (compiles and runs the current tab's model), the Run and
+    // Compare docks.
+    std::unique_ptr<widgets::EngineThread> engine_;
+    widgets::RunPanel* runPanel_;
+    widgets::ComparePanel* comparePanel_;
+    QDockWidget* runDock_;
+    QDockWidget* compareDock_;
     QMenu* recentMenu_;
     int pendingLoads_ = 0;
     QString lastError_;

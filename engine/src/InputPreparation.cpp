@@ -1,5 +1,7 @@
 #include "onnxlens/engine/InputPreparation.h"
 
+#include <cmath>
+#include <limits>
 #include <random>
 
 #include "onnxlens/engine/TensorProto.h"
@@ -46,6 +48,39 @@ Tensor randomTensor(DataType type, const Shape& shape, std::uint64_t seed) {
             std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
             for (std::int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(dist(rng));
         }
+    });
+    return t;
+}
+
+Tensor randomTensorInRange(DataType type, const Shape& shape, std::uint64_t seed, double low, double high) {
+    if (type == DataType::String || type == DataType::Bool) return randomTensor(type, shape, seed);
+    require(low <= high, "random range " + std::to_string(low) + ".." + std::to_string(high) + " is empty");
+    Tensor t(type, shape);
+    std::mt19937_64 rng(seed);
+    const std::int64_t n = t.numel();
+    dispatchNumeric(type, [&]<class T>() {
+        T* out = t.data<T>();
+        if constexpr (std::is_integral_v<T>) {
+            const double lo = std::max<double>(std::ceil(low), static_cast<double>(std::numeric_limits<T>::lowest()));
+            // long long bounds the distribution (uint64's top half is out of reach, on purpose).
+            const double hi = std::min({std::floor(high), static_cast<double>(std::numeric_limits<T>::max()), 9.0e18});
+            require(lo <= hi, "random range " + std::to_string(low) + ".." + std::to_string(high) +
+                                  " holds no " + dataTypeName(type) + " value");
+            std::uniform_int_distribution<long long> dist(static_cast<long long>(lo), static_cast<long long>(hi));
+            for (std::int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(dist(rng));
+        } else {
+            std::uniform_real_distribution<double> dist(low, high);
+            for (std::int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(low == high ? low : dist(rng));
+        }
+    });
+    return t;
+}
+
+Tensor filledTensor(DataType type, const Shape& shape, double value) {
+    Tensor t(type, shape);
+    dispatchNumericOrBool(type, [&]<class T>() {
+        const T v = static_cast<T>(static_cast<float>(value));
+        for (T& x : t.span<T>()) x = v;
     });
     return t;
 }

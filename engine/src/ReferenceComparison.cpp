@@ -142,4 +142,18 @@ ComparisonResult compareValues(const Value& actual, const Value& expected, const
     return total;
 }
 
+Histogram absoluteErrorHistogram(const Tensor& actual, const Tensor& expected, int bins) {
+    if (actual.dtype() != expected.dtype() || actual.shape() != expected.shape()) return {};
+    std::vector<double> errors;
+    errors.reserve(static_cast<std::size_t>(actual.numel()));
+    const bool numeric = forEachAsDouble(actual, [&](double a) { errors.push_back(a); });
+    if (!numeric) return {};
+    std::size_t i = 0;
+    forEachAsDouble(expected, [&](double e) {
+        double& a = errors[i++];
+        a = (std::isnan(a) && std::isnan(e)) ? 0.0 : std::fabs(a - e);
+    });
+    return histogramOfValues(errors, bins);
+}
+
 }  // namespace onnxlens::engine

@@ -24,6 +24,11 @@ Shape concreteShape(const onnx::TypeProto& type, const SymbolBindings& symbols,
 // Seeded random data: floats uniform in [-1, 1), integers in [0, 10), bools 50/50, strings
 // "s<k>". The same seed, type and shape always give the same values.
 Tensor randomTensor(DataType type, const Shape& shape, std::uint64_t seed);
+// Seeded random data in a chosen range: floats uniform in [low, high), integers uniform in
+// [ceil(low), floor(high)] (clamped to the type), bools 50/50, strings as randomTensor.
+Tensor randomTensorInRange(DataType type, const Shape& shape, std::uint64_t seed, double low, double high);
+// Every element `value` (numeric and bool types; 0 and 1 for zeros and ones).
+Tensor filledTensor(DataType type, const Shape& shape, double value);
 
 // Feeds for every session input: `files` (input name -> .pb/.npy path) first, random data from
 // `seed` for the rest (each input seeded by seed + its position). Errors name the input and

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "onnxlens/engine/TensorStatistics.h"
 #include "onnxlens/engine/Value.h"
 
 namespace onnxlens::engine {
@@ -31,5 +32,10 @@ ComparisonResult compareValues(const Value& actual, const Value& expected,
                                const Tolerance& tolerance = {});
 ComparisonResult compareTensors(const Tensor& actual, const Tensor& expected,
                                 const Tolerance& tolerance = {});
+
+// |actual - expected| per element of two numeric tensors of the same dtype and shape, binned
+// (NaN against NaN is 0; other non-finite differences are left out). Empty when the tensors are
+// not comparable element by element.
+Histogram absoluteErrorHistogram(const Tensor& actual, const Tensor& expected, int bins = 40);
 
 }  // namespace onnxlens::engine

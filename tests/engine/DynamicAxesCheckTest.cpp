@@ -1,0 +1,189 @@
+// The dynamic-axes check on the sample models and on small models built here, and the
+// reference run against a sample's test data set and a perturbed copy of it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "../model/SyntheticModels.h"
+#include "onnxlens/engine/DynamicAxesCheck.h"
+#include "onnxlens/engine/ReferenceRun.h"
+#include "onnxlens/engine/TensorProto.h"
+#include "onnxlens/model/TensorFile.h"
+
+using namespace onnxlens;
+using namespace onnxlens::engine;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kSamples = fs::path(ONNXLENS_SOURCE_DIR) / "resources" / "samples";
+
+std::unique_ptr<Session> compileFile(const fs::path& path) {
+    auto model = loadModel(path);
+    EXPECT_TRUE(model) << model.error().message;
+    auto session = Session::create(*model);
+    EXPECT_TRUE(session) << session.error().message;
+    return std::move(*session);
+}
+
+std::unique_ptr<Session> compileProto(const std::shared_ptr<onnx::ModelProto>& proto) {
+    LoadedModel loaded;
+    loaded.path = "built.onnx";
+    loaded.proto = proto;
+    auto session = Session::create(loaded);
+    EXPECT_TRUE(session) << session.error().message;
+    return std::move(*session);
+}
+
+// x[N,4] -> out[N,4] through `build`, which adds nodes from "x" to "out".
+template <class Build>
+std::shared_ptr<onnx::ModelProto> batchModel(Build build) {
+    auto model = onnxlens::testing::makeModelShell(13);
+    auto& g = *model->mutable_graph();
+    g.set_name("batch_model");
+    *g.add_input() = onnxlens::testing::makeValueInfo("x", onnx::TensorProto::FLOAT, {"N", "4"});
+    build(g);
+    *g.add_output() = onnxlens::testing::makeValueInfo("out", onnx::TensorProto::FLOAT, {"N", "4"});
+    return model;
+}
+
+}  // namespace
+
+TEST(DynamicAxesCheck, MnistSampleFollowsItsBatchSymbol) {
+    auto session = compileFile(kSamples / "mnist_cnn" / "model.onnx");
+    ASSERT_TRUE(session);
+    int progressCalls = 0;
+    DynamicAxesCheckOptions options;
+    options.progress = [&](int step, int steps, const std::string&) {
+        ++progressCalls;
+        EXPECT_LE(step, steps);
+    };
+    auto result = checkDynamicAxes(*session, options);
+    ASSERT_TRUE(result) << result.error().message;
+    EXPECT_EQ(result->verdict, DynamicAxesCheckResult::Verdict::Passed) << result->summary;
+    EXPECT_EQ(result->batchSymbol, "batch");
+    ASSERT_EQ(result->runs.size(), 2u);  // no other symbol: batch 1 and batch 2
+    EXPECT_EQ(progressCalls, 2);
+    ASSERT_EQ(result->outputs.size(), 1u);
+    const auto& out = result->outputs[0];
+    EXPECT_EQ(out.declared, "[batch x 10]");
+    ASSERT_EQ(out.shapes.size(), 2u);
+    EXPECT_EQ(out.shapes[0], (Shape{1, 10}));
+    EXPECT_EQ(out.shapes[1], (Shape{2, 10}));
+    EXPECT_TRUE(out.firstItemCompared);
+    EXPECT_TRUE(out.firstItem.passed);
+    EXPECT_LT(out.firstItem.maxAbsError, 1e-4);
+}
+
+TEST(DynamicAxesCheck, TinyBertChangesBatchAndSequence) {
+    auto session = compileFile(kSamples / "tiny_bert" / "model.onnx");
+    ASSERT_TRUE(session);
+    DynamicAxesCheckOptions options;
+    options.base = {{"sequence", 5}};
+    auto result = checkDynamicAxes(*session, options);
+    ASSERT_TRUE(result) << result.error().message;
+    EXPECT_TRUE(result->passed()) << result->summary;
+    EXPECT_EQ(result->symbols, (std::vector<std::string>{"batch", "sequence"}));
+    ASSERT_EQ(result->runs.size(), 3u);
+    EXPECT_EQ(result->runs[2].bindings.at("sequence"), 6);
+    EXPECT_EQ(result->runs[2].bindings.at("batch"), 2);
+    EXPECT_EQ(result->outputs[0].shapes[2], (Shape{2, 6, 64}));
+}
+
+TEST(DynamicAxesCheck, AModelWithoutDynamicAxesIsReportedInPlainWords) {
+    auto session = compileFile(kSamples / "legacy_opset10" / "model.onnx");
+    ASSERT_TRUE(session);
+    auto result = checkDynamicAxes(*session, {});
+    ASSERT_TRUE(result);
+    EXPECT_EQ(result->verdict, DynamicAxesCheckResult::Verdict::NoDynamicAxes);
+    EXPECT_TRUE(result->runs.empty());
+    EXPECT_NE(result->summary.find("no dynamic axes"), std::string::npos) << result->summary;
+    EXPECT_NE(result->summary.find("image [1 x 3 x 16 x 16]"), std::string::npos)
+        << result->summary;
+}
+
+TEST(DynamicAxesCheck, AHardCodedReshapeBreaksTheBatchTwoShape) {
+    // Reshape to [1, -1]: the exporter traced batch 1 into the graph.
+    auto session = compileProto(batchModel([](onnx::GraphProto& g) {
+        *g.add_initializer() = onnxlens::testing::makeInt64Initializer("shape", {1, -1});
+        onnxlens::testing::addNode(g, "Reshape", "reshape", {"x", "shape"}, {"flat"});
+        onnxlens::testing::addNode(g, "Relu", "relu", {"flat"}, {"out"});
+    }));
+    auto result = checkDynamicAxes(*session, {});
+    ASSERT_TRUE(result);
+    EXPECT_EQ(result->verdict, DynamicAxesCheckResult::Verdict::Failed);
+    ASSERT_EQ(result->outputs.size(), 1u);
+    EXPECT_FALSE(result->outputs[0].shapesFollow);
+    EXPECT_EQ(result->outputs[0].shapes[1], (Shape{1, 8}));
+    EXPECT_NE(result->outputs[0].problem.find("'N' = 2 but the run gave 1"), std::string::npos)
+        << result->outputs[0].problem;
+}
+
+TEST(DynamicAxesCheck, ItemsMixedAcrossTheBatchFailTheFirstItemComparison) {
+    // out = x + mean over the batch: item 0 of a batch of 2 depends on item 1.
+    auto session = compileProto(batchModel([](onnx::GraphProto& g) {
+        auto* mean = onnxlens::testing::addNode(g, "ReduceMean", "mean", {"x"}, {"m"});
+        onnxlens::testing::addIntsAttribute(mean, "axes", {0});
+        onnxlens::testing::addNode(g, "Add", "add", {"x", "m"}, {"out"});
+    }));
+    auto result = checkDynamicAxes(*session, {});
+    ASSERT_TRUE(result);
+    EXPECT_EQ(result->verdict, DynamicAxesCheckResult::Verdict::Failed);
+    const auto& out = result->outputs[0];
+    EXPECT_TRUE(out.shapesFollow);
+    ASSERT_TRUE(out.firstItemCompared);
+    EXPECT_FALSE(out.firstItem.passed);
+    EXPECT_GT(out.firstItem.maxAbsError, 1e-3);
+    EXPECT_NE(result->summary.find("first item differs"), std::string::npos) << result->summary;
+}
+
+TEST(DynamicAxesCheck, CancelledBeforeTheFirstRunIsAnError) {
+    auto session = compileFile(kSamples / "mnist_cnn" / "model.onnx");
+    RunControl control;
+    control.cancel = true;
+    auto result = checkDynamicAxes(*session, {}, &control);
+    ASSERT_FALSE(result);
+    EXPECT_NE(result.error().message.find("cancelled"), std::string::npos)
+        << result.error().message;
+}
+
+TEST(ReferenceRun, MatchesTheSampleDataSetAndReportsAPerturbedCopy) {
+    const fs::path modelPath = kSamples / "mnist_cnn" / "model.onnx";
+    auto model = loadModel(modelPath);
+    ASSERT_TRUE(model);
+    auto session = Session::create(*model);
+    ASSERT_TRUE(session);
+    auto sets = discoverTestDataSets(modelPath, *model->proto);
+    ASSERT_TRUE(sets);
+    ASSERT_GE(sets->size(), 1u);
+    auto feeds = feedsFromTestDataSet(**session, (*sets)[0]);
+    ASSERT_TRUE(feeds) << feeds.error().message;
+    auto pass = runAndCompare(**session, *feeds, referencesOfTestDataSet((*sets)[0]), Tolerance{});
+    ASSERT_TRUE(pass) << pass.error().message;
+    EXPECT_TRUE(pass->passed());
+    ASSERT_EQ(pass->outputs.size(), 1u);
+    EXPECT_EQ(pass->outputs[0].name, "log_probs");
+    EXPECT_EQ(pass->outputs[0].absoluteErrors.total(), pass->outputs[0].result.elementCount);
+
+    // The reference with element [0, 7] moved by 0.5.
+    auto reference = readTensorFile((*sets)[0].outputFiles[0]);
+    ASSERT_TRUE(reference);
+    Tensor perturbed = tensorFromProto(*reference).clone();
+    perturbed.data<float>()[7] += 0.5f;
+    const fs::path file = fs::temp_directory_path() / "onnxlens_reference_run_perturbed.pb";
+    ASSERT_TRUE(writeTensorPbFile(file, tensorToProto(perturbed)));
+    auto fail = runAndCompare(**session, *feeds, {{"log_probs", file}}, Tolerance{});
+    fs::remove(file);
+    ASSERT_TRUE(fail) << fail.error().message;
+    EXPECT_FALSE(fail->passed());
+    const auto& r = fail->outputs[0].result;
+    EXPECT_EQ(r.outsideCount, 1);
+    EXPECT_NEAR(r.maxAbsError, 0.5, 1e-3);
+    EXPECT_EQ(r.worstIndex, (std::vector<std::int64_t>{0, 7}));
+    EXPECT_DOUBLE_EQ(r.fractionOutside, 0.1);
+
+    auto unknown = runAndCompare(**session, *feeds, {{"no_such_output", file}}, Tolerance{});
+    ASSERT_FALSE(unknown);
+    EXPECT_NE(unknown.error().message.find("no output named 'no_such_output'"), std::string::npos);
+}
