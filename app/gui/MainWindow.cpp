@@ -17,6 +17,7 @@
 #include <QTabWidget>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "widgets/ExportDialog.h"
 #include "widgets/GraphExport.h"
 #include "widgets/GraphPage.h"
 #include "widgets/GraphScene.h"
@@ -137,6 +138,10 @@ void MainWindow::createActions() {
     view->addAction(nodeDock_->toggleViewAction());
     view->addAction(tensorDock_->toggleViewAction());
 
+    QMenu* tools = menuBar()->addMenu(tr("&Tools"));
+    tools->addAction(tr("&Export from PyTorch && Benchmark…"), this, &MainWindow::showExportDialog)
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About onnxlens"), this, [this] {
         QMessageBox::about(this, tr("About onnxlens"),
@@ -144,6 +149,21 @@ void MainWindow::createActions() {
                               "Graph layout by Graphviz dot.")
                                .arg(QApplication::applicationVersion()));
     });
+}
+
+widgets::ExportDialog* MainWindow::exportDialog() {
+    if (!exportDialog_) {
+        exportDialog_ = new widgets::ExportDialog(this);
+        // The exported model opens in its own tab; a failed or cancelled export opens nothing.
+        connect(exportDialog_, &widgets::ExportDialog::modelExported, this, &MainWindow::openFile);
+    }
+    return exportDialog_;
+}
+
+void MainWindow::showExportDialog() {
+    exportDialog()->show();
+    exportDialog_->raise();
+    exportDialog_->activateWindow();
 }
 
 QStringList MainWindow::recentFiles() const {

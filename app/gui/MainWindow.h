@@ -10,6 +10,7 @@ class QMenu;
 class QDockWidget;
 
 namespace onnxlens::widgets {
+class ExportDialog;
 class GraphPage;
 class ModelPanel;
 class NodePanel;
@@ -37,6 +38,10 @@ public:
     widgets::NodePanel* nodePanel() const { return nodePanel_; }
     widgets::ModelPanel* modelPanel() const { return modelPanel_; }
     widgets::TensorPanel* tensorPanel() const { return tensorPanel_; }
+
+    // Tools > Export from PyTorch & Benchmark (created on first use).
+    widgets::ExportDialog* exportDialog();
+    void showExportDialog();
 
     // File > Export: by the file's extension (.svg or .png). Empty string on success.
     QString exportCurrent(const QString& path);
@@ -69,6 +74,7 @@ private:
     QDockWidget* nodeDock_;
     QDockWidget* tensorDock_;
     QMenu* recentMenu_;
+    widgets::ExportDialog* exportDialog_ = nullptr;
     int pendingLoads_ = 0;
     QString lastError_;
 };

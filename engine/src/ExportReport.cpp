@@ -5,9 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "onnxlens/engine/InputPreparation.h"
 #include "onnxlens/engine/ReferenceComparison.h"
@@ -62,8 +61,8 @@ LatencyStatistics latencyFromJson(const Json& doc) {
 }
 
 Json latencyToJson(const LatencyStatistics& s) {
-    return {{"runs", s.runs},         {"min_ms", s.minMs}, {"mean_ms", s.meanMs},
-            {"median_ms", s.medianMs}, {"p90_ms", s.p90Ms}, {"p99_ms", s.p99Ms},
+    return {{"runs", s.runs},          {"min_ms", s.minMs},      {"mean_ms", s.meanMs},
+            {"median_ms", s.medianMs}, {"p90_ms", s.p90Ms},      {"p99_ms", s.p99Ms},
             {"max_ms", s.maxMs},       {"stddev_ms", s.stddevMs}};
 }
 
@@ -76,16 +75,18 @@ void checkCancel(const std::atomic<bool>* cancel) {
 // Feeds of one data set, keyed by input name.
 Result<std::map<std::string, Value>> feedsOf(const Session& session, const TestDataSet& set) {
     std::map<std::string, fs::path> files;
-    for (std::size_t i = 0; i < set.inputFiles.size(); ++i) files[set.inputNames[i]] = set.inputFiles[i];
+    for (std::size_t i = 0; i < set.inputFiles.size(); ++i)
+        files[set.inputNames[i]] = set.inputFiles[i];
     if (files.size() < session.inputs().size())
-        return makeError(set.directory.string(), "has " + std::to_string(files.size()) +
-                                                     " input files, the model has " +
-                                                     std::to_string(session.inputs().size()) + " inputs");
+        return makeError(set.directory.string(),
+                         "has " + std::to_string(files.size()) + " input files, the model has " +
+                             std::to_string(session.inputs().size()) + " inputs");
     return prepareFeeds(session.inputs(), files, {}, 0);
 }
 
 // Runs one data set and measures the largest absolute difference over every output.
-DataSetAgreement runDataSet(Session& session, const TestDataSet& set, const std::atomic<bool>* cancel) {
+DataSetAgreement runDataSet(Session& session, const TestDataSet& set,
+                            const std::atomic<bool>* cancel) {
     DataSetAgreement agreement;
     agreement.name = set.directory.filename().string();
     auto feeds = feedsOf(session, set);
@@ -128,28 +129,32 @@ DataSetAgreement runDataSet(Session& session, const TestDataSet& set, const std:
     return agreement;
 }
 
-ExportReportLine agreementLine(const std::string& key, const std::string& title, const DataSetAgreement& a,
-                               double threshold) {
+ExportReportLine agreementLine(const std::string& key, const std::string& title,
+                               const DataSetAgreement& a, double threshold) {
     ExportReportLine line{key, title, ReportStatus::Failed, {}};
     if (!a.problem.empty()) {
         line.figure = a.problem;
         return line;
     }
     line.status = a.maxAbsError <= threshold ? ReportStatus::Passed : ReportStatus::Failed;
-    line.figure = (key == "dynamic_batch" ? "batch " + std::to_string(a.batch) + ": " : std::string()) +
-                  format("max abs error %.3g (threshold %.0e)", a.maxAbsError, threshold);
+    line.figure =
+        (key == "dynamic_batch" ? "batch " + std::to_string(a.batch) + ": " : std::string()) +
+        format("max abs error %.3g (threshold %.0e)", a.maxAbsError, threshold);
     return line;
 }
 
-LatencyStatistics timeEngine(Session& session, const std::map<std::string, Value>& feeds, int warmup, int runs,
-                             const std::atomic<bool>* cancel, std::string& problem) {
+LatencyStatistics timeEngine(Session& session, const std::map<std::string, Value>& feeds,
+                             int warmup, int runs, const std::atomic<bool>* cancel,
+                             std::string& problem) {
     RunControl control;
     std::vector<double> samples;
     for (int i = 0; i < warmup + runs; ++i) {
         checkCancel(cancel);
         const auto start = std::chrono::steady_clock::now();
         auto r = session.run(feeds, &control);
-        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        const double ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count();
         if (!r) {
             problem = r.error().message;
             return {};
@@ -160,23 +165,28 @@ LatencyStatistics timeEngine(Session& session, const std::map<std::string, Value
 }
 
 void finish(ExportReport& report) {
-    report.passed = std::none_of(report.lines.begin(), report.lines.end(),
-                                 [](const ExportReportLine& l) { return l.status == ReportStatus::Failed; });
+    report.passed =
+        std::none_of(report.lines.begin(), report.lines.end(),
+                     [](const ExportReportLine& l) { return l.status == ReportStatus::Failed; });
 }
 
 }  // namespace
 
 const char* reportStatusName(ReportStatus status) {
     switch (status) {
-        case ReportStatus::Passed: return "pass";
-        case ReportStatus::Failed: return "fail";
-        case ReportStatus::Skipped: return "skip";
+        case ReportStatus::Passed:
+            return "pass";
+        case ReportStatus::Failed:
+            return "fail";
+        case ReportStatus::Skipped:
+            return "skip";
     }
     return "fail";
 }
 
 Result<ExportReport> validateExport(const fs::path& folder, const ExportReportOptions& options,
-                                    const ExportReportProgress& progress, const std::atomic<bool>* cancel) {
+                                    const ExportReportProgress& progress,
+                                    const std::atomic<bool>* cancel) {
     const auto say = [&](const std::string& text) {
         if (progress) progress(text);
     };
@@ -186,7 +196,8 @@ Result<ExportReport> validateExport(const fs::path& folder, const ExportReportOp
     Json exported;
     {
         std::ifstream in(exportJson, std::ios::binary);
-        if (!in) return makeError(exportJson.string(), "cannot be read (is this an export folder?)");
+        if (!in)
+            return makeError(exportJson.string(), "cannot be read (is this an export folder?)");
         exported = Json::parse(in, nullptr, false);
         if (exported.is_discarded() || !exported.is_object())
             return makeError(exportJson.string(), "is not a JSON object");
@@ -215,13 +226,15 @@ Result<ExportReport> validateExport(const fs::path& folder, const ExportReportOp
                                              {"numbers", "Numbers match PyTorch"},
                                              {"dynamic_batch", "Dynamic batch works"},
                                              {"latency", "Latency against PyTorch"}})
-                report.lines.push_back({key, title, ReportStatus::Skipped, "the model did not load"});
+                report.lines.push_back(
+                    {key, title, ReportStatus::Skipped, "the model did not load"});
             finish(report);
             return report;
         }
         report.modelBytes = model->fileBytes;
         exportedLine.status = ReportStatus::Passed;
-        exportedLine.figure = "opset " + std::to_string(report.opset) + ", " + describeBytes(report.modelBytes) +
+        exportedLine.figure = "opset " + std::to_string(report.opset) + ", " +
+                              describeBytes(report.modelBytes) +
                               (report.torchVersion.empty() ? "" : ", torch " + report.torchVersion);
         report.lines.push_back(exportedLine);
 
@@ -241,13 +254,19 @@ Result<ExportReport> validateExport(const fs::path& folder, const ExportReportOp
         auto session = Session::create(*model, sessionOptions);
         auto found = discoverTestDataSets(modelPath, *model->proto);
         std::string setupProblem;
-        if (!session) setupProblem = session.error().message;
-        else if (!found) setupProblem = found.error().message;
-        else if (found->empty()) setupProblem = "no test_data_set_* folder beside the model";
+        if (!session)
+            setupProblem = session.error().message;
+        else if (!found)
+            setupProblem = found.error().message;
+        else if (found->empty())
+            setupProblem = "no test_data_set_* folder beside the model";
         if (!setupProblem.empty()) {
-            report.lines.push_back({"numbers", "Numbers match PyTorch", ReportStatus::Failed, setupProblem});
-            report.lines.push_back({"dynamic_batch", "Dynamic batch works", ReportStatus::Skipped, setupProblem});
-            report.lines.push_back({"latency", "Latency against PyTorch", ReportStatus::Skipped, setupProblem});
+            report.lines.push_back(
+                {"numbers", "Numbers match PyTorch", ReportStatus::Failed, setupProblem});
+            report.lines.push_back(
+                {"dynamic_batch", "Dynamic batch works", ReportStatus::Skipped, setupProblem});
+            report.lines.push_back(
+                {"latency", "Latency against PyTorch", ReportStatus::Skipped, setupProblem});
             finish(report);
             return report;
         }
@@ -257,50 +276,65 @@ Result<ExportReport> validateExport(const fs::path& folder, const ExportReportOp
             say("running " + set.directory.filename().string());
             report.dataSets.push_back(runDataSet(**session, set, cancel));
         }
-        report.lines.push_back(agreementLine("numbers", "Numbers match PyTorch", report.dataSets.front(),
+        report.lines.push_back(agreementLine("numbers", "Numbers match PyTorch",
+                                             report.dataSets.front(),
                                              options.maxAbsErrorThreshold));
 
         // 4. Dynamic batch: the second data set has twice the batch of the first.
         const bool dynamicBatch = exported.value("dynamic_batch", false);
         if (report.dataSets.size() >= 2) {
-            report.lines.push_back(agreementLine("dynamic_batch", "Dynamic batch works", report.dataSets[1],
-                                                 options.maxAbsErrorThreshold));
+            report.lines.push_back(agreementLine("dynamic_batch", "Dynamic batch works",
+                                                 report.dataSets[1], options.maxAbsErrorThreshold));
         } else {
-            report.lines.push_back({"dynamic_batch", "Dynamic batch works",
-                                    dynamicBatch ? ReportStatus::Failed : ReportStatus::Skipped,
-                                    dynamicBatch ? "export.json promises a dynamic batch but test_data_set_1 is missing"
-                                                 : "exported with static shapes"});
+            report.lines.push_back(
+                {"dynamic_batch", "Dynamic batch works",
+                 dynamicBatch ? ReportStatus::Failed : ReportStatus::Skipped,
+                 dynamicBatch
+                     ? "export.json promises a dynamic batch but test_data_set_1 is missing"
+                     : "exported with static shapes"});
         }
 
         // 5. Latency, with PyTorch's warm-up and runs unless told otherwise.
-        ExportReportLine latencyLine{"latency", "Latency against PyTorch", ReportStatus::Skipped, {}};
+        ExportReportLine latencyLine{
+            "latency", "Latency against PyTorch", ReportStatus::Skipped, {}};
         if (!options.benchmark) {
             latencyLine.figure = "not measured (no benchmark requested)";
         } else if (!report.dataSets.front().problem.empty()) {
             latencyLine.status = ReportStatus::Failed;
             latencyLine.figure = "the engine cannot run the model";
         } else {
-            const int warmup = options.warmup >= 0 ? options.warmup
-                                                   : static_cast<int>(numberOr(exported["pytorch_latency"], "warmup", 2));
-            const int runs = options.runs > 0 ? options.runs : std::max(1, report.pytorchLatency.runs);
-            say("timing the engine: " + std::to_string(warmup) + " warm-up, " + std::to_string(runs) + " runs");
+            const int warmup =
+                options.warmup >= 0
+                    ? options.warmup
+                    : static_cast<int>(numberOr(exported["pytorch_latency"], "warmup", 2));
+            const int runs =
+                options.runs > 0 ? options.runs : std::max(1, report.pytorchLatency.runs);
+            say("timing the engine: " + std::to_string(warmup) + " warm-up, " +
+                std::to_string(runs) + " runs");
             auto feeds = feedsOf(**session, found->front());
             std::string problem;
-            if (feeds) report.engineLatency = timeEngine(**session, *feeds, warmup, runs, cancel, problem);
-            else problem = feeds.error().message;
+            if (feeds)
+                report.engineLatency = timeEngine(**session, *feeds, warmup, runs, cancel, problem);
+            else
+                problem = feeds.error().message;
             if (!problem.empty()) {
                 latencyLine.status = ReportStatus::Failed;
                 latencyLine.figure = problem;
             } else {
                 report.hasEngineLatency = true;
                 const double torchMedian = report.pytorchLatency.medianMs;
-                report.latencyRatio = torchMedian > 0 ? report.engineLatency.medianMs / torchMedian : 0;
-                latencyLine.figure = format("engine median %.3f ms, PyTorch median %.3f ms", report.engineLatency.medianMs,
-                                            torchMedian);
-                if (torchMedian > 0) latencyLine.figure += format(", ratio %.2fx", report.latencyRatio);
-                const bool tooSlow = options.maxLatencyRatio > 0 && report.latencyRatio > options.maxLatencyRatio;
-                latencyLine.status = tooSlow || torchMedian <= 0 ? ReportStatus::Failed : ReportStatus::Passed;
-                if (tooSlow) latencyLine.figure += format(" (limit %.2fx)", options.maxLatencyRatio);
+                report.latencyRatio =
+                    torchMedian > 0 ? report.engineLatency.medianMs / torchMedian : 0;
+                latencyLine.figure = format("engine median %.3f ms, PyTorch median %.3f ms",
+                                            report.engineLatency.medianMs, torchMedian);
+                if (torchMedian > 0)
+                    latencyLine.figure += format(", ratio %.2fx", report.latencyRatio);
+                const bool tooSlow =
+                    options.maxLatencyRatio > 0 && report.latencyRatio > options.maxLatencyRatio;
+                latencyLine.status =
+                    tooSlow || torchMedian <= 0 ? ReportStatus::Failed : ReportStatus::Passed;
+                if (tooSlow)
+                    latencyLine.figure += format(" (limit %.2fx)", options.maxLatencyRatio);
                 if (torchMedian <= 0) latencyLine.figure += " (export.json has no PyTorch latency)";
             }
         }
@@ -314,7 +348,8 @@ Result<ExportReport> validateExport(const fs::path& folder, const ExportReportOp
 
 std::string exportReportMarkdown(const ExportReport& report) {
     std::ostringstream md;
-    md << "# Export report: " << (report.sourceName.empty() ? report.folder.filename().string() : report.sourceName)
+    md << "# Export report: "
+       << (report.sourceName.empty() ? report.folder.filename().string() : report.sourceName)
        << "\n\n";
     md << "Folder: `" << report.folder.string() << "`";
     if (!report.torchVersion.empty()) md << ", torch " << report.torchVersion;
@@ -334,11 +369,14 @@ std::string exportReportMarkdown(const ExportReport& report) {
     if (report.hasEngineLatency) {
         const auto& e = report.engineLatency;
         const auto& p = report.pytorchLatency;
-        md << "\n## Latency (ms)\n\n| | runs | min | mean | median | p90 | p99 | max |\n|---|---|---|---|---|---|---|---|\n";
+        md << "\n## Latency (ms)\n\n| | runs | min | mean | median | p90 | p99 | max "
+              "|\n|---|---|---|---|---|---|---|---|\n";
         md << format("| onnxlens engine | %.0f | %.3f ", e.runs, e.minMs)
-           << format("| %.3f | %.3f | %.3f ", e.meanMs, e.medianMs, e.p90Ms) << format("| %.3f | %.3f |\n", e.p99Ms, e.maxMs);
+           << format("| %.3f | %.3f | %.3f ", e.meanMs, e.medianMs, e.p90Ms)
+           << format("| %.3f | %.3f |\n", e.p99Ms, e.maxMs);
         md << format("| PyTorch | %.0f | %.3f ", p.runs, p.minMs)
-           << format("| %.3f | %.3f | %.3f ", p.meanMs, p.medianMs, p.p90Ms) << format("| %.3f | %.3f |\n", p.p99Ms, p.maxMs);
+           << format("| %.3f | %.3f | %.3f ", p.meanMs, p.medianMs, p.p90Ms)
+           << format("| %.3f | %.3f |\n", p.p99Ms, p.maxMs);
     }
     return md.str();
 }
@@ -346,12 +384,17 @@ std::string exportReportMarkdown(const ExportReport& report) {
 std::string exportReportJson(const ExportReport& report) {
     Json lines = Json::array();
     for (const auto& l : report.lines)
-        lines.push_back({{"key", l.key}, {"title", l.title}, {"status", reportStatusName(l.status)}, {"figure", l.figure}});
+        lines.push_back({{"key", l.key},
+                         {"title", l.title},
+                         {"status", reportStatusName(l.status)},
+                         {"figure", l.figure}});
     Json sets = Json::array();
     for (const auto& s : report.dataSets) {
         Json set = {{"name", s.name}, {"batch", s.batch}};
-        if (s.problem.empty()) set["max_abs_error"] = s.maxAbsError;
-        else set["problem"] = s.problem;
+        if (s.problem.empty())
+            set["max_abs_error"] = s.maxAbsError;
+        else
+            set["problem"] = s.problem;
         sets.push_back(set);
     }
     Json doc = {{"folder", report.folder.string()},

@@ -319,6 +319,19 @@ def flatten_outputs(torch, result):
     return flat
 
 
+def remove_previous_export(folder):
+    """A new export replaces an old one in the same folder: a stale test_data_set_1 or report
+    must not pass for this model's. Only the files this script and onnxlens write are touched."""
+    import shutil
+
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        if name.startswith("test_data_set_") and os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        elif name in ("model.onnx", "export.json", "report.md", "report.json") and os.path.isfile(path):
+            os.remove(path)
+
+
 def write_data_set(torch, folder, inputs, outputs):
     import onnx.numpy_helper
 
@@ -418,6 +431,7 @@ def export(args):
     opset = args.opset or newest_opset(torch)
 
     os.makedirs(args.out, exist_ok=True)
+    remove_previous_export(args.out)
     model_path = os.path.join(args.out, "model.onnx")
     log("exporting to %s (opset %d, constant folding, dynamic axes: %s)"
         % (model_path, opset, json.dumps(dynamic_axes) if dynamic_axes else "none"))

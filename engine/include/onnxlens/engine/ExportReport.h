@@ -21,8 +21,8 @@ const char* reportStatusName(ReportStatus status);  // "pass", "fail", "skip"
 
 // One line of the report card: a gate, whether it held, and the figure that says so.
 struct ExportReportLine {
-    std::string key;     // "exported", "checker", "numbers", "dynamic_batch", "latency"
-    std::string title;   // "Numbers match PyTorch"
+    std::string key;    // "exported", "checker", "numbers", "dynamic_batch", "latency"
+    std::string title;  // "Numbers match PyTorch"
     ReportStatus status = ReportStatus::Failed;
     std::string figure;  // "max abs error 2.4e-06 (threshold 1e-04)"
 };
@@ -32,7 +32,7 @@ struct ExportReportOptions {
     bool benchmark = true;  // the latency line; without it the line is skipped
     int warmup = -1;        // < 0: the warm-up and runs PyTorch was timed with (export.json)
     int runs = -1;
-    int threads = 0;        // engine intra-op threads; <= 0: all cores
+    int threads = 0;             // engine intra-op threads; <= 0: all cores
     double maxLatencyRatio = 0;  // > 0: the latency line fails when engine/PyTorch is above it
 };
 
@@ -40,7 +40,7 @@ struct ExportReportOptions {
 using ExportReportProgress = std::function<void(const std::string&)>;
 
 struct DataSetAgreement {
-    std::string name;  // "test_data_set_0"
+    std::string name;        // "test_data_set_0"
     std::int64_t batch = 0;  // the first input's leading dim
     double maxAbsError = 0;  // over every output
     std::string problem;     // why it could not be compared (a run error, a dtype mismatch)
