@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QPixmap>
@@ -48,6 +49,24 @@ engine::ExportRequest smallRequest(const QTemporaryDir& dir) {
     return r;
 }
 
+// ctest runs the GUI tests as parallel processes sharing one settings file; an application name
+// of this process's own keeps the remembered export options from being overwritten by another.
+class OwnSettings {
+  public:
+    OwnSettings() : previous_(QCoreApplication::applicationName()) {
+        QCoreApplication::setApplicationName(previous_ + QStringLiteral("-export-") +
+                                             QString::number(QCoreApplication::applicationPid()));
+        testing::clearSettings();
+    }
+    ~OwnSettings() {
+        testing::clearSettings();
+        QCoreApplication::setApplicationName(previous_);
+    }
+
+  private:
+    QString previous_;
+};
+
 int pageIndexOf(const MainWindow& window, const QString& fileName) {
     for (int i = 0; i < window.pageCount(); ++i)
         if (QString::fromStdString(window.page(i)->document().loaded.path.filename().string()) ==
@@ -60,7 +79,7 @@ int pageIndexOf(const MainWindow& window, const QString& fileName) {
 
 TEST(ExportDialogTest, ExportsToAReportCardAndOpensTheModel) {
     if (!torchAvailable()) GTEST_SKIP() << "/usr/bin/python3 has no torch";
-    testing::clearSettings();
+    OwnSettings settings;
     QTemporaryDir dir;
     MainWindow window;
     window.show();
@@ -110,7 +129,7 @@ TEST(ExportDialogTest, ExportsToAReportCardAndOpensTheModel) {
 }
 
 TEST(ExportDialogTest, CrashingExporterKeepsTheWindowAsItWas) {
-    testing::clearSettings();
+    OwnSettings settings;
     QTemporaryDir dir;
     const QString python = dir.filePath(QStringLiteral("python-that-crashes"));
     {
@@ -146,7 +165,7 @@ TEST(ExportDialogTest, CrashingExporterKeepsTheWindowAsItWas) {
 
 TEST(ExportDialogTest, CancelStopsAHangingExporterAtOnce) {
     if (!torchAvailable()) GTEST_SKIP() << "/usr/bin/python3 has no torch";
-    testing::clearSettings();
+    OwnSettings settings;
     QTemporaryDir dir;
     ExportDialog dialog;
     engine::ExportRequest r = smallRequest(dir);
@@ -166,7 +185,7 @@ TEST(ExportDialogTest, CancelStopsAHangingExporterAtOnce) {
 }
 
 TEST(ExportDialogTest, InvalidFormIsRefusedWithItsReason) {
-    testing::clearSettings();
+    OwnSettings settings;
     ExportDialog dialog;
     engine::ExportRequest r;
     r.sourceKind = engine::ExportSourceKind::TorchScript;
@@ -183,7 +202,7 @@ TEST(Screenshots, ExportReport) {
     const QByteArray out = qgetenv("ONNXLENS_SCREENSHOT_DIR");
     if (out.isEmpty()) GTEST_SKIP() << "set ONNXLENS_SCREENSHOT_DIR to write the screenshot";
     if (!torchAvailable()) GTEST_SKIP() << "/usr/bin/python3 has no torch";
-    testing::clearSettings();
+    OwnSettings settings;
     QTemporaryDir dir;
     ExportDialog dialog;
     engine::ExportRequest r = smallRequest(dir);
