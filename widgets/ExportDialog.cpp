@@ -1,8 +1,6 @@
 // Before any Qt header: Session.h (through ExportReport.h) has a member named `slots`.
 #include "onnxlens/engine/ExportReport.h"
 //
-#include "widgets/ExportDialog.h"
-
 #include <QCheckBox>
 #include <QCloseEvent>
 #include <QComboBox>
@@ -26,6 +24,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <optional>
 
+#include "widgets/ExportDialog.h"
 #include "widgets/ExportReportCard.h"
 
 namespace onnxlens::widgets {
@@ -71,6 +70,12 @@ ExportDialog::~ExportDialog() {
 
 void ExportDialog::buildForm() {
     auto* form = new QFormLayout;
+    // QFormLayout sets buddies only for widget fields; rows holding a layout get theirs here.
+    auto labelFor = [this](const QString& text, QWidget* buddy) {
+        auto* label = new QLabel(text, this);
+        label->setBuddy(buddy);
+        return label;
+    };
     sourceKind_ = new QComboBox(this);
     sourceKind_->addItem(tr("torchvision model"),
                          static_cast<int>(engine::ExportSourceKind::Torchvision));
@@ -81,25 +86,24 @@ void ExportDialog::buildForm() {
     connect(sourceKind_, &QComboBox::currentIndexChanged, this, &ExportDialog::updateSourceWidgets);
     form->addRow(tr("&Source:"), sourceKind_);
 
-    source_ = new QLineEdit(this);
-    browseSource_ = new QPushButton(tr("Browse…"), this);
-    connect(browseSource_, &QPushButton::clicked, this, &ExportDialog::browseSource);
-    auto* sourceRow = new QHBoxLayout;
-    sourceRow->addWidget(source_, 1);
-    sourceRow->addWidget(browseSource_);
-    form->addRow(tr("&Model:"), sourceRow);
+    // A path field with its Browse… button; returns the button.
+    auto addPathRow = [&](const QString& label, QLineEdit*& edit, void (ExportDialog::*browse)()) {
+        edit = new QLineEdit(this);
+        auto* button = new QPushButton(tr("Browse…"), this);
+        connect(button, &QPushButton::clicked, this, browse);
+        auto* row = new QHBoxLayout;
+        row->addWidget(edit, 1);
+        row->addWidget(button);
+        form->addRow(labelFor(label, edit), row);
+        return button;
+    };
+    browseSource_ = addPathRow(tr("&Model:"), source_, &ExportDialog::browseSource);
 
     inputShape_ = new QLineEdit(this);
     inputShape_->setPlaceholderText(tr("e.g. 1x3x224x224 (TorchScript; optional otherwise)"));
     form->addRow(tr("&Input shape:"), inputShape_);
 
-    outDir_ = new QLineEdit(this);
-    auto* browseOut = new QPushButton(tr("Browse…"), this);
-    connect(browseOut, &QPushButton::clicked, this, &ExportDialog::browseOutDir);
-    auto* outRow = new QHBoxLayout;
-    outRow->addWidget(outDir_, 1);
-    outRow->addWidget(browseOut);
-    form->addRow(tr("&Output folder:"), outRow);
+    addPathRow(tr("&Output folder:"), outDir_, &ExportDialog::browseOutDir);
 
     opset_ = new QSpinBox(this);
     opset_->setRange(0, 30);
@@ -129,15 +133,9 @@ void ExportDialog::buildForm() {
     timing->addWidget(new QLabel(tr("threads"), this));
     timing->addWidget(threads_);
     timing->addStretch(1);
-    form->addRow(tr("&Benchmark:"), timing);
+    form->addRow(labelFor(tr("&Benchmark:"), runs_), timing);
 
-    python_ = new QLineEdit(this);
-    auto* browsePython = new QPushButton(tr("Browse…"), this);
-    connect(browsePython, &QPushButton::clicked, this, &ExportDialog::browsePython);
-    auto* pythonRow = new QHBoxLayout;
-    pythonRow->addWidget(python_, 1);
-    pythonRow->addWidget(browsePython);
-    form->addRow(tr("&Python:"), pythonRow);
+    addPathRow(tr("&Python:"), python_, &ExportDialog::browsePython);
     timeout_ = spin(1, 24 * 3600);
     timeout_->setSuffix(tr(" s"));
     form->addRow(tr("Time &limit:"), timeout_);
@@ -173,6 +171,8 @@ void ExportDialog::buildForm() {
     auto* results = new QSplitter(Qt::Vertical, this);
     results->addWidget(card_);
     results->addWidget(log_);
+    results->setStretchFactor(0, 0);
+    results->setStretchFactor(1, 1);
 
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);

@@ -1,11 +1,11 @@
 // Before any Qt header: Session.h (through ExportReport.h) has a member named `slots`.
 #include "onnxlens/engine/ExportReport.h"
 //
-#include "widgets/ExportReportCard.h"
-
 #include <QGridLayout>
 #include <QLabel>
 #include <QVBoxLayout>
+
+#include "widgets/ExportReportCard.h"
 
 namespace onnxlens::widgets {
 
@@ -43,7 +43,7 @@ ExportReportCard::ExportReportCard(QWidget* parent) : QWidget(parent) {
     footer_->setWordWrap(true);
     footer_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(footer_);
-    layout->addStretch(1);
+    setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
     clear();
 }
 

@@ -210,8 +210,11 @@ Result<ExportReport> validateExport(const fs::path& folder, const ExportReportOp
         report.sourceKind = stringOr(*source, "kind");
         report.sourceName = stringOr(*source, "name");
     }
-    if (auto latency = exported.find("pytorch_latency"); latency != exported.end())
+    if (auto latency = exported.find("pytorch_latency"); latency != exported.end()) {
         report.pytorchLatency = latencyFromJson(*latency);
+        if (latency->is_object())
+            report.pytorchThreads = static_cast<int>(numberOr(*latency, "threads", 0));
+    }
 
     try {
         // 1. The file loads.
@@ -325,8 +328,10 @@ Result<ExportReport> validateExport(const fs::path& folder, const ExportReportOp
                 const double torchMedian = report.pytorchLatency.medianMs;
                 report.latencyRatio =
                     torchMedian > 0 ? report.engineLatency.medianMs / torchMedian : 0;
-                latencyLine.figure = format("engine median %.3f ms, PyTorch median %.3f ms",
-                                            report.engineLatency.medianMs, torchMedian);
+                latencyLine.figure = format("engine median %.3f ms (%.0f threads), ",
+                                            report.engineLatency.medianMs, report.engineThreads) +
+                                     format("PyTorch median %.3f ms (%.0f threads)", torchMedian,
+                                            report.pytorchThreads);
                 if (torchMedian > 0)
                     latencyLine.figure += format(", ratio %.2fx", report.latencyRatio);
                 const bool tooSlow =
@@ -411,6 +416,7 @@ std::string exportReportJson(const ExportReport& report) {
     if (report.hasEngineLatency) {
         doc["engine_latency"] = latencyToJson(report.engineLatency);
         doc["engine_threads"] = report.engineThreads;
+        doc["pytorch_threads"] = report.pytorchThreads;
         doc["latency_ratio"] = report.latencyRatio;
     }
     return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";

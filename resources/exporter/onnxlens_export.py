@@ -76,7 +76,7 @@ def parse_arguments(argv):
     parser.add_argument("--no-dynamic-batch", action="store_true", help="export with static shapes")
     parser.add_argument("--runs", type=int, default=10, help="timed PyTorch runs")
     parser.add_argument("--warmup", type=int, default=2, help="PyTorch warm-up runs (not timed)")
-    parser.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
+    parser.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: every core)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if args.torchscript and not args.input_shape and not args.task:
@@ -399,8 +399,9 @@ def export(args):
     # which carries only the failure message.
     warnings.showwarning = lambda message, category, filename, lineno, file=None, line=None: log(
         "warning: %s: %s" % (category.__name__, one_line(message)))
-    if args.threads > 0:
-        torch.set_num_threads(args.threads)
+    # Both sides use the same thread count: the engine's default is every core, and some torch
+    # builds (Debian's) start with one thread.
+    torch.set_num_threads(args.threads if args.threads > 0 else (os.cpu_count() or 1))
     log("torch %s, onnx %s, Python %s" % (torch.__version__, onnx.__version__, platform.python_version()))
 
     if args.torchvision:

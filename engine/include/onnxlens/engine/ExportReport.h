@@ -61,7 +61,8 @@ struct ExportReport {
     LatencyStatistics engineLatency;
     int engineThreads = 0;
     LatencyStatistics pytorchLatency;  // from export.json
-    double latencyRatio = 0;           // engine median / PyTorch median
+    int pytorchThreads = 0;
+    double latencyRatio = 0;  // engine median / PyTorch median
 };
 
 // Runs every check on the folder. Fails (an Error naming the folder) only when the folder is not
