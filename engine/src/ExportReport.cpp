@@ -333,7 +333,7 @@ Result<ExportReport> validateExport(const fs::path& folder, const ExportReportOp
                                      format("PyTorch median %.3f ms (%.0f threads)", torchMedian,
                                             report.pytorchThreads);
                 if (torchMedian > 0)
-                    latencyLine.figure += format(", ratio %.2fx", report.latencyRatio);
+                    latencyLine.figure += format(", ratio %.3gx", report.latencyRatio);
                 const bool tooSlow =
                     options.maxLatencyRatio > 0 && report.latencyRatio > options.maxLatencyRatio;
                 latencyLine.status =

@@ -234,6 +234,25 @@ TEST(CliExport, TorchvisionModelEndToEnd) {
     EXPECT_EQ(exported["input_shapes"], Json::parse("[[1,3,224,224]]"));
 }
 
+TEST(CliExport, TorchScriptWithInputShape) {
+    REQUIRE_TORCH();
+    onnxlens::testing::CliScratchDir scratch;
+    const fs::path pt = scratch / "traced.pt";
+    const std::string make =
+        "/usr/bin/python3 -c 'import sys, torch; torch.manual_seed(0); "
+        "m = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(), torch.nn.Flatten(), "
+        "torch.nn.Linear(4 * 6 * 6, 3)).eval(); "
+        "torch.jit.trace(m, torch.randn(1, 3, 8, 8)).save(sys.argv[1])' " +
+        onnxlens::testing::shellQuote(pt.string());
+    ASSERT_EQ(std::system(make.c_str()), 0);
+    const fs::path out = scratch / "ts";
+    auto r = runCli({"export", "--torchscript", pt.string(), "--input-shape", "1x3x8x8", "--out",
+                     out.string(), "--bench", "--runs", "2", "--warmup", "1", "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    checkPassingReport(out, Json::parse(r.out), 2);
+    EXPECT_EQ(readJson(out / "export.json")["source"]["kind"], "torchscript");
+}
+
 TEST(CliExportFailure, PythonWithoutTorch) {
     onnxlens::testing::CliScratchDir scratch;
     // -S: no site-packages, so `import torch` fails the way it does on a Python without torch.
