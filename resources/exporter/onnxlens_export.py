@@ -156,7 +156,11 @@ def load_torchvision(torch, args):
 
     name = args.torchvision
     builders = torchvision.models.__dict__
-    if name.startswith("_") or name not in builders or not callable(builders[name]):
+    if hasattr(torchvision.models, "list_models"):  # torchvision >= 0.14: the registered builders only
+        known = set(torchvision.models.list_models())
+    else:
+        known = {n for n, f in builders.items() if n.islower() and not n.startswith("_") and callable(f)}
+    if name not in known:
         raise ExportFailure(EXIT_USAGE, "torchvision %s has no model named '%s'" % (torchvision.__version__, name),
                             "use a name from torchvision.models, e.g. resnet18, mobilenet_v2, squeezenet1_1")
     torch.manual_seed(args.seed)
