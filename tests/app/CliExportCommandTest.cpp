@@ -2,9 +2,14 @@
 // model with a task preset and a torchvision model, every report line checked against values the
 // test computes itself; and each failure (no torch, unsupported operator, a raising script, a
 // time-out, a crashing interpreter) ending with its message, a hint and exit 2, without a hang.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -142,6 +147,20 @@ std::string writeWrapper(const onnxlens::testing::CliScratchDir& scratch, const 
     std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
     ::chmod(path.c_str(), 0755);
     return path.string();
+}
+
+// Whether a live (not zombie) process has `text` (a scratch path) in its command line.
+bool processRunningWith(const std::string& text) {
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+        const std::string pid = entry.path().filename().string();
+        if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream cmdline(entry.path() / "cmdline", std::ios::binary);
+        std::string args((std::istreambuf_iterator<char>(cmdline)),
+                         std::istreambuf_iterator<char>());
+        std::replace(args.begin(), args.end(), '\0', ' ');
+        if (args.find(text) != std::string::npos) return true;
+    }
+    return false;
 }
 
 struct FailedExport {
@@ -289,8 +308,45 @@ TEST(CliExportFailure, TimeOutStopsTheExporter) {
     auto f = exportExpectingFailure({"--script", dataScript("export_sleeps.py"), "--timeout", "4"},
                                     scratch);
     EXPECT_NE(f.result.err.find("did not finish within 4 s"), std::string::npos) << f.result.err;
-    EXPECT_LT(f.seconds,
-              15);  // killed at the limit (plus the grace period), not after the script's 600 s
+    // Killed at the limit (plus the grace period), not after the script's 600 s; and gone.
+    EXPECT_LT(f.seconds, 15);
+    EXPECT_FALSE(processRunningWith((scratch / "out").string()));
+}
+
+TEST(CliExportFailure, InterruptStopsTheExporterAndTheCli) {
+    REQUIRE_TORCH();
+    onnxlens::testing::CliScratchDir scratch;
+    const std::string out = (scratch / "out").string();
+    const pid_t cli = ::fork();
+    ASSERT_GE(cli, 0);
+    if (cli == 0) {
+        const int devNull = ::open("/dev/null", O_WRONLY);
+        ::dup2(devNull, STDOUT_FILENO);
+        ::dup2(devNull, STDERR_FILENO);
+        ::execl(ONNXLENS_CLI, ONNXLENS_CLI, "export", "--script",
+                dataScript("export_sleeps.py").c_str(), "--out", out.c_str(), nullptr);
+        ::_exit(127);
+    }
+    // Wait until the exporter (not just the CLI) runs, then Ctrl+C the CLI.
+    const std::string exporter =
+        "onnxlens_export.py --script " + dataScript("export_sleeps.py") + " --out " + out + " ";
+    for (int i = 0; i < 100 && !processRunningWith(exporter); ++i) ::usleep(50 * 1000);
+    ::usleep(300 * 1000);
+    ::kill(cli, SIGINT);
+    int status = 0;
+    const auto start = std::chrono::steady_clock::now();
+    pid_t done = 0;
+    while ((done = ::waitpid(cli, &status, WNOHANG)) == 0 &&
+           std::chrono::steady_clock::now() - start < std::chrono::seconds(15))
+        ::usleep(20 * 1000);
+    if (done == 0) {
+        ::kill(cli, SIGKILL);
+        ::waitpid(cli, &status, 0);
+        FAIL() << "the CLI did not stop on SIGINT";
+    }
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 2);
+    EXPECT_FALSE(processRunningWith(out));
 }
 
 TEST(CliExportFailure, CrashingExporter) {
