@@ -121,8 +121,9 @@ std::vector<std::string> exporterCommandLine(const ExportRequest& r, const fs::p
 std::optional<ExporterFailure> describeExporterOutcome(const ExporterOutcome& o,
                                                        const ExportRequest& r) {
     if (o.cancelled)
-        return ExporterFailure{"the export was cancelled",
-                               "nothing was changed in the open window"};
+        return ExporterFailure{
+            "the export was cancelled",
+            "the output folder may hold a partial export; export again to replace it"};
     if (o.timedOut) {
         std::ostringstream message;
         message << "the exporter did not finish within " << r.timeoutSeconds
