@@ -22,3 +22,7 @@ install(CODE "
     execute_process(COMMAND \${UPDATE_DESKTOP} \"\${data}/applications\")
   endif()
 ")
+# The PyTorch exporter: onnxlens and onnxlens-cli look for it in share/onnxlens/exporter beside
+# their bin folder (see engine/ExporterCommand.h).
+install(PROGRAMS ${CMAKE_CURRENT_LIST_DIR}/exporter/onnxlens_export.py
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/onnxlens/exporter)

@@ -59,5 +59,6 @@ int runBenchCommand(const std::vector<std::string>& args);
 int runConformanceCommand(const std::vector<std::string>& args);
 int runRenderCommand(const std::vector<std::string>& args);
 int runOptimizeCommand(const std::vector<std::string>& args);
+int runExportCommand(const std::vector<std::string>& args);
 
 }  // namespace onnxlens::cli

@@ -30,6 +30,10 @@ const Command kCommands[] = {
      "DIR... [--json FILE]: run ONNX backend test cases"},
     {"render", onnxlens::cli::runRenderCommand, "MODEL --out FILE.svg|.png: draw the graph"},
     {"optimize", onnxlens::cli::runOptimizeCommand, "MODEL OUT: save the optimized graph"},
+    {"export", onnxlens::cli::runExportCommand,
+     "(--torchvision NAME | --script FILE | --torchscript FILE --input-shape S) --out DIR [--opset N] "
+     "[--task T] [--bench] [--runs N] [--warmup N] [--threads N] [--python PATH] [--timeout S]: "
+     "PyTorch to ONNX, validated against PyTorch"},
 };
 
 void printUsage(std::ostream& out) {

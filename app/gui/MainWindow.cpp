@@ -21,6 +21,7 @@
 #include "widgets/BenchmarkPanel.h"
 #include "widgets/ComparePanel.h"
 #include "widgets/EngineWorker.h"
+#include "widgets/ExportDialog.h"
 #include "widgets/GraphExport.h"
 #include "widgets/GraphPage.h"
 #include "widgets/GraphScene.h"
@@ -195,6 +196,10 @@ void MainWindow::createActions() {
     connect(comparePanel_->compareAction(), &QAction::triggered, compareDock_, &QDockWidget::raise);
     connect(comparePanel_->dynamicAxesAction(), &QAction::triggered, compareDock_, &QDockWidget::raise);
 
+    QMenu* tools = menuBar()->addMenu(tr("&Tools"));
+    tools->addAction(tr("&Export from PyTorch && Benchmark…"), this, &MainWindow::showExportDialog)
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About onnxlens"), this, [this] {
         QMessageBox::about(this, tr("About onnxlens"),
@@ -202,6 +207,21 @@ void MainWindow::createActions() {
                               "Graph layout by Graphviz dot.")
                                .arg(QApplication::applicationVersion()));
     });
+}
+
+widgets::ExportDialog* MainWindow::exportDialog() {
+    if (!exportDialog_) {
+        exportDialog_ = new widgets::ExportDialog(this);
+        // The exported model opens in its own tab; a failed or cancelled export opens nothing.
+        connect(exportDialog_, &widgets::ExportDialog::modelExported, this, &MainWindow::openFile);
+    }
+    return exportDialog_;
+}
+
+void MainWindow::showExportDialog() {
+    exportDialog()->show();
+    exportDialog_->raise();
+    exportDialog_->activateWindow();
 }
 
 QStringList MainWindow::recentFiles() const {

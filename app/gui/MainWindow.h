@@ -13,6 +13,7 @@ class QAction;
 
 namespace onnxlens::widgets {
 class BenchmarkPanel;
+class ExportDialog;
 class GraphPage;
 class ModelPanel;
 class NodePanel;
@@ -48,6 +49,10 @@ public:
     QAction* showOptimizedAction() const { return showOptimizedAction_; }
     widgets::RunPanel* runPanel() const { return runPanel_; }
     widgets::ComparePanel* comparePanel() const { return comparePanel_; }
+
+    // Tools > Export from PyTorch & Benchmark (created on first use).
+    widgets::ExportDialog* exportDialog();
+    void showExportDialog();
 
     // File > Export: by the file's extension (.svg or .png). Empty string on success.
     QString exportCurrent(const QString& path);
@@ -90,6 +95,7 @@ private:
     QDockWidget* runDock_;
     QDockWidget* compareDock_;
     QMenu* recentMenu_;
+    widgets::ExportDialog* exportDialog_ = nullptr;
     int pendingLoads_ = 0;
     QString lastError_;
 };

@@ -1,0 +1,144 @@
+// onnxlens-cli export: the PyTorch exporter as a subprocess with a time limit, then the engine's
+// validation of what it wrote (ExportReport), saved as report.md and report.json beside the model.
+// Exit 0 when every gate passes, 1 when one fails, 2 when the export itself could not be done.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "ChildProcess.h"
+#include "CliCommon.h"
+#include "onnxlens/engine/ExportReport.h"
+#include "onnxlens/engine/ExporterCommand.h"
+
+namespace onnxlens::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* kUsage =
+    "onnxlens-cli export (--torchvision NAME | --script FILE | --torchscript FILE --input-shape S) "
+    "--out DIR "
+    "[--opset N] [--task T] [--static-batch] [--bench] [--runs N] [--warmup N] [--threads N] "
+    "[--max-ratio R] "
+    "[--python PATH] [--timeout S] [--json]";
+
+fs::path executableDir() {
+    std::error_code ec;
+    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    return ec ? fs::path() : self.parent_path();
+}
+
+engine::ExportRequest requestFromArguments(const Arguments& a) {
+    engine::ExportRequest r;
+    int sources = 0;
+    if (auto v = a.value("torchvision"))
+        r.sourceKind = engine::ExportSourceKind::Torchvision, r.source = *v, ++sources;
+    if (auto v = a.value("script"))
+        r.sourceKind = engine::ExportSourceKind::Script, r.source = *v, ++sources;
+    if (auto v = a.value("torchscript"))
+        r.sourceKind = engine::ExportSourceKind::TorchScript, r.source = *v, ++sources;
+    if (sources != 1)
+        throw UsageError("give exactly one of --torchvision, --script, --torchscript\nusage: " +
+                         std::string(kUsage));
+    if (!a.value("out")) throw UsageError("--out DIR is required\nusage: " + std::string(kUsage));
+    r.outDir = *a.value("out");
+    r.inputShape = a.value("input-shape").value_or("");
+    r.opset = static_cast<int>(a.intValue("opset", 0));
+    r.task = a.value("task").value_or("");
+    r.dynamicBatch = !a.flag("static-batch");
+    r.runs = static_cast<int>(a.intValue("runs", 10));
+    r.warmup = static_cast<int>(a.intValue("warmup", 2));
+    r.threads = static_cast<int>(a.intValue("threads", 0));
+    r.python = a.value("python").value_or("/usr/bin/python3");
+    r.timeoutSeconds = a.doubleValue("timeout", 600);
+    if (auto problem = engine::validateExportRequest(r); !problem.empty())
+        throw UsageError(problem);
+    if (access(r.python.c_str(), X_OK) != 0)
+        throw UsageError("--python " + r.python + ": not an executable file");
+    return r;
+}
+
+void printReport(const engine::ExportReport& report) {
+    for (const auto& line : report.lines) {
+        const char* mark = line.status == engine::ReportStatus::Passed   ? "PASS"
+                           : line.status == engine::ReportStatus::Failed ? "FAIL"
+                                                                         : "skip";
+        std::printf("  %-4s %-26s %s\n", mark, line.title.c_str(), line.figure.c_str());
+    }
+    std::printf("%s; report written to %s and report.json\n",
+                report.passed ? "every check passed" : "a check FAILED",
+                (report.folder / "report.md").c_str());
+}
+
+}  // namespace
+
+int runExportCommand(const std::vector<std::string>& args) {
+    Arguments a(args,
+                {"torchvision", "script", "torchscript", "input-shape", "out", "opset", "task",
+                 "runs", "warmup", "threads", "python", "timeout", "max-ratio"},
+                {"json", "bench", "static-batch"});
+    if (!a.positionals().empty())
+        throw UsageError("unexpected argument '" + a.positionals()[0] + "'\nusage: " + kUsage);
+    const engine::ExportRequest request = requestFromArguments(a);
+    const double maxRatio = a.doubleValue("max-ratio", 0);
+    if (maxRatio < 0) throw UsageError("--max-ratio must not be negative");
+    const bool json = a.flag("json");
+
+    const auto script = engine::findExporterScript(executableDir());
+    if (!script)
+        throw UsageError("cannot find onnxlens_export.py (set ONNXLENS_EXPORTER to its path)");
+    std::error_code ec;
+    fs::create_directories(request.outDir, ec);
+    if (ec)
+        throw UsageError(request.outDir.string() + ": cannot create the folder: " + ec.message());
+
+    // The exporter's log: on stdout as it comes, or on stderr when stdout carries the JSON.
+    FILE* logStream = json ? stderr : stdout;
+    const auto child = runChildProcess(engine::exporterCommandLine(request, *script),
+                                       request.timeoutSeconds, [&](const std::string& line) {
+                                           std::fprintf(logStream, "  | %s\n", line.c_str());
+                                           std::fflush(logStream);
+                                       });
+    engine::ExporterOutcome outcome;
+    outcome.exitCode = child.exitCode;
+    outcome.signal = child.signal;
+    outcome.timedOut = child.timedOut;
+    outcome.cancelled = child.interrupted;
+    outcome.failedToStart = !child.started;
+    outcome.stderrText = child.stderrText;
+    if (auto failure = engine::describeExporterOutcome(outcome, request)) {
+        if (!child.started && !child.error.empty()) failure->message += " (" + child.error + ")";
+        if (json)
+            printJson({{"exported", false},
+                       {"passed", false},
+                       {"error", failure->message},
+                       {"hint", failure->hint}});
+        throw UsageError(failure->message + "\nhint: " + failure->hint);
+    }
+
+    engine::ExportReportOptions options;
+    options.benchmark = a.flag("bench");
+    options.warmup = request.warmup;
+    options.runs = request.runs;
+    options.threads = request.threads;
+    options.maxLatencyRatio = maxRatio;
+    auto report = engine::validateExport(request.outDir, options, [&](const std::string& step) {
+        if (!json) std::printf("%s\n", step.c_str());
+        std::fflush(stdout);
+    });
+    if (!report) throw UsageError(report.error().message);
+    if (auto written = engine::writeExportReport(*report); !written)
+        throw UsageError(written.error().message);
+    if (json) {
+        auto doc = nlohmann::json::parse(engine::exportReportJson(*report));
+        doc["exported"] = true;
+        printJson(doc);
+    } else {
+        printReport(*report);
+    }
+    return report->passed ? kExitOk : kExitCheckFailed;
+}
+
+}  // namespace onnxlens::cli

@@ -1,0 +1,215 @@
+// engine::validateExport on export folders built from a committed sample (PyTorch's references)
+// and a hand-written export.json: no torch needed. The end-to-end exports through the real
+// exporter are in tests/app/CliExportCommandTest.cpp.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "onnxlens/engine/ExportReport.h"
+#include "onnxlens/engine/ExporterCommand.h"
+#include "onnxlens/engine/TensorProto.h"
+#include "onnxlens/model/TensorFile.h"
+
+namespace fs = std::filesystem;
+using namespace onnxlens::engine;
+
+namespace {
+
+class ExportFolder : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        static int counter = 0;
+        dir_ = fs::temp_directory_path() / ("onnxlens-export-report-" + std::to_string(::getpid()) +
+                                            "-" + std::to_string(counter++));
+        fs::create_directories(dir_);
+        fs::copy(fs::path(ONNXLENS_SOURCE_DIR) / "resources" / "samples" / "mnist_cnn", dir_,
+                 fs::copy_options::recursive);
+        writeExportJson(true);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+
+    void writeExportJson(bool dynamicBatch, double torchMedianMs = 2.0) {
+        nlohmann::json doc = {
+            {"source", {{"kind", "script"}, {"name", "mnist.py"}}},
+            {"torch_version", "1.13.0"},
+            {"onnx_version", "1.12.0"},
+            {"opset", 17},
+            {"export_seconds", 0.5},
+            {"dynamic_batch", dynamicBatch},
+            {"pytorch_latency",
+             {{"runs", 3}, {"warmup", 1}, {"median_ms", torchMedianMs}, {"min_ms", 1.0}}}};
+        std::ofstream(dir_ / "export.json") << doc.dump();
+    }
+
+    const ExportReportLine& line(const ExportReport& report, const std::string& key) {
+        for (const auto& l : report.lines)
+            if (l.key == key) return l;
+        throw std::runtime_error("no line " + key);
+    }
+
+    fs::path dir_;
+};
+
+}  // namespace
+
+TEST_F(ExportFolder, EveryLinePassesOnPyTorchsOwnReferences) {
+    ExportReportOptions options;
+    options.runs = 3;
+    options.warmup = 1;
+    options.threads = 1;
+    std::vector<std::string> steps;
+    auto report = validateExport(dir_, options, [&](const std::string& s) { steps.push_back(s); });
+    ASSERT_TRUE(report) << report.error().message;
+    EXPECT_TRUE(report->passed);
+    ASSERT_EQ(report->lines.size(), 5u);
+    for (const auto& l : report->lines)
+        EXPECT_EQ(l.status, ReportStatus::Passed) << l.key << ": " << l.figure;
+    EXPECT_EQ(report->opset, 17);
+    EXPECT_EQ(report->modelBytes, fs::file_size(dir_ / "model.onnx"));
+    ASSERT_EQ(report->dataSets.size(), 2u);
+    EXPECT_LE(report->dataSets[0].maxAbsError, 1e-4);
+    EXPECT_EQ(report->engineLatency.runs, 3);
+    EXPECT_DOUBLE_EQ(report->latencyRatio, report->engineLatency.medianMs / 2.0);
+    EXPECT_FALSE(steps.empty());
+
+    ASSERT_TRUE(writeExportReport(*report));
+    auto json = nlohmann::json::parse(std::ifstream(dir_ / "report.json"));
+    EXPECT_TRUE(json["passed"].get<bool>());
+    EXPECT_EQ(json["lines"].size(), 5u);
+    EXPECT_DOUBLE_EQ(json["latency_ratio"].get<double>(), report->latencyRatio);
+    std::ifstream md(dir_ / "report.md");
+    const std::string text((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("| PASS | Numbers match PyTorch |"), std::string::npos) << text;
+    EXPECT_NE(text.find("Every check passed."), std::string::npos);
+}
+
+TEST_F(ExportFolder, PerturbedReferenceFailsTheNumbersLineWithTheError) {
+    const fs::path file = dir_ / "test_data_set_0" / "output_0.pb";
+    auto proto = onnxlens::readTensorPbFile(file);
+    ASSERT_TRUE(proto) << proto.error().message;
+    Tensor t = tensorFromProto(*proto);
+    t.data<float>()[2] += 0.25f;
+    std::ofstream(file, std::ios::binary) << tensorToProto(t, proto->name()).SerializeAsString();
+
+    ExportReportOptions options;
+    options.benchmark = false;
+    auto report = validateExport(dir_, options);
+    ASSERT_TRUE(report) << report.error().message;
+    EXPECT_FALSE(report->passed);
+    EXPECT_EQ(line(*report, "numbers").status, ReportStatus::Failed);
+    EXPECT_NEAR(report->dataSets[0].maxAbsError, 0.25, 1e-3);
+    EXPECT_NE(line(*report, "numbers").figure.find("max abs error 0.25"), std::string::npos)
+        << line(*report, "numbers").figure;
+    EXPECT_EQ(line(*report, "dynamic_batch").status,
+              ReportStatus::Passed);  // the other set is intact
+    EXPECT_EQ(line(*report, "latency").status, ReportStatus::Skipped);
+}
+
+TEST_F(ExportFolder, StaticExportSkipsTheDynamicBatchLine) {
+    fs::remove_all(dir_ / "test_data_set_1");
+    writeExportJson(false);
+    ExportReportOptions options;
+    options.benchmark = false;
+    auto report = validateExport(dir_, options);
+    ASSERT_TRUE(report) << report.error().message;
+    EXPECT_TRUE(report->passed);
+    EXPECT_EQ(line(*report, "dynamic_batch").status, ReportStatus::Skipped);
+
+    writeExportJson(true);  // promised but missing: a failure
+    report = validateExport(dir_, options);
+    ASSERT_TRUE(report);
+    EXPECT_EQ(line(*report, "dynamic_batch").status, ReportStatus::Failed);
+}
+
+TEST_F(ExportFolder, LatencyRatioLimitAndBrokenModel) {
+    ExportReportOptions options;
+    options.runs = 2;
+    options.warmup = 0;
+    options.maxLatencyRatio = 1e-9;
+    auto report = validateExport(dir_, options);
+    ASSERT_TRUE(report);
+    EXPECT_EQ(line(*report, "latency").status, ReportStatus::Failed);
+    EXPECT_FALSE(report->passed);
+
+    std::ofstream(dir_ / "model.onnx", std::ios::binary | std::ios::trunc) << "not a model";
+    report = validateExport(dir_, options);
+    ASSERT_TRUE(report);
+    EXPECT_EQ(line(*report, "exported").status, ReportStatus::Failed);
+    EXPECT_NE(line(*report, "exported").figure.find("model.onnx"), std::string::npos);
+    EXPECT_FALSE(report->passed);
+}
+
+TEST_F(ExportFolder, NotAnExportFolderAndCancel) {
+    fs::remove(dir_ / "export.json");
+    auto report = validateExport(dir_);
+    ASSERT_FALSE(report);
+    EXPECT_NE(report.error().message.find("export.json"), std::string::npos);
+
+    writeExportJson(true);
+    std::atomic<bool> cancel{true};
+    report = validateExport(dir_, {}, {}, &cancel);
+    ASSERT_FALSE(report);
+    EXPECT_NE(report.error().message.find("cancelled"), std::string::npos);
+}
+
+TEST(ExporterCommand, CommandLineAndOutcomes) {
+    ExportRequest r;
+    r.source = "resnet18";
+    r.outDir = "/tmp/out";
+    r.opset = 13;
+    r.task = "";
+    r.runs = 3;
+    r.warmup = 1;
+    EXPECT_EQ(validateExportRequest(r), "");
+    const auto argv = exporterCommandLine(r, "/x/onnxlens_export.py");
+    const std::vector<std::string> expected = {"/usr/bin/python3",
+                                               "-u",
+                                               "/x/onnxlens_export.py",
+                                               "--torchvision",
+                                               "resnet18",
+                                               "--out",
+                                               "/tmp/out",
+                                               "--opset",
+                                               "13",
+                                               "--runs",
+                                               "3",
+                                               "--warmup",
+                                               "1"};
+    EXPECT_EQ(argv, expected);
+
+    r.sourceKind = ExportSourceKind::TorchScript;
+    r.source = "/nonexistent.pt";
+    EXPECT_NE(validateExportRequest(r).find("no such file"), std::string::npos);
+    r.sourceKind = ExportSourceKind::Torchvision;
+    r.inputShape = "1x3xx4";
+    EXPECT_NE(validateExportRequest(r).find("--input-shape"), std::string::npos);
+    r.inputShape = "1x3x224x224,1x10";
+    EXPECT_EQ(validateExportRequest(r), "");
+    r.task = "translation";
+    EXPECT_NE(validateExportRequest(r).find("unknown --task"), std::string::npos);
+
+    ExporterOutcome ok;
+    EXPECT_FALSE(describeExporterOutcome(ok, r));
+    ExporterOutcome own;
+    own.exitCode = 5;
+    own.stderrText = "warning: x\nerror: operator aten::foo is not supported\nhint: try opset 18\n";
+    auto f = describeExporterOutcome(own, r);
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->message, "operator aten::foo is not supported");
+    EXPECT_EQ(f->hint, "try opset 18");
+    ExporterOutcome crash;
+    crash.signal = 11;
+    f = describeExporterOutcome(crash, r);
+    ASSERT_TRUE(f);
+    EXPECT_NE(f->message.find("signal 11"), std::string::npos);
+    ExporterOutcome late;
+    late.timedOut = true;
+    late.signal = 9;
+    r.timeoutSeconds = 5;
+    f = describeExporterOutcome(late, r);
+    ASSERT_TRUE(f);
+    EXPECT_NE(f->message.find("within 5 s"), std::string::npos);
+}
