@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <QApplication>
+#include <QFile>
+#include <QSettings>
 #include <QStandardPaths>
 
 int main(int argc, char** argv) {
@@ -11,7 +13,12 @@ int main(int argc, char** argv) {
     QStandardPaths::setTestModeEnabled(true);
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("onnxlens-tests"));
-    QApplication::setApplicationName(QStringLiteral("widgets_tests"));
+    // One settings file per process: ctest runs the GUI tests in parallel processes, and a test
+    // that writes settings (recent files, panel choices) must not see another's.
+    QApplication::setApplicationName(
+        QStringLiteral("widgets_tests-%1").arg(QCoreApplication::applicationPid()));
     ::testing::InitGoogleTest(&argc, argv);
-    return RUN_ALL_TESTS();
+    const int status = RUN_ALL_TESTS();
+    QFile::remove(QSettings().fileName());
+    return status;
 }

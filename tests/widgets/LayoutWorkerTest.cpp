@@ -150,7 +150,10 @@ TEST_F(WorkerFailureInWindow, AHangIsStoppedAtTheTimeLimitWithTheWindowResponsiv
     GraphPage* page = window.page(0);
     ASSERT_TRUE(testing::waitFor([&] { return !page->lastError().isEmpty(); }, 20000));
     EXPECT_TRUE(page->lastError().contains("did not finish")) << page->lastError().toStdString();
-    EXPECT_LT(stalls.worstStallMs(), 100);
+    // The worker hangs for the whole 1000 ms time limit: a GUI thread that waited on it would
+    // stall about that long. 300 ms leaves room for a loaded 2-core CI machine (stalls of
+    // 120-190 ms were seen there while other tests ran) and still catches a blocking wait.
+    EXPECT_LT(stalls.worstStallMs(), 300);
     std::printf("[ timing ] longest GUI-thread stall while the worker hung: %.1f ms\n",
                 stalls.worstStallMs());
 }
