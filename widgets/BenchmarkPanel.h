@@ -38,7 +38,11 @@ class BenchmarkPanel : public QWidget {
     GraphPage* page() const { return page_; }
     // Where the inputs come from (called on the worker thread); empty: seeded random data with
     // every symbolic dim 1.
-    void setFeedsProvider(BenchmarkWorker::FeedsProvider provider) { feeds_ = std::move(provider); }
+    // An explicit provider, used as is (it replaces any provider source).
+    void setFeedsProvider(BenchmarkWorker::FeedsProvider provider) {
+        feeds_ = std::move(provider);
+        feedsSource_ = nullptr;
+    }
     // Asked on the GUI thread at each start for the provider of that benchmark's inputs (the
     // Run dock's current choices); an empty provider falls back to seeded random data.
     void setFeedsProviderSource(std::function<BenchmarkWorker::FeedsProvider()> source) {

@@ -117,8 +117,10 @@ TEST(BenchmarkRunner, ProfileIsConsistentWithTheRunTimes) {
     EXPECT_NEAR(nodeTotal, typeTotal, 1e-6);
     for (std::size_t i = 1; i < result->nodes.size(); ++i)
         EXPECT_GE(result->nodes[i - 1].totalMs, result->nodes[i].totalMs);
-    // The convolutions dominate a CNN.
-    EXPECT_EQ(result->opTypes.front().opType.substr(0, 4), "Conv");
+    // Op types come hottest first. (Which one is hottest is not asserted: on this small CNN the
+    // fused oneDNN convolutions and MaxPool are close and swap places from run to run.)
+    for (std::size_t i = 1; i < result->opTypes.size(); ++i)
+        EXPECT_GE(result->opTypes[i - 1].totalMs, result->opTypes[i].totalMs);
 }
 
 TEST(BenchmarkRunner, UnnamedNodesAreProfiledUnderTheirProfileName) {
