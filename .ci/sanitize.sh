@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI's sanitizer stage (test.sh runs it when CI=true, before the release build). One clang tree,
+# CI's sanitizer stage (test.sh runs it when ONNXLENS_SANITIZE_STAGE=1, before the release build). One clang tree,
 # the `fuzz` preset (ASan + UBSan, libFuzzer coverage, no GUI), serves both halves:
 #  1. ctest in it: unit tests, CLI and hostile-input tests, fuzz seed/regression replays and the
 #     conformance suite, each failing on any sanitizer report;
