@@ -10,6 +10,7 @@
 
 #include "onnxlens/engine/InputPreparation.h"
 #include "onnxlens/engine/ReferenceComparison.h"
+#include "onnxlens/engine/ReferenceRun.h"
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/ModelLoader.h"
@@ -72,24 +73,12 @@ void checkCancel(const std::atomic<bool>* cancel) {
     if (cancel && cancel->load()) throw CancelledError{};
 }
 
-// Feeds of one data set, keyed by input name.
-Result<std::map<std::string, Value>> feedsOf(const Session& session, const TestDataSet& set) {
-    std::map<std::string, fs::path> files;
-    for (std::size_t i = 0; i < set.inputFiles.size(); ++i)
-        files[set.inputNames[i]] = set.inputFiles[i];
-    if (files.size() < session.inputs().size())
-        return makeError(set.directory.string(),
-                         "has " + std::to_string(files.size()) + " input files, the model has " +
-                             std::to_string(session.inputs().size()) + " inputs");
-    return prepareFeeds(session.inputs(), files, {}, 0);
-}
-
 // Runs one data set and measures the largest absolute difference over every output.
 DataSetAgreement runDataSet(Session& session, const TestDataSet& set,
                             const std::atomic<bool>* cancel) {
     DataSetAgreement agreement;
     agreement.name = set.directory.filename().string();
-    auto feeds = feedsOf(session, set);
+    auto feeds = feedsFromTestDataSet(session, set);
     if (!feeds) {
         agreement.problem = feeds.error().message;
         return agreement;
@@ -314,7 +303,7 @@ Result<ExportReport> validateExport(const fs::path& folder, const ExportReportOp
                 options.runs > 0 ? options.runs : std::max(1, report.pytorchLatency.runs);
             say("timing the engine: " + std::to_string(warmup) + " warm-up, " +
                 std::to_string(runs) + " runs");
-            auto feeds = feedsOf(**session, found->front());
+            auto feeds = feedsFromTestDataSet(**session, found->front());
             std::string problem;
             if (feeds)
                 report.engineLatency = timeEngine(**session, *feeds, warmup, runs, cancel, problem);
