@@ -17,6 +17,7 @@
 #include <dnnl.hpp>
 #endif
 
+#include "ChannelBlockedLayout.h"
 #include "ConvGeometry.h"
 #include "FusedActivation.h"
 #include "OpFamilies.h"
@@ -248,16 +249,17 @@ std::vector<std::int64_t> kernelShapeOf(const WindowAttributes& attrs, const Ten
 
 // Checks X and W and returns the problem of a forward convolution (Conv, ConvInteger,
 // QLinearConv).
-ConvProblem forwardProblem(const WindowAttributes& attrs, std::int64_t groups, const Tensor& x,
+ConvProblem forwardProblem(const WindowAttributes& attrs, std::int64_t groups, const Shape& x,
                            const Tensor& w) {
-    require(x.rank() >= 3,
-            "input X must have rank >= 3 (N, C, spatial...), got " + shapeToString(x.shape()));
-    require(w.rank() == x.rank(), "weights W " + shapeToString(w.shape()) +
-                                      " must have the rank of X " + shapeToString(x.shape()));
+    require(x.size() >= 3,
+            "input X must have rank >= 3 (N, C, spatial...), got " + shapeToString(x));
+    require(w.rank() == static_cast<int>(x.size()),
+            "weights W " + shapeToString(w.shape()) + " must have the rank of X " +
+                shapeToString(x));
     require(groups > 0, "group must be positive");
     ConvProblem pr;
-    pr.batch = x.dim(0);
-    pr.inChannels = x.dim(1);
+    pr.batch = x[0];
+    pr.inChannels = x[1];
     pr.outChannels = w.dim(0);
     pr.groups = groups;
     require(pr.inChannels == w.dim(1) * groups, "input channels " + std::to_string(pr.inChannels) +
@@ -266,9 +268,15 @@ ConvProblem forwardProblem(const WindowAttributes& attrs, std::int64_t groups, c
     require(pr.outChannels % groups == 0, "output channels " + std::to_string(pr.outChannels) +
                                               " are not divisible by group " +
                                               std::to_string(groups));
-    pr.geometry = makeWindowGeometry(attrs, spatialDims(x), kernelShapeOf(attrs, w));
+    pr.geometry =
+        makeWindowGeometry(attrs, Shape(x.begin() + 2, x.end()), kernelShapeOf(attrs, w));
     resolveForwardWindow(pr.geometry, attrs.autoPad, false);
     return pr;
+}
+
+ConvProblem forwardProblem(const WindowAttributes& attrs, std::int64_t groups, const Tensor& x,
+                           const Tensor& w) {
+    return forwardProblem(attrs, groups, x.shape(), w);
 }
 
 Shape forwardOutputShape(const ConvProblem& pr) {
@@ -316,17 +324,34 @@ struct ConvEpilogue {
 
 #ifdef ONNXLENS_WITH_DNNL
 // A oneDNN float convolution (forward, or transposed for ConvTranspose) for one problem size,
-// created on first use and reused while the sizes stay the same. Data stays in the plain NC...
-// layouts of the engine's tensors; the weights take the layout oneDNN prefers, reordered once
-// and kept while the same weight buffer comes back (initializers do, every run).
+// created on first use and reused while the sizes stay the same. Data is in the plain NC...
+// layouts of the engine's tensors, or (BlockedConv, 2-D only) channel-blocked nChw8c/nChw16c
+// (ChannelBlockedLayout.h); the weights take the layout oneDNN prefers, reordered once and kept
+// while the same weight buffer comes back (initializers do, every run).
+// The data layouts of a oneDNN convolution: 0 for plain data, else the channel block.
+struct DnnlDataLayouts {
+    std::int64_t srcBlock = 0, dstBlock = 0;
+    bool blocked() const { return srcBlock || dstBlock; }
+};
+
 class DnnlConvolution {
   public:
+    using Layouts = DnnlDataLayouts;
     explicit DnnlConvolution(bool transposed) : transposed_(transposed) {}
 
-    bool supports(const ConvProblem& pr) const {
+    bool supports(const ConvProblem& pr, Layouts layouts = {}) const {
         const WindowGeometry& g = pr.geometry;
-        // On plain NCHW data oneDNN's depthwise path measured slower than the direct loop here.
-        if (!transposed_ && pr.inChannelsPerGroup() == 1 && pr.groups > 1) return false;
+        if (layouts.blocked()) {
+            if (transposed_ || g.spatialRank != 2) return false;
+            for (auto b : {layouts.srcBlock, layouts.dstBlock})
+                if (b != 0 && b != 8 && b != 16) return false;
+            // Grouped convolutions other than depthwise need whole blocks per group.
+            const bool depthwise = pr.inChannelsPerGroup() == 1 && pr.outChannelsPerGroup() == 1;
+            if (pr.groups > 1 && !depthwise) return false;
+        } else if (!transposed_ && pr.inChannelsPerGroup() == 1 && pr.groups > 1) {
+            // On plain NCHW data oneDNN's depthwise path measured slower than the direct loop.
+            return false;
+        }
         for (int s = 0; s < kMaxWindowRank; ++s)
             if (g.padBegin[s] < 0 || padRight(g, s) < 0) return false;
         return pr.batch > 0 && pr.inChannels > 0 && pr.outChannels > 0 && g.outputSize() > 0 &&
@@ -334,10 +359,10 @@ class DnnlConvolution {
     }
 
     void run(const ConvProblem& pr, const float* x, const Tensor& weightTensor, const float* bias,
-             float* y, const ConvEpilogue& epilogue) {
+             float* y, const ConvEpilogue& epilogue, Layouts layouts = {}) {
         std::lock_guard lock(mutex_);
-        Key key = keyOf(pr, bias != nullptr, epilogue);
-        if (!primitive_ || key != key_) create(pr, bias != nullptr, epilogue, key);
+        Key key = keyOf(pr, bias != nullptr, epilogue, layouts);
+        if (!primitive_ || key != key_) create(pr, bias != nullptr, epilogue, layouts, key);
         const float* w = weightTensor.data<float>();
         dnnl::memory weights;
         if (weightsDesc_ == userWeightsDesc_) {
@@ -376,9 +401,12 @@ class DnnlConvolution {
         return (g.input[s] - 1) * g.stride[s] + extent - g.padBegin[s] - g.output[s];
     }
 
-    static Key keyOf(const ConvProblem& pr, bool hasBias, const ConvEpilogue& epilogue) {
+    static Key keyOf(const ConvProblem& pr, bool hasBias, const ConvEpilogue& epilogue,
+                     Layouts layouts) {
         const WindowGeometry& g = pr.geometry;
-        Key key{pr.batch,
+        Key key{layouts.srcBlock,
+                layouts.dstBlock,
+                pr.batch,
                 pr.inChannels,
                 pr.outChannels,
                 pr.groups,
@@ -421,7 +449,8 @@ class DnnlConvolution {
         return attr;
     }
 
-    void create(const ConvProblem& pr, bool hasBias, const ConvEpilogue& epilogue, const Key& key) {
+    void create(const ConvProblem& pr, bool hasBias, const ConvEpilogue& epilogue,
+                Layouts layouts, const Key& key) {
         using tag = dnnl::memory::format_tag;
         using dt = dnnl::memory::data_type;
         const WindowGeometry& g = pr.geometry;
@@ -450,8 +479,13 @@ class DnnlConvolution {
         const tag weightTag = transposed_
                                   ? (pr.groups > 1 ? transposedGroupTags[r] : transposedTags[r])
                                   : (pr.groups > 1 ? forwardGroupTags[r] : forwardTags[r]);
-        srcDesc_ = dnnl::memory::desc(srcDims, dt::f32, dataTags[r]);
-        dstDesc_ = dnnl::memory::desc(dstDims, dt::f32, dataTags[r]);
+        auto dataTag = [&](std::int64_t block) {
+            if (block == 16) return tag::nChw16c;
+            if (block == 8) return tag::nChw8c;
+            return dataTags[r];
+        };
+        srcDesc_ = dnnl::memory::desc(srcDims, dt::f32, dataTag(layouts.srcBlock));
+        dstDesc_ = dnnl::memory::desc(dstDims, dt::f32, dataTag(layouts.dstBlock));
         userWeightsDesc_ = dnnl::memory::desc(weightDims, dt::f32, weightTag);
         const dnnl::memory::desc anyWeights(weightDims, dt::f32, tag::any);
         biasDesc_ = dnnl::memory::desc({pr.outChannels}, dt::f32, tag::x);
@@ -570,6 +604,80 @@ class ConvKernel : public Kernel {
     std::int64_t groups_;
     FusedActivation activation_;
     // float only: double keeps the Eigen path exercised in builds that have oneDNN.
+    DnnlConvolution dnnl_{false};
+};
+
+// com.onnxlens BlockedConv: FusedConv on channel-blocked data (ChannelBlockedLayout.h), written
+// by the optimizer's convertToChannelBlockedLayout; attribute `block`, the rest as FusedConv.
+// X is blocked, or plain [N, C, H, W] for a network's first convolution (oneDNN reads a few
+// plain channels directly); Z and Y are blocked. Without oneDNN, or for a problem it does not
+// take, the plain FusedConv computes it between layout conversions.
+class BlockedConvKernel : public Kernel {
+  public:
+    explicit BlockedConvKernel(const NodeInfo& node)
+        : attrs_(node),
+          groups_(node.getInt("group", 1)),
+          block_(node.getInt("block")),
+          activation_(FusedActivation::fromNode(node)),
+          plain_(node) {
+        require(block_ == 8 || block_ == 16, "block must be 8 or 16, got " + std::to_string(block_));
+        require(groups_ > 0, "group must be positive");
+    }
+
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& x = inputTensor(inputs, 0);
+        const Tensor& w = inputTensor(inputs, 1);
+        const Tensor* bias = optionalInputTensor(inputs, 2);
+        const Tensor* sum = optionalInputTensor(inputs, 3);
+        require(x.dtype() == DataType::Float && w.dtype() == DataType::Float,
+                std::string("BlockedConv computes in float, got X ") + dataTypeName(x.dtype()) + " and W " +
+                    dataTypeName(w.dtype()));
+        require(w.rank() == 4, "BlockedConv weights must be [M, C/group, kH, kW], got " +
+                                   shapeToString(w.shape()));
+        const bool blockedInput = x.rank() == 5;
+        require(blockedInput || x.rank() == 4,
+                "X must be blocked [N, Cb, H, W, b] or plain [N, C, H, W], got " +
+                    shapeToString(x.shape()));
+        if (blockedInput && x.dim(4) != block_)
+            fail("X's channel block " + std::to_string(x.dim(4)) + " is not the node's block " +
+                 std::to_string(block_));
+        const std::int64_t inChannels = w.dim(1) * groups_;
+        const Shape xShape = blockedInput ? plainShapeOfBlocked(x, inChannels) : x.shape();
+        const ConvProblem pr = forwardProblem(attrs_, groups_, xShape, w);
+        checkBias(bias, pr.outChannels);
+        Shape yShape{pr.batch, channelBlocks(pr.outChannels, block_)};
+        for (auto d : pr.geometry.outputShape()) yShape.push_back(d);
+        yShape.push_back(block_);
+        require(!sum || (sum->dtype() == DataType::Float && sum->shape() == yShape),
+                "the summed input Z must be float with the blocked output shape " +
+                    shapeToString(yShape));
+#ifdef ONNXLENS_WITH_DNNL
+        const DnnlConvolution::Layouts layouts{blockedInput ? block_ : 0, block_};
+        if (dnnl_.supports(pr, layouts)) {
+            Tensor y(DataType::Float, yShape);
+            dnnl_.run(pr, x.data<float>(), w, bias ? bias->data<float>() : nullptr,
+                      y.data<float>(), ConvEpilogue{sum ? sum->data<float>() : nullptr, activation_},
+                      layouts);
+            outputs[0] = Value(std::move(y));
+            return;
+        }
+#endif
+        const Value xPlain(blockedInput ? fromChannelBlocked(ctx.pool(), x, inChannels) : x);
+        const Value zPlain(sum ? fromChannelBlocked(ctx.pool(), *sum, pr.outChannels) : Tensor());
+        const std::vector<const Value*> plainInputs{&xPlain, inputs[1],
+                                                    inputs.size() > 2 ? inputs[2] : nullptr,
+                                                    sum ? &zPlain : nullptr};
+        std::vector<Value> plainOutputs(1);
+        plain_.run(ctx, plainInputs, plainOutputs);
+        outputs[0] = Value(toChannelBlocked(ctx.pool(), plainOutputs[0].tensor(), block_));
+    }
+
+  private:
+    WindowAttributes attrs_;
+    std::int64_t groups_, block_;
+    FusedActivation activation_;
+    ConvKernel plain_;
     DnnlConvolution dnnl_{false};
 };
 
@@ -793,6 +901,7 @@ class QLinearConvKernel : public Kernel {
 void registerConvOps(KernelRegistry& registry) {
     registry.add<ConvKernel>("Conv", 1);
     registry.add<ConvKernel>("FusedConv", 1, kLatestOpset, kOnnxlensDomain);
+    registry.add<BlockedConvKernel>("BlockedConv", 1, kLatestOpset, kOnnxlensDomain);
     registry.add<ConvTransposeKernel>("ConvTranspose", 1);
     registry.add<ConvIntegerKernel>("ConvInteger", 10);
     registry.add<QLinearConvKernel>("QLinearConv", 10);

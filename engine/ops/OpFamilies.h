@@ -26,7 +26,8 @@ namespace onnxlens::engine::ops {
     X(Recurrent)                \
     X(ControlFlow)              \
     X(Sequence)                 \
-    X(Random)
+    X(Random)                   \
+    X(Layout)
 
 #define ONNXLENS_DECLARE_FAMILY(F) void register##F##Ops(KernelRegistry& registry);
 ONNXLENS_OP_FAMILIES(ONNXLENS_DECLARE_FAMILY)

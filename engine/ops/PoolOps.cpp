@@ -9,6 +9,7 @@
 
 #include "ConvGeometry.h"
 #include "OpFamilies.h"
+#include "onnxlens/engine/GraphOptimizer.h"
 
 namespace onnxlens::engine::ops {
 
@@ -292,6 +293,93 @@ class GlobalPoolOf : public GlobalPoolKernel {
     explicit GlobalPoolOf(const NodeInfo& node) : GlobalPoolKernel(node, Kind) {}
 };
 
+// com.onnxlens BlockedMaxPool, BlockedAveragePool and BlockedGlobalAveragePool: the pools on
+// channel-blocked data (ChannelBlockedLayout.h) inside a blocked Conv chain, written by the
+// optimizer's convertToChannelBlockedLayout; attributes as the plain ops. A window position
+// holds one channel block's lanes contiguously, so each tap is one vector operation.
+enum class BlockedPooling { Max, Average, GlobalAverage };
+
+template <std::int64_t StaticBlock, class Tap, class Finish>
+void poolBlockedPlanes(ThreadPool& pool, const WindowGeometry& g, std::int64_t planes,
+                       std::int64_t runtimeBlock, const float* in, float* out, Tap&& tap,
+                       float init, Finish&& finish) {
+    const std::int64_t block = StaticBlock ? StaticBlock : runtimeBlock;
+    forEachPlane(pool, planes, g, [&](std::int64_t p) {
+        const float* plane = in + p * g.inputSize() * block;
+        float* planeOut = out + p * g.outputSize() * block;
+        forEachWindow(g, [&](std::int64_t i, const std::int64_t* taps, std::int64_t count,
+                             std::int64_t padded) {
+            float acc[64];
+            for (std::int64_t lane = 0; lane < block; ++lane) acc[lane] = init;
+            for (std::int64_t t = 0; t < count; ++t) {
+                const float* v = plane + taps[t] * block;
+                for (std::int64_t lane = 0; lane < block; ++lane) acc[lane] = tap(acc[lane], v[lane]);
+            }
+            float* o = planeOut + i * block;
+            for (std::int64_t lane = 0; lane < block; ++lane) o[lane] = finish(acc[lane], count, padded);
+        });
+    });
+}
+
+template <BlockedPooling Kind>
+class BlockedPoolKernel : public Kernel {
+  public:
+    explicit BlockedPoolKernel(const NodeInfo& node)
+        : attrs_(node), countIncludePad_(node.getInt("count_include_pad", 0) != 0) {
+        require(Kind == BlockedPooling::GlobalAverage || !attrs_.kernelShape.empty(),
+                "blocked pooling requires kernel_shape");
+    }
+
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& x = inputTensor(inputs, 0);
+        require(x.dtype() == DataType::Float && x.rank() >= 4 && x.rank() <= 6,
+                std::string("blocked pooling takes a float [N, Cb, spatial..., b] tensor, got ") +
+                    dataTypeName(x.dtype()) + " " + shapeToString(x.shape()));
+        const std::int64_t block = x.shape().back();
+        require(block >= 1 && block <= 64, "channel block must be 1 to 64, got " +
+                                               std::to_string(block));
+        const Shape spatial(x.shape().begin() + 2, x.shape().end() - 1);
+        WindowGeometry g = makeWindowGeometry(
+            attrs_, spatial, Kind == BlockedPooling::GlobalAverage ? spatial : attrs_.kernelShape);
+        resolveForwardWindow(g, attrs_.autoPad, attrs_.ceilMode);
+        Shape outShape{x.dim(0), x.dim(1)};
+        for (auto d : g.outputShape()) outShape.push_back(d);
+        outShape.push_back(block);
+        Tensor y(DataType::Float, outShape);
+        const std::int64_t planes = x.dim(0) * x.dim(1);
+        auto pool = [&]<std::int64_t B>() {
+            if constexpr (Kind == BlockedPooling::Max) {
+                poolBlockedPlanes<B>(
+                    ctx.pool(), g, planes, block, x.data<float>(), y.data<float>(),
+                    [](float a, float v) { return v > a ? v : a; },
+                    -std::numeric_limits<float>::infinity(),
+                    [](float a, std::int64_t, std::int64_t) { return a; });
+            } else {
+                const bool includePad = countIncludePad_;
+                poolBlockedPlanes<B>(
+                    ctx.pool(), g, planes, block, x.data<float>(), y.data<float>(),
+                    [](float a, float v) { return a + v; }, 0.0f,
+                    [includePad](float sum, std::int64_t count, std::int64_t padded) {
+                        const std::int64_t divisor = includePad ? padded : count;
+                        return divisor ? sum / static_cast<float>(divisor) : 0.0f;
+                    });
+            }
+        };
+        if (block == 16)
+            pool.template operator()<16>();
+        else if (block == 8)
+            pool.template operator()<8>();
+        else
+            pool.template operator()<0>();
+        outputs[0] = Value(std::move(y));
+    }
+
+  private:
+    WindowAttributes attrs_;
+    bool countIncludePad_;
+};
+
 // A tensor of `shape` holding `t` at the origin (cropped where `shape` is smaller, zero where
 // it is larger).
 Tensor placeAtOrigin(const Tensor& t, const Shape& shape) {
@@ -457,6 +545,12 @@ void registerPoolOps(KernelRegistry& registry) {
     registry.add<GlobalPoolOf<GlobalPooling::Lp>>("GlobalLpPool", 1);
     registry.add<MaxUnpoolKernel>("MaxUnpool", 9);
     registry.add<MaxRoiPoolKernel>("MaxRoiPool", 1);
+    registry.add<BlockedPoolKernel<BlockedPooling::Max>>("BlockedMaxPool", 1, kLatestOpset,
+                                                         kOnnxlensDomain);
+    registry.add<BlockedPoolKernel<BlockedPooling::Average>>("BlockedAveragePool", 1, kLatestOpset,
+                                                             kOnnxlensDomain);
+    registry.add<BlockedPoolKernel<BlockedPooling::GlobalAverage>>(
+        "BlockedGlobalAveragePool", 1, kLatestOpset, kOnnxlensDomain);
 }
 
 }  // namespace onnxlens::engine::ops

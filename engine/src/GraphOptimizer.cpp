@@ -639,8 +639,12 @@ OptimizationReport optimizeModel(onnx::ModelProto& model,
     // Fusions write com.onnxlens nodes, which onnx shape inference does not know: they run last.
     totals["fuse-conv-add"] = fuseConvAdd(model);
     totals["fuse-conv-activation"] = fuseConvActivation(model);
+    // Layout last: it rewrites the fused convolutions into their blocked forms.
+    totals["channel-blocked-layout"] =
+        convertToChannelBlockedLayout(model, preferredChannelBlock());
     for (const char* name : {"eliminate-identity", "eliminate-inference-dropout", "fold-constants",
-                             "fold-batchnorm-into-conv", "fuse-conv-add", "fuse-conv-activation"})
+                             "fold-batchnorm-into-conv", "fuse-conv-add", "fuse-conv-activation",
+                             "channel-blocked-layout"})
         report.passes.push_back({name, totals[name]});
     report.nodesAfter = model.graph().node_size();
     return report;

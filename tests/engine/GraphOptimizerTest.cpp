@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "GraphBuilding.h"
 #include "OpTestHarness.h"
 #include "onnxlens/engine/GraphOptimizer.h"
 #include "onnxlens/engine/InputPreparation.h"
@@ -12,35 +13,6 @@ using namespace onnxlens::testing;
 namespace fs = std::filesystem;
 
 namespace {
-
-onnx::NodeProto* addNode(onnx::GraphProto& g, const std::string& op,
-                         std::vector<std::string> inputs, std::vector<std::string> outputs) {
-    auto* n = g.add_node();
-    n->set_op_type(op);
-    n->set_name(op + "_" + outputs[0]);
-    for (auto& i : inputs) n->add_input(i);
-    for (auto& o : outputs) n->add_output(o);
-    return n;
-}
-
-void addInitializer(onnx::GraphProto& g, const std::string& name, const Tensor& t) {
-    *g.add_initializer() = engine::tensorToProto(t, name);
-}
-
-void addFloatInput(onnx::GraphProto& g, const std::string& name, std::vector<std::int64_t> dims) {
-    auto* in = g.add_input();
-    in->set_name(name);
-    auto* tt = in->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(onnx::TensorProto::FLOAT);
-    for (auto d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
-}
-
-onnx::ModelProto emptyModel(int opset = 17) {
-    onnx::ModelProto m;
-    m.set_ir_version(8);
-    m.add_opset_import()->set_version(opset);
-    return m;
-}
 
 // Runs a model with and without the optimizer on the same seeded inputs; outputs must agree.
 void expectSameOutputs(const onnx::ModelProto& model) {

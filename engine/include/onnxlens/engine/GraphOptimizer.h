@@ -3,6 +3,7 @@
 // preserving what the model computes (checked by running optimized and unoptimized models).
 #include <onnx/onnx_pb.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -44,5 +45,14 @@ int fuseConvAdd(onnx::ModelProto& model);
 // Conv (or a FusedConv without activation) whose output only feeds Relu, Clip (constant bounds),
 // LeakyRelu, Sigmoid or Tanh: one FusedConv with attributes activation / activation_params.
 int fuseConvActivation(onnx::ModelProto& model);
+// Conv/FusedConv with constant float 2-D weights (group 1 or depthwise) become com.onnxlens
+// BlockedConv on channel-blocked activations [N, ceil(C/b), H, W, b], and MaxPool, AveragePool
+// and GlobalAveragePool reading a blocked value become BlockedMaxPool... ReorderToBlocked and
+// ReorderFromBlocked nodes convert where a chain starts and where plain readers (or graph
+// outputs) need the value. `block` is 8 or 16 (else nothing changes).
+int convertToChannelBlockedLayout(onnx::ModelProto& model, std::int64_t block);
+// The block this machine's oneDNN kernels compute in: 16 with AVX-512, 8 with AVX2, 0 when
+// blocked layouts do not pay (no oneDNN, older CPUs): optimizeModel then skips the pass.
+std::int64_t preferredChannelBlock();
 
 }  // namespace onnxlens::engine

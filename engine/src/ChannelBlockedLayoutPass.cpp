@@ -1,0 +1,220 @@
+// The channel-blocked layout pass: Conv/FusedConv and the pools that follow them run on
+// channel-blocked activations (ChannelBlockedLayout.h), the layout oneDNN's fast convolution
+// kernels compute in. Plain NCHW data made oneDNN pick its im2col GEMM path, whose fused
+// activations ran as a slow separate loop, and kept depthwise convolutions off oneDNN; a chain
+// in blocked layout reorders once on the way in and once on the way out.
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#ifdef ONNXLENS_WITH_DNNL
+#include <dnnl.hpp>
+#endif
+
+#include "onnxlens/engine/GraphOptimizer.h"
+
+namespace onnxlens::engine {
+
+namespace {
+
+bool inDefaultDomain(const onnx::NodeProto& node) {
+    return node.domain().empty() || node.domain() == "ai.onnx";
+}
+
+std::int64_t intAttribute(const onnx::NodeProto& node, const std::string& name,
+                          std::int64_t fallback) {
+    for (const auto& a : node.attribute())
+        if (a.name() == name) return a.i();
+    return fallback;
+}
+
+const onnx::AttributeProto* findAttribute(const onnx::NodeProto& node, const std::string& name) {
+    for (const auto& a : node.attribute())
+        if (a.name() == name) return &a;
+    return nullptr;
+}
+
+void setIntAttribute(onnx::NodeProto& node, const std::string& name, std::int64_t value) {
+    auto* a = node.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(value);
+}
+
+// How many times each value is read: node inputs, subgraph reads (by name) and graph outputs.
+void countReads(const onnx::GraphProto& graph, std::unordered_map<std::string, int>& reads,
+                bool outputsToo) {
+    for (const auto& node : graph.node()) {
+        for (const auto& in : node.input())
+            if (!in.empty()) ++reads[in];
+        for (const auto& a : node.attribute()) {
+            if (a.has_g()) countReads(a.g(), reads, true);
+            for (const auto& g : a.graphs()) countReads(g, reads, true);
+        }
+    }
+    if (outputsToo)
+        for (const auto& o : graph.output()) ++reads[o.name()];
+}
+
+enum class Role { Plain, Conv, Pool };
+
+struct NodePlan {
+    Role role = Role::Plain;
+    std::int64_t inChannels = 0, outChannels = 0;
+    bool plainInput = false;  // a first convolution reading few plain channels directly
+};
+
+// Convolutions with this few input channels read plain data (oneDNN has kernels for it).
+constexpr std::int64_t kPlainInputChannels = 4;
+
+}  // namespace
+
+std::int64_t preferredChannelBlock() {
+#ifdef ONNXLENS_WITH_DNNL
+    using isa = dnnl::cpu_isa;
+    switch (dnnl::get_effective_cpu_isa()) {
+        case isa::avx512_core:
+        case isa::avx512_core_vnni:
+        case isa::avx512_core_bf16:
+        case isa::avx512_core_amx:
+            return 16;
+        case isa::avx2:
+        case isa::avx2_vnni:
+            return 8;
+        default:
+            return 0;
+    }
+#else
+    return 0;  // the blocked kernels would only convert around the plain ones
+#endif
+}
+
+int convertToChannelBlockedLayout(onnx::ModelProto& model, std::int64_t block) {
+    if (block != 8 && block != 16) return 0;
+    onnx::GraphProto& graph = *model.mutable_graph();
+    std::unordered_set<std::string> overridable, names;
+    for (const auto& in : graph.input()) overridable.insert(in.name());
+    std::unordered_map<std::string, const onnx::TensorProto*> weights;
+    for (const auto& init : graph.initializer())
+        if (!overridable.count(init.name())) weights[init.name()] = &init;
+    for (const auto& node : graph.node())
+        for (const auto& o : node.output()) names.insert(o);
+
+    // Which nodes go blocked, in graph order, and the channel count of each blocked value.
+    std::vector<NodePlan> plans(static_cast<std::size_t>(graph.node_size()));
+    std::unordered_map<std::string, std::int64_t> blockedChannels;
+    std::unordered_map<std::string, int> blockedReads;
+    int converted = 0;
+    for (int i = 0; i < graph.node_size(); ++i) {
+        const onnx::NodeProto& node = graph.node(i);
+        NodePlan& plan = plans[static_cast<std::size_t>(i)];
+        const bool conv = (inDefaultDomain(node) && node.op_type() == "Conv") ||
+                          (node.domain() == kOnnxlensDomain && node.op_type() == "FusedConv");
+        if (conv && node.output_size() == 1 && node.input_size() >= 2 && !node.input(0).empty()) {
+            auto w = weights.find(node.input(1));
+            if (w == weights.end() || w->second->data_type() != onnx::TensorProto::FLOAT ||
+                w->second->dims_size() != 4)
+                continue;
+            const std::int64_t groups = intAttribute(node, "group", 1);
+            const std::int64_t m = w->second->dims(0), perGroup = w->second->dims(1);
+            if (groups < 1 || m < 1 || perGroup < 1) continue;
+            if (groups > 1 && !(perGroup == 1 && m == groups)) continue;  // only depthwise
+            plan.role = Role::Conv;
+            plan.inChannels = perGroup * groups;
+            plan.outChannels = m;
+            plan.plainInput =
+                !blockedChannels.count(node.input(0)) && plan.inChannels <= kPlainInputChannels;
+            if (!plan.plainInput) ++blockedReads[node.input(0)];
+            if (node.input_size() > 3 && !node.input(3).empty()) ++blockedReads[node.input(3)];
+        } else if (inDefaultDomain(node) && node.input_size() >= 1 &&
+                   blockedChannels.count(node.input(0)) &&
+                   (node.op_type() == "MaxPool" || node.op_type() == "AveragePool" ||
+                    node.op_type() == "GlobalAveragePool")) {
+            const bool secondOutput = node.output_size() > 1 && !node.output(1).empty();
+            const auto* kernel = findAttribute(node, "kernel_shape");
+            if (secondOutput ||
+                (node.op_type() != "GlobalAveragePool" && (!kernel || kernel->ints_size() != 2)))
+                continue;
+            plan.role = Role::Pool;
+            plan.inChannels = plan.outChannels = blockedChannels[node.input(0)];
+            ++blockedReads[node.input(0)];
+        } else {
+            continue;
+        }
+        blockedChannels[node.output(0)] = plan.outChannels;
+        ++converted;
+    }
+    if (converted == 0) return 0;
+
+    std::unordered_map<std::string, int> reads;
+    countReads(graph, reads, true);
+    auto freshName = [&](const std::string& base) {
+        std::string name = base;
+        for (int k = 2; names.count(name); ++k) name = base + "_" + std::to_string(k);
+        names.insert(name);
+        return name;
+    };
+    std::unordered_map<std::string, std::string> blockedNameOf;
+    std::vector<onnx::NodeProto> rewritten;
+    rewritten.reserve(static_cast<std::size_t>(graph.node_size()) * 2);
+    auto blockedInput = [&](const std::string& value, const std::string& nodeName) {
+        auto found = blockedNameOf.find(value);
+        if (found != blockedNameOf.end()) return found->second;
+        onnx::NodeProto reorder;
+        reorder.set_name(nodeName + "/ReorderToBlocked");
+        reorder.set_domain(kOnnxlensDomain);
+        reorder.set_op_type("ReorderToBlocked");
+        reorder.add_input(value);
+        const std::string name = freshName(value + "/blocked");
+        reorder.add_output(name);
+        setIntAttribute(reorder, "block", block);
+        rewritten.push_back(std::move(reorder));
+        blockedNameOf[value] = name;
+        return name;
+    };
+    for (int i = 0; i < graph.node_size(); ++i) {
+        const NodePlan& plan = plans[static_cast<std::size_t>(i)];
+        const onnx::NodeProto& node = graph.node(i);
+        if (plan.role == Role::Plain) {
+            rewritten.push_back(node);
+            continue;
+        }
+        onnx::NodeProto blocked = node;
+        blocked.set_domain(kOnnxlensDomain);
+        blocked.set_op_type(plan.role == Role::Conv ? "BlockedConv" : "Blocked" + node.op_type());
+        if (plan.role == Role::Conv) {
+            setIntAttribute(blocked, "block", block);
+            if (node.input_size() > 3 && !node.input(3).empty())
+                blocked.set_input(3, blockedInput(node.input(3), node.name()));
+        }
+        if (!plan.plainInput) blocked.set_input(0, blockedInput(node.input(0), node.name()));
+        const std::string plainOutput = node.output(0);
+        const std::string blockedOutput = freshName(plainOutput + "/blocked");
+        blocked.set_output(0, blockedOutput);
+        blockedNameOf[plainOutput] = blockedOutput;
+        rewritten.push_back(std::move(blocked));
+        if (reads[plainOutput] > blockedReads[plainOutput]) {
+            onnx::NodeProto reorder;
+            reorder.set_name(node.name() + "/ReorderFromBlocked");
+            reorder.set_domain(kOnnxlensDomain);
+            reorder.set_op_type("ReorderFromBlocked");
+            reorder.add_input(blockedOutput);
+            reorder.add_output(plainOutput);
+            setIntAttribute(reorder, "channels", plan.outChannels);
+            rewritten.push_back(std::move(reorder));
+        }
+    }
+    graph.clear_node();
+    for (auto& node : rewritten) *graph.add_node() = std::move(node);
+    bool imported = false;
+    for (const auto& imp : model.opset_import()) imported |= imp.domain() == kOnnxlensDomain;
+    if (!imported) {
+        auto* imp = model.add_opset_import();
+        imp->set_domain(kOnnxlensDomain);
+        imp->set_version(1);
+    }
+    return converted;
+}
+
+}  // namespace onnxlens::engine

@@ -1,0 +1,244 @@
+// The channel-blocked layout pass (convertToChannelBlockedLayout) and its kernels: which nodes
+// go blocked, where the reorders land, and that blocked models compute what plain ones do.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "GraphBuilding.h"
+#include "OpTestHarness.h"
+#include "onnxlens/engine/GraphOptimizer.h"
+#include "onnxlens/engine/InputPreparation.h"
+
+using namespace onnxlens;
+using namespace onnxlens::testing;
+
+namespace {
+
+// Deterministic weights in [-0.5, 0.5).
+Tensor weights(Shape shape, int seed) {
+    std::int64_t count = 1;
+    for (auto d : shape) count *= d;
+    std::vector<float> values(static_cast<std::size_t>(count));
+    for (std::size_t i = 0; i < values.size(); ++i)
+        values[i] =
+            static_cast<float>((i * 37 + static_cast<std::size_t>(seed) * 101) % 97) / 97.0f - 0.5f;
+    return makeTensor<float>(std::move(shape), values);
+}
+
+// Conv from `x` with `in` channels to `out` channels, kernel k, with a bias.
+onnx::NodeProto* addConv(onnx::GraphProto& g, const std::string& x, const std::string& y,
+                         std::int64_t in, std::int64_t out, std::int64_t k, std::int64_t group,
+                         int seed) {
+    addInitializer(g, y + "_w", weights({out, in / group, k, k}, seed));
+    addInitializer(g, y + "_b", weights({out}, seed + 1));
+    auto* conv = addNode(g, "Conv", {x, y + "_w", y + "_b"}, {y});
+    if (group != 1) setAttr(*conv, "group", group);
+    const std::int64_t pad = k / 2;
+    setAttr(*conv, "pads", std::vector<std::int64_t>{pad, pad, pad, pad});
+    return conv;
+}
+
+std::map<std::string, int> opCounts(const onnx::ModelProto& m) {
+    std::map<std::string, int> counts;
+    for (const auto& n : m.graph().node()) counts[n.op_type()]++;
+    return counts;
+}
+
+std::vector<Value> runModel(const onnx::ModelProto& model,
+                            const std::map<std::string, Value>& feeds, int threads = 1) {
+    LoadedModel loaded;
+    loaded.path = "blocked-layout-test.onnx";
+    loaded.proto = std::make_shared<onnx::ModelProto>(model);
+    engine::SessionOptions options;
+    options.optimize = false;  // the model under test is run exactly as written
+    options.threads = threads;
+    auto session = engine::Session::create(loaded, options);
+    EXPECT_TRUE(session) << (session ? "" : session.error().message);
+    if (!session) return {};
+    auto result = (*session)->run(feeds);
+    EXPECT_TRUE(result) << (result ? "" : result.error().message);
+    return result ? *result : std::vector<Value>{};
+}
+
+// The model converted with `block` computes what the plain model computes on seeded inputs.
+void expectBlockedComputesTheSame(const onnx::ModelProto& model, std::int64_t block,
+                                  int threads = 1) {
+    onnx::ModelProto blocked = model;
+    EXPECT_GT(engine::convertToChannelBlockedLayout(blocked, block), 0);
+    LoadedModel loaded;
+    loaded.path = "blocked-layout-test.onnx";
+    loaded.proto = std::make_shared<onnx::ModelProto>(model);
+    engine::SessionOptions options;
+    options.optimize = false;
+    auto session = engine::Session::create(loaded, options);
+    ASSERT_TRUE(session) << session.error().message;
+    auto feeds = engine::prepareFeeds((*session)->inputs(), {}, {}, 7);
+    ASSERT_TRUE(feeds);
+    const auto expected = runModel(model, *feeds);
+    const auto actual = runModel(blocked, *feeds, threads);
+    ASSERT_EQ(actual.size(), expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i)
+        EXPECT_TRUE(tensorsClose(actual[i].tensor(), expected[i].tensor(), {1e-4, 1e-5}))
+            << "output " << i;
+}
+
+// A small CNN: stem conv on 3 plain channels, Relu fused later, max pool, a depthwise-separable
+// block with a residual Add, global average pool, then Flatten and Gemm (plain readers).
+onnx::ModelProto smallCnn() {
+    auto m = emptyModel();
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "image", {2, 3, 17, 17});
+    auto* stem = addConv(g, "image", "stem", 3, 12, 3, 1, 1);
+    setAttr(*stem, "strides", std::vector<std::int64_t>{2, 2});
+    addNode(g, "Relu", {"stem"}, {"stem_relu"});
+    auto* pool = addNode(g, "MaxPool", {"stem_relu"}, {"pooled"});
+    setAttr(*pool, "kernel_shape", std::vector<std::int64_t>{3, 3});
+    setAttr(*pool, "strides", std::vector<std::int64_t>{2, 2});
+    setAttr(*pool, "pads", std::vector<std::int64_t>{1, 1, 1, 1});
+    setAttr(*pool, "ceil_mode", std::int64_t{1});
+    addConv(g, "pooled", "dw", 12, 12, 3, 12, 3);
+    addConv(g, "dw", "pw", 12, 12, 1, 1, 5);
+    addNode(g, "Add", {"pw", "pooled"}, {"residual"});
+    auto* avg = addNode(g, "AveragePool", {"residual"}, {"avg"});
+    setAttr(*avg, "kernel_shape", std::vector<std::int64_t>{2, 2});
+    setAttr(*avg, "pads", std::vector<std::int64_t>{0, 0, 1, 1});
+    addNode(g, "GlobalAveragePool", {"avg"}, {"gap"});
+    addNode(g, "Flatten", {"gap"}, {"flat"});
+    addInitializer(g, "fc_w", weights({5, 12}, 9));
+    auto* fc = addNode(g, "Gemm", {"flat", "fc_w"}, {"logits"});
+    setAttr(*fc, "transB", std::int64_t{1});
+    g.add_output()->set_name("logits");
+    return m;
+}
+
+}  // namespace
+
+TEST(ChannelBlockedLayout, CnnChainReordersOnlyWhereAPlainReaderNeedsIt) {
+    auto m = smallCnn();
+    EXPECT_GT(engine::fuseConvAdd(m), 0);
+    EXPECT_GT(engine::fuseConvActivation(m), 0);
+    onnx::ModelProto blocked = m;
+    // stem, depthwise, pointwise(+residual), MaxPool, AveragePool, GlobalAveragePool
+    EXPECT_EQ(engine::convertToChannelBlockedLayout(blocked, 16), 6);
+    auto counts = opCounts(blocked);
+    EXPECT_EQ(counts["BlockedConv"], 3);
+    EXPECT_EQ(counts["BlockedMaxPool"], 1);
+    EXPECT_EQ(counts["BlockedAveragePool"], 1);
+    EXPECT_EQ(counts["BlockedGlobalAveragePool"], 1);
+    // The stem reads the 3 plain channels itself; only Flatten needs plain data again.
+    EXPECT_EQ(counts["ReorderToBlocked"], 0);
+    EXPECT_EQ(counts["ReorderFromBlocked"], 1);
+    for (const auto& n : blocked.graph().node())
+        if (n.op_type() == "ReorderFromBlocked") EXPECT_EQ(n.output(0), "gap");
+    for (std::int64_t block : {8, 16}) {
+        SCOPED_TRACE(block);
+        expectBlockedComputesTheSame(m, block);
+        expectBlockedComputesTheSame(m, block, 2);
+    }
+}
+
+TEST(ChannelBlockedLayout, OddChannelCountsStridesAndDilationsComputeTheSame) {
+    auto m = emptyModel();
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "x", {1, 5, 11, 9});
+    auto* a = addConv(g, "x", "a", 5, 7, 3, 1, 2);  // 5 > 4 plain channels: a ReorderToBlocked
+    setAttr(*a, "dilations", std::vector<std::int64_t>{2, 1});
+    auto* b = addConv(g, "a", "b", 7, 7, 5, 7, 4);  // depthwise, 7 channels: a partial block
+    setAttr(*b, "strides", std::vector<std::int64_t>{2, 1});
+    addNode(g, "Sigmoid", {"b"}, {"y"});  // fused: padded lanes become 0.5, never read
+    g.add_output()->set_name("y");
+    g.add_output()->set_name("a");  // a graph output read in the middle of the chain
+    EXPECT_EQ(engine::fuseConvActivation(m), 1);
+    onnx::ModelProto blocked = m;
+    EXPECT_EQ(engine::convertToChannelBlockedLayout(blocked, 8), 2);
+    auto counts = opCounts(blocked);
+    EXPECT_EQ(counts["ReorderToBlocked"], 1);
+    EXPECT_EQ(counts["ReorderFromBlocked"], 2);
+    for (std::int64_t block : {8, 16}) {
+        SCOPED_TRACE(block);
+        expectBlockedComputesTheSame(m, block);
+    }
+}
+
+TEST(ChannelBlockedLayout, ConvsOutsideTheBlockedKernelsStayPlain) {
+    auto m = emptyModel();
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "x", {1, 8, 6, 6});
+    addFloatInput(g, "runtime_w", {8, 8, 1, 1});
+    addConv(g, "x", "grouped", 8, 8, 3, 2, 1);              // 2 groups of 4: not depthwise
+    addNode(g, "Conv", {"grouped", "runtime_w"}, {"fed"});  // weights given at run time
+    addInitializer(g, "w1d", weights({8, 8, 3}, 3));
+    addFloatInput(g, "seq", {1, 8, 10});
+    addNode(g, "Conv", {"seq", "w1d"}, {"conv1d"});       // 1-D
+    auto* pool = addNode(g, "MaxPool", {"x"}, {"pool"});  // reads a plain value
+    setAttr(*pool, "kernel_shape", std::vector<std::int64_t>{2, 2});
+    g.add_output()->set_name("fed");
+    g.add_output()->set_name("conv1d");
+    g.add_output()->set_name("pool");
+    onnx::ModelProto copy = m;
+    EXPECT_EQ(engine::convertToChannelBlockedLayout(copy, 16), 0);
+    EXPECT_EQ(copy.SerializeAsString(), m.SerializeAsString());
+    EXPECT_EQ(engine::convertToChannelBlockedLayout(copy, 4), 0);  // not a supported block
+}
+
+TEST(ChannelBlockedLayout, GroupedBlockedConvFallsBackToThePlainKernel) {
+    // A BlockedConv oneDNN does not take (2 groups of 4 channels, written by hand): the kernel
+    // converts around the plain convolution and still computes it.
+    const Tensor x = weights({1, 8, 5, 5}, 1), w = weights({6, 4, 3, 3}, 2);
+    OneNodeSpec plain{"Conv", "",
+                      17,     {Value(x), Value(w)},
+                      1,      [](onnx::NodeProto& n) {
+                          setAttr(n, "group", std::int64_t{2}); }};
+    const Tensor expected = runOneNodeTensor(plain);
+    onnx::ModelProto m = buildOneNodeModel(plain);
+    auto& node = *m.mutable_graph()->mutable_node(0);
+    node.set_domain(engine::kOnnxlensDomain);
+    node.set_op_type("BlockedConv");
+    setAttr(node, "block", std::int64_t{8});
+    node.set_output(0, "yb");
+    auto* back = m.mutable_graph()->add_node();
+    back->set_domain(engine::kOnnxlensDomain);
+    back->set_op_type("ReorderFromBlocked");
+    back->add_input("yb");
+    back->add_output("y0");
+    setAttr(*back, "channels", std::int64_t{6});
+    auto* imp = m.add_opset_import();
+    imp->set_domain(engine::kOnnxlensDomain);
+    imp->set_version(1);
+    const auto outputs = runModel(m, {{"x0", Value(x)}, {"x1", Value(w)}});
+    ASSERT_EQ(outputs.size(), 1u);
+    EXPECT_TRUE(tensorsClose(outputs[0].tensor(), expected, {1e-5, 1e-6}));
+}
+
+TEST(ChannelBlockedLayout, ReordersRoundTripAndRefuseWrongShapes) {
+    const Tensor x = weights({2, 5, 3, 4}, 4);
+    OneNodeSpec to{
+        "ReorderToBlocked", engine::kOnnxlensDomain, 1, {Value(x)}, 1, [](onnx::NodeProto& n) {
+            setAttr(n, "block", std::int64_t{8});
+        }};
+    const Tensor blocked = runOneNodeTensor(to);
+    ASSERT_EQ(blocked.shape(), (Shape{2, 1, 3, 4, 8}));
+    const float* b = blocked.data<float>();
+    // Channel 3 of image 1 at (2, 1) sits in lane 3; lanes 5..7 are zero.
+    EXPECT_EQ(b[((1 * 1 + 0) * 12 + 2 * 4 + 1) * 8 + 3],
+              x.data<float>()[((1 * 5 + 3) * 3 + 2) * 4 + 1]);
+    for (int lane = 5; lane < 8; ++lane) EXPECT_EQ(b[lane], 0.0f);
+    OneNodeSpec from{"ReorderFromBlocked",
+                     engine::kOnnxlensDomain,
+                     1,
+                     {Value(blocked)},
+                     1,
+                     [](onnx::NodeProto& n) { setAttr(n, "channels", std::int64_t{5}); }};
+    EXPECT_TRUE(tensorsClose(runOneNodeTensor(from), x, {0, 0}));
+    OneNodeSpec wrong{"ReorderFromBlocked",
+                      engine::kOnnxlensDomain,
+                      1,
+                      {Value(blocked)},
+                      1,
+                      [](onnx::NodeProto& n) { setAttr(n, "channels", std::int64_t{9}); }};
+    auto refused = runOneNode(wrong);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message.find("do not fit the blocked shape"), std::string::npos)
+        << refused.error().message;
+}

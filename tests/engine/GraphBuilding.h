@@ -1,0 +1,43 @@
+#pragma once
+// Building small test graphs node by node (optimizer and layout-pass tests).
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "OpTestHarness.h"
+
+namespace onnxlens::testing {
+
+inline onnx::NodeProto* addNode(onnx::GraphProto& g, const std::string& op,
+                                std::vector<std::string> inputs, std::vector<std::string> outputs) {
+    auto* n = g.add_node();
+    n->set_op_type(op);
+    n->set_name(op + "_" + outputs[0]);
+    for (auto& i : inputs) n->add_input(i);
+    for (auto& o : outputs) n->add_output(o);
+    return n;
+}
+
+inline void addInitializer(onnx::GraphProto& g, const std::string& name, const Tensor& t) {
+    *g.add_initializer() = engine::tensorToProto(t, name);
+}
+
+inline void addFloatInput(onnx::GraphProto& g, const std::string& name,
+                          std::vector<std::int64_t> dims) {
+    auto* in = g.add_input();
+    in->set_name(name);
+    auto* tt = in->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    for (auto d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+inline onnx::ModelProto emptyModel(int opset = 17) {
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(opset);
+    return m;
+}
+
+}  // namespace onnxlens::testing
