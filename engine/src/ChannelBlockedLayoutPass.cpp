@@ -98,8 +98,16 @@ int convertToChannelBlockedLayout(onnx::ModelProto& model, std::int64_t block) {
     std::unordered_map<std::string, const onnx::TensorProto*> weights;
     for (const auto& init : graph.initializer())
         if (!overridable.count(init.name())) weights[init.name()] = &init;
-    for (const auto& node : graph.node())
-        for (const auto& o : node.output()) names.insert(o);
+    // The rewrite follows the listed order: a graph listed out of dependency order, or one that
+    // defines a name twice, is left to the compiler to order or refuse.
+    for (const auto& in : graph.input()) names.insert(in.name());
+    for (const auto& init : graph.initializer()) names.insert(init.name());
+    for (const auto& node : graph.node()) {
+        for (const auto& in : node.input())
+            if (!in.empty() && !names.count(in)) return 0;
+        for (const auto& o : node.output())
+            if (!o.empty() && !names.insert(o).second) return 0;
+    }
 
     // Which nodes go blocked, in graph order, and the channel count of each blocked value.
     std::vector<NodePlan> plans(static_cast<std::size_t>(graph.node_size()));

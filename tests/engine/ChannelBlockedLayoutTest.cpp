@@ -242,3 +242,25 @@ TEST(ChannelBlockedLayout, ReordersRoundTripAndRefuseWrongShapes) {
     EXPECT_NE(refused.error().message.find("do not fit the blocked shape"), std::string::npos)
         << refused.error().message;
 }
+
+TEST(ChannelBlockedLayout, GraphsListedOutOfOrderAreLeftAlone) {
+    // Conv b is listed before the Conv a it reads: the pass follows listed order, so it leaves
+    // such a graph to the compiler (which orders it) instead of reordering a value not yet made.
+    auto m = emptyModel();
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "x", {1, 8, 6, 6});
+    addConv(g, "a", "b", 8, 8, 3, 1, 1);
+    addConv(g, "x", "a", 8, 8, 3, 1, 2);
+    g.add_output()->set_name("b");
+    onnx::ModelProto copy = m;
+    EXPECT_EQ(engine::convertToChannelBlockedLayout(copy, 16), 0);
+    EXPECT_EQ(copy.SerializeAsString(), m.SerializeAsString());
+    LoadedModel loaded;
+    loaded.path = "out-of-order.onnx";
+    loaded.proto = std::make_shared<onnx::ModelProto>(m);
+    auto session = engine::Session::create(loaded);
+    ASSERT_TRUE(session) << session.error().message;
+    auto feeds = engine::prepareFeeds((*session)->inputs(), {}, {}, 3);
+    ASSERT_TRUE(feeds);
+    EXPECT_TRUE((*session)->run(*feeds));
+}
