@@ -8,6 +8,7 @@ Result<std::shared_ptr<const OptimizedGraph>> buildOptimizedGraph(const ModelDoc
     engine::SessionOptions options;
     options.threads = 1;  // only compiled, never run
     options.optimize = true;
+    options.keepOptimizedModelWeights = true;  // the drawn graph shows them
     auto session = engine::Session::create(document.loaded, options);
     if (!session) return session.error();
     auto graph = std::make_shared<OptimizedGraph>();

@@ -6,17 +6,42 @@
 
 namespace onnxlens::cli {
 
+namespace {
+
+// The model without its initializers' bytes (names, types and dims stay): what the commands read
+// besides the session. Copied with the initializers swapped out, so the weights are never copied.
+std::shared_ptr<onnx::ModelProto> structureOf(onnx::ModelProto& proto) {
+    auto& initializers = *proto.mutable_graph()->mutable_initializer();
+    google::protobuf::RepeatedPtrField<onnx::TensorProto> held;
+    held.Swap(&initializers);
+    auto copy = std::make_shared<onnx::ModelProto>(proto);
+    initializers.Swap(&held);
+    for (const auto& init : initializers) {
+        auto* kept = copy->mutable_graph()->add_initializer();
+        kept->set_name(init.name());
+        kept->set_data_type(init.data_type());
+        *kept->mutable_dims() = init.dims();
+    }
+    return copy;
+}
+
+}  // namespace
+
 LoadedSession loadSession(const std::string& modelPath, int threads, bool optimize,
                           std::uint64_t maxTensorBytes) {
     LoadedSession s;
     auto model = loadModel(modelPath);
     if (!model) throw UsageError(model.error().message);
-    s.model = std::move(*model);
+    // The session takes the parsed model over: the weights live once, in the engine's tensors.
+    s.model.path = model->path;
+    s.model.directory = model->directory;
+    s.model.fileBytes = model->fileBytes;
+    s.model.proto = structureOf(*model->proto);
     engine::SessionOptions options;
     options.threads = threads;
     options.optimize = optimize;
     options.maxTensorBytes = maxTensorBytes;
-    auto session = engine::Session::create(s.model, options);
+    auto session = engine::Session::create(std::move(*model), options);
     if (!session) throw UsageError(session.error().message);
     s.session = std::move(*session);
     return s;
@@ -29,7 +54,8 @@ engine::SymbolBindings parseDims(const Arguments& args) {
         std::int64_t n = 0;
         auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
         if (ec != std::errc() || ptr != value.data() + value.size() || n < 0)
-            throw UsageError("option --dim " + text + ": '" + value + "' is not a non-negative integer");
+            throw UsageError("option --dim " + text + ": '" + value +
+                             "' is not a non-negative integer");
         dims[name] = n;
     }
     return dims;
@@ -49,7 +75,8 @@ std::uint64_t parseMaxMemory(const Arguments& args) {
     int shift = 0;
     if (ptr != end) {
         const std::string suffix(ptr, end);
-        static const std::map<std::string, int> shifts = {{"K", 10}, {"M", 20}, {"G", 30}, {"T", 40}};
+        static const std::map<std::string, int> shifts = {
+            {"K", 10}, {"M", 20}, {"G", 30}, {"T", 40}};
         auto it = shifts.find(suffix);
         if (it == shifts.end()) throw bad();
         shift = it->second;

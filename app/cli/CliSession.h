@@ -12,6 +12,8 @@
 namespace onnxlens::cli {
 
 struct LoadedSession {
+    // The parsed model's structure (inputs, outputs, nodes, initializer names and dims); the
+    // weights themselves live only in the session.
     LoadedModel model;
     std::unique_ptr<engine::Session> session;
 };

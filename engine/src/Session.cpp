@@ -48,6 +48,9 @@ struct CompileShared {
     std::deque<onnx::NodeProto> ownedNodes;  // nodes of expanded function bodies
     std::deque<onnx::GraphProto> ownedGraphs;
     int functionCounter = 0;
+    // The session's own main graph, whose initializers' bytes are released once their tensors
+    // exist (null: keep them).
+    onnx::GraphProto* releasableGraph = nullptr;
     // Value types from onnx shape inference, computed on first need (context-dependent functions).
     const onnx::ModelProto* model = nullptr;
     std::unordered_map<std::string, onnx::TypeProto> inferredTypes;
@@ -104,6 +107,19 @@ struct CompileShared {
 
 }  // namespace
 
+// Drops an initializer's data, keeping its name, type, dims and external-data reference (what the
+// session still reads). Swapping with a fresh message frees the bytes; clearing would keep the
+// string's capacity.
+static void releaseTensorBytes(onnx::TensorProto& t) {
+    onnx::TensorProto kept;
+    kept.set_name(t.name());
+    kept.set_data_type(t.data_type());
+    *kept.mutable_dims() = t.dims();
+    if (t.has_data_location()) kept.set_data_location(t.data_location());
+    *kept.mutable_external_data() = t.external_data();
+    t.Swap(&kept);
+}
+
 // Compiles one graph (main graph or subgraph) into a CompiledGraph.
 class GraphCompiler {
 public:
@@ -121,10 +137,15 @@ public:
             graph_->inputNames_.push_back(input.name());
             graph_->inputSlots_.push_back(define(input.name()));
         }
-        for (const auto& init : graph.initializer()) {
+        onnx::GraphProto* releasable =
+            shared_.releasableGraph == &original && source == &original ? shared_.releasableGraph
+                                                                        : nullptr;
+        for (int i = 0; i < graph.initializer_size(); ++i) {
+            const auto& init = graph.initializer(i);
             int slot = define(init.name());
             if (!shared_.checkOnly) {
                 graph_->constants_.emplace_back(slot, Value(tensorFromProto(init, shared_.modelDirectory)));
+                if (releasable) releaseTensorBytes(*releasable->mutable_initializer(i));
             }
         }
         if (graph.sparse_initializer_size() > 0)
@@ -591,19 +612,35 @@ std::vector<UnsupportedNode> Session::findUnsupportedNodes(const onnx::ModelProt
 }
 
 Result<std::unique_ptr<Session>> Session::create(const LoadedModel& loaded, const SessionOptions& options) {
+    return createFrom(loaded, nullptr, options);
+}
+
+Result<std::unique_ptr<Session>> Session::create(LoadedModel&& loaded, const SessionOptions& options) {
+    std::shared_ptr<onnx::ModelProto> taken = std::move(loaded.proto);
+    if (taken && taken.use_count() == 1) return createFrom(loaded, taken.get(), options);
+    loaded.proto = std::move(taken);
+    return createFrom(loaded, nullptr, options);
+}
+
+Result<std::unique_ptr<Session>> Session::createFrom(const LoadedModel& loaded, onnx::ModelProto* owned,
+                                                     const SessionOptions& options) {
     const std::string where = loaded.path.string();
-    if (!loaded.proto) return makeError(where, "no model loaded");
+    if (!owned && !loaded.proto) return makeError(where, "no model loaded");
     if (options.maxTensorBytes > 0) setMaxTensorBytes(options.maxTensorBytes);
     std::unique_ptr<Session> session(new Session());
     auto state = std::make_unique<State>();
     try {
-        state->model = *loaded.proto;
+        if (owned)
+            state->model.Swap(owned);
+        else
+            state->model = *loaded.proto;
         if (options.optimize) state->report = optimizeModel(state->model, loaded.directory);
         state->shared = std::make_unique<CompileShared>();
         auto& shared = *state->shared;
         shared.registry = &KernelRegistry::global();
         shared.modelDirectory = loaded.directory;
         shared.model = &state->model;
+        if (!options.keepOptimizedModelWeights) shared.releasableGraph = state->model.mutable_graph();
         fillLocalFunctions(shared, state->model);
         GraphCompiler compiler(shared, opsetsOf(state->model));
         state->graph = compiler.compile(state->model.graph());

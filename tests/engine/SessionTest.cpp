@@ -32,7 +32,8 @@ TEST(Session, EveryUnsupportedNodeIsReportedTogether) {
     loaded.proto = std::make_shared<onnx::ModelProto>(model);
     auto session = engine::Session::create(loaded);
     ASSERT_FALSE(session);
-    EXPECT_NE(session.error().message.find("3 node(s)"), std::string::npos) << session.error().message;
+    EXPECT_NE(session.error().message.find("3 node(s)"), std::string::npos)
+        << session.error().message;
     EXPECT_NE(session.error().message.find("com.example::Mystery (opset 1) x2"), std::string::npos)
         << session.error().message;
     EXPECT_NE(session.error().message.find("custom.onnx"), std::string::npos);
@@ -74,4 +75,66 @@ TEST(Session, MissingFeedIsAnErrorNamingTheInput) {
     auto r2 = (*session)->run({{"x0", Value(makeTensor<float>({1}, {1.0f}))}, {"nope", Value()}});
     ASSERT_FALSE(r2);
     EXPECT_NE(r2.error().message.find("'nope'"), std::string::npos);
+}
+
+namespace {
+
+// y = x + w, w a 1000-float initializer.
+LoadedModel modelWithWeights() {
+    OneNodeSpec spec{
+        "Add", "", 17, {Value(makeTensor<float>({1000}, std::vector<float>(1000, 1.0f)))}};
+    onnx::ModelProto model = buildOneNodeModel(spec);
+    auto& g = *model.mutable_graph();
+    g.mutable_node(0)->add_input("w");
+    *g.add_initializer() =
+        engine::tensorToProto(makeTensor<float>({1000}, std::vector<float>(1000, 2.0f)), "w");
+    LoadedModel loaded;
+    loaded.path = "weights.onnx";
+    loaded.proto = std::make_shared<onnx::ModelProto>(model);
+    return loaded;
+}
+
+float firstOutput(engine::Session& session) {
+    auto out =
+        session.run({{"x0", Value(makeTensor<float>({1000}, std::vector<float>(1000, 1.0f)))}});
+    EXPECT_TRUE(out) << (out ? "" : out.error().message);
+    return out ? out->at(0).tensor().data<float>()[0] : 0.0f;
+}
+
+}  // namespace
+
+TEST(Session, WeightsAreHeldOnceUnlessTheOptimizedModelMustKeepThem) {
+    LoadedModel loaded = modelWithWeights();
+    auto session = engine::Session::create(loaded);
+    ASSERT_TRUE(session) << session.error().message;
+    const auto& released = (*session)->optimizedModel().graph().initializer(0);
+    EXPECT_EQ(released.name(), "w");
+    EXPECT_EQ(released.dims(0), 1000);
+    EXPECT_TRUE(released.raw_data().empty());
+    EXPECT_EQ(released.float_data_size(), 0);
+    EXPECT_EQ(firstOutput(**session), 3.0f);
+    // The caller's model is untouched.
+    EXPECT_EQ(loaded.proto->graph().initializer(0).raw_data().size(), 4000u);
+
+    engine::SessionOptions keep;
+    keep.keepOptimizedModelWeights = true;
+    auto kept = engine::Session::create(loaded, keep);
+    ASSERT_TRUE(kept) << kept.error().message;
+    EXPECT_EQ((*kept)->optimizedModel().graph().initializer(0).raw_data().size(), 4000u);
+}
+
+TEST(Session, TakingTheModelOverLeavesNoCopyBehindUnlessItIsShared) {
+    LoadedModel loaded = modelWithWeights();
+    auto shared = loaded.proto;  // a second holder: the session must copy
+    auto copied = engine::Session::create(std::move(loaded));
+    ASSERT_TRUE(copied) << copied.error().message;
+    EXPECT_EQ(shared->graph().initializer(0).raw_data().size(), 4000u);
+    EXPECT_EQ(firstOutput(**copied), 3.0f);
+
+    LoadedModel sole = modelWithWeights();
+    auto taken = engine::Session::create(std::move(sole));
+    ASSERT_TRUE(taken) << taken.error().message;
+    EXPECT_EQ(sole.proto, nullptr);
+    EXPECT_EQ(firstOutput(**taken), 3.0f);
+    EXPECT_EQ((*taken)->optimizedModel().graph().node_size(), 1);
 }

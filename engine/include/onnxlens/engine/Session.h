@@ -28,6 +28,10 @@ struct SessionOptions {
     int threads = 0;                 // intra-op threads; <= 0: number of cores
     std::uint64_t maxTensorBytes = 0;  // 0: keep the global default (half of physical memory)
     bool optimize = true;            // run the graph optimizer passes at load
+    // optimizedModel() keeps its initializers' bytes (to show or save the optimized graph).
+    // Otherwise each initializer's bytes are released as soon as the engine holds its tensor,
+    // so a session holds its weights once, not twice.
+    bool keepOptimizedModelWeights = false;
 };
 
 // One node's execution in a profiled run.
@@ -84,6 +88,10 @@ public:
     // Compiles the model. Fails with one error listing every unsupported node.
     static Result<std::unique_ptr<Session>> create(const LoadedModel& model,
                                                    const SessionOptions& options = {});
+    // The same, taking the parsed model over instead of copying it when nothing else shares it
+    // (no second copy of the weights while compiling); `model.proto` is empty afterwards.
+    static Result<std::unique_ptr<Session>> create(LoadedModel&& model,
+                                                   const SessionOptions& options = {});
     ~Session();
 
     // Lists nodes (including inside subgraphs and functions) that no kernel and no function
@@ -108,6 +116,10 @@ public:
 
 private:
     Session() = default;
+    // `owned`: the model to take over (swapped out of the caller's proto), else loaded.proto is copied.
+    static Result<std::unique_ptr<Session>> createFrom(const LoadedModel& loaded,
+                                                       onnx::ModelProto* owned,
+                                                       const SessionOptions& options);
     struct State;
     std::unique_ptr<State> state_;
     std::vector<IoInfo> inputs_, outputs_;
