@@ -443,6 +443,13 @@ class DnnlConvolution {
             case Kind::Tanh:
                 ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_tanh, 0.0f, 0.0f);
                 break;
+            case Kind::HardSigmoid:  // oneDNN 2.6 has no hardsigmoid: a linear map, then clip
+                ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, a.alpha, a.beta);
+                ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, 1.0f);
+                break;
+            case Kind::HardSwish:
+                ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_hardswish, 0.0f, 0.0f);
+                break;
         }
         dnnl::primitive_attr attr;
         attr.set_post_ops(ops);

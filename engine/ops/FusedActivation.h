@@ -1,7 +1,8 @@
 #pragma once
 // The activation a fused node (com.onnxlens FusedConv, FusedGemm) applies to its result, as
 // the optimizer's fusion passes describe it: attribute `activation` (Relu, Clip, LeakyRelu,
-// Sigmoid, Tanh; absent: none) and `activation_params` (Clip: min, max; LeakyRelu: alpha).
+// Sigmoid, Tanh, HardSigmoid, HardSwish; absent: none) and `activation_params` (Clip: min, max;
+// LeakyRelu: alpha; HardSigmoid: alpha, beta).
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -11,9 +12,10 @@
 namespace onnxlens::engine::ops {
 
 struct FusedActivation {
-    enum class Kind { None, Relu, Clip, LeakyRelu, Sigmoid, Tanh };
+    enum class Kind { None, Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSigmoid, HardSwish };
     Kind kind = Kind::None;
-    float alpha = 0.0f, beta = 0.0f;  // Clip: min and max; LeakyRelu: the slope
+    // Clip: min and max; LeakyRelu: the slope; HardSigmoid: max(0, min(1, alpha * x + beta))
+    float alpha = 0.0f, beta = 0.0f;
 
     static FusedActivation fromNode(const NodeInfo& node) {
         FusedActivation a;
@@ -38,6 +40,12 @@ struct FusedActivation {
             a.kind = Kind::Sigmoid;
         } else if (name == "Tanh") {
             a.kind = Kind::Tanh;
+        } else if (name == "HardSigmoid") {
+            a.kind = Kind::HardSigmoid;
+            a.alpha = param(0);
+            a.beta = param(1);
+        } else if (name == "HardSwish") {
+            a.kind = Kind::HardSwish;
         } else {
             throw EngineError("unknown fused activation '" + name + "'");
         }
@@ -62,8 +70,18 @@ struct FusedActivation {
                 return T(1) / (T(1) + std::exp(-x));
             case Kind::Tanh:
                 return std::tanh(x);
+            case Kind::HardSigmoid:
+                return hardSigmoid(x, T(alpha), T(beta));
+            case Kind::HardSwish:
+                return x * hardSigmoid(x, T(1) / T(6), T(0.5));
         }
         return x;
+    }
+
+    template <class T>
+    static T hardSigmoid(T x, T a, T b) {
+        const T v = a * x + b;
+        return v < T(0) ? T(0) : (v > T(1) ? T(1) : v);
     }
 
     template <class T>

@@ -500,8 +500,16 @@ std::optional<std::pair<std::string, std::vector<float>>> fusableActivation(
     if (!isDefaultDomain(act.domain()) || act.output_size() != 1 || act.input_size() < 1)
         return std::nullopt;
     const std::string& op = act.op_type();
-    if (op == "Relu" || op == "Sigmoid" || op == "Tanh")
+    if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "HardSwish")
         return std::make_pair(op, std::vector<float>{});
+    if (op == "HardSigmoid") {
+        float alpha = 0.2f, beta = 0.5f;
+        for (const auto& a : act.attribute()) {
+            if (a.name() == "alpha") alpha = a.f();
+            if (a.name() == "beta") beta = a.f();
+        }
+        return std::make_pair(op, std::vector<float>{alpha, beta});
+    }
     if (op == "LeakyRelu") {
         float alpha = 0.01f;
         for (const auto& a : act.attribute())

@@ -230,3 +230,31 @@ TEST(GraphOptimizer, SampleModelsComputeTheSameOptimized) {
         expectSameOutputs(*loaded->proto);
     }
 }
+
+TEST(GraphOptimizer, HardSwishAndHardSigmoidFuseIntoTheConv) {
+    // MobileNetV3's activations: the fused kernels (oneDNN post-ops, or the loop after Eigen)
+    // compute what the separate nodes do, in plain and channel-blocked layouts.
+    auto m = emptyModel();
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "x", {1, 4, 6, 6});
+    addConv(g, "x", "c", "conv");
+    addNode(g, "HardSwish", {"c"}, {"h"});
+    addConv(g, "h", "d", "conv2");
+    auto* hs = addNode(g, "HardSigmoid", {"d"}, {"y"});
+    setAttr(*hs, "alpha", 0.3f);
+    setAttr(*hs, "beta", 0.4f);
+    g.add_output()->set_name("y");
+    onnx::ModelProto copy = m;
+    EXPECT_EQ(engine::fuseConvActivation(copy), 2);
+    ASSERT_EQ(copy.graph().node_size(), 2);
+    EXPECT_EQ(attributeString(copy.graph().node(0), "activation"), "HardSwish");
+    EXPECT_EQ(attributeString(copy.graph().node(1), "activation"), "HardSigmoid");
+    expectSameOutputs(m);
+    // The inputs are scaled up so that every piece of both activations is reached.
+    for (auto& init : *m.mutable_graph()->mutable_initializer()) {
+        Tensor t = engine::tensorFromProto(init, {});
+        for (std::int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] *= 8.0f;
+        init = engine::tensorToProto(t, init.name());
+    }
+    expectSameOutputs(m);
+}

@@ -43,7 +43,8 @@ int foldBatchNormIntoConv(onnx::GraphProto& graph, const std::filesystem::path& 
 // inference; no broadcasting): one com.onnxlens FusedConv computing conv(X, W) + B + Z.
 int fuseConvAdd(onnx::ModelProto& model);
 // Conv (or a FusedConv without activation) whose output only feeds Relu, Clip (constant bounds),
-// LeakyRelu, Sigmoid or Tanh: one FusedConv with attributes activation / activation_params.
+// LeakyRelu, Sigmoid, Tanh, HardSigmoid or HardSwish: one FusedConv with attributes activation /
+// activation_params.
 int fuseConvActivation(onnx::ModelProto& model);
 // Conv/FusedConv with constant float 2-D weights (group 1 or depthwise) become com.onnxlens
 // BlockedConv on channel-blocked activations [N, ceil(C/b), H, W, b], and MaxPool, AveragePool
