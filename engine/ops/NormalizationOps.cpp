@@ -4,9 +4,9 @@
 
 #include "NormalizationChannelLayout.h"
 #include "OpFamilies.h"
-#include "onnxlens/engine/GraphOptimizer.h"
 #include "ReduceAxesPlan.h"
 #include "ReduceNumeric.h"
+#include "onnxlens/engine/GraphOptimizer.h"
 
 namespace onnxlens::engine::ops {
 namespace {
