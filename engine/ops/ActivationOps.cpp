@@ -8,7 +8,9 @@
 
 #include "Broadcast.h"
 #include "ElementwiseUnary.h"
+#include "GeluOp.h"
 #include "OpFamilies.h"
+#include "onnxlens/engine/GraphOptimizer.h"
 
 namespace onnxlens::engine::ops {
 
@@ -326,6 +328,44 @@ private:
     std::string name_;
 };
 
+struct GeluErfOp : UnaryOpTraits {
+    static constexpr bool kVectorized = true;
+    static constexpr double kCost = 12;
+    template <class T> T operator()(T x) const { return geluErf(x); }
+    template <class A> auto array(const A& x) const { return geluErfArray(x); }
+};
+
+struct GeluTanhOp : UnaryOpTraits {
+    static constexpr bool kVectorized = true;
+    static constexpr double kCost = 12;
+    template <class T> T operator()(T x) const { return geluTanh(x); }
+    template <class A> auto array(const A& x) const { return geluTanhArray(x); }
+};
+
+// Gelu (onnx opset 20, and com.onnxlens Gelu written by the optimizer's GELU pattern fusion):
+// `approximate` is "none" (erf) or "tanh".
+class GeluKernel final : public Kernel {
+public:
+    explicit GeluKernel(const NodeInfo& node) {
+        const std::string approximate = node.getString("approximate", "none");
+        require(approximate == "none" || approximate == "tanh",
+                "Gelu: approximate must be \"none\" or \"tanh\", got \"" + approximate + "\"");
+        tanh_ = approximate == "tanh";
+    }
+
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& x = inputTensor(inputs, 0);
+        dispatchTypeSet<TypeSet::Float>(x.dtype(), "Gelu", [&]<class T>() {
+            outputs[0] = Value(tanh_ ? unaryTransform<T>(ctx, x, GeluTanhOp{})
+                                     : unaryTransform<T>(ctx, x, GeluErfOp{}));
+        });
+    }
+
+private:
+    bool tanh_ = false;
+};
+
 }  // namespace
 
 void registerActivationOps(KernelRegistry& registry) {
@@ -343,6 +383,8 @@ void registerActivationOps(KernelRegistry& registry) {
     registry.add<UnaryKernel<ThresholdedReluOp>>("ThresholdedRelu");
     registry.add<UnaryKernel<ShrinkOp>>("Shrink");
     registry.add<PReluKernel>("PRelu");
+    registry.add<GeluKernel>("Gelu", 20);
+    registry.add<GeluKernel>("Gelu", 1, kLatestOpset, kOnnxlensDomain);
     registry.add<NormaliseKernel<NormKind::Softmax>>("Softmax");
     registry.add<NormaliseKernel<NormKind::LogSoftmax>>("LogSoftmax");
     registry.add<NormaliseKernel<NormKind::Hardmax>>("Hardmax");

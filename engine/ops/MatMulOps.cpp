@@ -3,9 +3,12 @@
 // Every product goes through one batched GEMM on Eigen row-major maps, split over the thread
 // pool by batch and row blocks. Types Eigen has no fast path for compute in a wider type:
 // float16/bfloat16 in float, 8/16-bit integers in 32-bit integers (wrap-around results agree).
-// GCC 12 reports a false -Wmaybe-uninitialized inside Eigen's AVX-512 double GEMM packing.
+// GCC 12 reports a false -Wmaybe-uninitialized inside Eigen's AVX-512 double GEMM packing, and
+// -Wuninitialized inside its own intrinsics when Eigen's vectorised exp (the GELU epilogue's erf
+// on doubles) is inlined.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #include <Eigen/Core>
 #include <Eigen/LU>
@@ -15,8 +18,11 @@
 #include <map>
 #include <set>
 
+#include "DnnlMatMul.h"
+#include "GeluOp.h"
 #include "OpFamilies.h"
 #include "ReduceNumeric.h"
+#include "onnxlens/engine/GraphOptimizer.h"
 
 namespace onnxlens::engine::ops {
 namespace {
@@ -178,15 +184,70 @@ Tensor matMulTensors(KernelContext& ctx, const Tensor& a, const Tensor& b, const
     return y;
 }
 
+// MatMul, and com.onnxlens FusedMatMul (the optimizer's MatMul + Add(bias) [+ Gelu]):
+// Y = activation(A x B + bias), bias a constant of N values added to every row.
 class MatMulKernel : public Kernel {
   public:
-    explicit MatMulKernel(const NodeInfo&) {}
+    explicit MatMulKernel(const NodeInfo& node) {
+        const std::string activation = node.getString("activation", "");
+        require(activation.empty() || activation == "Gelu",
+                "FusedMatMul: unsupported activation \"" + activation + "\"");
+        if (activation == "Gelu") activation_ = MatMulActivation::Gelu;
+    }
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
         const Tensor& a = inputTensor(inputs, 0);
-        Tensor y = matMulTensors(ctx, a, inputTensor(inputs, 1), "MatMul");
+        const Tensor& b = inputTensor(inputs, 1);
+        const Tensor* bias = optionalInputTensor(inputs, 2);
+        if (bias) {
+            require(bias->dtype() == a.dtype(), "FusedMatMul: the bias has another type than A");
+            require(bias->rank() == 1 && b.rank() >= 1 && bias->dim(0) == b.dim(b.rank() - 1),
+                    "FusedMatMul: the bias must have one value per column of B, got " +
+                        shapeToString(bias->shape()));
+        }
+        if (a.dtype() == DataType::Float && b.dtype() == DataType::Float) {
+            MatMulPlan plan = planMatMul(a.shape(), b.shape(), "MatMul");
+            Tensor y(DataType::Float, plan.outputShape);
+            if (dnnl_.run(a, b, bias ? bias->data<float>() : nullptr, activation_, y)) {
+                outputs[0] = Value(std::move(y));
+                return;
+            }
+        }
+        Tensor y = matMulTensors(ctx, a, b, "MatMul");
+        if (bias || activation_ != MatMulActivation::None) applyEpilogue(ctx, bias, y);
         outputs[0] = Value(y.dtype() == a.dtype() ? y : y.castTo(a.dtype()));
     }
+
+  private:
+    // Adds the bias to every row of y and applies the activation, in y's compute type.
+    void applyEpilogue(KernelContext& ctx, const Tensor* bias, Tensor& y) const {
+        require(isFloatingPoint(y.dtype()) || activation_ == MatMulActivation::None,
+                "FusedMatMul: Gelu needs floating-point operands");
+        dispatchCompute(y.dtype(), [&]<class T>() {
+            T* out = y.data<T>();
+            const std::int64_t n = y.rank() == 0 ? 1 : y.dim(y.rank() - 1);
+            if (bias) {
+                Tensor cb = toComputeType(*bias);
+                const T* pb = cb.data<T>();
+                ctx.pool().parallelFor(y.numel() / std::max<std::int64_t>(n, 1),
+                                       static_cast<double>(n), [&](std::int64_t r0, std::int64_t r1) {
+                                           for (std::int64_t r = r0; r < r1; ++r)
+                                               for (std::int64_t j = 0; j < n; ++j)
+                                                   out[r * n + j] += pb[j];
+                                       });
+            }
+            if constexpr (std::is_floating_point_v<T>) {
+                if (activation_ == MatMulActivation::Gelu)
+                    ctx.pool().parallelFor(y.numel(), 12.0, [&](std::int64_t begin, std::int64_t end) {
+                        Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> v(out + begin, end - begin);
+                        v = geluErfArray(v).eval();
+                    });
+            }
+        });
+    }
+
+    MatMulActivation activation_ = MatMulActivation::None;
+    DnnlMatMul dnnl_;
 };
 
 class GemmKernel : public Kernel {
@@ -219,9 +280,20 @@ class GemmKernel : public Kernel {
         g.aOffsets = {0};
         g.bOffsets = {0};
         Shape outShape{g.m, g.n};
+        bool withC = c != nullptr && beta_ != 0.0;
+        // The Linear form (alpha 1, C a row of N values added with beta 1) runs on oneDNN.
+        if (a.dtype() == DataType::Float && b.dtype() == DataType::Float && alpha_ == 1.0 &&
+            (!withC || (beta_ == 1.0 && c->dtype() == DataType::Float && c->numel() == g.n &&
+                        c->numel() > 1 && c->dim(c->rank() - 1) == g.n))) {
+            Tensor y(DataType::Float, outShape);
+            if (dnnl_.run(a, b, withC ? c->data<float>() : nullptr, MatMulActivation::None, y,
+                          transA_, transB_)) {
+                outputs[0] = Value(std::move(y));
+                return;
+            }
+        }
         Tensor ca = toComputeType(a), cb = toComputeType(b);
         Tensor y = Tensor::zeros(ca.dtype(), outShape);
-        bool withC = c != nullptr && beta_ != 0.0;
         if (withC) {
             require(c->rank() <= 2 && broadcastShapes(c->shape(), outShape) == outShape,
                     "Gemm: C of shape " + shapeToString(c->shape()) + " does not broadcast to " +
@@ -253,6 +325,7 @@ class GemmKernel : public Kernel {
 
     double alpha_, beta_;
     bool transA_, transB_;
+    DnnlMatMul dnnl_;
 };
 
 // (x - zeroPoint) as int32 for an 8-bit quantized operand. The zero point is a scalar or one
@@ -665,6 +738,7 @@ class DetKernel : public Kernel {
 
 void registerMatMulOps(KernelRegistry& registry) {
     registry.add<MatMulKernel>("MatMul", 1);
+    registry.add<MatMulKernel>("FusedMatMul", 1, kLatestOpset, kOnnxlensDomain);
     registry.add<GemmKernel>("Gemm", 1);
     registry.add<MatMulIntegerKernel>("MatMulInteger", 10);
     registry.add<QLinearMatMulKernel>("QLinearMatMul", 10);

@@ -6,6 +6,7 @@
 #include "OpFamilies.h"
 #include "ReduceAxesPlan.h"
 #include "ReduceNumeric.h"
+#include "onnxlens/engine/GraphOptimizer.h"
 
 namespace onnxlens::engine::ops {
 namespace {
@@ -246,6 +247,9 @@ class LayerNormalizationKernel : public Kernel {
         auto rows = static_cast<std::size_t>(outer);
         std::vector<double> means(rows), invStdDevs(rows);
         Tensor y(x.dtype(), x.shape());
+        // Float rows normalise in float (statistics stay in double): one vectorised pass.
+        std::vector<float> scaleF(scale.begin(), scale.end()), biasF(bias.begin(), bias.end());
+        if (biasF.empty()) biasF.assign(scaleF.size(), 0.0f);
         dispatchFloat(x.dtype(), [&]<class T>() {
             const T* in = x.data<T>();
             T* out = y.data<T>();
@@ -258,6 +262,14 @@ class LayerNormalizationKernel : public Kernel {
                         double inv = 1.0 / std::sqrt(var + epsilon_);
                         means[static_cast<std::size_t>(r)] = mean;
                         invStdDevs[static_cast<std::size_t>(r)] = inv;
+                        if constexpr (std::is_same_v<T, float>) {
+                            const float m = static_cast<float>(mean), s = static_cast<float>(inv);
+                            const float* g = scaleF.data();
+                            const float* b = biasF.data();
+                            for (std::int64_t i = 0; i < inner; ++i)
+                                dst[i] = (row[i] - m) * s * g[i] + b[i];
+                            continue;
+                        }
                         for (std::int64_t i = 0; i < inner; ++i) {
                             auto k = static_cast<std::size_t>(i);
                             double v = (toAccumulator<double>(row[i]) - mean) * inv * scale[k];
@@ -382,6 +394,8 @@ void registerNormalizationOps(KernelRegistry& registry) {
     registry.add<BatchNormalizationKernel>("BatchNormalization", 1);
     registry.add<InstanceNormalizationKernel>("InstanceNormalization", 1);
     registry.add<LayerNormalizationKernel>("LayerNormalization", 17);
+    // The optimizer's LayerNormalization pattern fusion in models below opset 17.
+    registry.add<LayerNormalizationKernel>("LayerNormalization", 1, kLatestOpset, kOnnxlensDomain);
     registry.add<LrnKernel>("LRN", 1);
     registry.add<MeanVarianceNormalizationKernel>("MeanVarianceNormalization", 9);
 }

@@ -411,8 +411,6 @@ int foldBatchNormIntoConv(onnx::GraphProto& graph, const std::filesystem::path& 
     return rewrites;
 }
 
-namespace {
-
 void importOnnxlensDomain(onnx::ModelProto& model) {
     for (const auto& imp : model.opset_import())
         if (imp.domain() == kOnnxlensDomain) return;
@@ -420,6 +418,8 @@ void importOnnxlensDomain(onnx::ModelProto& model) {
     imp->set_domain(kOnnxlensDomain);
     imp->set_version(1);
 }
+
+namespace {
 
 // Producers and reader counts of every value of a graph (subgraph reads count as reads).
 struct ValueUses {
@@ -654,6 +654,14 @@ OptimizationReport optimizeModel(onnx::ModelProto& model,
                              "fold-batchnorm-into-conv", "fuse-conv-add", "fuse-conv-activation",
                              "channel-blocked-layout"})
         report.passes.push_back({name, totals[name]});
+    // Transformer fusions (TransformerFusions.cpp): GELU and LayerNorm first, so that the
+    // MatMul + bias they follow fuses with the Gelu.
+    for (const auto& [name, pass] :
+         {std::pair<const char*, int (*)(onnx::ModelProto&)>{"fuse-gelu", fuseGelu},
+          {"fuse-layer-normalization", fuseLayerNormalization},
+          {"fuse-matmul-bias", fuseMatMulBias},
+          {"fuse-matmul-gelu", fuseMatMulGelu}})
+        report.passes.push_back({name, pass(model)});
     report.nodesAfter = model.graph().node_size();
     return report;
 }

@@ -13,6 +13,9 @@ namespace onnxlens::engine {
 // The domain of the nodes the fusion passes write (FusedConv...), with kernels in engine/ops.
 inline constexpr const char* kOnnxlensDomain = "com.onnxlens";
 
+// Adds the com.onnxlens opset import a model needs once a pass wrote one of its nodes.
+void importOnnxlensDomain(onnx::ModelProto& model);
+
 struct PassResult {
     std::string pass;
     int rewrites = 0;
@@ -55,5 +58,19 @@ int convertToChannelBlockedLayout(onnx::ModelProto& model, std::int64_t block);
 // The block this machine's oneDNN kernels compute in: 16 with AVX-512, 8 with AVX2, 0 when
 // blocked layouts do not pay (no oneDNN, older CPUs): optimizeModel then skips the pass.
 std::int64_t preferredChannelBlock();
+
+// Transformer fusions (engine/src/TransformerFusions.cpp).
+// The exported exact GELU, x * 0.5 * (1 + erf(x / sqrt(2))) in any operand order (x * (1 / sqrt(2))
+// too): one Gelu (onnx from opset 20, com.onnxlens below).
+int fuseGelu(onnx::ModelProto& model);
+// The exported LayerNorm over the last axis: ReduceMean, Sub, Pow 2, ReduceMean, Add eps, Sqrt,
+// Div, Mul gamma, Add beta (gamma and beta constant vectors): one LayerNormalization (onnx from
+// opset 17, com.onnxlens below).
+int fuseLayerNormalization(onnx::ModelProto& model);
+// MatMul with constant 2-D weights [K, N] whose output only feeds an Add of a constant [N]:
+// one com.onnxlens FusedMatMul(A, B, bias).
+int fuseMatMulBias(onnx::ModelProto& model);
+// FusedMatMul whose output only feeds an exact Gelu: the FusedMatMul with activation "Gelu".
+int fuseMatMulGelu(onnx::ModelProto& model);
 
 }  // namespace onnxlens::engine

@@ -1,0 +1,160 @@
+#include "DnnlMatMul.h"
+
+#include <map>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#ifdef ONNXLENS_WITH_DNNL
+#include <dnnl.hpp>
+#endif
+
+namespace onnxlens::engine::ops {
+
+#ifdef ONNXLENS_WITH_DNNL
+
+namespace {
+
+// Below this many multiply-adds the primitive's fixed cost outweighs its faster kernel (the
+// small recurrent and voice-activity models stay on the Eigen path).
+constexpr std::int64_t kMinMultiplyAdds = 64 * 64 * 64;
+constexpr std::size_t kMaxRank = 6;
+constexpr std::size_t kMaxCachedShapes = 8;
+
+using Dims = dnnl::memory::dims;
+
+// Dense row-major strides of `dims`; with `transposed`, the last two dims are stored swapped.
+Dims rowMajorStrides(const Dims& dims, bool transposed) {
+    Dims strides(dims.size());
+    std::int64_t step = 1;
+    for (std::size_t d = dims.size(); d-- > 0;) {
+        strides[d] = step;
+        step *= dims[d];
+    }
+    if (transposed) {
+        const std::size_t r = dims.size();
+        strides[r - 1] = dims[r - 2];
+        strides[r - 2] = 1;
+    }
+    return strides;
+}
+
+dnnl::memory::desc floatDesc(const Dims& dims, bool transposed = false) {
+    return dnnl::memory::desc(dims, dnnl::memory::data_type::f32,
+                              rowMajorStrides(dims, transposed));
+}
+
+}  // namespace
+
+struct DnnlMatMul::State {
+    struct Key {
+        Dims a, b;
+        bool bias, transA, transB;
+        MatMulActivation activation;
+        auto operator<=>(const Key&) const = default;
+    };
+    struct Entry {
+        dnnl::memory::desc a, b, y, bias;
+        dnnl::matmul primitive;
+    };
+
+    std::mutex mutex;
+    dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+    dnnl::stream stream{engine};
+    std::map<Key, Entry> cache;
+
+    Entry& entryFor(const Key& key, const Dims& yDims) {
+        auto it = cache.find(key);
+        if (it != cache.end()) return it->second;
+        if (cache.size() >= kMaxCachedShapes) cache.clear();  // a node seeing ever new shapes
+        Entry e;
+        e.a = floatDesc(key.a, key.transA);
+        e.b = floatDesc(key.b, key.transB);
+        e.y = floatDesc(yDims);
+        dnnl::primitive_attr attr;
+        if (key.activation == MatMulActivation::Gelu) {
+            dnnl::post_ops ops;
+            ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+            attr.set_post_ops(ops);
+        }
+        if (key.bias) {
+            Dims biasDims(yDims.size(), 1);
+            biasDims.back() = yDims.back();
+            e.bias = floatDesc(biasDims);
+        }
+        // oneDNN 2.x: an operation descriptor, then the primitive descriptor.
+        dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(e.a, e.b, e.bias, e.y), attr, engine);
+        e.primitive = dnnl::matmul(pd);
+        return cache.emplace(key, std::move(e)).first->second;
+    }
+};
+
+DnnlMatMul::DnnlMatMul() : state_(std::make_unique<State>()) {}
+DnnlMatMul::~DnnlMatMul() = default;
+
+bool DnnlMatMul::run(const Tensor& a, const Tensor& b, const float* bias,
+                     MatMulActivation activation, Tensor& y, bool transA, bool transB) {
+    if (a.dtype() != DataType::Float || b.dtype() != DataType::Float ||
+        y.dtype() != DataType::Float)
+        return false;
+    const auto ra = static_cast<std::size_t>(a.rank()), rb = static_cast<std::size_t>(b.rank());
+    if (ra < 2 || rb < 2 || ra > kMaxRank || rb > kMaxRank) return false;
+    if ((transA || transB) && (ra != 2 || rb != 2)) return false;
+    const std::int64_t m = transA ? a.dim(1) : a.dim(static_cast<std::int64_t>(ra) - 2);
+    const std::int64_t k = transA ? a.dim(0) : a.dim(static_cast<std::int64_t>(ra) - 1);
+    const std::int64_t n = transB ? b.dim(0) : b.dim(static_cast<std::int64_t>(rb) - 1);
+    if (m == 0 || k == 0 || n == 0 || m * k * n < kMinMultiplyAdds) return false;
+
+    State::Key key{{}, {}, bias != nullptr, transA, transB, activation};
+    Dims yDims;
+    if (rb == 2) {
+        // One GEMM over every row of A: [rows, K] x [K, N].
+        const std::int64_t rows = transA ? m : a.numel() / k;
+        key.a = {rows, k};
+        key.b = {k, n};
+        yDims = {rows, n};
+    } else {
+        const std::size_t r = std::max(ra, rb);
+        key.a.assign(r - ra, 1);
+        key.b.assign(r - rb, 1);
+        for (auto d : a.shape()) key.a.push_back(d);
+        for (auto d : b.shape()) key.b.push_back(d);
+        yDims.resize(r);
+        for (std::size_t d = 0; d + 2 < r; ++d) yDims[d] = std::max(key.a[d], key.b[d]);
+        yDims[r - 2] = m;
+        yDims[r - 1] = n;
+    }
+    if (y.numel() != [&] {
+            std::int64_t count = 1;
+            for (auto d : yDims) count *= d;
+            return count;
+        }())
+        return false;
+
+    State& s = *state_;
+    std::lock_guard lock(s.mutex);
+    State::Entry& e = s.entryFor(key, yDims);
+    dnnl::memory am(e.a, s.engine, const_cast<float*>(a.data<float>()));
+    dnnl::memory bm(e.b, s.engine, const_cast<float*>(b.data<float>()));
+    dnnl::memory ym(e.y, s.engine, y.data<float>());
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, ym}};
+    if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(e.bias, s.engine, const_cast<float*>(bias)));
+    e.primitive.execute(s.stream, args);
+    s.stream.wait();
+    return true;
+}
+
+#else
+
+struct DnnlMatMul::State {};
+DnnlMatMul::DnnlMatMul() = default;
+DnnlMatMul::~DnnlMatMul() = default;
+bool DnnlMatMul::run(const Tensor&, const Tensor&, const float*, MatMulActivation, Tensor&, bool,
+                     bool) {
+    return false;
+}
+
+#endif
+
+}  // namespace onnxlens::engine::ops
