@@ -129,8 +129,11 @@ TEST(ChannelBlockedLayout, CnnChainReordersOnlyWhereAPlainReaderNeedsIt) {
     // The stem reads the 3 plain channels itself; only Flatten needs plain data again.
     EXPECT_EQ(counts["ReorderToBlocked"], 0);
     EXPECT_EQ(counts["ReorderFromBlocked"], 1);
-    for (const auto& n : blocked.graph().node())
-        if (n.op_type() == "ReorderFromBlocked") EXPECT_EQ(n.output(0), "gap");
+    for (const auto& n : blocked.graph().node()) {
+        if (n.op_type() == "ReorderFromBlocked") {
+            EXPECT_EQ(n.output(0), "gap");
+        }
+    }
     for (std::int64_t block : {8, 16}) {
         SCOPED_TRACE(block);
         expectBlockedComputesTheSame(m, block);

@@ -82,7 +82,7 @@ namespace {
 // y = x + w, w a 1000-float initializer.
 LoadedModel modelWithWeights() {
     OneNodeSpec spec{
-        "Add", "", 17, {Value(makeTensor<float>({1000}, std::vector<float>(1000, 1.0f)))}};
+        "Add", "", 17, {Value(makeTensor<float>({1000}, std::vector<float>(1000, 1.0f)))}, 1, {}};
     onnx::ModelProto model = buildOneNodeModel(spec);
     auto& g = *model.mutable_graph();
     g.mutable_node(0)->add_input("w");
