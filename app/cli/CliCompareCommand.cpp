@@ -2,8 +2,7 @@
 #include <cstdio>
 
 #include "CliSession.h"
-#include "onnxlens/engine/ReferenceComparison.h"
-#include "onnxlens/engine/TensorProto.h"
+#include "onnxlens/engine/ReferenceRun.h"
 #include "onnxlens/model/TestDataSet.h"
 
 namespace onnxlens::cli {
@@ -16,33 +15,31 @@ std::string indexToString(const std::vector<std::int64_t>& index) {
     return s + "]";
 }
 
-const onnx::TypeProto* typeOfOutput(const engine::Session& session, const std::string& name) {
-    for (const auto& o : session.outputs())
-        if (o.name == name) return &o.type;
-    return nullptr;
-}
-
 }  // namespace
 
 int runCompareCommand(const std::vector<std::string>& args) {
-    Arguments a(args, {"data-set", "rtol", "atol", "threads", "max-memory"}, {"json", "no-optimize"});
-    a.requirePositionals(1, "onnxlens-cli compare MODEL [--data-set DIR]... [--rtol R] [--atol A] "
-                            "[--threads N] [--max-memory BYTES|NG] [--json]");
+    Arguments a(args, {"data-set", "rtol", "atol", "threads", "max-memory"},
+                {"json", "no-optimize"});
+    a.requirePositionals(1,
+                         "onnxlens-cli compare MODEL [--data-set DIR]... [--rtol R] [--atol A] "
+                         "[--threads N] [--max-memory BYTES|NG] [--json]");
     const std::string modelPath = a.positionals()[0];
     engine::Tolerance tolerance;
     tolerance.rtol = a.doubleValue("rtol", tolerance.rtol);
     tolerance.atol = a.doubleValue("atol", tolerance.atol);
-    if (tolerance.rtol < 0 || tolerance.atol < 0) throw UsageError("--rtol and --atol must not be negative");
+    if (tolerance.rtol < 0 || tolerance.atol < 0)
+        throw UsageError("--rtol and --atol must not be negative");
 
-    auto loaded = loadSession(modelPath, static_cast<int>(a.intValue("threads", 0)), !a.flag("no-optimize"),
-                              parseMaxMemory(a));
+    auto loaded = loadSession(modelPath, static_cast<int>(a.intValue("threads", 0)),
+                              !a.flag("no-optimize"), parseMaxMemory(a));
     const onnx::ModelProto& proto = *loaded.model.proto;
 
     std::vector<TestDataSet> dataSets;
     if (a.values("data-set").empty()) {
         auto found = discoverTestDataSets(modelPath, proto);
         if (!found) throw UsageError(found.error().message);
-        if (found->empty()) throw UsageError(modelPath + ": no test_data_set_* folder beside the model");
+        if (found->empty())
+            throw UsageError(modelPath + ": no test_data_set_* folder beside the model");
         dataSets = std::move(*found);
     } else {
         for (const auto& dir : a.values("data-set")) {
@@ -59,32 +56,24 @@ int runCompareCommand(const std::vector<std::string>& args) {
                           {"data_sets", nlohmann::json::array()}};
     const bool json = a.flag("json");
     for (const auto& set : dataSets) {
-        std::map<std::string, std::filesystem::path> files;
-        for (std::size_t i = 0; i < set.inputFiles.size(); ++i) files[set.inputNames[i]] = set.inputFiles[i];
-        auto feeds = engine::prepareFeeds(loaded.session->inputs(), files, {}, 0);
+        // The GUI's Compare panel goes through the same two calls: feeds read and checked against
+        // the model's inputs, then every reference output compared (no histogram here).
+        auto feeds = engine::feedsFromTestDataSet(*loaded.session, set);
         if (!feeds) throw UsageError(feeds.error().message);
-        if (files.size() < loaded.session->inputs().size())
-            throw UsageError(set.directory.string() + ": has " + std::to_string(files.size()) +
-                             " input files, the model has " + std::to_string(loaded.session->inputs().size()) +
-                             " inputs");
         auto outputs = loaded.session->run(*feeds);
         if (!outputs) throw UsageError(modelPath + ": " + outputs.error().message);
+        auto comparisons = engine::compareWithReferences(
+            *loaded.session, *outputs, engine::referencesOfTestDataSet(set), tolerance,
+            /*histogramBins=*/0);
+        if (!comparisons) throw UsageError(comparisons.error().message);
 
-        nlohmann::json setDoc = {{"directory", set.directory.string()}, {"outputs", nlohmann::json::array()}};
+        nlohmann::json setDoc = {{"directory", set.directory.string()},
+                                 {"outputs", nlohmann::json::array()}};
         if (!json) std::cout << set.directory.filename().string() << ":\n";
         bool setPassed = true;
-        for (std::size_t i = 0; i < set.outputFiles.size(); ++i) {
-            const std::string& name = set.outputNames[i];
-            auto expected = engine::readValueFile(set.outputFiles[i], typeOfOutput(*loaded.session, name));
-            if (!expected) throw UsageError(expected.error().message);
-            std::size_t k = 0;
-            while (k < loaded.session->outputs().size() && loaded.session->outputs()[k].name != name) ++k;
-            engine::ComparisonResult r;
-            if (k >= outputs->size()) {
-                r.problem = "the model has no output named '" + name + "'";
-            } else {
-                r = engine::compareValues((*outputs)[k], *expected, tolerance);
-            }
+        for (const auto& comparison : *comparisons) {
+            const std::string& name = comparison.name;
+            const engine::ComparisonResult& r = comparison.result;
             setPassed = setPassed && r.passed;
             nlohmann::json o = {{"name", name},
                                 {"passed", r.passed},
@@ -104,14 +93,16 @@ int runCompareCommand(const std::vector<std::string>& args) {
             if (!json) {
                 char line[512];
                 std::snprintf(line, sizeof line,
-                              "  %-4s %s: max abs %.3g, max rel %.3g, mean abs %.3g, outside %.4g%% (%lld of %lld)",
-                              r.passed ? "PASS" : "FAIL", name.c_str(), r.maxAbsError, r.maxRelError,
-                              r.meanAbsError, 100.0 * r.fractionOutside, static_cast<long long>(r.outsideCount),
+                              "  %-4s %s: max abs %.3g, max rel %.3g, mean abs %.3g, outside "
+                              "%.4g%% (%lld of %lld)",
+                              r.passed ? "PASS" : "FAIL", name.c_str(), r.maxAbsError,
+                              r.maxRelError, r.meanAbsError, 100.0 * r.fractionOutside,
+                              static_cast<long long>(r.outsideCount),
                               static_cast<long long>(r.elementCount));
                 std::cout << line;
                 if (!r.worstIndex.empty())
-                    std::cout << ", worst at " << indexToString(r.worstIndex) << " (" << r.worstActual
-                              << " vs " << r.worstExpected << ")";
+                    std::cout << ", worst at " << indexToString(r.worstIndex) << " ("
+                              << r.worstActual << " vs " << r.worstExpected << ")";
                 if (!r.passed && r.elementCount == 0) std::cout << ": " << r.problem;
                 std::cout << "\n";
             }
@@ -121,9 +112,11 @@ int runCompareCommand(const std::vector<std::string>& args) {
         allPassed = allPassed && setPassed;
     }
     doc["passed"] = allPassed;
-    if (json) printJson(doc);
-    else std::cout << (allPassed ? "all outputs match" : "MISMATCH") << " (rtol " << tolerance.rtol << ", atol "
-                   << tolerance.atol << ")\n";
+    if (json)
+        printJson(doc);
+    else
+        std::cout << (allPassed ? "all outputs match" : "MISMATCH") << " (rtol " << tolerance.rtol
+                  << ", atol " << tolerance.atol << ")\n";
     return allPassed ? kExitOk : kExitCheckFailed;
 }
 

@@ -49,7 +49,7 @@ Result<std::vector<OutputComparison>> compareWithReferences(const Session& sessi
         c.name = name;
         c.referenceFile = file;
         c.result = compareValues(actual[k], *expected, tolerance);
-        if (actual[k].isTensor() && expected->isTensor())
+        if (histogramBins > 0 && actual[k].isTensor() && expected->isTensor())
             c.absoluteErrors =
                 absoluteErrorHistogram(actual[k].tensor(), expected->tensor(), histogramBins);
         comparisons.push_back(std::move(c));

@@ -42,9 +42,15 @@ struct GraphDeleter {
     }
 };
 
-struct ContextDeleter {
-    void operator()(GVC_t* context) const { gvFreeContext(context); }
-};
+// One Graphviz context for the life of the process, never freed. Graphviz's pango text plugin
+// remembers the last font it measured as a pointer to the name kept in the context's font
+// cache: after gvFreeContext the next context's first label compared against freed memory
+// (ASan: heap-use-after-free in strcmp under textspan_size, on the second in-process layout).
+// Callers hold graphvizMutex.
+GVC_t* processGraphvizContext() {
+    static GVC_t* const context = gvContext();
+    return context;
+}
 
 Result<GraphPlacement> layoutOne(GVC_t* context, const LayoutGraphSpec& spec,
                                  const std::map<std::string, const GraphPlacement*>& earlier,
@@ -181,14 +187,14 @@ Result<LayoutResult> computeLayout(const LayoutRequest& request) {
     // One Graphviz context at a time: the library keeps global state.
     static std::mutex graphvizMutex;
     std::lock_guard lock(graphvizMutex);
-    std::unique_ptr<GVC_t, ContextDeleter> context(gvContext());
+    GVC_t* context = processGraphvizContext();
     if (!context) return makeError("layout", "cannot create a Graphviz context");
     agseterr(AGMAX);  // dot's warnings are not ours to print
     LayoutResult result;
     result.graphs.reserve(request.graphs.size());
     std::map<std::string, const GraphPlacement*> done;
     for (const auto& spec : request.graphs) {
-        auto placement = layoutOne(context.get(), spec, done, request);
+        auto placement = layoutOne(context, spec, done, request);
         if (!placement) return placement.error();
         result.graphs.push_back(std::move(placement.value()));
         done[spec.id] = &result.graphs.back();  // stable: reserved above

@@ -440,7 +440,7 @@ TEST_F(RunPanelTest, ALongRunIsCancelledWhileTheGuiThreadStaysResponsive) {
     std::printf(
         "[ measured ] longest GUI-thread stall during a run: %.1f ms; cancel took %lld ms\n", stall,
         static_cast<long long>(cancelMs));
-    EXPECT_LT(stall, 100.0);
+    EXPECT_LT(stall, 100.0 * testing::kStallBoundScale);
     EXPECT_LT(cancelMs, 2000);
     EXPECT_TRUE(p.run.statusText().contains(QStringLiteral("cancelled")));
     ASSERT_TRUE(testing::waitFor([&] { return !p.run.isBusy(); }));
