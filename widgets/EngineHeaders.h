@@ -4,13 +4,13 @@
 // Qt header, Session.h would not compile. Widgets include the engine through this file.
 #pragma push_macro("slots")
 #undef slots
-#include "onnxlens/engine/BenchmarkRunner.h"
-#include "onnxlens/engine/DynamicAxesCheck.h"
+#include "onnxlens/workflows/BenchmarkRunner.h"
+#include "onnxlens/workflows/DynamicAxesCheck.h"
 #include "onnxlens/engine/GraphOptimizer.h"
-#include "onnxlens/engine/InputPreparation.h"
-#include "onnxlens/engine/LatencyStatistics.h"
-#include "onnxlens/engine/ReferenceRun.h"
+#include "onnxlens/workflows/InputPreparation.h"
+#include "onnxlens/workflows/LatencyStatistics.h"
+#include "onnxlens/workflows/ReferenceRun.h"
 #include "onnxlens/engine/Session.h"
-#include "onnxlens/engine/TensorStatistics.h"
+#include "onnxlens/workflows/TensorStatistics.h"
 #include "onnxlens/engine/Value.h"
 #pragma pop_macro("slots")

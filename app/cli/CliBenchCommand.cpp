@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "CliSession.h"
-#include "onnxlens/engine/BenchmarkRunner.h"
+#include "onnxlens/workflows/BenchmarkRunner.h"
 
 namespace onnxlens::cli {
 

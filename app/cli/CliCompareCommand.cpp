@@ -2,7 +2,7 @@
 #include <cstdio>
 
 #include "CliSession.h"
-#include "onnxlens/engine/ReferenceRun.h"
+#include "onnxlens/workflows/ReferenceRun.h"
 #include "onnxlens/model/TestDataSet.h"
 
 namespace onnxlens::cli {

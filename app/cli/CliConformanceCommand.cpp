@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "CliCommon.h"
-#include "onnxlens/engine/Conformance.h"
+#include "onnxlens/workflows/Conformance.h"
 
 namespace onnxlens::cli {
 

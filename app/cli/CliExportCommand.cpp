@@ -8,8 +8,8 @@
 
 #include "ChildProcess.h"
 #include "CliCommon.h"
-#include "onnxlens/engine/ExportReport.h"
-#include "onnxlens/engine/ExporterCommand.h"
+#include "onnxlens/workflows/ExportReport.h"
+#include "onnxlens/workflows/ExporterCommand.h"
 
 namespace onnxlens::cli {
 

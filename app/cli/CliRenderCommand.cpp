@@ -11,8 +11,8 @@
 
 #include "onnxlens/model/ModelLoader.h"
 #include "onnxlens/model/ViewGraph.h"
-#include "widgets/GraphExport.h"
-#include "widgets/GraphScene.h"
+#include "widgets/graph/GraphExport.h"
+#include "widgets/graph/GraphScene.h"
 #endif
 
 namespace onnxlens::cli {

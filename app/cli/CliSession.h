@@ -5,7 +5,7 @@
 #include <string>
 
 #include "CliCommon.h"
-#include "onnxlens/engine/InputPreparation.h"
+#include "onnxlens/workflows/InputPreparation.h"
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/model/ModelLoader.h"
 

@@ -18,18 +18,18 @@
 #include <QTabWidget>
 #include <QtConcurrent/QtConcurrentRun>
 
-#include "widgets/BenchmarkPanel.h"
-#include "widgets/ComparePanel.h"
-#include "widgets/EngineWorker.h"
-#include "widgets/ExportDialog.h"
-#include "widgets/GraphExport.h"
-#include "widgets/GraphPage.h"
-#include "widgets/GraphScene.h"
-#include "widgets/GraphView.h"
-#include "widgets/ModelPanel.h"
-#include "widgets/NodePanel.h"
-#include "widgets/RunPanel.h"
-#include "widgets/TensorPanel.h"
+#include "widgets/panels/BenchmarkPanel.h"
+#include "widgets/panels/ComparePanel.h"
+#include "widgets/workers/EngineWorker.h"
+#include "widgets/dialogs/ExportDialog.h"
+#include "widgets/graph/GraphExport.h"
+#include "widgets/graph/GraphPage.h"
+#include "widgets/graph/GraphScene.h"
+#include "widgets/graph/GraphView.h"
+#include "widgets/panels/ModelPanel.h"
+#include "widgets/panels/NodePanel.h"
+#include "widgets/panels/RunPanel.h"
+#include "widgets/panels/TensorPanel.h"
 
 namespace onnxlens::gui {
 

@@ -8,7 +8,7 @@
 
 #include "MainWindow.h"
 #include "SingleInstance.h"
-#include "widgets/GraphPage.h"
+#include "widgets/graph/GraphPage.h"
 
 int main(int argc, char** argv) {
     QApplication app(argc, argv);

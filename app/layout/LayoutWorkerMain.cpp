@@ -14,7 +14,7 @@
 #include <iterator>
 #include <string>
 
-#include "onnxlens/model/GraphLayout.h"
+#include "onnxlens/layout/GraphLayout.h"
 
 int main() {
     std::ios::sync_with_stdio(false);

@@ -18,7 +18,7 @@
 
 #include "CliModelFiles.h"
 #include "CliRunner.h"
-#include "onnxlens/engine/InputPreparation.h"
+#include "onnxlens/workflows/InputPreparation.h"
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/ModelLoader.h"

@@ -8,7 +8,7 @@
 
 #include "CliModelFiles.h"
 #include "CliRunner.h"
-#include "onnxlens/engine/ReferenceComparison.h"
+#include "onnxlens/workflows/ReferenceComparison.h"
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/TensorFile.h"
 

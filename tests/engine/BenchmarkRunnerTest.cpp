@@ -12,8 +12,8 @@
 #include <thread>
 
 #include "../model/SyntheticModels.h"
-#include "onnxlens/engine/BenchmarkRunner.h"
-#include "onnxlens/engine/InputPreparation.h"
+#include "onnxlens/workflows/BenchmarkRunner.h"
+#include "onnxlens/workflows/InputPreparation.h"
 #include "onnxlens/model/NodeNames.h"
 
 using namespace onnxlens;

@@ -8,7 +8,7 @@
 #include "GraphBuilding.h"
 #include "OpTestHarness.h"
 #include "onnxlens/engine/GraphOptimizer.h"
-#include "onnxlens/engine/InputPreparation.h"
+#include "onnxlens/workflows/InputPreparation.h"
 
 using namespace onnxlens;
 using namespace onnxlens::testing;

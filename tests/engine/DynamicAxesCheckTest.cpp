@@ -6,8 +6,8 @@
 #include <fstream>
 
 #include "../model/SyntheticModels.h"
-#include "onnxlens/engine/DynamicAxesCheck.h"
-#include "onnxlens/engine/ReferenceRun.h"
+#include "onnxlens/workflows/DynamicAxesCheck.h"
+#include "onnxlens/workflows/ReferenceRun.h"
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/TensorFile.h"
 

@@ -8,8 +8,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "onnxlens/engine/ExportReport.h"
-#include "onnxlens/engine/ExporterCommand.h"
+#include "onnxlens/workflows/ExportReport.h"
+#include "onnxlens/workflows/ExporterCommand.h"
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/TensorFile.h"
 

@@ -5,7 +5,7 @@
 #include "GraphBuilding.h"
 #include "OpTestHarness.h"
 #include "onnxlens/engine/GraphOptimizer.h"
-#include "onnxlens/engine/InputPreparation.h"
+#include "onnxlens/workflows/InputPreparation.h"
 #include "onnxlens/model/ModelLoader.h"
 
 using namespace onnxlens;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "onnxlens/engine/ReferenceComparison.h"
+#include "onnxlens/workflows/ReferenceComparison.h"
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/engine/TensorProto.h"
 

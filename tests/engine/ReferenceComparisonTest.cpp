@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "onnxlens/engine/LatencyStatistics.h"
-#include "onnxlens/engine/ReferenceComparison.h"
+#include "onnxlens/workflows/LatencyStatistics.h"
+#include "onnxlens/workflows/ReferenceComparison.h"
 
 using namespace onnxlens::engine;
 

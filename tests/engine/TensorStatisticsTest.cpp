@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
-#include "onnxlens/engine/ReferenceComparison.h"
-#include "onnxlens/engine/TensorStatistics.h"
+#include "onnxlens/workflows/ReferenceComparison.h"
+#include "onnxlens/workflows/TensorStatistics.h"
 
 using namespace onnxlens::engine;
 

@@ -9,7 +9,7 @@
 
 #include "OpTestHarness.h"
 #include "onnxlens/engine/GraphOptimizer.h"
-#include "onnxlens/engine/InputPreparation.h"
+#include "onnxlens/workflows/InputPreparation.h"
 #include "onnxlens/model/ModelLoader.h"
 
 using namespace onnxlens;

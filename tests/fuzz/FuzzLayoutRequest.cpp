@@ -6,7 +6,7 @@
 #include <iostream>
 #include <string_view>
 
-#include "onnxlens/model/GraphLayout.h"
+#include "onnxlens/layout/GraphLayout.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "onnxlens/engine/InputPreparation.h"
+#include "onnxlens/workflows/InputPreparation.h"
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/model/ModelLoader.h"
 

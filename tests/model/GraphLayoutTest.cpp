@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "SyntheticModels.h"
-#include "onnxlens/model/GraphLayout.h"
+#include "onnxlens/layout/GraphLayout.h"
 #include "onnxlens/model/ViewGraph.h"
 
 namespace onnxlens {

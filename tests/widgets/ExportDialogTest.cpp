@@ -3,7 +3,7 @@
 // the window had. The screenshot for the README:
 //   ONNXLENS_SCREENSHOT_DIR=docs widgets_tests --gtest_filter='Screenshots.ExportReport'
 // Before any Qt header: Session.h (through ExportReport.h) has a member named `slots`.
-#include "onnxlens/engine/ExportReport.h"
+#include "onnxlens/workflows/ExportReport.h"
 //
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -15,9 +15,9 @@
 
 #include "GuiTestSupport.h"
 #include "MainWindow.h"
-#include "widgets/ExportDialog.h"
-#include "widgets/ExportReportCard.h"
-#include "widgets/GraphPage.h"
+#include "widgets/dialogs/ExportDialog.h"
+#include "widgets/dialogs/ExportReportCard.h"
+#include "widgets/graph/GraphPage.h"
 
 namespace onnxlens {
 namespace {

@@ -6,14 +6,14 @@
 
 #include "GuiTestSupport.h"
 #include "MainWindow.h"
-#include "widgets/GraphEdgeItem.h"
-#include "widgets/GraphExport.h"
-#include "widgets/GraphGroupItem.h"
-#include "widgets/GraphNodeItem.h"
-#include "widgets/GraphPage.h"
-#include "widgets/GraphScene.h"
-#include "widgets/GraphView.h"
-#include "widgets/ModelDocument.h"
+#include "widgets/graph/GraphEdgeItem.h"
+#include "widgets/graph/GraphExport.h"
+#include "widgets/graph/GraphGroupItem.h"
+#include "widgets/graph/GraphNodeItem.h"
+#include "widgets/graph/GraphPage.h"
+#include "widgets/graph/GraphScene.h"
+#include "widgets/graph/GraphView.h"
+#include "widgets/workers/ModelDocument.h"
 
 namespace onnxlens {
 namespace {

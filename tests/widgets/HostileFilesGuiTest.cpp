@@ -12,8 +12,8 @@
 
 #include "GuiTestSupport.h"
 #include "MainWindow.h"
-#include "widgets/GraphPage.h"
-#include "widgets/ModelDocument.h"
+#include "widgets/graph/GraphPage.h"
+#include "widgets/workers/ModelDocument.h"
 
 namespace onnxlens {
 namespace {

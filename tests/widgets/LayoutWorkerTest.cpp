@@ -6,9 +6,9 @@
 
 #include "GuiTestSupport.h"
 #include "MainWindow.h"
-#include "widgets/GraphPage.h"
-#include "widgets/GraphScene.h"
-#include "widgets/LayoutClient.h"
+#include "widgets/graph/GraphPage.h"
+#include "widgets/graph/GraphScene.h"
+#include "widgets/workers/LayoutClient.h"
 
 namespace onnxlens {
 namespace {

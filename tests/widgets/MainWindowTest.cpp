@@ -12,14 +12,14 @@
 
 #include "GuiTestSupport.h"
 #include "MainWindow.h"
-#include "widgets/FindBar.h"
-#include "widgets/GraphExport.h"
-#include "widgets/GraphNodeItem.h"
-#include "widgets/GraphPage.h"
-#include "widgets/GraphScene.h"
-#include "widgets/GraphStyle.h"
-#include "widgets/GraphView.h"
-#include "widgets/NodePanel.h"
+#include "widgets/graph/FindBar.h"
+#include "widgets/graph/GraphExport.h"
+#include "widgets/graph/GraphNodeItem.h"
+#include "widgets/graph/GraphPage.h"
+#include "widgets/graph/GraphScene.h"
+#include "widgets/graph/GraphStyle.h"
+#include "widgets/graph/GraphView.h"
+#include "widgets/panels/NodePanel.h"
 
 namespace onnxlens {
 namespace {

@@ -8,10 +8,10 @@
 #include "GuiTestSupport.h"
 #include "MainWindow.h"
 #include "onnxlens/model/TensorFile.h"
-#include "widgets/GraphPage.h"
-#include "widgets/ModelPanel.h"
-#include "widgets/NodePanel.h"
-#include "widgets/TensorPanel.h"
+#include "widgets/graph/GraphPage.h"
+#include "widgets/panels/ModelPanel.h"
+#include "widgets/panels/NodePanel.h"
+#include "widgets/panels/TensorPanel.h"
 
 namespace onnxlens {
 namespace {

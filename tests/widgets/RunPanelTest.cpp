@@ -20,11 +20,11 @@
 #include "MainWindow.h"
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/TensorFile.h"
-#include "widgets/ComparePanel.h"
-#include "widgets/EngineWorker.h"
-#include "widgets/GraphPage.h"
-#include "widgets/ImageInput.h"
-#include "widgets/RunPanel.h"
+#include "widgets/panels/ComparePanel.h"
+#include "widgets/workers/EngineWorker.h"
+#include "widgets/graph/GraphPage.h"
+#include "widgets/panels/ImageInput.h"
+#include "widgets/panels/RunPanel.h"
 
 namespace onnxlens {
 namespace {

@@ -9,9 +9,9 @@
 
 #include "GuiTestSupport.h"
 #include "MainWindow.h"
-#include "widgets/ComparePanel.h"
-#include "widgets/GraphPage.h"
-#include "widgets/RunPanel.h"
+#include "widgets/panels/ComparePanel.h"
+#include "widgets/graph/GraphPage.h"
+#include "widgets/panels/RunPanel.h"
 
 namespace onnxlens {
 namespace {

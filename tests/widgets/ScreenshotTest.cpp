@@ -11,11 +11,11 @@
 
 #include "GuiTestSupport.h"
 #include "MainWindow.h"
-#include "widgets/BenchmarkPanel.h"
-#include "widgets/GraphPage.h"
-#include "widgets/GraphNodeItem.h"
-#include "widgets/GraphScene.h"
-#include "widgets/GraphView.h"
+#include "widgets/panels/BenchmarkPanel.h"
+#include "widgets/graph/GraphPage.h"
+#include "widgets/graph/GraphNodeItem.h"
+#include "widgets/graph/GraphScene.h"
+#include "widgets/graph/GraphView.h"
 
 namespace onnxlens {
 namespace {

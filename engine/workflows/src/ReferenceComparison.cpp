@@ -1,0 +1,159 @@
+#include "onnxlens/workflows/ReferenceComparison.h"
+
+#include <cmath>
+
+namespace onnxlens::engine {
+
+namespace {
+
+std::vector<std::int64_t> unravelIndex(std::int64_t flat, const Shape& shape) {
+    std::vector<std::int64_t> index(shape.size());
+    for (std::size_t i = shape.size(); i-- > 0;) {
+        if (shape[i] > 0) {
+            index[i] = flat % shape[i];
+            flat /= shape[i];
+        }
+    }
+    return index;
+}
+
+ComparisonResult failed(std::string problem) {
+    ComparisonResult r;
+    r.passed = false;
+    r.problem = std::move(problem);
+    return r;
+}
+
+}  // namespace
+
+ComparisonResult compareTensors(const Tensor& actual, const Tensor& expected,
+                                const Tolerance& tolerance) {
+    if (actual.dtype() != expected.dtype())
+        return failed(std::string("dtype ") + dataTypeName(actual.dtype()) + ", expected " +
+                      dataTypeName(expected.dtype()));
+    if (actual.shape() != expected.shape())
+        return failed("shape " + shapeToString(actual.shape()) + ", expected " +
+                      shapeToString(expected.shape()));
+    ComparisonResult r;
+    r.elementCount = actual.numel();
+    const std::int64_t n = actual.numel();
+    std::int64_t worst = -1;
+    double sumAbs = 0;
+
+    if (actual.dtype() == DataType::String) {
+        const auto* a = actual.data<std::string>();
+        const auto* e = expected.data<std::string>();
+        for (std::int64_t i = 0; i < n; ++i)
+            if (a[i] != e[i]) {
+                if (worst < 0) worst = i;
+                ++r.outsideCount;
+            }
+    } else if (actual.dtype() == DataType::Complex64 || actual.dtype() == DataType::Complex128) {
+        dispatchAny(actual.dtype(), [&]<class T>() {
+            if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
+                const T* a = actual.data<T>();
+                const T* e = expected.data<T>();
+                for (std::int64_t i = 0; i < n; ++i) {
+                    double diff = std::abs(std::complex<double>(a[i]) - std::complex<double>(e[i]));
+                    double mag = std::abs(std::complex<double>(e[i]));
+                    sumAbs += diff;
+                    if (diff > r.maxAbsError) {
+                        r.maxAbsError = diff;
+                        worst = i;
+                    }
+                    if (mag > 0) r.maxRelError = std::max(r.maxRelError, diff / mag);
+                    if (diff > tolerance.atol + tolerance.rtol * mag) ++r.outsideCount;
+                }
+            }
+        });
+    } else {
+        const bool exact = !isFloatingPoint(actual.dtype());
+        dispatchNumericOrBool(actual.dtype(), [&]<class T>() {
+            const T* a = actual.data<T>();
+            const T* e = expected.data<T>();
+            for (std::int64_t i = 0; i < n; ++i) {
+                const double av = toDouble(a[i]);
+                const double ev = toDouble(e[i]);
+                const bool aNan = std::isnan(av), eNan = std::isnan(ev);
+                double diff;
+                bool outside;
+                if (aNan || eNan) {
+                    diff = (aNan && eNan) ? 0.0 : std::numeric_limits<double>::infinity();
+                    outside = !(aNan && eNan);
+                } else if (std::isinf(av) || std::isinf(ev)) {
+                    outside = av != ev;
+                    diff = outside ? std::numeric_limits<double>::infinity() : 0.0;
+                } else {
+                    diff = std::fabs(av - ev);
+                    outside = exact ? (a[i] != e[i])
+                                    : diff > tolerance.atol + tolerance.rtol * std::fabs(ev);
+                }
+                if (outside) ++r.outsideCount;
+                if (std::isfinite(diff)) sumAbs += diff;
+                if (diff > r.maxAbsError || (worst < 0 && outside)) {
+                    r.maxAbsError = std::max(r.maxAbsError, diff);
+                    worst = i;
+                    r.worstActual = av;
+                    r.worstExpected = ev;
+                }
+                if (std::fabs(ev) > 0 && std::isfinite(diff))
+                    r.maxRelError = std::max(r.maxRelError, diff / std::fabs(ev));
+            }
+        });
+    }
+    r.meanAbsError = n > 0 ? sumAbs / static_cast<double>(n) : 0.0;
+    r.fractionOutside = n > 0 ? static_cast<double>(r.outsideCount) / static_cast<double>(n) : 0.0;
+    if (worst >= 0) r.worstIndex = unravelIndex(worst, actual.shape());
+    r.passed = r.outsideCount == 0;
+    if (!r.passed)
+        r.problem = std::to_string(r.outsideCount) + " of " + std::to_string(n) +
+                    " elements outside tolerance";
+    return r;
+}
+
+ComparisonResult compareValues(const Value& actual, const Value& expected, const Tolerance& tolerance) {
+    if (actual.kind() != expected.kind()) {
+        auto kind = [](const Value& v) {
+            return v.isNone() ? "empty optional" : v.isTensor() ? "tensor" : "sequence";
+        };
+        return failed(std::string("got a ") + kind(actual) + ", expected a " + kind(expected));
+    }
+    if (actual.isNone()) {
+        ComparisonResult r;
+        r.passed = true;
+        return r;
+    }
+    if (actual.isTensor()) return compareTensors(actual.tensor(), expected.tensor(), tolerance);
+    const auto& a = actual.sequence();
+    const auto& e = expected.sequence();
+    if (a.size() != e.size())
+        return failed("sequence of " + std::to_string(a.size()) + " tensors, expected " +
+                      std::to_string(e.size()));
+    ComparisonResult total;
+    total.passed = true;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        ComparisonResult r = compareTensors(a[i], e[i], tolerance);
+        if (!r.passed && total.passed) {
+            total = r;
+            total.problem = "sequence item " + std::to_string(i) + ": " + r.problem;
+        }
+        total.elementCount += r.passed ? r.elementCount : 0;
+    }
+    return total;
+}
+
+Histogram absoluteErrorHistogram(const Tensor& actual, const Tensor& expected, int bins) {
+    if (actual.dtype() != expected.dtype() || actual.shape() != expected.shape()) return {};
+    std::vector<double> errors;
+    errors.reserve(static_cast<std::size_t>(actual.numel()));
+    const bool numeric = forEachAsDouble(actual, [&](double a) { errors.push_back(a); });
+    if (!numeric) return {};
+    std::size_t i = 0;
+    forEachAsDouble(expected, [&](double e) {
+        double& a = errors[i++];
+        a = (std::isnan(a) && std::isnan(e)) ? 0.0 : std::fabs(a - e);
+    });
+    return histogramOfValues(errors, bins);
+}
+
+}  // namespace onnxlens::engine

@@ -1,0 +1,274 @@
+#include "widgets/graph/GraphPage.h"
+
+#include <QFutureWatcher>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSignalBlocker>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "widgets/graph/FindBar.h"
+#include "widgets/graph/GraphNodeItem.h"
+#include "widgets/graph/GraphScene.h"
+#include "widgets/graph/GraphView.h"
+#include "widgets/graph/HeatLegend.h"
+#include "widgets/workers/LayoutClient.h"
+#include "widgets/graph/MinimapView.h"
+#include "widgets/graph/OptimizedGraph.h"
+
+namespace onnxlens::widgets {
+
+GraphPage::GraphPage(std::shared_ptr<const ModelDocument> document, QWidget* parent)
+    : QWidget(parent), document_(std::move(document)) {
+    scene_ = new GraphScene(document_->view, this);
+    scene_->expandForOverview();
+    view_ = new GraphView(this);
+    view_->setScene(scene_);
+    minimap_ = new MinimapView(view_, this);
+    findBar_ = new FindBar(this);
+    findBar_->setViewGraph(document_->view);
+    client_ = new LayoutClient(this);
+
+    progress_ = new QWidget(this);
+    auto* progressRow = new QHBoxLayout(progress_);
+    progressRow->setContentsMargins(6, 2, 6, 2);
+    progressLabel_ = new QLabel(progress_);
+    auto* bar = new QProgressBar(progress_);
+    bar->setRange(0, 0);  // Graphviz reports no progress: a busy indicator
+    bar->setMaximumWidth(160);
+    auto* cancel = new QPushButton(tr("Cancel"), progress_);
+    progressRow->addWidget(progressLabel_, 1);
+    progressRow->addWidget(bar);
+    progressRow->addWidget(cancel);
+    progress_->hide();
+
+    banner_ = new QWidget(this);
+    banner_->setStyleSheet(QStringLiteral("background:#fdecea; color:#611a15;"));
+    auto* bannerRow = new QHBoxLayout(banner_);
+    bannerRow->setContentsMargins(6, 4, 6, 4);
+    bannerLabel_ = new QLabel(banner_);
+    bannerLabel_->setWordWrap(true);
+    bannerLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* retry = new QPushButton(tr("Retry"), banner_);
+    bannerRow->addWidget(bannerLabel_, 1);
+    bannerRow->addWidget(retry);
+    banner_->hide();
+
+    auto* graphArea = new QGridLayout;
+    graphArea->addWidget(view_, 0, 0);
+    graphArea->addWidget(minimap_, 0, 0, Qt::AlignRight | Qt::AlignBottom);
+    heatLegend_ = new HeatLegend(this);
+    heatLegend_->hide();
+    graphArea->addWidget(heatLegend_, 0, 0, Qt::AlignRight | Qt::AlignTop);
+    graphArea->setContentsMargins(0, 0, 0, 0);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    layout->addWidget(findBar_);
+    layout->addWidget(banner_);
+    layout->addWidget(progress_);
+    layout->addLayout(graphArea, 1);
+
+    progressDelay_ = new QTimer(this);
+    progressDelay_->setSingleShot(true);
+    connect(progressDelay_, &QTimer::timeout, progress_, &QWidget::show);
+    connect(cancel, &QPushButton::clicked, this, &GraphPage::cancelLayout);
+    connect(retry, &QPushButton::clicked, this, &GraphPage::retryLayout);
+    connect(client_, &LayoutClient::finished, this, &GraphPage::onLayoutFinished);
+    connect(client_, &LayoutClient::failed, this, &GraphPage::onLayoutFailed);
+    connect(client_, &LayoutClient::cancelled, this, [this] {
+        progressDelay_->stop();
+        progress_->hide();
+        showBanner(tr("Layout cancelled."));
+    });
+    connectScene();
+    connect(findBar_, &FindBar::nodeChosen, this, &GraphPage::revealNode);
+}
+
+void GraphPage::connectScene() {
+    connect(scene_, &GraphScene::layoutNeeded, this, [this] {
+        // Coalesce several expand/collapse clicks into one layout.
+        if (layoutQueued_) return;
+        layoutQueued_ = true;
+        QTimer::singleShot(0, this, [this] {
+            layoutQueued_ = false;
+            runLayout();
+        });
+    });
+    connect(scene_, &GraphScene::nodeSelected, this, &GraphPage::nodeSelected);
+    connect(scene_, &GraphScene::heatScaleChanged, this, &GraphPage::updateHeatLegend);
+    connect(scene_, &GraphScene::nodeRevealed, this, [this](int node) {
+        if (auto* item = scene_->nodeItem(node)) view_->centreOnItemRect(item->sceneBoundingRect());
+        emit nodeRevealed(node);
+    });
+    connect(scene_, &GraphScene::rebuilt, this, [this] {
+        // Room around the graph, so that any node (even at the border) can be centred.
+        const QRectF content = scene_->sceneRect();
+        const double margin = std::max(view_->viewport()->width(), view_->viewport()->height()) /
+                              std::max(0.05, view_->zoom());
+        view_->setSceneRect(content.adjusted(-margin, -margin, margin, margin));
+        minimap_->refit();
+    });
+}
+
+GraphPage::~GraphPage() {
+    scene_->disconnect(this);
+    client_->cancel();
+}
+
+void GraphPage::start() { runLayout(); }
+
+bool GraphPage::isLayoutRunning() const { return client_->isRunning(); }
+
+void GraphPage::showFind() { findBar_->activate(); }
+
+void GraphPage::revealNode(int node) { scene_->revealNode(node); }
+
+void GraphPage::cancelLayout() { client_->cancel(); }
+
+void GraphPage::retryLayout() {
+    banner_->hide();
+    runLayout();
+}
+
+void GraphPage::runLayout() {
+    if (!scene_->needsLayout()) return;
+    banner_->hide();
+    LayoutRequest request = scene_->layoutRequest(requestGroups_);
+    requestGeneration_ = scene_->generation();
+    progressLabel_->setText(tr("Laying out %n box(es) with Graphviz…", nullptr,
+                               scene_->unitCount(requestGroups_)));
+    progressDelay_->start(150);  // no flicker for the quick ones
+    client_->start(request);
+}
+
+void GraphPage::onLayoutFinished(const onnxlens::LayoutResult& result) {
+    progressDelay_->stop();
+    progress_->hide();
+    lastLayoutMs_ = static_cast<double>(client_->elapsedMs());
+    if (!scene_->applyLayout(requestGroups_, result, requestGeneration_)) {
+        runLayout();  // the expansion changed meanwhile
+        return;
+    }
+    lastError_.clear();
+    if (!drawn_) {
+        drawn_ = true;
+        view_->fitToWindow();
+        if (view_->zoom() < 0.35) {  // too small to read: start at the top instead
+            view_->setZoom(0.6);
+            view_->centerOn(scene_->sceneRect().center().x(),
+                            scene_->sceneRect().top() + view_->viewport()->height() / 2.0 / view_->zoom());
+        }
+        emit drawn();
+    }
+    emit layoutApplied(lastLayoutMs_);
+    if (scene_->needsLayout()) runLayout();
+}
+
+void GraphPage::onLayoutFailed(const QString& message) {
+    progressDelay_->stop();
+    progress_->hide();
+    showBanner(message);
+    emit layoutFailed(message);
+}
+
+void GraphPage::showBanner(const QString& message) {
+    lastError_ = message;
+    bannerLabel_->setText(message);
+    banner_->show();
+}
+
+}  // namespace onnxlens::widgets
+
+namespace onnxlens::widgets {
+
+std::shared_ptr<const ViewGraph> GraphPage::shownViewGraph() const { return scene_->sharedView(); }
+
+void GraphPage::setShowOptimized(bool optimized) {
+    if (optimized == showOptimized_) return;
+    showOptimized_ = optimized;
+    if (!optimized) {
+        showViewGraph(document_->view);
+        return;
+    }
+    if (optimized_) {
+        showViewGraph(optimized_->view);
+        return;
+    }
+    if (optimizedPending_) return;
+    optimizedPending_ = true;
+    using OptimizedResult = Result<std::shared_ptr<const OptimizedGraph>>;
+    auto* watcher = new QFutureWatcher<OptimizedResult>(this);
+    connect(watcher, &QFutureWatcher<OptimizedResult>::finished, this, [this, watcher] {
+        watcher->deleteLater();
+        optimizedPending_ = false;
+        const OptimizedResult& result = watcher->result();
+        if (!result) {
+            showOptimized_ = false;
+            const QString message = tr("Cannot show the optimized graph: %1")
+                                        .arg(QString::fromStdString(result.error().message));
+            showBanner(message);
+            emit optimizedGraphFailed(message);
+            return;
+        }
+        optimized_ = result.value();
+        if (showOptimized_) showViewGraph(optimized_->view);
+    });
+    auto document = document_;
+    watcher->setFuture(QtConcurrent::run([document] { return buildOptimizedGraph(*document); }));
+}
+
+void GraphPage::showViewGraph(std::shared_ptr<const ViewGraph> view) {
+    if (view == scene_->sharedView()) return;
+    {
+        QSignalBlocker quiet(client_);  // replaced, not cancelled by the person: no banner
+        client_->cancel();
+    }
+    progressDelay_->stop();
+    progress_->hide();
+    banner_->hide();
+    GraphScene* old = scene_;
+    old->disconnect(this);
+    scene_ = new GraphScene(std::move(view), this);
+    scene_->expandForOverview();
+    connectScene();
+    view_->setScene(scene_);
+    minimap_->setScene(scene_);
+    findBar_->setViewGraph(scene_->sharedView());
+    delete old;
+    if (heat_) scene_->setNodeHeat(*heat_);
+    updateHeatLegend();
+    drawn_ = false;  // fit the new graph to the window once it is laid out
+    emit viewGraphChanged();
+    runLayout();
+}
+
+void GraphPage::setNodeHeat(const NodeHeatMap& heat) {
+    heat_ = heat;
+    scene_->setNodeHeat(heat);
+    updateHeatLegend();
+}
+
+void GraphPage::clearHeat() {
+    heat_.reset();
+    scene_->clearHeat();
+    updateHeatLegend();
+}
+
+void GraphPage::updateHeatLegend() {
+    if (!heat_) {
+        heatLegend_->hide();
+        return;
+    }
+    const int coloured = scene_->heatedNodeCount();
+    heatLegend_->setScale(scene_->maxHeatShare(), coloured,
+                          scene_->view().operatorCount - coloured);
+    heatLegend_->show();
+    heatLegend_->raise();
+}
+
+}  // namespace onnxlens::widgets

@@ -1,0 +1,109 @@
+#pragma once
+// One opened model's graph: the view with its minimap and find bar, and the layout runs in the
+// worker process with progress, cancel, and an error banner when the worker fails.
+#include <QElapsedTimer>
+#include <QWidget>
+#include <memory>
+#include <optional>
+
+#include "onnxlens/layout/GraphLayout.h"
+#include "widgets/graph/GraphScene.h"
+#include "widgets/workers/ModelDocument.h"
+
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QTimer;
+
+namespace onnxlens::widgets {
+
+class FindBar;
+class GraphView;
+class HeatLegend;
+class LayoutClient;
+class MinimapView;
+struct OptimizedGraph;
+
+class GraphPage : public QWidget {
+    Q_OBJECT
+public:
+    explicit GraphPage(std::shared_ptr<const ModelDocument> document, QWidget* parent = nullptr);
+    ~GraphPage() override;
+
+    const ModelDocument& document() const { return *document_; }
+    std::shared_ptr<const ModelDocument> sharedDocument() const { return document_; }
+    GraphScene* scene() const { return scene_; }
+    GraphView* view() const { return view_; }
+    FindBar* findBar() const { return findBar_; }
+    LayoutClient* layoutClient() const { return client_; }
+    MinimapView* minimap() const { return minimap_; }
+
+    // Starts the first layout (after the caller connected its signals).
+    void start();
+    bool isDrawn() const { return drawn_; }
+    bool isLayoutRunning() const;
+    QString lastError() const { return lastError_; }
+    double lastLayoutMs() const { return lastLayoutMs_; }
+
+    void showFind();
+    void revealNode(int node);
+    void cancelLayout();
+    void retryLayout();
+
+    // View > Show Optimized Graph: the graph the engine runs, built on a worker thread the first
+    // time and laid out like the file's graph; false shows the file's graph again. Node indices
+    // (nodeSelected) then refer to shownViewGraph().
+    void setShowOptimized(bool optimized);
+    bool isShowingOptimized() const { return showOptimized_; }
+    bool isOptimizedPending() const { return optimizedPending_; }
+    std::shared_ptr<const ViewGraph> shownViewGraph() const;
+    std::shared_ptr<const OptimizedGraph> optimizedGraph() const { return optimized_; }
+
+    // Heat overlay on whichever graph is shown, with its legend in the view's top-right corner.
+    void setNodeHeat(const NodeHeatMap& heat);
+    void clearHeat();
+    HeatLegend* heatLegend() const { return heatLegend_; }
+
+signals:
+    void drawn();                     // the first layout is on screen
+    void layoutApplied(double ms);    // any layout (first or after expanding) is on screen
+    void layoutFailed(const QString& message);
+    void nodeSelected(int node);      // -1: nothing
+    void nodeRevealed(int node);
+    void viewGraphChanged();  // original <-> optimized graph swapped in (before its layout)
+    void optimizedGraphFailed(const QString& message);
+
+private:
+    void connectScene();
+    void showViewGraph(std::shared_ptr<const ViewGraph> view);
+    void updateHeatLegend();
+    void runLayout();
+    void onLayoutFinished(const onnxlens::LayoutResult& result);
+    void onLayoutFailed(const QString& message);
+    void showBanner(const QString& message);
+
+    std::shared_ptr<const ModelDocument> document_;
+    GraphScene* scene_;
+    GraphView* view_;
+    MinimapView* minimap_;
+    FindBar* findBar_;
+    LayoutClient* client_;
+    QWidget* progress_;
+    QLabel* progressLabel_;
+    QWidget* banner_;
+    QLabel* bannerLabel_;
+    QTimer* progressDelay_;
+    std::vector<int> requestGroups_;
+    std::uint64_t requestGeneration_ = 0;
+    bool drawn_ = false;
+    bool layoutQueued_ = false;
+    QString lastError_;
+    double lastLayoutMs_ = 0;
+    HeatLegend* heatLegend_;
+    std::optional<NodeHeatMap> heat_;
+    bool showOptimized_ = false;
+    bool optimizedPending_ = false;
+    std::shared_ptr<const OptimizedGraph> optimized_;
+};
+
+}  // namespace onnxlens::widgets

@@ -1,0 +1,114 @@
+#pragma once
+// The drawn graph: holds the view graph and which groups are expanded, builds layout requests
+// for the groups whose layout is missing (deepest first, so a group's size is known before its
+// parent is laid out), caches each group's placement, and composes the items from them.
+// The scene never lays out itself: whoever owns it (the GUI's GraphPage through the worker
+// process, the CLI in-process) runs the request and hands the result back.
+#include <QGraphicsScene>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "onnxlens/layout/GraphLayout.h"
+#include "onnxlens/model/ViewGraph.h"
+
+namespace onnxlens::widgets {
+
+class GraphNodeItem;
+class GraphGroupItem;
+class GraphEdgeItem;
+
+// One operator's part of a profiled run, for the heat overlay.
+struct NodeHeat {
+    double share = 0;  // of the summed node time, 0..1
+    double msPerRun = 0;
+};
+// Keyed by profileNameOf(node) (NodeNames.h), the name the engine's profile uses.
+using NodeHeatMap = std::map<std::string, NodeHeat>;
+
+class GraphScene : public QGraphicsScene {
+    Q_OBJECT
+public:
+    explicit GraphScene(std::shared_ptr<const ViewGraph> view, QObject* parent = nullptr);
+    ~GraphScene() override;
+
+    const ViewGraph& view() const { return *view_; }
+    std::shared_ptr<const ViewGraph> sharedView() const { return view_; }
+
+    // Models up to `flatLimit` operators open fully expanded; larger ones open with groups
+    // expanded from the top only while at most `maxVisibleUnits` boxes would be visible.
+    void expandForOverview(int flatLimit = 1000, int maxVisibleUnits = 40);
+    void expandAll();
+    bool isExpanded(int group) const { return expanded_[group]; }
+    bool isVisible(int group) const;  // every ancestor expanded
+    // Expanding a group of at most this many operators expands the groups inside it too.
+    static constexpr int kOpenFullyNodeCount = 150;
+    void setExpanded(int group, bool expanded);
+    void toggleGroup(int group);
+
+    bool needsLayout() const;
+    // The request for every visible expanded group without a placement; `groups` receives the
+    // group of each graph in the request. `generation` identifies the expansion state.
+    LayoutRequest layoutRequest(std::vector<int>& groups) const;
+    int unitCount(const std::vector<int>& groups) const;  // boxes in a request, for progress
+    std::uint64_t generation() const { return generation_; }
+    // Stores the placements and rebuilds the items. Results for an outdated generation are
+    // ignored (returns false).
+    bool applyLayout(const std::vector<int>& groups, const LayoutResult& result,
+                     std::uint64_t generation);
+
+    // Expands the groups holding the node; it is selected once laid out (nodeRevealed).
+    void revealNode(int node);
+    void selectNode(int node);
+    GraphNodeItem* nodeItem(int node) const;
+    GraphGroupItem* groupItem(int group) const;
+    const std::vector<GraphEdgeItem*>& edgeItems() const { return edgeItems_; }
+    int selectedNode() const;
+    QRectF contentRect() const;  // the composed graph, with a margin
+
+    // Heat overlay: operators found in `heat` are coloured by their share, the others grey;
+    // collapsed groups by the summed share of the operators inside. The colour scale runs up to
+    // the hottest box on screen (maxHeatShare()), so it is recomputed when groups open or
+    // close (heatScaleChanged). Kept across re-layouts until clearHeat().
+    void setNodeHeat(const NodeHeatMap& heat);
+    void clearHeat();
+    bool hasHeat() const { return heatShown_; }
+    std::optional<NodeHeat> heatOfNode(int node) const;
+    NodeHeat heatOfGroup(int group) const;  // summed over the operators inside, at any depth
+    double maxHeatShare() const { return maxHeatShare_; }
+    int heatedNodeCount() const;  // operators the heat map covers
+
+signals:
+    void layoutNeeded();
+    void nodeSelected(int node);  // -1: nothing (or a group) selected
+    void groupSelected(int group);
+    void nodeRevealed(int node);
+    void rebuilt();
+    void heatScaleChanged();
+
+private:
+    void invalidateAncestors(int group);
+    QSizeF unitSize(const ViewUnitRef& unit) const;
+    void rebuildItems();
+    void placeGroup(int group, QPointF origin);
+    void onSelectionChanged();
+    void refreshHeat();  // scale from the boxes on screen, then every item's colour
+
+    std::shared_ptr<const ViewGraph> view_;
+    std::vector<char> expanded_;
+    std::map<int, GraphPlacement> placements_;
+    std::uint64_t generation_ = 0;
+    int pendingReveal_ = -1;
+    std::vector<GraphNodeItem*> nodeItems_;
+    std::vector<GraphGroupItem*> groupItems_;
+    std::vector<GraphEdgeItem*> edgeItems_;
+    std::map<std::tuple<int, int, int>, QPointF> ports_;  // (group, kind, tensor) -> centre
+    bool heatShown_ = false;
+    std::vector<std::optional<NodeHeat>> nodeHeat_;  // per view node
+    std::vector<NodeHeat> groupHeat_;                // per view group
+    double maxHeatShare_ = 0;
+};
+
+}  // namespace onnxlens::widgets

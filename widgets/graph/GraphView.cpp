@@ -1,0 +1,63 @@
+#include "widgets/graph/GraphView.h"
+
+#include <QWheelEvent>
+#include <algorithm>
+
+namespace onnxlens::widgets {
+
+GraphView::GraphView(QWidget* parent) : QGraphicsView(parent) {
+    setDragMode(QGraphicsView::ScrollHandDrag);
+    setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
+    setResizeAnchor(QGraphicsView::AnchorViewCenter);
+    setViewportUpdateMode(QGraphicsView::MinimalViewportUpdate);
+    setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
+    setOptimizationFlags(QGraphicsView::DontSavePainterState);
+    setAcceptDrops(false);
+    viewport()->setAcceptDrops(false);
+    setFocusPolicy(Qt::StrongFocus);
+}
+
+void GraphView::setZoom(double factor) {
+    factor = std::clamp(factor, 0.01, 8.0);
+    QTransform t;
+    t.scale(factor, factor);
+    setTransform(t);
+    emit viewportChanged();
+}
+
+void GraphView::zoomBy(double factor) { setZoom(zoom() * factor); }
+
+void GraphView::fitToWindow() {
+    if (!scene()) return;
+    fitInView(scene()->sceneRect(), Qt::KeepAspectRatio);
+    if (zoom() > 1.0) setZoom(1.0);  // small graphs stay at natural size
+    emit viewportChanged();
+}
+
+void GraphView::centreOnItemRect(const QRectF& rect) {
+    if (zoom() < 0.6) setZoom(1.0);
+    centerOn(rect.center());
+    emit viewportChanged();
+}
+
+void GraphView::wheelEvent(QWheelEvent* event) {
+    // Wheel zooms (as in Netron); Shift+wheel or a trackpad's horizontal swipe scrolls.
+    if (event->modifiers() & Qt::ShiftModifier || event->angleDelta().y() == 0) {
+        QGraphicsView::wheelEvent(event);
+        return;
+    }
+    zoomBy(std::pow(1.0015, event->angleDelta().y()));
+    event->accept();
+}
+
+void GraphView::scrollContentsBy(int dx, int dy) {
+    QGraphicsView::scrollContentsBy(dx, dy);
+    emit viewportChanged();
+}
+
+void GraphView::resizeEvent(QResizeEvent* event) {
+    QGraphicsView::resizeEvent(event);
+    emit viewportChanged();
+}
+
+}  // namespace onnxlens::widgets

@@ -1,0 +1,402 @@
+#include "widgets/panels/BenchmarkPanel.h"
+
+#include <QAction>
+#include <QCheckBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QThread>
+#include <QVBoxLayout>
+
+#include "onnxlens/model/NodeNames.h"
+#include "widgets/graph/GraphPage.h"
+#include "widgets/charts/LatencyCharts.h"
+#include "widgets/panels/ProfileView.h"
+
+namespace onnxlens::widgets {
+
+namespace {
+const char* kWarmupKey = "benchmark/warmup";
+const char* kRunsKey = "benchmark/runs";
+const char* kThreadsKey = "benchmark/threads";
+const char* kProfileKey = "benchmark/profile";
+const char* kHeatKey = "benchmark/heat";
+const char* kExportDirKey = "benchmark/exportDir";
+
+QSpinBox* makeSpin(int minimum, int maximum, int value, QWidget* parent) {
+    auto* spin = new QSpinBox(parent);
+    spin->setRange(minimum, maximum);
+    spin->setValue(value);
+    spin->setAccelerated(true);
+    return spin;
+}
+
+QString statusError(const Status& status) {
+    return status ? QString() : QString::fromStdString(status.error().message);
+}
+}  // namespace
+
+BenchmarkPanel::BenchmarkPanel(QWidget* parent) : QWidget(parent) {
+    worker_ = new BenchmarkWorker(this);
+    QSettings settings;
+    warmup_ = makeSpin(0, 100000, settings.value(kWarmupKey, 5).toInt(), this);
+    runs_ = makeSpin(1, 1000000, settings.value(kRunsKey, 50).toInt(), this);
+    threads_ = makeSpin(0, 256, settings.value(kThreadsKey, 0).toInt(), this);
+    threads_->setSpecialValueText(tr("all cores (%1)").arg(QThread::idealThreadCount()));
+    warmup_->setToolTip(
+        tr("Runs before the counted ones, not in the statistics (caches, allocations)"));
+    threads_->setToolTip(tr("Intra-op threads of the engine"));
+    profile_ = new QCheckBox(tr("Profile operators"), this);
+    profile_->setChecked(settings.value(kProfileKey, true).toBool());
+    profile_->setToolTip(
+        tr("Time every node of every counted run (adds two clock reads per node)"));
+    heatCheck_ = new QCheckBox(tr("Colour graph by time"), this);
+
+    // One row of settings and buttons: the dock is wide and short, under the graph.
+    auto* controls = new QHBoxLayout;
+    auto labelled = [this, controls](const QString& text, QWidget* field) {
+        auto* label = new QLabel(text, this);
+        label->setBuddy(field);
+        controls->addWidget(label);
+        controls->addWidget(field);
+        controls->addSpacing(8);
+    };
+    labelled(tr("&Warm-up runs:"), warmup_);
+    labelled(tr("Counted &runs:"), runs_);
+    labelled(tr("&Threads:"), threads_);
+    controls->addWidget(profile_);
+    controls->addWidget(heatCheck_);
+    controls->addStretch(1);
+    startButton_ = new QPushButton(tr("Start"), this);
+    startButton_->setObjectName(QStringLiteral("benchmarkStart"));
+    cancelButton_ = new QPushButton(tr("Cancel"), this);
+    progress_ = new QProgressBar(this);
+    progress_->setRange(0, 1);
+    progress_->setValue(0);
+    progress_->setTextVisible(true);
+    controls->addWidget(startButton_);
+    controls->addWidget(cancelButton_);
+    status_ = new QLabel(this);
+    status_->setWordWrap(true);
+    status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    statistics_ = new QTableWidget(0, 2, this);
+    statistics_->setObjectName(QStringLiteral("benchmarkStatistics"));
+    statistics_->setHorizontalHeaderLabels({tr("Statistic"), tr("Value")});
+    statistics_->verticalHeader()->hide();
+    statistics_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    statistics_->horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+    statistics_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    statistics_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    statistics_->setMinimumHeight(statistics_->fontMetrics().height() * 6);
+    charts_ = new LatencyCharts(this);
+    statistics_->verticalHeader()->setDefaultSectionSize(statistics_->fontMetrics().height() + 4);
+    auto* latency = new QSplitter(Qt::Horizontal, this);
+    latency->addWidget(statistics_);
+    latency->addWidget(charts_);
+    latency->setStretchFactor(0, 0);
+    latency->setStretchFactor(1, 1);
+    latency->setSizes({260, 1000});
+    profileView_ = new ProfileView(this);
+    tabs_ = new QTabWidget(this);
+    tabs_->addTab(latency, tr("Latency"));
+    tabs_->addTab(profileView_, tr("Profile"));
+
+    exportTrace_ = new QPushButton(tr("Trace…"), this);
+    exportTrace_->setToolTip(
+        tr("Export the per-node profile as Chrome trace JSON (Perfetto, chrome://tracing)"));
+    exportJson_ = new QPushButton(tr("JSON…"), this);
+    exportJson_->setToolTip(tr("Export the whole result as JSON"));
+    exportMarkdown_ = new QPushButton(tr("Markdown…"), this);
+    exportMarkdown_->setToolTip(tr("Export the whole result as a Markdown report"));
+    auto* statusRow = new QHBoxLayout;
+    statusRow->addWidget(progress_, 1);
+    statusRow->addSpacing(8);
+    statusRow->addWidget(new QLabel(tr("Export:"), this));
+    statusRow->addWidget(exportTrace_);
+    statusRow->addWidget(exportJson_);
+    statusRow->addWidget(exportMarkdown_);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(controls);
+    layout->addLayout(statusRow);
+    layout->addWidget(status_);
+    layout->addWidget(tabs_, 1);
+
+    startAction_ = new QAction(tr("&Run Benchmark"), this);
+    startAction_->setShortcut(QKeySequence(tr("Ctrl+B")));
+    startAction_->setStatusTip(
+        tr("Benchmark the current model with the Benchmark dock's settings"));
+    cancelAction_ = new QAction(tr("&Cancel Benchmark"), this);
+    cancelAction_->setShortcut(QKeySequence(tr("Ctrl+Shift+B")));
+    heatAction_ = new QAction(tr("Colour Graph by &Time"), this);
+    heatAction_->setCheckable(true);
+    heatAction_->setShortcut(QKeySequence(tr("Ctrl+Shift+H")));
+    heatAction_->setChecked(settings.value(kHeatKey, true).toBool());
+    heatCheck_->setChecked(heatAction_->isChecked());
+
+    connect(startButton_, &QPushButton::clicked, this, &BenchmarkPanel::start);
+    connect(cancelButton_, &QPushButton::clicked, this, &BenchmarkPanel::cancel);
+    connect(startAction_, &QAction::triggered, this, &BenchmarkPanel::start);
+    connect(cancelAction_, &QAction::triggered, this, &BenchmarkPanel::cancel);
+    connect(heatCheck_, &QCheckBox::toggled, heatAction_, &QAction::setChecked);
+    connect(heatAction_, &QAction::toggled, this, [this](bool on) {
+        heatCheck_->setChecked(on);
+        QSettings().setValue(kHeatKey, on);
+        for (auto it = results_.begin(); it != results_.end(); ++it) applyHeat(it.key());
+    });
+    for (QSpinBox* spin : {warmup_, runs_, threads_})
+        connect(spin, &QSpinBox::valueChanged, this, &BenchmarkPanel::saveSettings);
+    connect(profile_, &QCheckBox::toggled, this, &BenchmarkPanel::saveSettings);
+    connect(exportTrace_, &QPushButton::clicked, this,
+            [this] { chooseAndExport(QStringLiteral("trace")); });
+    connect(exportJson_, &QPushButton::clicked, this,
+            [this] { chooseAndExport(QStringLiteral("json")); });
+    connect(exportMarkdown_, &QPushButton::clicked, this,
+            [this] { chooseAndExport(QStringLiteral("md")); });
+    connect(profileView_, &ProfileView::nodeActivated, this, &BenchmarkPanel::revealProfiledNode);
+
+    connect(worker_, &BenchmarkWorker::phaseChanged, this, [this](const QString& text) {
+        status_->setText(text);
+        progress_->setFormat(text == tr("Compiling the model…") ? QString()
+                                                                : QStringLiteral("%v / %m"));
+    });
+    connect(worker_, &BenchmarkWorker::progress, this,
+            [this](bool warmingUp, int done, int total, double lastMs) {
+                progress_->setRange(0, total);
+                progress_->setValue(done);
+                status_->setText(
+                    (warmingUp ? tr("Warming up: run %1 of %2, %3 ms") : tr("Run %1 of %2: %3 ms"))
+                        .arg(done)
+                        .arg(total)
+                        .arg(lastMs, 0, 'f', 3));
+            });
+    connect(worker_, &BenchmarkWorker::finished, this, &BenchmarkPanel::onFinished);
+    connect(worker_, &BenchmarkWorker::failed, this, [this](const QString& message) {
+        runningPage_.clear();
+        progress_->setRange(0, 1);
+        progress_->setValue(0);
+        status_->setText(tr("Benchmark failed: %1").arg(message));
+        updateActions();
+        emit failed(message);
+    });
+    connect(worker_, &BenchmarkWorker::cancelled, this, [this] {
+        runningPage_.clear();
+        progress_->setRange(0, 1);
+        progress_->setValue(0);
+        status_->setText(tr("Benchmark cancelled."));
+        updateActions();
+        emit cancelled();
+    });
+    showResult(nullptr);
+    updateActions();
+}
+
+BenchmarkPanel::~BenchmarkPanel() = default;
+
+void BenchmarkPanel::saveSettings() const {
+    QSettings settings;
+    settings.setValue(kWarmupKey, warmup_->value());
+    settings.setValue(kRunsKey, runs_->value());
+    settings.setValue(kThreadsKey, threads_->value());
+    settings.setValue(kProfileKey, profile_->isChecked());
+}
+
+void BenchmarkPanel::setPage(GraphPage* page) {
+    page_ = page;
+    if (!isRunning()) status_->setText(page ? QString() : tr("Open a model to benchmark it."));
+    showResult(result());
+    updateActions();
+}
+
+std::shared_ptr<const engine::BenchmarkResult> BenchmarkPanel::result() const {
+    return page_ ? results_.value(page_.data()) : nullptr;
+}
+
+void BenchmarkPanel::start() {
+    if (isRunning() || !page_) return;
+    BenchmarkWorker::Settings settings;
+    settings.warmupRuns = warmup_->value();
+    settings.runs = runs_->value();
+    settings.threads = threads_->value();
+    settings.profile = profile_->isChecked();
+    if (feedsSource_) feeds_ = feedsSource_();
+    if (!worker_->start(page_->sharedDocument(), settings, feeds_)) return;
+    runningPage_ = page_;
+    progress_->setRange(0, 0);  // busy until the first run reports
+    status_->setText(tr("Starting…"));
+    updateActions();
+    emit started();
+}
+
+void BenchmarkPanel::cancel() {
+    if (!isRunning()) return;
+    status_->setText(tr("Cancelling…"));
+    worker_->cancel();
+}
+
+void BenchmarkPanel::onFinished(std::shared_ptr<const engine::BenchmarkResult> result) {
+    GraphPage* page = runningPage_.data();
+    runningPage_.clear();
+    if (page) {
+        if (!results_.contains(page))
+            connect(page, &QObject::destroyed, this, [this, page] { results_.remove(page); });
+        results_.insert(page, result);
+        applyHeat(page);
+    }
+    progress_->setRange(0, 1);
+    progress_->setValue(1);
+    const auto& s = result->statistics;
+    status_->setText(
+        tr("%1 runs after %2 warm-up: median %3 ms, P90 %4 ms (%5 thread(s), compiled in %6 ms)")
+            .arg(s.runs)
+            .arg(result->warmupRuns)
+            .arg(s.medianMs, 0, 'f', 3)
+            .arg(s.p90Ms, 0, 'f', 3)
+            .arg(result->threads)
+            .arg(result->loadMs, 0, 'f', 0));
+    if (page == page_) showResult(result);
+    updateActions();
+    emit finished();
+}
+
+void BenchmarkPanel::showResult(std::shared_ptr<const engine::BenchmarkResult> result) {
+    statistics_->setRowCount(0);
+    if (!result) {
+        charts_->clear();
+        profileView_->clear();
+        return;
+    }
+    const auto& s = result->statistics;
+    const std::pair<QString, QString> rows[] = {
+        {tr("min"), QString::number(s.minMs, 'f', 3) + " ms"},
+        {tr("mean"), QString::number(s.meanMs, 'f', 3) + " ms"},
+        {tr("median (P50)"), QString::number(s.medianMs, 'f', 3) + " ms"},
+        {tr("P90"), QString::number(s.p90Ms, 'f', 3) + " ms"},
+        {tr("P99"), QString::number(s.p99Ms, 'f', 3) + " ms"},
+        {tr("max"), QString::number(s.maxMs, 'f', 3) + " ms"},
+        {tr("std. deviation"), QString::number(s.stddevMs, 'f', 3) + " ms"},
+        {tr("counted runs"), QString::number(s.runs)},
+        {tr("warm-up runs"), QString::number(result->warmupRuns)},
+        {tr("intra-op threads"), QString::number(result->threads)},
+        {tr("compile time"), QString::number(result->loadMs, 'f', 1) + " ms"},
+    };
+    statistics_->setRowCount(static_cast<int>(std::size(rows)));
+    for (int r = 0; r < static_cast<int>(std::size(rows)); ++r) {
+        statistics_->setItem(r, 0, new QTableWidgetItem(rows[r].first));
+        auto* value = new QTableWidgetItem(rows[r].second);
+        value->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        statistics_->setItem(r, 1, value);
+    }
+    charts_->setSamples(result->samplesMs, s);
+    profileView_->setResult(result);
+}
+
+NodeHeatMap BenchmarkPanel::heatMapOf(const engine::BenchmarkResult& result) {
+    NodeHeatMap heat;
+    for (const auto& node : result.nodes) heat[node.nodeName] = {node.share, node.perRunMs};
+    return heat;
+}
+
+void BenchmarkPanel::applyHeat(GraphPage* page) {
+    if (!page) return;
+    auto result = results_.value(page);
+    if (heatAction_->isChecked() && result && result->profiled)
+        page->setNodeHeat(heatMapOf(*result));
+    else
+        page->clearHeat();
+}
+
+void BenchmarkPanel::updateActions() {
+    const bool running = isRunning();
+    const auto current = result();
+    startButton_->setEnabled(!running && page_);
+    startAction_->setEnabled(!running && page_);
+    cancelButton_->setEnabled(running);
+    cancelAction_->setEnabled(running);
+    for (QSpinBox* spin : {warmup_, runs_, threads_}) spin->setEnabled(!running);
+    profile_->setEnabled(!running);
+    exportTrace_->setEnabled(current && current->profiled);
+    exportJson_->setEnabled(current != nullptr);
+    exportMarkdown_->setEnabled(current != nullptr);
+}
+
+QString BenchmarkPanel::statusText() const { return status_->text(); }
+
+QString BenchmarkPanel::exportTrace(const QString& path) const {
+    auto current = result();
+    if (!current) return tr("No benchmark result to export.");
+    if (!current->profiled)
+        return tr("The benchmark ran without “Profile operators”: there is no trace.");
+    return statusError(engine::writeChromeTrace(path.toStdString(), current->runProfiles));
+}
+
+QString BenchmarkPanel::exportJson(const QString& path) const {
+    auto current = result();
+    if (!current) return tr("No benchmark result to export.");
+    return statusError(engine::writeBenchmarkJson(path.toStdString(), *current));
+}
+
+QString BenchmarkPanel::exportMarkdown(const QString& path) const {
+    auto current = result();
+    if (!current) return tr("No benchmark result to export.");
+    return statusError(engine::writeBenchmarkMarkdown(path.toStdString(), *current));
+}
+
+void BenchmarkPanel::chooseAndExport(const QString& kind) {
+    if (!page_ || !result()) return;
+    QSettings settings;
+    const QFileInfo model(page_->document().path);
+    const QString dir = settings.value(kExportDirKey, model.absolutePath()).toString();
+    QString suffix, filter;
+    if (kind == QStringLiteral("trace")) {
+        suffix = QStringLiteral("-profile.json");
+        filter = tr("Chrome trace JSON (*.json)");
+    } else if (kind == QStringLiteral("json")) {
+        suffix = QStringLiteral("-benchmark.json");
+        filter = tr("JSON (*.json)");
+    } else {
+        suffix = QStringLiteral("-benchmark.md");
+        filter = tr("Markdown (*.md)");
+    }
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export benchmark"), dir + QLatin1Char('/') + model.completeBaseName() + suffix,
+        filter);
+    if (path.isEmpty()) return;
+    settings.setValue(kExportDirKey, QFileInfo(path).absolutePath());
+    const QString error = kind == QStringLiteral("trace")  ? exportTrace(path)
+                          : kind == QStringLiteral("json") ? exportJson(path)
+                                                           : exportMarkdown(path);
+    if (error.isEmpty())
+        status_->setText(tr("Exported %1").arg(path));
+    else
+        QMessageBox::warning(this, tr("Export failed"), error);
+}
+
+void BenchmarkPanel::revealProfiledNode(const QString& profileName) {
+    if (!page_) return;
+    const auto view = page_->shownViewGraph();
+    const std::string name = profileName.toStdString();
+    for (int n = 0; n < static_cast<int>(view->nodes.size()); ++n) {
+        const auto& node = view->nodes[n];
+        if (node.proto && profileNameOf(*node.proto) == name) {
+            page_->revealNode(n);
+            return;
+        }
+    }
+    status_->setText(tr("%1 is not in the graph shown (the optimizer made it; View > Show "
+                        "Optimized Graph shows it).")
+                         .arg(profileName));
+}
+
+}  // namespace onnxlens::widgets

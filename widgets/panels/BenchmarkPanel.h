@@ -1,0 +1,125 @@
+#pragma once
+// The Benchmark dock: warm-up runs, counted runs and intra-op threads (remembered), Start and
+// Cancel with progress; then the latency statistics, a histogram and the per-run series, the
+// per-operator profile, the heat overlay on the graph, and exports (the profile as Chrome trace
+// JSON, the whole result as JSON and Markdown). The benchmark runs on BenchmarkWorker's thread.
+#include <QHash>
+#include <QPointer>
+#include <QWidget>
+#include <memory>
+
+#include "widgets/workers/BenchmarkWorker.h"
+#include "widgets/EngineHeaders.h"
+#include "widgets/graph/GraphScene.h"
+
+class QAction;
+class QCheckBox;
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QTableWidget;
+class QTabWidget;
+
+namespace onnxlens::widgets {
+
+class GraphPage;
+class LatencyCharts;
+class ProfileView;
+
+class BenchmarkPanel : public QWidget {
+    Q_OBJECT
+  public:
+    explicit BenchmarkPanel(QWidget* parent = nullptr);
+    ~BenchmarkPanel() override;
+
+    // The model to benchmark and the graph the heat overlay colours; nullptr: none open.
+    void setPage(GraphPage* page);
+    GraphPage* page() const { return page_; }
+    // Where the inputs come from (called on the worker thread); empty: seeded random data with
+    // every symbolic dim 1.
+    // An explicit provider, used as is (it replaces any provider source).
+    void setFeedsProvider(BenchmarkWorker::FeedsProvider provider) {
+        feeds_ = std::move(provider);
+        feedsSource_ = nullptr;
+    }
+    // Asked on the GUI thread at each start for the provider of that benchmark's inputs (the
+    // Run dock's current choices); an empty provider falls back to seeded random data.
+    void setFeedsProviderSource(std::function<BenchmarkWorker::FeedsProvider()> source) {
+        feedsSource_ = std::move(source);
+    }
+
+    void start();
+    void cancel();
+    bool isRunning() const { return worker_->isRunning(); }
+    // The last result for the current page (nullptr before the first benchmark).
+    std::shared_ptr<const engine::BenchmarkResult> result() const;
+
+    // Checkable: colour the graph by each node's share of the profiled time.
+    QAction* heatAction() const { return heatAction_; }
+    QAction* startAction() const { return startAction_; }
+    QAction* cancelAction() const { return cancelAction_; }
+
+    // Exports of the current result; an empty string on success, else the error.
+    QString exportTrace(const QString& path) const;
+    QString exportJson(const QString& path) const;
+    QString exportMarkdown(const QString& path) const;
+
+    // For tests and the main window.
+    QSpinBox* warmupSpin() const { return warmup_; }
+    QSpinBox* runsSpin() const { return runs_; }
+    QSpinBox* threadsSpin() const { return threads_; }
+    QCheckBox* profileCheck() const { return profile_; }
+    QTableWidget* statisticsTable() const { return statistics_; }
+    LatencyCharts* charts() const { return charts_; }
+    ProfileView* profileView() const { return profileView_; }
+    QProgressBar* progressBar() const { return progress_; }
+    QTabWidget* resultTabs() const { return tabs_; }  // Latency, Profile
+    QString statusText() const;
+
+    // A result's per-node times as the graph scene's heat map.
+    static NodeHeatMap heatMapOf(const engine::BenchmarkResult& result);
+
+  signals:
+    void started();
+    void finished();
+    void failed(const QString& message);
+    void cancelled();
+
+  private:
+    void onFinished(std::shared_ptr<const engine::BenchmarkResult> result);
+    void showResult(std::shared_ptr<const engine::BenchmarkResult> result);
+    void applyHeat(GraphPage* page);
+    void updateActions();
+    void saveSettings() const;
+    void chooseAndExport(const QString& kind);
+    void revealProfiledNode(const QString& profileName);
+
+    BenchmarkWorker* worker_;
+    BenchmarkWorker::FeedsProvider feeds_;
+    std::function<BenchmarkWorker::FeedsProvider()> feedsSource_;
+    QPointer<GraphPage> page_;
+    QPointer<GraphPage> runningPage_;
+    QHash<GraphPage*, std::shared_ptr<const engine::BenchmarkResult>> results_;
+    QSpinBox* warmup_;
+    QSpinBox* runs_;
+    QSpinBox* threads_;
+    QCheckBox* profile_;
+    QCheckBox* heatCheck_;
+    QPushButton* startButton_;
+    QPushButton* cancelButton_;
+    QProgressBar* progress_;
+    QLabel* status_;
+    QTabWidget* tabs_;
+    QTableWidget* statistics_;
+    LatencyCharts* charts_;
+    ProfileView* profileView_;
+    QPushButton* exportTrace_;
+    QPushButton* exportJson_;
+    QPushButton* exportMarkdown_;
+    QAction* heatAction_;
+    QAction* startAction_;
+    QAction* cancelAction_;
+};
+
+}  // namespace onnxlens::widgets

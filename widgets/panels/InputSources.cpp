@@ -1,0 +1,113 @@
+#include "widgets/panels/InputSources.h"
+
+#include "onnxlens/engine/TensorProto.h"
+
+namespace onnxlens::widgets {
+
+using engine::DataType;
+
+std::pair<double, double> defaultRandomRange(DataType type) {
+    if (engine::isInteger(type)) return {0, 9};
+    return {-1, 1};
+}
+
+const char* inputSourceName(InputSource::Kind kind) {
+    switch (kind) {
+        case InputSource::Kind::Random:
+            return "random";
+        case InputSource::Kind::Zeros:
+            return "zeros";
+        case InputSource::Kind::Ones:
+            return "ones";
+        case InputSource::Kind::File:
+            return "file";
+        case InputSource::Kind::Image:
+            return "image";
+    }
+    return "random";
+}
+
+Error PreparedFeeds::combinedError() const {
+    std::string message;
+    for (const auto& [name, problem] : inputErrors)
+        message += (message.empty() ? "" : "; ") + ("input '" + name + "': " + problem);
+    return Error{message};
+}
+
+namespace {
+
+Result<engine::Value> valueFromSource(const engine::Session::IoInfo& input,
+                                      const InputSource& source, const InputChoices& choices,
+                                      std::uint64_t seed) {
+    using Kind = InputSource::Kind;
+    if (source.kind == Kind::File) {
+        if (source.file.empty()) return Error{"no file chosen"};
+        auto value = engine::readValueFile(source.file, &input.type);
+        if (!value) return value.error();
+        const std::string mismatch = engine::describeTypeMismatch(*value, input.type);
+        if (!mismatch.empty()) return makeError(source.file.string(), mismatch);
+        return value;
+    }
+    if (!input.type.has_tensor_type())
+        return Error{"is not a tensor: choose a .pb file holding its value"};
+    const DataType dtype = engine::dataTypeOfTypeProto(input.type);
+    const engine::Shape shape = engine::concreteShape(input.type, choices.symbols);
+    if (source.kind == Kind::Image) {
+        if (source.file.empty()) return Error{"no image chosen"};
+        auto tensor = imageToTensor(source.file, shape, dtype, choices.image);
+        if (!tensor) return tensor.error();
+        return engine::Value(std::move(*tensor));
+    }
+    try {
+        if (source.kind == Kind::Zeros) return engine::Value(engine::filledTensor(dtype, shape, 0));
+        if (source.kind == Kind::Ones) return engine::Value(engine::filledTensor(dtype, shape, 1));
+        return engine::Value(
+            engine::randomTensorInRange(dtype, shape, seed, source.low, source.high));
+    } catch (const std::exception& e) {
+        return Error{e.what()};
+    }
+}
+
+}  // namespace
+
+PreparedFeeds prepareInputFeeds(const InputChoices& choices) {
+    PreparedFeeds prepared;
+    for (std::size_t i = 0; i < choices.inputs.size(); ++i) {
+        const auto& input = choices.inputs[i];
+        InputSource source;
+        if (auto it = choices.sources.find(input.name); it != choices.sources.end())
+            source = it->second;
+        else
+            std::tie(source.low, source.high) =
+                defaultRandomRange(engine::dataTypeOfTypeProto(input.type));
+        auto value = valueFromSource(input, source, choices, choices.seed + i);
+        if (value)
+            prepared.feeds[input.name] = std::move(*value);
+        else
+            prepared.inputErrors[input.name] = value.error().message;
+    }
+    return prepared;
+}
+
+engine::FeedMaker feedMakerForOtherShapes(const InputChoices& choices) {
+    InputChoices generated = choices;
+    for (auto& [name, source] : generated.sources)
+        if (source.kind == InputSource::Kind::File || source.kind == InputSource::Kind::Image) {
+            source = InputSource{};
+            for (const auto& input : generated.inputs)
+                if (input.name == name)
+                    std::tie(source.low, source.high) =
+                        defaultRandomRange(engine::dataTypeOfTypeProto(input.type));
+        }
+    return
+        [generated](
+            const engine::SymbolBindings& symbols) -> Result<std::map<std::string, engine::Value>> {
+            InputChoices c = generated;
+            c.symbols = symbols;
+            PreparedFeeds prepared = prepareInputFeeds(c);
+            if (!prepared.ok()) return prepared.combinedError();
+            return std::move(prepared.feeds);
+        };
+}
+
+}  // namespace onnxlens::widgets

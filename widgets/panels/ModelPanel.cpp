@@ -1,0 +1,125 @@
+#include "widgets/panels/ModelPanel.h"
+
+#include <QHeaderView>
+#include <QLocale>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+#include <algorithm>
+
+#include "widgets/graph/GraphStyle.h"
+#include "widgets/workers/ModelDocument.h"
+
+namespace onnxlens::widgets {
+
+namespace {
+QTreeWidgetItem* section(QTreeWidget* tree, const QString& title) {
+    auto* item = new QTreeWidgetItem(tree, {title});
+    QFont bold = item->font(0);
+    bold.setBold(true);
+    item->setFont(0, bold);
+    item->setExpanded(true);
+    return item;
+}
+
+QString shapeText(const ValueSummary& value) {
+    if (!value.hasShape) return QStringLiteral("?");
+    QStringList dims;
+    for (const auto& d : value.shape) {
+        if (d.kind == DimSummary::Kind::Value) dims << QString::number(d.value);
+        else if (d.kind == DimSummary::Kind::Symbol) dims << QString::fromStdString(d.symbol);
+        else dims << QStringLiteral("?");
+    }
+    return QStringLiteral("[%1]").arg(dims.join(QStringLiteral(", ")));
+}
+
+void addValues(QTreeWidgetItem* parent, const std::vector<ValueSummary>& values) {
+    for (const auto& v : values) {
+        auto* item = new QTreeWidgetItem(parent, {QString::fromStdString(v.name),
+                                                  QString::fromStdString(v.dtype) + QLatin1Char(' ') + shapeText(v)});
+        bool symbolic = std::any_of(v.shape.begin(), v.shape.end(),
+                                    [](const DimSummary& d) { return d.kind != DimSummary::Kind::Value; });
+        if (symbolic) item->setForeground(1, GraphStyle::standard().symbolicDimColour);
+    }
+}
+}  // namespace
+
+ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
+    tree_ = new QTreeWidget(this);
+    tree_->setColumnCount(2);
+    tree_->setHeaderLabels({tr("Property"), tr("Value")});
+    tree_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addWidget(tree_);
+}
+
+void ModelPanel::clear() { tree_->clear(); }
+
+void ModelPanel::showModel(const ModelDocument& document) {
+    clear();
+    const ModelSummary& s = document.summary;
+    const QLocale locale = QLocale::c();
+    auto* general = section(tree_, tr("Model"));
+    auto row = [](QTreeWidgetItem* parent, const QString& key, const QString& value) {
+        auto* item = new QTreeWidgetItem(parent, {key, value});
+        item->setToolTip(1, value);
+        return item;
+    };
+    row(general, tr("file"), document.path);
+    row(general, tr("size"), locale.formattedDataSize(static_cast<qint64>(document.loaded.fileBytes)));
+    row(general, tr("IR version"), QString::number(s.irVersion));
+    row(general, tr("producer"), QString::fromStdString(s.producerName + " " + s.producerVersion).trimmed());
+    if (!s.domain.empty()) row(general, tr("domain"), QString::fromStdString(s.domain));
+    row(general, tr("model version"), QString::number(s.modelVersion));
+    if (!s.docString.empty()) row(general, tr("description"), QString::fromStdString(s.docString));
+    row(general, tr("nodes"), tr("%1 (%2 with subgraphs)").arg(s.nodeCount).arg(s.nodeCountWithSubgraphs));
+    row(general, tr("parameters"),
+        tr("%1 in %2 initializers, %3")
+            .arg(locale.toString(static_cast<qlonglong>(s.initializers.parameters)))
+            .arg(s.initializers.count)
+            .arg(locale.formattedDataSize(s.initializers.bytes)));
+    if (s.initializers.externalCount)
+        row(general, tr("external tensors"), QString::number(s.initializers.externalCount));
+
+    auto* opsets = section(tree_, tr("Opsets"));
+    for (const auto& o : s.opsets)
+        row(opsets, QString::fromStdString(displayDomain(o.domain)), QString::number(o.version));
+    if (!s.metadata.empty()) {
+        auto* metadata = section(tree_, tr("Metadata"));
+        for (const auto& [key, value] : s.metadata)
+            row(metadata, QString::fromStdString(key), QString::fromStdString(value));
+    }
+    addValues(section(tree_, tr("Inputs")), s.inputs);
+    addValues(section(tree_, tr("Outputs")), s.outputs);
+    if (!s.dynamicAxes.empty()) {
+        auto* axes = section(tree_, tr("Dynamic axes"));
+        for (const auto& a : s.dynamicAxes) {
+            auto* item = row(axes, QString::fromStdString(a.tensor),
+                             tr("axis %1: %2").arg(a.axis).arg(a.symbol.empty() ? QStringLiteral("?")
+                                                                                 : QString::fromStdString(a.symbol)));
+            item->setForeground(1, GraphStyle::standard().symbolicDimColour);
+        }
+    }
+    auto* ops = section(tree_, tr("Operators"));
+    std::vector<std::pair<std::string, std::int64_t>> histogram(s.opHistogram.begin(), s.opHistogram.end());
+    std::stable_sort(histogram.begin(), histogram.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    for (const auto& [op, count] : histogram) row(ops, QString::fromStdString(op), QString::number(count));
+    ops->setExpanded(histogram.size() <= 30);
+    if (!s.functions.empty()) {
+        auto* functions = section(tree_, tr("Functions"));
+        for (const auto& f : s.functions)
+            row(functions, QString::fromStdString(displayDomain(f.domain) + "::" + f.name),
+                tr("%1 nodes").arg(f.nodeCount));
+    }
+    auto* checks = section(tree_, tr("Checks"));
+    row(checks, tr("onnx checker"), s.checker.ok ? tr("passed") : QString::fromStdString(s.checker.message));
+    row(checks, tr("shape inference"),
+        (s.shapeInference.ok ? tr("passed") : QString::fromStdString(s.shapeInference.message)) +
+            tr(" (%1 of %2 node outputs have a shape)")
+                .arg(s.shapeInference.knownEdges)
+                .arg(s.shapeInference.totalEdges));
+    row(checks, tr("load time"), tr("%1 ms").arg(document.loadMs, 0, 'f', 0));
+}
+
+}  // namespace onnxlens::widgets

@@ -1,0 +1,783 @@
+#include "widgets/panels/RunPanel.h"
+
+#include <QAction>
+#include <QChart>
+#include <QChartView>
+#include <QComboBox>
+#include <QCryptographicHash>
+#include <QDateTime>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStandardItemModel>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QTimer>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <cmath>
+
+#include "onnxlens/engine/TensorProto.h"
+#include "widgets/charts/HistogramChart.h"
+#include "widgets/panels/TensorText.h"
+
+namespace onnxlens::widgets {
+
+namespace {
+
+enum DimColumn { DimSymbolColumn, DimValueColumn, DimUsedByColumn };
+enum OutputColumn {
+    OutName,
+    OutType,
+    OutShape,
+    OutMin,
+    OutMax,
+    OutMean,
+    OutStd,
+    OutNaN,
+    OutInf,
+    OutColumns
+};
+
+QTableWidgetItem* readOnlyItem(const QString& text) {
+    auto* item = new QTableWidgetItem(text);
+    item->setFlags(item->flags() & ~Qt::ItemIsEditable);
+    return item;
+}
+
+QString number(double v) { return QString::number(v, 'g', 6); }
+
+bool acceptsImage(const onnx::TypeProto& type) {
+    if (!type.has_tensor_type() || !type.tensor_type().has_shape()) return false;
+    const auto& dims = type.tensor_type().shape().dim();
+    return dims.size() == 4 && engine::isFloatingPoint(engine::dataTypeOfTypeProto(type)) &&
+           (!dims[1].has_dim_value() || dims[1].dim_value() == 1 || dims[1].dim_value() == 3);
+}
+
+// "-1, 1" -> {-1, 1}; false when it is not two numbers in order.
+bool parseRange(const QString& text, double& low, double& high) {
+    const QStringList parts = text.split(QLatin1Char(','));
+    if (parts.size() != 2) return false;
+    bool okLow = false, okHigh = false;
+    low = parts[0].trimmed().toDouble(&okLow);
+    high = parts[1].trimmed().toDouble(&okHigh);
+    return okLow && okHigh && std::isfinite(low) && std::isfinite(high) && low <= high;
+}
+
+bool parseTriple(const QString& text, std::array<double, 3>& out) {
+    const QStringList parts = text.split(QLatin1Char(','));
+    if (parts.size() != 3) return false;
+    for (int i = 0; i < 3; ++i) {
+        bool ok = false;
+        out[static_cast<std::size_t>(i)] = parts[i].trimmed().toDouble(&ok);
+        if (!ok) return false;
+    }
+    return true;
+}
+
+QLineEdit* settingEdit(QTableWidget* table, int row) {
+    QWidget* cell = table->cellWidget(row, RunPanel::SettingColumn);
+    return cell ? cell->findChild<QLineEdit*>() : nullptr;
+}
+
+QToolButton* browseButton(QTableWidget* table, int row) {
+    QWidget* cell = table->cellWidget(row, RunPanel::SettingColumn);
+    return cell ? cell->findChild<QToolButton*>() : nullptr;
+}
+
+QComboBox* sourceCombo(QTableWidget* table, int row) {
+    return qobject_cast<QComboBox*>(table->cellWidget(row, RunPanel::SourceColumn));
+}
+
+}  // namespace
+
+RunPanel::RunPanel(EngineWorker* worker, QWidget* parent) : QWidget(parent), worker_(worker) {
+    runAction_ = new QAction(tr("&Run"), this);
+    runAction_->setShortcut(QKeySequence(tr("Ctrl+R")));
+    runAction_->setToolTip(tr("Run the model on the chosen inputs (Ctrl+R)"));
+    cancelAction_ = new QAction(tr("&Cancel Run"), this);
+    cancelAction_->setShortcut(QKeySequence(Qt::Key_Escape));
+    cancelAction_->setEnabled(false);
+    connect(runAction_, &QAction::triggered, this, &RunPanel::run);
+    connect(cancelAction_, &QAction::triggered, this, &RunPanel::cancel);
+
+    modelLabel_ = new QLabel(tr("No model"), this);
+    modelLabel_->setWordWrap(true);
+
+    inputs_ = new QTableWidget(0, 5, this);
+    inputs_->setObjectName(QStringLiteral("runInputs"));
+    inputs_->setHorizontalHeaderLabels(
+        {tr("Input"), tr("Type"), tr("Source"), tr("Range / file"), tr("Status")});
+    inputs_->horizontalHeader()->setSectionResizeMode(SettingColumn, QHeaderView::Stretch);
+    inputs_->horizontalHeader()->setSectionResizeMode(StatusColumn, QHeaderView::Stretch);
+    inputs_->verticalHeader()->hide();
+    inputs_->setSelectionMode(QAbstractItemView::NoSelection);
+
+    dims_ = new QTableWidget(0, 3, this);
+    dims_->setObjectName(QStringLiteral("runDims"));
+    dims_->setHorizontalHeaderLabels({tr("Symbol"), tr("Value"), tr("Used by")});
+    dims_->horizontalHeader()->setStretchLastSection(true);
+    dims_->verticalHeader()->hide();
+
+    seed_ = new QSpinBox(this);
+    seed_->setRange(0, std::numeric_limits<int>::max());
+    seed_->setToolTip(tr("Random inputs are seeded: input k uses seed + k"));
+    dataSets_ = new QComboBox(this);
+    dataSets_->setToolTip(tr("test_data_set_* folders beside the model"));
+    auto* fillButton = new QPushButton(tr("Use"), this);
+    fillButton->setToolTip(tr("Set every input to the files of the chosen test data set"));
+    connect(fillButton, &QPushButton::clicked, this, [this] {
+        if (QString error = fillFromDataSet(dataSets_->currentIndex()); !error.isEmpty())
+            setStatus(error, true);
+    });
+    auto* folderButton = new QPushButton(tr("Folder…"), this);
+    connect(folderButton, &QPushButton::clicked, this, [this] {
+        const QString start = document_ ? QFileInfo(document_->path).absolutePath() : QString();
+        const QString folder =
+            QFileDialog::getExistingDirectory(this, tr("Test data set folder"), start);
+        if (folder.isEmpty()) return;
+        if (QString error = fillFromFolder(folder); !error.isEmpty()) setStatus(error, true);
+    });
+    auto* dataSetRow = new QHBoxLayout;
+    dataSetRow->addWidget(dataSets_, 1);
+    dataSetRow->addWidget(fillButton);
+    dataSetRow->addWidget(folderButton);
+
+    imageScaling_ = new QComboBox(this);
+    imageScaling_->addItems({tr("ImageNet mean/std"), tr("0..1"), tr("Custom mean/std")});
+    imageMean_ = new QLineEdit(QStringLiteral("0.485, 0.456, 0.406"), this);
+    imageStd_ = new QLineEdit(QStringLiteral("0.229, 0.224, 0.225"), this);
+    auto syncImageEdits = [this] {
+        const bool custom = imageScaling_->currentIndex() == 2;
+        imageMean_->setEnabled(custom);
+        imageStd_->setEnabled(custom);
+        QSettings().setValue(QStringLiteral("run/imageScaling"), imageScaling_->currentIndex());
+    };
+    connect(imageScaling_, &QComboBox::currentIndexChanged, this, syncImageEdits);
+    imageScaling_->setCurrentIndex(
+        QSettings().value(QStringLiteral("run/imageScaling"), 0).toInt());
+    syncImageEdits();
+
+    auto* options = new QFormLayout;
+    options->addRow(tr("Seed"), seed_);
+    options->addRow(tr("Data set"), dataSetRow);
+    options->addRow(tr("Image scaling"), imageScaling_);
+    options->addRow(tr("Image mean"), imageMean_);
+    options->addRow(tr("Image std"), imageStd_);
+    auto* dimsAndOptions = new QHBoxLayout;
+    dimsAndOptions->addWidget(dims_, 1);
+    dimsAndOptions->addLayout(options, 1);
+
+    runButton_ = new QPushButton(tr("Run"), this);
+    runButton_->setToolTip(runAction_->toolTip());
+    runButton_->setEnabled(false);
+    cancelButton_ = new QPushButton(tr("Cancel"), this);
+    cancelButton_->setToolTip(tr("Stop the run between two nodes (Esc)"));
+    cancelButton_->setEnabled(false);
+    connect(runButton_, &QPushButton::clicked, this, &RunPanel::run);
+    connect(cancelButton_, &QPushButton::clicked, this, &RunPanel::cancel);
+    progress_ = new QProgressBar(this);
+    progress_->setRange(0, 1);
+    progress_->setValue(0);
+    progress_->setTextVisible(false);
+    progress_->setMaximumWidth(160);
+    status_ = new QLabel(this);
+    status_->setWordWrap(true);
+    status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* runRow = new QHBoxLayout;
+    runRow->addWidget(runButton_);
+    runRow->addWidget(cancelButton_);
+    runRow->addWidget(progress_);
+    runRow->addWidget(status_, 1);
+    elapsedTimer_ = new QTimer(this);
+    elapsedTimer_->setInterval(100);
+    connect(elapsedTimer_, &QTimer::timeout, this, [this] {
+        const double seconds =
+            static_cast<double>(QDateTime::currentMSecsSinceEpoch() - startedMs_) / 1000.0;
+        setStatus(tr("%1… %2 s").arg(busyWhat_).arg(seconds, 0, 'f', 1));
+    });
+
+    outputs_ = new QTableWidget(0, OutColumns, this);
+    outputs_->setObjectName(QStringLiteral("runOutputs"));
+    outputs_->setHorizontalHeaderLabels({tr("Output"), tr("dtype"), tr("Shape"), tr("Min"),
+                                         tr("Max"), tr("Mean"), tr("Std"), tr("NaN"), tr("Inf")});
+    outputs_->verticalHeader()->hide();
+    outputs_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    outputs_->setSelectionMode(QAbstractItemView::SingleSelection);
+    outputs_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    connect(outputs_, &QTableWidget::currentCellChanged, this,
+            [this](int row) { showOutput(row); });
+
+    values_ = new QTableWidget(0, 2, this);
+    values_->setHorizontalHeaderLabels({tr("Index"), tr("Value")});
+    values_->horizontalHeader()->setStretchLastSection(true);
+    values_->verticalHeader()->hide();
+    values_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    histogram_ = new QChartView(this);
+    histogram_->setRenderHint(QPainter::Antialiasing);
+    histogram_->setMinimumHeight(160);
+    top_ = new QTableWidget(0, 4, this);
+    top_->setHorizontalHeaderLabels({tr("Rank"), tr("Class"), tr("Score"), tr("Softmax")});
+    top_->horizontalHeader()->setStretchLastSection(true);
+    top_->verticalHeader()->hide();
+    top_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    outputTabs_ = new QTabWidget(this);
+    outputTabs_->addTab(histogram_, tr("Histogram"));
+    outputTabs_->addTab(values_, tr("Values"));
+    outputTabs_->addTab(top_, tr("Top 5"));
+
+    auto* inputsBox = new QGroupBox(tr("Inputs"), this);
+    auto* inputsLayout = new QVBoxLayout(inputsBox);
+    inputsLayout->addWidget(inputs_, 2);
+    inputsLayout->addLayout(dimsAndOptions, 1);
+    auto* outputsBox = new QGroupBox(tr("Outputs"), this);
+    auto* outputsLayout = new QVBoxLayout(outputsBox);
+    outputsLayout->addWidget(outputs_, 1);
+    outputsLayout->addWidget(outputTabs_, 2);
+    auto* splitter = new QSplitter(Qt::Vertical, this);
+    splitter->addWidget(inputsBox);
+    splitter->addWidget(outputsBox);
+    splitter->setChildrenCollapsible(false);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(modelLabel_);
+    layout->addLayout(runRow);
+    layout->addWidget(splitter, 1);
+
+    connect(worker_, &EngineWorker::started, this,
+            [this](const QString& what) { setBusy(true, what); });
+    connect(worker_, &EngineWorker::idle, this, [this] { setBusy(false); });
+    connect(worker_, &EngineWorker::progress, this,
+            [this](const QString& what, int step, int steps) {
+                progress_->setRange(0, steps);
+                progress_->setValue(step - 1);
+                busyWhat_ = tr("%1 (%2 of %3)").arg(what).arg(step).arg(steps);
+            });
+    connect(worker_, &EngineWorker::compiled, this,
+            [this](std::shared_ptr<const CompiledModel> model) {
+                if (!document_ || model->path != document_->path) return;  // an older tab's compile
+                compiled_ = std::move(model);
+                buildInputs();
+                buildDims();
+                setStatus(tr("Ready: compiled in %1 ms, %2 threads")
+                              .arg(compiled_->compileMs, 0, 'f', 0)
+                              .arg(compiled_->threads));
+                emit compiled();
+            });
+    connect(worker_, &EngineWorker::compileFailed, this,
+            [this](const QString& path, const QString& message) {
+                if (!document_ || path != document_->path) return;
+                setStatus(tr("The engine cannot run this model: %1").arg(message), true);
+                emit compileFailed(message);
+            });
+    connect(worker_, &EngineWorker::runFinished, this,
+            [this](std::shared_ptr<const RunOutcome> outcome) {
+                if (std::exchange(awaitingRun_, false)) onRunFinished(outcome);
+            });
+    connect(worker_, &EngineWorker::inputsRejected, this,
+            [this](std::shared_ptr<const std::map<std::string, std::string>> problems) {
+                if (std::exchange(awaitingRun_, false)) onInputsRejected(*problems);
+            });
+    connect(worker_, &EngineWorker::failed, this, [this](const QString& message) {
+        if (!std::exchange(awaitingRun_, false)) return;
+        setStatus(tr("Run failed: %1").arg(message), true);
+        emit runFailed(message);
+    });
+    connect(worker_, &EngineWorker::cancelled, this, [this] {
+        if (!std::exchange(awaitingRun_, false)) return;
+        setStatus(tr("Run cancelled."));
+        emit runCancelled();
+    });
+}
+
+RunPanel::~RunPanel() = default;
+
+void RunPanel::setDocument(std::shared_ptr<const ModelDocument> document) {
+    if (document == document_) return;
+    if (busy_) worker_->cancel();
+    awaitingRun_ = false;
+    document_ = std::move(document);
+    compiled_.reset();
+    outcome_.reset();
+    inputs_->setRowCount(0);
+    dims_->setRowCount(0);
+    outputs_->setRowCount(0);
+    values_->setRowCount(0);
+    top_->setRowCount(0);
+    histogram_->setChart(new QChart);
+    dataSets_->clear();
+    runButton_->setEnabled(false);
+    runAction_->setEnabled(false);
+    if (!document_) {
+        modelLabel_->setText(tr("No model"));
+        setStatus(QString());
+        worker_->requestRelease();
+        return;
+    }
+    modelLabel_->setText(
+        QStringLiteral("<b>%1</b>").arg(QFileInfo(document_->path).fileName().toHtmlEscaped()));
+    setStatus(tr("Compiling…"));
+    worker_->requestCompile(document_);
+}
+
+QString RunPanel::settingsGroup() const {
+    const QByteArray key =
+        QCryptographicHash::hash(document_ ? document_->path.toUtf8() : QByteArray(),
+                                 QCryptographicHash::Sha1)
+            .toHex()
+            .left(16);
+    return QStringLiteral("run/models/") + QString::fromLatin1(key);
+}
+
+void RunPanel::buildInputs() {
+    inputs_->setRowCount(0);
+    const auto& inputs = compiled_->inputs;
+    inputs_->setRowCount(static_cast<int>(inputs.size()));
+    for (int row = 0; row < inputs_->rowCount(); ++row) {
+        const auto& input = inputs[static_cast<std::size_t>(row)];
+        inputs_->setItem(row, NameColumn, readOnlyItem(QString::fromStdString(input.name)));
+        const engine::DataType dtype = engine::dataTypeOfTypeProto(input.type);
+        inputs_->setItem(row, TypeColumn,
+                         readOnlyItem(QStringLiteral("%1 %2").arg(
+                             QString::fromLatin1(engine::dataTypeName(dtype)),
+                             QString::fromStdString(engine::describeDeclaredShape(input.type)))));
+        auto* combo = new QComboBox(inputs_);
+        combo->addItems(
+            {tr("Random"), tr("Zeros"), tr("Ones"), tr("File (.pb/.npy)"), tr("Image")});
+        if (!acceptsImage(input.type))  // only a 4-D float input [N, 1|3, H, W] takes an image
+            qobject_cast<QStandardItemModel*>(combo->model())->item(4)->setEnabled(false);
+        inputs_->setCellWidget(row, SourceColumn, combo);
+        auto* cell = new QWidget(inputs_);
+        auto* edit = new QLineEdit(cell);
+        auto* browse = new QToolButton(cell);
+        browse->setText(QStringLiteral("…"));
+        browse->setToolTip(tr("Choose a file"));
+        auto* cellLayout = new QHBoxLayout(cell);
+        cellLayout->setContentsMargins(0, 0, 0, 0);
+        cellLayout->setSpacing(2);
+        cellLayout->addWidget(edit, 1);
+        cellLayout->addWidget(browse);
+        inputs_->setCellWidget(row, SettingColumn, cell);
+        const auto [low, high] = defaultRandomRange(dtype);
+        edit->setText(QStringLiteral("%1, %2").arg(low).arg(high));
+        inputs_->setItem(row, StatusColumn, readOnlyItem(QString()));
+        connect(combo, &QComboBox::currentIndexChanged, this,
+                [this, row] { onSourceChanged(row); });
+        connect(browse, &QToolButton::clicked, this, [this, row] { chooseFileFor(row); });
+        connect(edit, &QLineEdit::textEdited, this,
+                [this, row] { setRowStatus(row, QString(), false); });
+        onSourceChanged(row);
+    }
+    inputs_->resizeColumnsToContents();
+    dataSets_->clear();
+    for (const auto& set : compiled_->dataSets)
+        dataSets_->addItem(QString::fromStdString(set.directory.filename().string()));
+    if (compiled_->dataSets.empty()) dataSets_->addItem(tr("(none beside the model)"));
+    dataSets_->setEnabled(!compiled_->dataSets.empty());
+    runButton_->setEnabled(!busy_);
+    runAction_->setEnabled(!busy_);
+}
+
+void RunPanel::buildDims() {
+    dims_->setRowCount(0);
+    const std::vector<std::string> symbols = engine::inputSymbols(compiled_->inputs);
+    QSettings settings;
+    settings.beginGroup(settingsGroup());
+    seed_->setValue(settings.value(QStringLiteral("seed"), 0).toInt());
+    for (const auto& symbol : symbols) {
+        const int row = dims_->rowCount();
+        dims_->insertRow(row);
+        const QString name = QString::fromStdString(symbol);
+        dims_->setItem(row, DimSymbolColumn, readOnlyItem(name));
+        auto* spin = new QSpinBox(dims_);
+        spin->setRange(1, 1'000'000);
+        spin->setValue(settings.value(QStringLiteral("dims/") + name, 1).toInt());
+        dims_->setCellWidget(row, DimValueColumn, spin);
+        QStringList usedBy;
+        for (const auto& input : compiled_->inputs) {
+            if (!input.type.has_tensor_type()) continue;
+            const auto& dims = input.type.tensor_type().shape().dim();
+            for (int d = 0; d < dims.size(); ++d)
+                if (dims[d].has_dim_param() && dims[d].dim_param() == symbol)
+                    usedBy
+                        << QStringLiteral("%1[%2]").arg(QString::fromStdString(input.name)).arg(d);
+        }
+        dims_->setItem(row, DimUsedByColumn, readOnlyItem(usedBy.join(QStringLiteral(", "))));
+        connect(spin, &QSpinBox::valueChanged, this, [this] { saveDims(); });
+    }
+    settings.endGroup();
+    connect(
+        seed_, &QSpinBox::valueChanged, this, [this] { saveDims(); }, Qt::UniqueConnection);
+    dims_->resizeColumnsToContents();
+}
+
+void RunPanel::saveDims() const {
+    if (!document_) return;
+    QSettings settings;
+    settings.beginGroup(settingsGroup());
+    settings.setValue(QStringLiteral("seed"), seed_->value());
+    for (int row = 0; row < dims_->rowCount(); ++row)
+        if (auto* spin = qobject_cast<QSpinBox*>(dims_->cellWidget(row, DimValueColumn)))
+            settings.setValue(QStringLiteral("dims/") + dims_->item(row, DimSymbolColumn)->text(),
+                              spin->value());
+}
+
+QStringList RunPanel::symbols() const {
+    QStringList list;
+    for (int row = 0; row < dims_->rowCount(); ++row)
+        list << dims_->item(row, DimSymbolColumn)->text();
+    return list;
+}
+
+qint64 RunPanel::symbolValue(const QString& symbol) const {
+    for (int row = 0; row < dims_->rowCount(); ++row)
+        if (dims_->item(row, DimSymbolColumn)->text() == symbol)
+            return qobject_cast<QSpinBox*>(dims_->cellWidget(row, DimValueColumn))->value();
+    return -1;
+}
+
+void RunPanel::setSymbolValue(const QString& symbol, qint64 value) {
+    for (int row = 0; row < dims_->rowCount(); ++row)
+        if (dims_->item(row, DimSymbolColumn)->text() == symbol)
+            qobject_cast<QSpinBox*>(dims_->cellWidget(row, DimValueColumn))
+                ->setValue(static_cast<int>(value));
+}
+
+engine::SymbolBindings RunPanel::symbolBindings() const {
+    engine::SymbolBindings bindings;
+    for (int row = 0; row < dims_->rowCount(); ++row)
+        bindings[dims_->item(row, DimSymbolColumn)->text().toStdString()] =
+            qobject_cast<QSpinBox*>(dims_->cellWidget(row, DimValueColumn))->value();
+    return bindings;
+}
+
+int RunPanel::rowOf(const QString& input) const {
+    for (int row = 0; row < inputs_->rowCount(); ++row)
+        if (inputs_->item(row, NameColumn)->text() == input) return row;
+    return -1;
+}
+
+void RunPanel::onSourceChanged(int row) {
+    const auto kind = static_cast<InputSource::Kind>(sourceCombo(inputs_, row)->currentIndex());
+    QLineEdit* edit = settingEdit(inputs_, row);
+    const bool usesFile = kind == InputSource::Kind::File || kind == InputSource::Kind::Image;
+    edit->setEnabled(kind == InputSource::Kind::Random || usesFile);
+    browseButton(inputs_, row)->setEnabled(usesFile);
+    if (kind == InputSource::Kind::Random) {
+        double low, high;
+        if (!parseRange(edit->text(), low, high)) {
+            const auto range = defaultRandomRange(
+                engine::dataTypeOfTypeProto(compiled_->inputs[static_cast<std::size_t>(row)].type));
+            edit->setText(QStringLiteral("%1, %2").arg(range.first).arg(range.second));
+        }
+        edit->setPlaceholderText(tr("min, max"));
+    } else if (usesFile) {
+        double low, high;
+        if (parseRange(edit->text(), low, high)) edit->clear();
+        edit->setPlaceholderText(kind == InputSource::Kind::File ? tr(".pb or .npy file")
+                                                                 : tr("image file"));
+    }
+    setRowStatus(row, QString(), false);
+}
+
+void RunPanel::chooseFileFor(int row) {
+    const auto kind = static_cast<InputSource::Kind>(sourceCombo(inputs_, row)->currentIndex());
+    const QString start = document_ ? QFileInfo(document_->path).absolutePath() : QString();
+    const QString filter =
+        kind == InputSource::Kind::Image
+            ? tr("Images (*.png *.jpg *.jpeg *.bmp *.gif *.ppm *.pgm);;All files (*)")
+            : tr("Tensors (*.pb *.npy);;All files (*)");
+    const QString file = QFileDialog::getOpenFileName(
+        this, tr("Input %1").arg(inputs_->item(row, NameColumn)->text()), start, filter);
+    if (!file.isEmpty()) settingEdit(inputs_, row)->setText(file);
+}
+
+void RunPanel::setInputSource(const QString& input, const InputSource& source) {
+    const int row = rowOf(input);
+    if (row < 0) return;
+    sourceCombo(inputs_, row)->setCurrentIndex(static_cast<int>(source.kind));
+    onSourceChanged(row);
+    QLineEdit* edit = settingEdit(inputs_, row);
+    if (source.kind == InputSource::Kind::Random)
+        edit->setText(QStringLiteral("%1, %2").arg(source.low).arg(source.high));
+    else if (source.kind == InputSource::Kind::File || source.kind == InputSource::Kind::Image)
+        edit->setText(QString::fromStdString(source.file.string()));
+}
+
+InputSource RunPanel::inputSource(const QString& input) const {
+    InputSource source;
+    const int row = rowOf(input);
+    if (row < 0) return source;
+    source.kind = static_cast<InputSource::Kind>(sourceCombo(inputs_, row)->currentIndex());
+    const QString text = settingEdit(inputs_, row)->text().trimmed();
+    if (source.kind == InputSource::Kind::Random) {
+        if (!parseRange(text, source.low, source.high))
+            std::tie(source.low, source.high) = defaultRandomRange(
+                engine::dataTypeOfTypeProto(compiled_->inputs[static_cast<std::size_t>(row)].type));
+    } else if (source.kind == InputSource::Kind::File || source.kind == InputSource::Kind::Image) {
+        source.file = text.toStdString();
+    }
+    return source;
+}
+
+QString RunPanel::inputStatus(const QString& input) const {
+    const int row = rowOf(input);
+    return row < 0 ? QString() : inputs_->item(row, StatusColumn)->text();
+}
+
+bool RunPanel::inputHasError(const QString& input) const {
+    const int row = rowOf(input);
+    return row >= 0 && inputs_->item(row, StatusColumn)->data(Qt::UserRole).toBool();
+}
+
+void RunPanel::setRowStatus(int row, const QString& text, bool error) {
+    QTableWidgetItem* item = inputs_->item(row, StatusColumn);
+    if (!item) return;
+    item->setText(text);
+    item->setToolTip(text);
+    item->setData(Qt::UserRole, error);
+    item->setForeground(error ? QBrush(QColor(190, 30, 30)) : palette().brush(QPalette::Text));
+}
+
+void RunPanel::setSeed(quint64 seed) { seed_->setValue(static_cast<int>(seed)); }
+
+void RunPanel::setImagePreprocessing(const ImagePreprocessing& preprocessing) {
+    imageScaling_->setCurrentIndex(static_cast<int>(preprocessing.scaling));
+    auto triple = [](const std::array<double, 3>& v) {
+        return QStringLiteral("%1, %2, %3").arg(v[0]).arg(v[1]).arg(v[2]);
+    };
+    imageMean_->setText(triple(preprocessing.mean));
+    imageStd_->setText(triple(preprocessing.std));
+}
+
+QString RunPanel::fillFromDataSet(int index) {
+    if (!compiled_ || index < 0 || index >= static_cast<int>(compiled_->dataSets.size()))
+        return tr("No test data set beside the model.");
+    const TestDataSet& set = compiled_->dataSets[static_cast<std::size_t>(index)];
+    for (std::size_t i = 0; i < set.inputFiles.size() && i < set.inputNames.size(); ++i) {
+        InputSource source;
+        source.kind = InputSource::Kind::File;
+        source.file = set.inputFiles[i];
+        setInputSource(QString::fromStdString(set.inputNames[i]), source);
+    }
+    setStatus(tr("Inputs from %1").arg(QString::fromStdString(set.directory.filename().string())));
+    return {};
+}
+
+QString RunPanel::fillFromFolder(const QString& folder) {
+    if (!document_ || !compiled_) return tr("No model is compiled yet.");
+    // Lists the folder (names only, no tensor data is read here).
+    auto set = readTestDataSetFolder(folder.toStdString(), *document_->loaded.proto);
+    if (!set) return QString::fromStdString(set.error().message);
+    if (set->inputFiles.empty()) return tr("%1 holds no input_N.pb / .npy files").arg(folder);
+    auto model = std::make_shared<CompiledModel>(*compiled_);
+    model->dataSets.push_back(std::move(*set));
+    compiled_ = model;
+    dataSets_->setEnabled(true);
+    if (compiled_->dataSets.size() == 1) dataSets_->clear();
+    dataSets_->addItem(
+        QString::fromStdString(compiled_->dataSets.back().directory.filename().string()));
+    dataSets_->setCurrentIndex(dataSets_->count() - 1);
+    return fillFromDataSet(static_cast<int>(compiled_->dataSets.size()) - 1);
+}
+
+InputChoices RunPanel::currentChoices() const {
+    InputChoices choices;
+    if (!compiled_) return choices;
+    choices.inputs = compiled_->inputs;
+    for (const auto& input : compiled_->inputs) {
+        const QString name = QString::fromStdString(input.name);
+        choices.sources[input.name] = inputSource(name);
+    }
+    choices.symbols = symbolBindings();
+    choices.seed = static_cast<std::uint64_t>(seed_->value());
+    choices.image.scaling = static_cast<ImagePreprocessing::Scaling>(imageScaling_->currentIndex());
+    if (choices.image.scaling == ImagePreprocessing::Scaling::Custom) {
+        parseTriple(imageMean_->text(), choices.image.mean);
+        parseTriple(imageStd_->text(), choices.image.std);
+    }
+    return choices;
+}
+
+std::function<Result<std::map<std::string, engine::Value>>()> RunPanel::feedsFunction() const {
+    if (!compiled_) return {};
+    return [choices = currentChoices()]() -> Result<std::map<std::string, engine::Value>> {
+        PreparedFeeds prepared = prepareInputFeeds(choices);
+        if (!prepared.ok()) return prepared.combinedError();
+        return std::move(prepared.feeds);
+    };
+}
+
+void RunPanel::run() {
+    if (!compiled_ || busy_) return;
+    bool valid = true;
+    for (int row = 0; row < inputs_->rowCount(); ++row) {
+        setRowStatus(row, QString(), false);
+        const auto kind = static_cast<InputSource::Kind>(sourceCombo(inputs_, row)->currentIndex());
+        const QString text = settingEdit(inputs_, row)->text().trimmed();
+        double low, high;
+        if (kind == InputSource::Kind::Random && !parseRange(text, low, high)) {
+            setRowStatus(row, tr("the range must be two numbers, min ≤ max: \"-1, 1\""), true);
+            valid = false;
+        } else if ((kind == InputSource::Kind::File || kind == InputSource::Kind::Image) &&
+                   text.isEmpty()) {
+            setRowStatus(row, tr("choose a file"), true);
+            valid = false;
+        }
+    }
+    std::array<double, 3> triple;
+    if (imageScaling_->currentIndex() == 2 &&
+        (!parseTriple(imageMean_->text(), triple) || !parseTriple(imageStd_->text(), triple))) {
+        setStatus(tr("The image mean and std must be three numbers each: \"0.5, 0.5, 0.5\"."),
+                  true);
+        return;
+    }
+    if (!valid) {
+        setStatus(tr("Fix the inputs marked in red."), true);
+        return;
+    }
+    awaitingRun_ = true;
+    worker_->requestRun([choices = currentChoices()] { return prepareInputFeeds(choices); });
+}
+
+void RunPanel::cancel() {
+    if (!busy_) return;
+    worker_->cancel();
+    busyWhat_ = tr("Cancelling");
+}
+
+void RunPanel::setBusy(bool busy, const QString& what) {
+    if (busy) {
+        busyWhat_ = what;
+        if (!busy_) startedMs_ = QDateTime::currentMSecsSinceEpoch();
+        progress_->setRange(0, 0);  // indeterminate until a job reports steps
+        elapsedTimer_->start();
+    } else {
+        progress_->setRange(0, 1);
+        progress_->setValue(0);
+        elapsedTimer_->stop();
+    }
+    const bool changed = busy_ != busy;
+    busy_ = busy;
+    runButton_->setEnabled(!busy && compiled_);
+    runAction_->setEnabled(!busy && compiled_);
+    cancelButton_->setEnabled(busy);
+    cancelAction_->setEnabled(busy);
+    if (changed) emit busyChanged(busy);
+}
+
+void RunPanel::setStatus(const QString& text, bool error) {
+    status_->setText(text);
+    status_->setStyleSheet(error ? QStringLiteral("color: #b01e1e;") : QString());
+}
+
+QString RunPanel::statusText() const { return status_->text(); }
+
+void RunPanel::onInputsRejected(const std::map<std::string, std::string>& problems) {
+    for (const auto& [name, problem] : problems) {
+        const int row = rowOf(QString::fromStdString(name));
+        if (row >= 0) setRowStatus(row, QString::fromStdString(problem), true);
+    }
+    setStatus(tr("%n input(s) could not be made; see the rows marked in red.", nullptr,
+                 static_cast<int>(problems.size())),
+              true);
+    emit runFailed(statusText());
+}
+
+void RunPanel::onRunFinished(const std::shared_ptr<const RunOutcome>& outcome) {
+    outcome_ = outcome;
+    for (int row = 0; row < inputs_->rowCount(); ++row) {
+        auto it = outcome->feedShapes.find(inputs_->item(row, NameColumn)->text().toStdString());
+        setRowStatus(
+            row,
+            it == outcome->feedShapes.end()
+                ? tr("ok")
+                : tr("ok, %1").arg(QString::fromStdString(engine::shapeToString(it->second))),
+            false);
+    }
+    outputs_->setRowCount(static_cast<int>(outcome->outputs.size()));
+    for (int row = 0; row < outputs_->rowCount(); ++row) {
+        const OutputView& out = outcome->outputs[static_cast<std::size_t>(row)];
+        outputs_->setItem(row, OutName, readOnlyItem(QString::fromStdString(out.name)));
+        if (!out.value.isTensor()) {
+            outputs_->setItem(row, OutType,
+                              readOnlyItem(out.value.isSequence() ? tr("sequence") : tr("none")));
+            for (int c = OutShape; c < OutColumns; ++c)
+                outputs_->setItem(row, c, readOnlyItem(QString()));
+            continue;
+        }
+        const engine::Tensor& t = out.value.tensor();
+        const auto& s = out.statistics;
+        outputs_->setItem(row, OutType,
+                          readOnlyItem(QString::fromLatin1(engine::dataTypeName(t.dtype()))));
+        outputs_->setItem(row, OutShape,
+                          readOnlyItem(QString::fromStdString(engine::shapeToString(t.shape()))));
+        const bool figures = s.numeric && s.finiteCount > 0;
+        outputs_->setItem(row, OutMin, readOnlyItem(figures ? number(s.min) : QString()));
+        outputs_->setItem(row, OutMax, readOnlyItem(figures ? number(s.max) : QString()));
+        outputs_->setItem(row, OutMean, readOnlyItem(figures ? number(s.mean) : QString()));
+        outputs_->setItem(row, OutStd, readOnlyItem(figures ? number(s.std) : QString()));
+        outputs_->setItem(row, OutNaN, readOnlyItem(QString::number(s.nanCount)));
+        outputs_->setItem(row, OutInf, readOnlyItem(QString::number(s.infCount)));
+        if (s.nanCount + s.infCount > 0)
+            for (int c : {OutNaN, OutInf})
+                outputs_->item(row, c)->setForeground(QBrush(QColor(190, 30, 30)));
+    }
+    outputs_->resizeColumnsToContents();
+    if (outputs_->rowCount() > 0) {
+        outputs_->setCurrentCell(0, 0);
+        showOutput(0);
+    }
+    setStatus(tr("Ran in %1 ms (inputs made in %2 ms)")
+                  .arg(outcome->runMs, 0, 'f', 1)
+                  .arg(outcome->prepareMs, 0, 'f', 1));
+    emit runFinished();
+}
+
+void RunPanel::showOutput(int index) {
+    values_->setRowCount(0);
+    top_->setRowCount(0);
+    if (!outcome_ || index < 0 || index >= static_cast<int>(outcome_->outputs.size())) return;
+    const OutputView& out = outcome_->outputs[static_cast<std::size_t>(index)];
+    const QString name = QString::fromStdString(out.name);
+    if (!out.value.isTensor()) {
+        histogram_->setChart(
+            makeHistogramChart({}, tr("Values of %1").arg(name), tr("value"), tr("not a tensor")));
+        return;
+    }
+    const engine::Tensor& t = out.value.tensor();
+    const std::int64_t shown = std::min<std::int64_t>(t.numel(), kValueRows);
+    values_->setRowCount(static_cast<int>(shown));
+    for (std::int64_t i = 0; i < shown; ++i) {
+        values_->setItem(static_cast<int>(i), 0, readOnlyItem(indexText(i, t.shape())));
+        values_->setItem(static_cast<int>(i), 1, readOnlyItem(elementText(t, i)));
+    }
+    values_->setToolTip(
+        t.numel() > shown ? tr("The first %1 of %2 values").arg(shown).arg(t.numel()) : QString());
+    histogram_->setChart(makeHistogramChart(out.histogram, tr("Values of %1").arg(name),
+                                            tr("value"), tr("no finite values")));
+    top_->setRowCount(static_cast<int>(out.top5.size()));
+    for (int r = 0; r < top_->rowCount(); ++r) {
+        const auto& entry = out.top5[static_cast<std::size_t>(r)];
+        top_->setItem(r, 0, readOnlyItem(QString::number(r + 1)));
+        top_->setItem(r, 1, readOnlyItem(QString::number(entry.index)));
+        top_->setItem(r, 2, readOnlyItem(number(entry.score)));
+        top_->setItem(r, 3, readOnlyItem(QString::number(entry.probability, 'f', 4)));
+    }
+    outputTabs_->setTabEnabled(2, !out.top5.empty());
+    outputTabs_->setTabToolTip(2, out.top5.empty()
+                                      ? tr("Only for a 2-D [batch, classes] floating-point output")
+                                      : tr("Row 0's five highest scores"));
+}
+
+}  // namespace onnxlens::widgets

@@ -1,0 +1,140 @@
+#pragma once
+// The Run dock: the graph's inputs (dtype, declared shape, a source per input), the symbolic
+// dims (editable, remembered per model), Run / Cancel with a progress indication, and after a
+// run each output's dtype, shape, statistics, values, histogram and, for 2-D logits, the top 5
+// classes. All engine work goes through the EngineWorker; the GUI thread only reads results.
+#include <QWidget>
+#include <functional>
+#include <map>
+#include <memory>
+
+#include "widgets/workers/EngineWorker.h"
+#include "widgets/panels/InputSources.h"
+
+class QAction;
+class QChartView;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QTabWidget;
+class QTableWidget;
+class QTimer;
+
+namespace onnxlens::widgets {
+
+class RunPanel : public QWidget {
+    Q_OBJECT
+  public:
+    static constexpr int kValueRows = 1000;  // values shown per output in the value view
+    enum InputColumn { NameColumn, TypeColumn, SourceColumn, SettingColumn, StatusColumn };
+
+    RunPanel(EngineWorker* worker, QWidget* parent = nullptr);
+    ~RunPanel() override;
+
+    // The current model tab changed: compiles it on the worker thread (nullptr: no model).
+    void setDocument(std::shared_ptr<const ModelDocument> document);
+    std::shared_ptr<const CompiledModel> compiledModel() const { return compiled_; }
+    bool isReady() const { return compiled_ != nullptr; }
+    bool isBusy() const { return busy_; }
+    // run() was called and its result (outputs, failure or cancel) has not arrived yet.
+    bool isAwaitingRun() const { return awaitingRun_; }
+
+    void run();
+    void cancel();
+    QAction* runAction() const { return runAction_; }
+    QAction* cancelAction() const { return cancelAction_; }
+
+    // Symbolic dims (remembered per model in QSettings).
+    QStringList symbols() const;
+    qint64 symbolValue(const QString& symbol) const;  // -1 when there is no such symbol
+    void setSymbolValue(const QString& symbol, qint64 value);
+    engine::SymbolBindings symbolBindings() const;
+
+    void setInputSource(const QString& input, const InputSource& source);
+    InputSource inputSource(const QString& input) const;
+    QString inputStatus(const QString& input) const;  // the row's message ("" when none)
+    bool inputHasError(const QString& input) const;
+    void setSeed(quint64 seed);
+    void setImagePreprocessing(const ImagePreprocessing& preprocessing);
+    // Sets every input to the File source of a test data set (one found beside the model, by
+    // index, or any folder). Returns an error message, empty on success.
+    QString fillFromDataSet(int index);
+    QString fillFromFolder(const QString& folder);
+
+    // Everything a run needs, copied (safe to hand to another thread).
+    InputChoices currentChoices() const;
+    // The feeds hook for other panels (the benchmark): a function that materializes the feeds
+    // for the input choices as they are now. Call it on a worker thread, never on the GUI thread
+    // (it reads files and decodes images); errors name the inputs. Empty while no model is
+    // compiled.
+    std::function<Result<std::map<std::string, engine::Value>>()> feedsFunction() const;
+
+    std::shared_ptr<const RunOutcome> lastOutcome() const { return outcome_; }
+    QString statusText() const;
+    QTableWidget* inputsTable() const { return inputs_; }
+    QTableWidget* dimsTable() const { return dims_; }
+    QTableWidget* outputsTable() const { return outputs_; }
+    QTableWidget* valuesTable() const { return values_; }
+    QTableWidget* topTable() const { return top_; }
+    QChartView* histogramView() const { return histogram_; }
+    QTabWidget* outputTabs() const { return outputTabs_; }
+    void showOutput(int index);
+
+  signals:
+    void compiled();
+    void compileFailed(const QString& message);
+    void runFinished();
+    void runFailed(const QString& message);
+    void runCancelled();
+    void busyChanged(bool busy);
+
+  private:
+    void buildInputs();
+    void buildDims();
+    void setBusy(bool busy, const QString& what = {});
+    void setStatus(const QString& text, bool error = false);
+    void setRowStatus(int row, const QString& text, bool error);
+    void onSourceChanged(int row);
+    void chooseFileFor(int row);
+    void saveDims() const;
+    void onRunFinished(const std::shared_ptr<const RunOutcome>& outcome);
+    void onInputsRejected(const std::map<std::string, std::string>& problems);
+    int rowOf(const QString& input) const;
+    QString settingsGroup() const;
+
+    EngineWorker* worker_;
+    std::shared_ptr<const ModelDocument> document_;
+    std::shared_ptr<const CompiledModel> compiled_;
+    std::shared_ptr<const RunOutcome> outcome_;
+    bool busy_ = false;
+    bool awaitingRun_ = false;  // this panel asked for the job the worker is doing
+
+    QAction* runAction_;
+    QAction* cancelAction_;
+    QLabel* modelLabel_;
+    QTableWidget* inputs_;
+    QTableWidget* dims_;
+    QSpinBox* seed_;
+    QComboBox* dataSets_;
+    QComboBox* imageScaling_;
+    QLineEdit* imageMean_;
+    QLineEdit* imageStd_;
+    QPushButton* runButton_;
+    QPushButton* cancelButton_;
+    QProgressBar* progress_;
+    QLabel* status_;
+    QTimer* elapsedTimer_;
+    qint64 startedMs_ = 0;
+    QString busyWhat_;
+    QTableWidget* outputs_;
+    QTabWidget* outputTabs_;
+    QTableWidget* values_;
+    QChartView* histogram_;
+    QTableWidget* top_;
+};
+
+}  // namespace onnxlens::widgets

@@ -1,0 +1,138 @@
+#pragma once
+// The engine's thread. EngineWorker lives on its own QThread and owns the compiled
+// engine::Session of the current model; every compile, run, comparison and dynamic-axes check
+// runs there, one after another, and comes back as a typed signal carrying a plain result
+// struct. Methods named request*() and cancel() are called on the GUI thread and return at once;
+// methods named *OnWorkerThread() run on the worker thread. EngineThread owns the QThread and the
+// worker (create and destroy it on the GUI thread).
+#include <QObject>
+#include <QString>
+#include <QThread>
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "onnxlens/model/TestDataSet.h"
+#include "widgets/EngineHeaders.h"
+#include "widgets/panels/InputSources.h"
+#include "widgets/workers/ModelDocument.h"
+
+namespace onnxlens::widgets {
+
+// Makes the feeds of a run on the worker thread (reads files, decodes images).
+using FeedsJob = std::function<PreparedFeeds()>;
+
+struct CompiledModel {
+    QString path;
+    std::vector<engine::Session::IoInfo> inputs, outputs;
+    std::vector<TestDataSet> dataSets;  // test_data_set_* beside the model
+    QString dataSetProblem;             // why discovery failed, if it did
+    double compileMs = 0;
+    int threads = 0;
+};
+
+// One output of a run, summarized on the worker thread.
+struct OutputView {
+    std::string name;
+    engine::Value value;  // shares the run's buffer; read-only afterwards
+    engine::TensorStatistics statistics;
+    engine::Histogram histogram;
+    std::vector<engine::TopKEntry> top5;  // row 0 of a 2-D logits output
+};
+
+struct RunOutcome {
+    std::vector<OutputView> outputs;
+    double runMs = 0;                                 // Session::run only
+    double prepareMs = 0;                             // making the feeds
+    std::map<std::string, engine::Shape> feedShapes;  // what each input got
+};
+
+struct CompareRequest {
+    QString source;  // shown in the panel: "test_data_set_0" or "reference files"
+    std::optional<TestDataSet> dataSet;  // its inputs and outputs; otherwise `feeds` + `references`
+    FeedsJob feeds;
+    engine::ReferenceFiles references;
+    engine::Tolerance tolerance;
+};
+
+struct CompareOutcome {
+    QString source;
+    engine::Tolerance tolerance;
+    std::vector<engine::OutputComparison> outputs;
+    double runMs = 0;
+    bool passed() const;
+};
+
+class EngineWorker : public QObject {
+    Q_OBJECT
+  public:
+    explicit EngineWorker(QObject* parent = nullptr);
+    ~EngineWorker() override;
+
+    // GUI thread: queue work (the previous job is not cancelled by these).
+    void requestCompile(std::shared_ptr<const ModelDocument> document,
+                        engine::SessionOptions options = {});
+    void requestRelease();  // drop the session (the model tab closed)
+    void requestRun(FeedsJob feeds);
+    void requestCompare(CompareRequest request);
+    void requestDynamicAxesCheck(engine::DynamicAxesCheckOptions options);
+    // Any thread: stops the running job between nodes and drops the queued ones.
+    void cancel();
+    // Any thread: a job is queued or running.
+    bool isBusy() const { return pending_.load() > 0; }
+
+  signals:
+    void compiled(std::shared_ptr<const onnxlens::widgets::CompiledModel> model);
+    void compileFailed(const QString& path, const QString& message);
+    void started(const QString& what);
+    void progress(const QString& what, int step, int steps);
+    void runFinished(std::shared_ptr<const onnxlens::widgets::RunOutcome> outcome);
+    void compareFinished(std::shared_ptr<const onnxlens::widgets::CompareOutcome> outcome);
+    void dynamicAxesFinished(
+        std::shared_ptr<const onnxlens::engine::DynamicAxesCheckResult> result);
+    // The feeds could not be made: input name -> problem (shown on that input's row).
+    void inputsRejected(std::shared_ptr<const std::map<std::string, std::string>> problems);
+    void failed(const QString& message);
+    void cancelled();
+    void idle();  // the queue is empty
+
+  private:
+    // Wraps a job: cancellation bookkeeping, exceptions to failed(), idle() at the end. Jobs
+    // that are not `cancellable` (compile, release) run even when cancel() came after them.
+    void enqueue(std::function<void()> job, bool cancellable = true);
+    void compileOnWorkerThread(const std::shared_ptr<const ModelDocument>& document,
+                               engine::SessionOptions options);
+    void runOnWorkerThread(const FeedsJob& feeds);
+    void compareOnWorkerThread(const CompareRequest& request);
+    void dynamicAxesCheckOnWorkerThread(const engine::DynamicAxesCheckOptions& options);
+    // Reports a failed run as cancelled or failed; true when it was cancelled.
+    bool reportRunErrorOnWorkerThread(const Error& error);
+
+    std::unique_ptr<engine::Session> session_;  // worker thread only
+    std::shared_ptr<const ModelDocument> document_;
+    engine::RunControl control_;
+    std::atomic<std::uint64_t> submitted_{0};
+    std::atomic<std::uint64_t> cancelledThrough_{0};
+    std::atomic<int> pending_{0};
+};
+
+// Owns the worker thread and the EngineWorker on it. The destructor cancels the running job and
+// waits for the thread to end.
+class EngineThread {
+  public:
+    EngineThread();
+    ~EngineThread();
+    EngineThread(const EngineThread&) = delete;
+    EngineThread& operator=(const EngineThread&) = delete;
+    EngineWorker* worker() const { return worker_; }
+
+  private:
+    QThread thread_;
+    EngineWorker* worker_;
+};
+
+}  // namespace onnxlens::widgets

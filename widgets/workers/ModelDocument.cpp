@@ -1,0 +1,25 @@
+#include "widgets/workers/ModelDocument.h"
+
+#include <QElapsedTimer>
+#include <QFileInfo>
+
+namespace onnxlens::widgets {
+
+Result<std::shared_ptr<const ModelDocument>> loadModelDocument(const QString& path) {
+    QElapsedTimer clock;
+    clock.start();
+    auto document = std::make_shared<ModelDocument>();
+    document->path = QFileInfo(path).absoluteFilePath();
+    auto loaded = loadModel(std::filesystem::path(path.toStdString()));
+    if (!loaded) return loaded.error();
+    document->loaded = std::move(loaded.value());
+    auto summary = summarizeModel(document->loaded);
+    if (summary) document->summary = std::move(summary.value());
+    auto view = buildViewGraph(document->loaded.proto);
+    if (!view) return makeError(path.toStdString(), view.error().message);
+    document->view = std::make_shared<const ViewGraph>(std::move(view.value()));
+    document->loadMs = static_cast<double>(clock.nsecsElapsed()) / 1e6;
+    return std::shared_ptr<const ModelDocument>(std::move(document));
+}
+
+}  // namespace onnxlens::widgets
