@@ -9,6 +9,7 @@
 
 #include "onnxlens/model/ModelSummary.h"
 #include "onnxlens/model/NewerOpsets.h"
+#include "onnxlens/model/ShapeInferenceGuard.h"
 #include "onnxlens/model/ShapeRules.h"
 #include "onnxlens/model/TensorTypes.h"
 
@@ -214,6 +215,8 @@ ShapeInferenceOutcome inferShapesAnyOpset(onnx::ModelProto& model) {
         outcome.message = "skipped: " + safe.error().message;
         return outcome;
     }
+    // onnx's inference functions trust attribute values (ShapeInferenceGuard.h).
+    guardShapeInference();
     auto infer = [&](int errorMode) {
         onnx::shape_inference::InferShapes(adapted, onnx::OpSchemaRegistry::Instance(),
                                            onnx::ShapeInferenceOptions(false, errorMode, false));

@@ -1,5 +1,9 @@
 #include "onnxlens/model/ViewGraph.h"
 
+#include "onnxlens/model/ModelSummary.h"
+#include "onnxlens/model/ShapeInferenceAnyOpset.h"
+#include "onnxlens/model/TensorTypes.h"
+
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
@@ -9,10 +13,6 @@
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
-
-#include "onnxlens/model/ModelSummary.h"
-#include "onnxlens/model/ShapeInferenceAnyOpset.h"
-#include "onnxlens/model/TensorTypes.h"
 
 namespace onnxlens {
 
