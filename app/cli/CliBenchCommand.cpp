@@ -122,17 +122,17 @@ int runSweep(const Arguments& a, engine::Session& session, int warmup, int runs)
 
 int runBenchCommand(const std::vector<std::string>& args) {
     Arguments a(args, {"warmup", "runs", "threads", "dim", "profile", "seed", "input", "max-memory", "sweep"},
-                {"json", "no-optimize"});
+                {"json", "no-optimize", "allow-newer-opset"});
     a.requirePositionals(1, "onnxlens-cli bench MODEL [--warmup N] [--runs N] [--threads N] [--dim S=N]... "
                             "[--input NAME=FILE]... [--profile FILE] [--sweep SYMBOL=V1,V2,...]... "
-                            "[--max-memory BYTES|NG] [--json]");
+                            "[--max-memory BYTES|NG] [--allow-newer-opset] [--json]");
     const int warmup = static_cast<int>(a.intValue("warmup", 5));
     const int runs = static_cast<int>(a.intValue("runs", 50));
     if (warmup < 0 || runs < 1) throw UsageError("--warmup must be >= 0 and --runs >= 1");
 
     const auto loadStart = std::chrono::steady_clock::now();
     auto loaded = loadSession(a.positionals()[0], static_cast<int>(a.intValue("threads", 0)), !a.flag("no-optimize"),
-                              parseMaxMemory(a));
+                              parseMaxMemory(a), a.flag("allow-newer-opset"));
     const double loadMs =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - loadStart).count();
     if (!a.values("sweep").empty()) {

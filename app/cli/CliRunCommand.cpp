@@ -43,11 +43,15 @@ nlohmann::json jsonNumber(double v) {
 }  // namespace
 
 int runRunCommand(const std::vector<std::string>& args) {
-    Arguments a(args, {"input", "dim", "seed", "out", "threads", "max-memory"}, {"json", "no-optimize"});
-    a.requirePositionals(1, "onnxlens-cli run MODEL [--input NAME=FILE]... [--dim SYMBOL=N]... "
-                            "[--seed N] [--out DIR] [--threads N] [--max-memory BYTES|NG] [--json]");
-    auto loaded = loadSession(a.positionals()[0], static_cast<int>(a.intValue("threads", 0)),
-                              !a.flag("no-optimize"), parseMaxMemory(a));
+    Arguments a(args, {"input", "dim", "seed", "out", "threads", "max-memory"},
+                {"json", "no-optimize", "allow-newer-opset"});
+    a.requirePositionals(1,
+                         "onnxlens-cli run MODEL [--input NAME=FILE]... [--dim SYMBOL=N]... "
+                         "[--seed N] [--out DIR] [--threads N] [--max-memory BYTES|NG] "
+                         "[--allow-newer-opset] [--json]");
+    auto loaded =
+        loadSession(a.positionals()[0], static_cast<int>(a.intValue("threads", 0)),
+                    !a.flag("no-optimize"), parseMaxMemory(a), a.flag("allow-newer-opset"));
     auto feeds = prepareFeedsFromArguments(*loaded.session, a);
     auto outputs = loaded.session->run(feeds);
     if (!outputs) throw UsageError(a.positionals()[0] + ": " + outputs.error().message);
