@@ -167,11 +167,86 @@ onnx::TensorProto tensorToProto(const Tensor& tensor, const std::string& name) {
     return proto;
 }
 
+Value valueFromMapProto(const onnx::MapProto& proto) {
+    const std::string label = proto.name().empty() ? std::string("map") : "map '" + proto.name() + "'";
+    Tensor keys;
+    if (proto.key_type() == onnx::TensorProto::STRING) {
+        keys = Tensor(DataType::String, {proto.string_keys_size()});
+        auto* k = keys.data<std::string>();
+        for (int i = 0; i < proto.string_keys_size(); ++i) k[i] = proto.string_keys(i);
+    } else if (proto.key_type() == onnx::TensorProto::INT64 || proto.key_type() == onnx::TensorProto::INT32) {
+        keys = Tensor(DataType::Int64, {proto.keys_size()});
+        auto* k = keys.data<std::int64_t>();
+        for (int i = 0; i < proto.keys_size(); ++i) k[i] = proto.keys(i);
+    } else {
+        throw EngineError(label + ": key type " + std::to_string(proto.key_type()) +
+                          " is not supported (int64 or string)");
+    }
+    const auto& items = proto.values().tensor_values();
+    if (items.size() != keys.numel())
+        throw EngineError(label + ": " + std::to_string(keys.numel()) + " keys but " +
+                          std::to_string(items.size()) + " values");
+    DataType valueType = DataType::Float;
+    std::vector<Tensor> parts;
+    for (const auto& item : items) {
+        parts.push_back(tensorFromProto(item));
+        if (parts.back().numel() != 1) throw EngineError(label + ": a map value is not a single element");
+        valueType = parts.back().dtype();
+    }
+    Tensor values(valueType, {keys.numel()});
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        if (parts[i].dtype() != valueType) throw EngineError(label + ": map values of mixed types");
+        dispatchAny(valueType, [&]<class T>() { values.data<T>()[i] = parts[i].data<T>()[0]; });
+    }
+    return Value::map(std::move(keys), std::move(values));
+}
+
+onnx::MapProto mapToProto(const Value& map, const std::string& name) {
+    onnx::MapProto proto;
+    if (!name.empty()) proto.set_name(name);
+    const Tensor& keys = map.mapKeys();
+    const Tensor& values = map.mapValues();
+    proto.set_key_type(static_cast<int>(keys.dtype()));
+    if (keys.dtype() == DataType::String)
+        for (const auto& k : keys.span<std::string>()) proto.add_string_keys(k);
+    else
+        for (auto k : keys.span<std::int64_t>()) proto.add_keys(k);
+    auto* sequence = proto.mutable_values();
+    sequence->set_elem_type(onnx::SequenceProto::TENSOR);
+    dispatchAny(values.dtype(), [&]<class T>() {
+        for (const T& v : values.span<T>()) *sequence->add_tensor_values() = tensorToProto(Tensor::scalar<T>(v));
+    });
+    return proto;
+}
+
+onnx::SequenceProto sequenceToProto(const Value& value, const std::string& name) {
+    onnx::SequenceProto proto;
+    if (!name.empty()) proto.set_name(name);
+    if (value.isMapSequence()) {
+        proto.set_elem_type(onnx::SequenceProto::MAP);
+        for (const auto& m : value.maps()) *proto.add_map_values() = mapToProto(m);
+    } else {
+        proto.set_elem_type(onnx::SequenceProto::TENSOR);
+        for (const auto& t : value.sequence()) *proto.add_tensor_values() = tensorToProto(t);
+    }
+    return proto;
+}
+
 Value valueFromSequenceProto(const onnx::SequenceProto& proto) {
+    if (proto.elem_type() == onnx::SequenceProto::MAP) {
+        std::vector<Value> maps;
+        DataType keyType = DataType::Int64, valueType = DataType::Float;
+        for (const auto& m : proto.map_values()) {
+            maps.push_back(valueFromMapProto(m));
+            keyType = maps.back().mapKeyType();
+            valueType = maps.back().mapValueType();
+        }
+        return Value::mapSequence(std::move(maps), keyType, valueType);
+    }
     std::vector<Tensor> items;
     DataType elementType = DataType::Undefined;
     if (proto.elem_type() != onnx::SequenceProto::TENSOR && proto.elem_type() != 0)
-        throw EngineError("only sequences of tensors are supported");
+        throw EngineError("only sequences of tensors and of maps are supported");
     for (const auto& t : proto.tensor_values()) {
         items.push_back(tensorFromProto(t));
         elementType = items.back().dtype();
@@ -182,7 +257,28 @@ Value valueFromSequenceProto(const onnx::SequenceProto& proto) {
 Value valueFromOptionalProto(const onnx::OptionalProto& proto) {
     if (proto.has_tensor_value()) return Value(tensorFromProto(proto.tensor_value()));
     if (proto.has_sequence_value()) return valueFromSequenceProto(proto.sequence_value());
+    if (proto.has_map_value()) return valueFromMapProto(proto.map_value());
     return Value();
+}
+
+Status writeValuePbFile(const std::filesystem::path& file, const Value& value, const std::string& name) {
+    if (value.isTensor()) return writeTensorPbFile(file, tensorToProto(value.tensor(), name));
+    std::string bytes;
+    bool serialized = false;
+    if (value.isMap()) {
+        serialized = mapToProto(value, name).SerializeToString(&bytes);
+    } else if (value.isSequence() || value.isMapSequence()) {
+        serialized = sequenceToProto(value, name).SerializeToString(&bytes);
+    } else {
+        onnx::OptionalProto optional;
+        optional.set_name(name);
+        serialized = optional.SerializeToString(&bytes);
+    }
+    if (!serialized) return makeError(file.string(), "cannot serialize '" + name + "'");
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    if (!out || !out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())))
+        return makeError(file.string(), "cannot be written");
+    return Ok{};
 }
 
 Result<Value> readValueFile(const std::filesystem::path& file, const onnx::TypeProto* expectedType) {
@@ -203,6 +299,11 @@ Result<Value> readValueFile(const std::filesystem::path& file, const onnx::TypeP
             onnx::OptionalProto optional;
             if (!optional.ParseFromString(bytes)) return makeError(where, "is not a valid OptionalProto");
             return valueFromOptionalProto(optional);
+        }
+        if (type && type->has_map_type()) {
+            onnx::MapProto map;
+            if (!map.ParseFromString(bytes)) return makeError(where, "is not a valid MapProto");
+            return valueFromMapProto(map);
         }
         if (type && type->has_sequence_type()) {
             onnx::SequenceProto sequence;
