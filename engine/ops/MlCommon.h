@@ -23,7 +23,9 @@ inline PostTransform parsePostTransform(const NodeInfo& node) {
     throw EngineError(node.opType() + ": unknown post_transform '" + name + "'");
 }
 
-inline double logistic(double x) { return x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x)); }
+inline double logistic(double x) {
+    return x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x));
+}
 
 // The inverse error function: a rational first guess refined by two Newton steps on std::erf,
 // so probit scores are accurate to double precision rather than to the guess.
@@ -35,15 +37,15 @@ inline double erfInverse(double y) {
     if (w < 5.0) {
         const double v = w - 2.5;
         double p = 2.81022636e-08;
-        for (double c : {3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
-                         -0.00417768164, 0.246640727, 1.50140941})
+        for (double c : {3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+                         -0.00125372503, -0.00417768164, 0.246640727, 1.50140941})
             p = c + p * v;
         x = p * y;
     } else {
         const double v = std::sqrt(w) - 3.0;
         double p = -0.000200214257;
-        for (double c : {0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
-                         0.00943887047, 1.00167406, 2.83297682})
+        for (double c : {0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+                         -0.0076224613, 0.00943887047, 1.00167406, 2.83297682})
             p = c + p * v;
         x = p * y;
     }
@@ -54,9 +56,11 @@ inline double erfInverse(double y) {
 inline double probit(double p) { return std::sqrt(2.0) * erfInverse(2.0 * p - 1.0); }
 
 // Applies the transform to one row of scores in place.
-template <class T> void applyPostTransform(PostTransform transform, T* scores, std::size_t n) {
+template <class T>
+void applyPostTransform(PostTransform transform, T* scores, std::size_t n) {
     switch (transform) {
-        case PostTransform::None: return;
+        case PostTransform::None:
+            return;
         case PostTransform::Logistic:
             for (std::size_t i = 0; i < n; ++i) scores[i] = static_cast<T>(logistic(scores[i]));
             return;
@@ -95,7 +99,8 @@ struct ClassLabels {
         labels.ints = node.getInts(intsName);
         labels.strings = !labels.names.empty();
         if (labels.strings && !labels.ints.empty())
-            throw EngineError(node.opType() + ": both classlabels_strings and " + intsName + " are set");
+            throw EngineError(node.opType() + ": both classlabels_strings and " + intsName +
+                              " are set");
         return labels;
     }
     std::size_t size() const { return strings ? names.size() : ints.size(); }
@@ -108,11 +113,14 @@ struct ClassLabels {
     void write(Tensor& y, std::int64_t row, std::int64_t index) const {
         if (strings) {
             y.data<std::string>()[row] =
-                index >= 0 && static_cast<std::size_t>(index) < names.size() ? names[static_cast<std::size_t>(index)]
-                                                                            : std::to_string(index);
+                index >= 0 && static_cast<std::size_t>(index) < names.size()
+                    ? names[static_cast<std::size_t>(index)]
+                    : std::to_string(index);
         } else {
             y.data<std::int64_t>()[row] =
-                index >= 0 && static_cast<std::size_t>(index) < ints.size() ? ints[static_cast<std::size_t>(index)] : index;
+                index >= 0 && static_cast<std::size_t>(index) < ints.size()
+                    ? ints[static_cast<std::size_t>(index)]
+                    : index;
         }
     }
 };
@@ -121,7 +129,8 @@ struct ClassLabels {
 inline std::vector<double> floatsOrTensor(const NodeInfo& node, const std::string& name) {
     if (auto t = node.getTensor(name + "_as_tensor")) {
         std::vector<double> out(static_cast<std::size_t>(t->numel()));
-        for (std::int64_t i = 0; i < t->numel(); ++i) out[static_cast<std::size_t>(i)] = t->valueAsDouble(i);
+        for (std::int64_t i = 0; i < t->numel(); ++i)
+            out[static_cast<std::size_t>(i)] = t->valueAsDouble(i);
         return out;
     }
     auto floats = node.getFloats(name);
@@ -133,7 +142,8 @@ inline std::vector<double> floatsOrTensor(const NodeInfo& node, const std::strin
 inline Tensor featuresAsFloatOrDouble(const Tensor& x) {
     if (x.dtype() == DataType::Float || x.dtype() == DataType::Double) return x;
     if (!isInteger(x.dtype()))
-        throw EngineError(std::string("features of type ") + dataTypeName(x.dtype()) + " are not supported");
+        throw EngineError(std::string("features of type ") + dataTypeName(x.dtype()) +
+                          " are not supported");
     return x.castTo(DataType::Float);
 }
 

@@ -20,15 +20,18 @@ class KeyIndex {
 
     void addStrings(const std::vector<std::string>& keys) {
         keyType = DataType::String;
-        for (std::size_t i = 0; i < keys.size(); ++i) strings_.emplace(keys[i], static_cast<std::int64_t>(i));
+        for (std::size_t i = 0; i < keys.size(); ++i)
+            strings_.emplace(keys[i], static_cast<std::int64_t>(i));
     }
     void addInts(const std::vector<std::int64_t>& keys) {
         keyType = DataType::Int64;
-        for (std::size_t i = 0; i < keys.size(); ++i) ints_.emplace(keys[i], static_cast<std::int64_t>(i));
+        for (std::size_t i = 0; i < keys.size(); ++i)
+            ints_.emplace(keys[i], static_cast<std::int64_t>(i));
     }
     void addDoubles(const std::vector<double>& keys, DataType type) {
         keyType = type;
-        for (std::size_t i = 0; i < keys.size(); ++i) doubles_.emplace(keys[i], static_cast<std::int64_t>(i));
+        for (std::size_t i = 0; i < keys.size(); ++i)
+            doubles_.emplace(keys[i], static_cast<std::int64_t>(i));
     }
     // Position of element i of `x`, or -1.
     std::int64_t find(const Tensor& x, std::int64_t i) const {
@@ -80,10 +83,13 @@ class LabelEncoderKernel : public Kernel {
             std::iota(positions.begin(), positions.end(), 0);
             stringToInt_.addStrings(classes);
             intToString_.addInts(positions);
-            positionsTensor_ = Tensor::fromVector<std::int64_t>({static_cast<std::int64_t>(positions.size())}, positions);
-            classesTensor_ = Tensor::fromVector<std::string>({static_cast<std::int64_t>(classes.size())}, classes);
+            positionsTensor_ = Tensor::fromVector<std::int64_t>(
+                {static_cast<std::int64_t>(positions.size())}, positions);
+            classesTensor_ = Tensor::fromVector<std::string>(
+                {static_cast<std::int64_t>(classes.size())}, classes);
             defaultInt_ = Tensor::scalar<std::int64_t>(node.getInt("default_int64", -1));
-            defaultString_ = Tensor::scalar<std::string>(node.getString("default_string", "_Unused"));
+            defaultString_ =
+                Tensor::scalar<std::string>(node.getString("default_string", "_Unused"));
             opset1_ = true;
             return;
         }
@@ -127,11 +133,13 @@ class LabelEncoderKernel : public Kernel {
         } else if (values_.dtype() == DataType::Int64) {
             fallback_ = Tensor::scalar<std::int64_t>(node.getInt("default_int64", -1));
         } else {
-            fallback_ = Tensor::scalar<float>(node.getFloat("default_float", -0.0f)).castTo(values_.dtype());
+            fallback_ = Tensor::scalar<float>(node.getFloat("default_float", -0.0f))
+                            .castTo(values_.dtype());
         }
     }
 
-    void run(KernelContext&, const std::vector<const Value*>& inputs, std::vector<Value>& outputs) override {
+    void run(KernelContext&, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
         if (opset1_) {
             if (x.dtype() == DataType::String)
@@ -139,12 +147,13 @@ class LabelEncoderKernel : public Kernel {
             else if (x.dtype() == DataType::Int64)
                 outputs[0] = lookUp(x, intToString_, classesTensor_, defaultString_);
             else
-                throw EngineError(std::string("LabelEncoder: input of type ") + dataTypeName(x.dtype()));
+                throw EngineError(std::string("LabelEncoder: input of type ") +
+                                  dataTypeName(x.dtype()));
             return;
         }
         if (!keys_.accepts(x.dtype()))
-            throw EngineError(std::string("LabelEncoder: ") + dataTypeName(x.dtype()) + " input for " +
-                              dataTypeName(keys_.keyType) + " keys");
+            throw EngineError(std::string("LabelEncoder: ") + dataTypeName(x.dtype()) +
+                              " input for " + dataTypeName(keys_.keyType) + " keys");
         outputs[0] = lookUp(x, keys_, values_, fallback_);
     }
 
@@ -157,7 +166,8 @@ class LabelEncoderKernel : public Kernel {
             keys_.addInts(t.toInt64Vector());
         } else {
             std::vector<double> d(keyCount_);
-            for (std::size_t i = 0; i < keyCount_; ++i) d[i] = t.valueAsDouble(static_cast<std::int64_t>(i));
+            for (std::size_t i = 0; i < keyCount_; ++i)
+                d[i] = t.valueAsDouble(static_cast<std::int64_t>(i));
             keys_.addDoubles(d, t.dtype());
         }
     }
@@ -179,16 +189,22 @@ class CategoryMapperKernel : public Kernel {
         toInt_.addStrings(strings);
         toString_.addInts(ints);
         ints_ = Tensor::fromVector<std::int64_t>({static_cast<std::int64_t>(ints.size())}, ints);
-        strings_ = Tensor::fromVector<std::string>({static_cast<std::int64_t>(strings.size())}, strings);
+        strings_ =
+            Tensor::fromVector<std::string>({static_cast<std::int64_t>(strings.size())}, strings);
         defaultInt_ = Tensor::scalar<std::int64_t>(node.getInt("default_int64", -1));
         defaultString_ = Tensor::scalar<std::string>(node.getString("default_string", "_Unused"));
     }
 
-    void run(KernelContext&, const std::vector<const Value*>& inputs, std::vector<Value>& outputs) override {
+    void run(KernelContext&, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
-        if (x.dtype() == DataType::String) outputs[0] = lookUp(x, toInt_, ints_, defaultInt_);
-        else if (x.dtype() == DataType::Int64) outputs[0] = lookUp(x, toString_, strings_, defaultString_);
-        else throw EngineError(std::string("CategoryMapper: input of type ") + dataTypeName(x.dtype()));
+        if (x.dtype() == DataType::String)
+            outputs[0] = lookUp(x, toInt_, ints_, defaultInt_);
+        else if (x.dtype() == DataType::Int64)
+            outputs[0] = lookUp(x, toString_, strings_, defaultString_);
+        else
+            throw EngineError(std::string("CategoryMapper: input of type ") +
+                              dataTypeName(x.dtype()));
     }
 
   private:
@@ -204,7 +220,8 @@ class OneHotEncoderKernel : public Kernel {
         auto strings = node.getStrings("cats_strings");
         auto ints = node.getInts("cats_int64s");
         if (strings.empty() == ints.empty())
-            throw EngineError("OneHotEncoder: exactly one of cats_strings and cats_int64s must be set");
+            throw EngineError(
+                "OneHotEncoder: exactly one of cats_strings and cats_int64s must be set");
         if (!strings.empty()) {
             categories_.addStrings(strings);
             count_ = static_cast<std::int64_t>(strings.size());
@@ -214,7 +231,8 @@ class OneHotEncoderKernel : public Kernel {
         }
     }
 
-    void run(KernelContext&, const std::vector<const Value*>& inputs, std::vector<Value>& outputs) override {
+    void run(KernelContext&, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
         const Tensor& input = inputTensor(inputs, 0);
         if ((input.dtype() == DataType::String) != (categories_.keyType == DataType::String))
             throw EngineError(std::string("OneHotEncoder: ") + dataTypeName(input.dtype()) +
@@ -227,8 +245,11 @@ class OneHotEncoderKernel : public Kernel {
         float* out = y.data<float>();
         for (std::int64_t i = 0; i < x.numel(); ++i) {
             const auto p = categories_.find(x, i);
-            if (p >= 0) out[i * count_ + p] = 1.0f;
-            else if (!zeros_) throw EngineError("OneHotEncoder: element " + std::to_string(i) + " is no known category");
+            if (p >= 0)
+                out[i * count_ + p] = 1.0f;
+            else if (!zeros_)
+                throw EngineError("OneHotEncoder: element " + std::to_string(i) +
+                                  " is no known category");
         }
         outputs[0] = std::move(y);
     }
@@ -246,12 +267,16 @@ class ZipMapKernel : public Kernel {
         auto strings = node.getStrings("classlabels_strings");
         auto ints = node.getInts("classlabels_int64s");
         if (strings.empty() == ints.empty())
-            throw EngineError("ZipMap: exactly one of classlabels_strings and classlabels_int64s must be set");
-        keys_ = strings.empty() ? Tensor::fromVector<std::int64_t>({static_cast<std::int64_t>(ints.size())}, ints)
-                                : Tensor::fromVector<std::string>({static_cast<std::int64_t>(strings.size())}, strings);
+            throw EngineError(
+                "ZipMap: exactly one of classlabels_strings and classlabels_int64s must be set");
+        keys_ = strings.empty() ? Tensor::fromVector<std::int64_t>(
+                                      {static_cast<std::int64_t>(ints.size())}, ints)
+                                : Tensor::fromVector<std::string>(
+                                      {static_cast<std::int64_t>(strings.size())}, strings);
     }
 
-    void run(KernelContext&, const std::vector<const Value*>& inputs, std::vector<Value>& outputs) override {
+    void run(KernelContext&, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
         const Tensor& input = inputTensor(inputs, 0);
         if (input.dtype() != DataType::Float) throw EngineError("ZipMap: input must be float");
         if (input.rank() > 2) throw EngineError("ZipMap: input must be [N, C] or [C]");
@@ -287,7 +312,9 @@ class DictVectorizerKernel : public Kernel {
         auto strings = node.getStrings("string_vocabulary");
         auto ints = node.getInts("int64_vocabulary");
         if (strings.empty() == ints.empty())
-            throw EngineError("DictVectorizer: exactly one of string_vocabulary and int64_vocabulary must be set");
+            throw EngineError(
+                "DictVectorizer: exactly one of string_vocabulary and int64_vocabulary must be "
+                "set");
         if (!strings.empty()) {
             vocabulary_.addStrings(strings);
             size_ = static_cast<std::int64_t>(strings.size());
@@ -297,13 +324,15 @@ class DictVectorizerKernel : public Kernel {
         }
     }
 
-    void run(KernelContext&, const std::vector<const Value*>& inputs, std::vector<Value>& outputs) override {
+    void run(KernelContext&, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
         const Value& map = inputMap(inputs, "DictVectorizer");
         const Tensor& keys = map.mapKeys();
         const Tensor& values = map.mapValues();
         if (keys.dtype() != vocabulary_.keyType)
-            throw EngineError(std::string("DictVectorizer: map keys of type ") + dataTypeName(keys.dtype()) +
-                              " for a " + dataTypeName(vocabulary_.keyType) + " vocabulary");
+            throw EngineError(std::string("DictVectorizer: map keys of type ") +
+                              dataTypeName(keys.dtype()) + " for a " +
+                              dataTypeName(vocabulary_.keyType) + " vocabulary");
         Tensor y = values.dtype() == DataType::String ? Tensor(DataType::String, {1, size_})
                                                       : Tensor::zeros(values.dtype(), {1, size_});
         dispatchAny(values.dtype(), [&]<class T>() {
@@ -335,7 +364,8 @@ class CastMapKernel : public Kernel {
         if (sparse_ && maxMap_ <= 0) throw EngineError("CastMap: max_map must be positive");
     }
 
-    void run(KernelContext&, const std::vector<const Value*>& inputs, std::vector<Value>& outputs) override {
+    void run(KernelContext&, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
         const Value& map = inputMap(inputs, "CastMap");
         const Tensor& keys = map.mapKeys();
         if (keys.dtype() != DataType::Int64) throw EngineError("CastMap: map keys must be int64");
@@ -353,8 +383,8 @@ class CastMapKernel : public Kernel {
         for (std::size_t i = 0; i < order.size(); ++i) {
             column[i] = sparse_ ? k[order[i]] : static_cast<std::int64_t>(i);
             if (column[i] < 0 || column[i] >= width)
-                throw EngineError("CastMap: key " + std::to_string(k[order[i]]) + " is outside max_map " +
-                                  std::to_string(maxMap_));
+                throw EngineError("CastMap: key " + std::to_string(k[order[i]]) +
+                                  " is outside max_map " + std::to_string(maxMap_));
         }
         auto numberAt = [&](std::int64_t index) -> double {
             if (values.dtype() == DataType::String) {
@@ -377,7 +407,8 @@ class CastMapKernel : public Kernel {
         } else if (target == DataType::Float) {
             auto* out = y.data<float>();
             std::fill(out, out + width, 0.0f);
-            for (std::size_t i = 0; i < order.size(); ++i) out[column[i]] = static_cast<float>(numberAt(order[i]));
+            for (std::size_t i = 0; i < order.size(); ++i)
+                out[column[i]] = static_cast<float>(numberAt(order[i]));
         } else {
             auto* out = y.data<std::int64_t>();
             std::fill(out, out + width, 0);

@@ -17,28 +17,32 @@ Tensor linearScores(KernelContext& ctx, const Tensor& input, const RowMajor& wei
     const auto shape = ml::rowShapeOf(x);
     const auto targets = weights.rows();
     if (shape.features != weights.cols())
-        throw EngineError(op + ": input has " + std::to_string(shape.features) + " features, the coefficients " +
-                          std::to_string(weights.cols()));
+        throw EngineError(op + ": input has " + std::to_string(shape.features) +
+                          " features, the coefficients " + std::to_string(weights.cols()));
     Tensor scores(DataType::Float, {shape.rows, targets});
     const float* xp = x.data<float>();
     float* sp = scores.data<float>();
-    ctx.pool().parallelFor(shape.rows, 2.0 * static_cast<double>(weights.size()), [&](std::int64_t b, std::int64_t e) {
-        Eigen::Map<const RowMajor> xs(xp + b * shape.features, e - b, shape.features);
-        Eigen::Map<RowMajor> out(sp + b * targets, e - b, targets);
-        out.noalias() = xs * weights.transpose();
-        for (std::int64_t r = 0; r < e - b; ++r)
-            for (Eigen::Index t = 0; t < targets; ++t)
-                out(r, t) += intercepts.empty() ? 0.0f : intercepts[static_cast<std::size_t>(t)];
-    });
+    ctx.pool().parallelFor(
+        shape.rows, 2.0 * static_cast<double>(weights.size()), [&](std::int64_t b, std::int64_t e) {
+            Eigen::Map<const RowMajor> xs(xp + b * shape.features, e - b, shape.features);
+            Eigen::Map<RowMajor> out(sp + b * targets, e - b, targets);
+            out.noalias() = xs * weights.transpose();
+            for (std::int64_t r = 0; r < e - b; ++r)
+                for (Eigen::Index t = 0; t < targets; ++t)
+                    out(r, t) +=
+                        intercepts.empty() ? 0.0f : intercepts[static_cast<std::size_t>(t)];
+        });
     return scores;
 }
 
 RowMajor coefficientMatrix(const NodeInfo& node, std::int64_t targets) {
     auto coefficients = node.getFloats("coefficients");
-    if (targets <= 0 || coefficients.empty() || coefficients.size() % static_cast<std::size_t>(targets) != 0)
+    if (targets <= 0 || coefficients.empty() ||
+        coefficients.size() % static_cast<std::size_t>(targets) != 0)
         throw EngineError(node.opType() + ": " + std::to_string(coefficients.size()) +
                           " coefficients do not split into " + std::to_string(targets) + " rows");
-    const auto features = static_cast<Eigen::Index>(coefficients.size() / static_cast<std::size_t>(targets));
+    const auto features =
+        static_cast<Eigen::Index>(coefficients.size() / static_cast<std::size_t>(targets));
     return Eigen::Map<const RowMajor>(coefficients.data(), targets, features);
 }
 
@@ -53,15 +57,19 @@ class LinearClassifierKernel : public Kernel {
         const auto coefficientCount = node.getFloats("coefficients").size();
         rows_ = !intercepts_.empty() ? static_cast<std::int64_t>(intercepts_.size())
                 : coefficientCount % labels_.size() == 0 ? static_cast<std::int64_t>(labels_.size())
-                                                          : 1;
-        if (rows_ != static_cast<std::int64_t>(labels_.size()) && !(rows_ == 1 && labels_.size() == 2))
-            throw EngineError("LinearClassifier: " + std::to_string(rows_) + " coefficient rows for " +
-                              std::to_string(labels_.size()) + " class labels");
+                                                         : 1;
+        if (rows_ != static_cast<std::int64_t>(labels_.size()) &&
+            !(rows_ == 1 && labels_.size() == 2))
+            throw EngineError("LinearClassifier: " + std::to_string(rows_) +
+                              " coefficient rows for " + std::to_string(labels_.size()) +
+                              " class labels");
         weights_ = coefficientMatrix(node, rows_);
     }
 
-    void run(KernelContext& ctx, const std::vector<const Value*>& inputs, std::vector<Value>& outputs) override {
-        Tensor raw = linearScores(ctx, inputTensor(inputs, 0), weights_, intercepts_, "LinearClassifier");
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        Tensor raw =
+            linearScores(ctx, inputTensor(inputs, 0), weights_, intercepts_, "LinearClassifier");
         const std::int64_t n = raw.dim(0);
         Tensor labels = labels_.allocate(n);
         if (rows_ == 1) {
@@ -110,16 +118,19 @@ class LinearRegressorKernel : public Kernel {
         const auto targets = node.getInt("targets", 1);
         weights_ = coefficientMatrix(node, targets);
         if (!intercepts_.empty() && intercepts_.size() != static_cast<std::size_t>(targets))
-            throw EngineError("LinearRegressor: " + std::to_string(intercepts_.size()) + " intercepts for " +
-                              std::to_string(targets) + " targets");
+            throw EngineError("LinearRegressor: " + std::to_string(intercepts_.size()) +
+                              " intercepts for " + std::to_string(targets) + " targets");
     }
 
-    void run(KernelContext& ctx, const std::vector<const Value*>& inputs, std::vector<Value>& outputs) override {
-        Tensor y = linearScores(ctx, inputTensor(inputs, 0), weights_, intercepts_, "LinearRegressor");
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        Tensor y =
+            linearScores(ctx, inputTensor(inputs, 0), weights_, intercepts_, "LinearRegressor");
         if (transform_ != ml::PostTransform::None) {
             const auto t = y.dim(1);
             for (std::int64_t i = 0; i < y.dim(0); ++i)
-                ml::applyPostTransform(transform_, y.data<float>() + i * t, static_cast<std::size_t>(t));
+                ml::applyPostTransform(transform_, y.data<float>() + i * t,
+                                       static_cast<std::size_t>(t));
         }
         outputs[0] = std::move(y);
     }

@@ -11,15 +11,18 @@ namespace {
 // Y = (X - offset) * scale, offset and scale one value or one per feature; Y is float.
 class ScalerKernel : public Kernel {
   public:
-    explicit ScalerKernel(const NodeInfo& node) : offset_(node.getFloats("offset")), scale_(node.getFloats("scale")) {}
+    explicit ScalerKernel(const NodeInfo& node)
+        : offset_(node.getFloats("offset")), scale_(node.getFloats("scale")) {}
 
-    void run(KernelContext&, const std::vector<const Value*>& inputs, std::vector<Value>& outputs) override {
+    void run(KernelContext&, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
         const Tensor& input = inputTensor(inputs, 0);
         const std::int64_t features = input.rank() == 0 ? 1 : input.dim(input.rank() - 1);
         auto check = [&](const std::vector<float>& v, const char* name) {
             if (v.size() > 1 && static_cast<std::int64_t>(v.size()) != features)
-                throw EngineError(std::string("Scaler: ") + name + " has " + std::to_string(v.size()) +
-                                  " values, the input " + std::to_string(features) + " features");
+                throw EngineError(std::string("Scaler: ") + name + " has " +
+                                  std::to_string(v.size()) + " values, the input " +
+                                  std::to_string(features) + " features");
         };
         check(offset_, "offset");
         check(scale_, "scale");
@@ -48,7 +51,8 @@ class NormalizerKernel : public Kernel {
             throw EngineError("Normalizer: unknown norm '" + norm_ + "'");
     }
 
-    void run(KernelContext&, const std::vector<const Value*>& inputs, std::vector<Value>& outputs) override {
+    void run(KernelContext&, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
         const Tensor& input = inputTensor(inputs, 0);
         Tensor x = input.castTo(DataType::Double);
         const auto shape = ml::rowShapeOf(input);
@@ -68,7 +72,8 @@ class NormalizerKernel : public Kernel {
                 norm = std::sqrt(norm);
             }
             for (std::int64_t f = 0; f < shape.features; ++f)
-                out[r * shape.features + f] = static_cast<float>(norm != 0 ? row[f] / norm : row[f]);
+                out[r * shape.features + f] =
+                    static_cast<float>(norm != 0 ? row[f] / norm : row[f]);
         }
         outputs[0] = std::move(y);
     }
@@ -82,7 +87,8 @@ class BinarizerKernel : public Kernel {
   public:
     explicit BinarizerKernel(const NodeInfo& node) : threshold_(node.getFloat("threshold", 0.0f)) {}
 
-    void run(KernelContext&, const std::vector<const Value*>& inputs, std::vector<Value>& outputs) override {
+    void run(KernelContext&, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
         Tensor y(x.dtype(), x.shape());
         dispatchNumeric(x.dtype(), [&]<class T>() {
@@ -107,20 +113,26 @@ class ImputerKernel : public Kernel {
           replacedFloat_(node.getFloat("replaced_value_float", 0.0f)),
           replacedInt_(node.getInt("replaced_value_int64", 0)) {
         if (floats_.empty() == ints_.empty())
-            throw EngineError("Imputer: exactly one of imputed_value_floats and imputed_value_int64s must be set");
+            throw EngineError(
+                "Imputer: exactly one of imputed_value_floats and imputed_value_int64s must be "
+                "set");
     }
 
-    void run(KernelContext&, const std::vector<const Value*>& inputs, std::vector<Value>& outputs) override {
+    void run(KernelContext&, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
         const std::int64_t features = x.rank() == 0 ? 1 : x.dim(x.rank() - 1);
         const std::size_t count = floats_.empty() ? ints_.size() : floats_.size();
         if (count != 1 && static_cast<std::int64_t>(count) != features)
-            throw EngineError("Imputer: " + std::to_string(count) + " imputed values for " + std::to_string(features) +
-                              " features");
+            throw EngineError("Imputer: " + std::to_string(count) + " imputed values for " +
+                              std::to_string(features) + " features");
         Tensor y = x.clone();
-        auto pick = [&](std::int64_t i) { return count == 1 ? 0 : static_cast<std::size_t>(i % features); };
+        auto pick = [&](std::int64_t i) {
+            return count == 1 ? 0 : static_cast<std::size_t>(i % features);
+        };
         if (x.dtype() == DataType::Float || x.dtype() == DataType::Double) {
-            if (floats_.empty()) throw EngineError("Imputer: float input needs imputed_value_floats");
+            if (floats_.empty())
+                throw EngineError("Imputer: float input needs imputed_value_floats");
             dispatchFloat(x.dtype(), [&]<class T>() {
                 T* v = y.data<T>();
                 const bool nanMatch = std::isnan(replacedFloat_);
@@ -131,14 +143,17 @@ class ImputerKernel : public Kernel {
                 }
             });
         } else if (x.dtype() == DataType::Int64 || x.dtype() == DataType::Int32) {
-            if (ints_.empty()) throw EngineError("Imputer: integer input needs imputed_value_int64s");
+            if (ints_.empty())
+                throw EngineError("Imputer: integer input needs imputed_value_int64s");
             dispatchInteger(x.dtype(), [&]<class T>() {
                 T* v = y.data<T>();
                 for (std::int64_t i = 0; i < y.numel(); ++i)
-                    if (static_cast<std::int64_t>(v[i]) == replacedInt_) v[i] = static_cast<T>(ints_[pick(i)]);
+                    if (static_cast<std::int64_t>(v[i]) == replacedInt_)
+                        v[i] = static_cast<T>(ints_[pick(i)]);
             });
         } else {
-            throw EngineError(std::string("Imputer: unsupported input type ") + dataTypeName(x.dtype()));
+            throw EngineError(std::string("Imputer: unsupported input type ") +
+                              dataTypeName(x.dtype()));
         }
         outputs[0] = std::move(y);
     }
@@ -155,15 +170,17 @@ class ArrayFeatureExtractorKernel : public Kernel {
   public:
     explicit ArrayFeatureExtractorKernel(const NodeInfo&) {}
 
-    void run(KernelContext&, const std::vector<const Value*>& inputs, std::vector<Value>& outputs) override {
+    void run(KernelContext&, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
         const auto indices = inputTensor(inputs, 1).toInt64Vector();
-        if (x.rank() == 0) throw EngineError("ArrayFeatureExtractor: X must have at least one dimension");
+        if (x.rank() == 0)
+            throw EngineError("ArrayFeatureExtractor: X must have at least one dimension");
         const std::int64_t last = x.dim(x.rank() - 1);
         for (auto i : indices)
             if (i < 0 || i >= last)
-                throw EngineError("ArrayFeatureExtractor: index " + std::to_string(i) + " is outside the last axis of " +
-                                  std::to_string(last));
+                throw EngineError("ArrayFeatureExtractor: index " + std::to_string(i) +
+                                  " is outside the last axis of " + std::to_string(last));
         Shape shape = x.rank() == 1 ? Shape{1} : Shape(x.shape().begin(), x.shape().end() - 1);
         const std::int64_t rows = shapeElementCount(shape);
         shape.push_back(static_cast<std::int64_t>(indices.size()));
@@ -173,7 +190,8 @@ class ArrayFeatureExtractorKernel : public Kernel {
             T* out = static_cast<T*>(z.raw());
             for (std::int64_t r = 0; r < rows; ++r)
                 for (std::size_t k = 0; k < indices.size(); ++k)
-                    out[r * static_cast<std::int64_t>(indices.size()) + static_cast<std::int64_t>(k)] = in[r * last + indices[k]];
+                    out[r * static_cast<std::int64_t>(indices.size()) +
+                        static_cast<std::int64_t>(k)] = in[r * last + indices[k]];
         });
         outputs[0] = std::move(z);
     }
@@ -183,25 +201,28 @@ class ArrayFeatureExtractorKernel : public Kernel {
 // zero-padded to its declared width.
 class FeatureVectorizerKernel : public Kernel {
   public:
-    explicit FeatureVectorizerKernel(const NodeInfo& node) : widths_(node.getInts("inputdimensions")) {
+    explicit FeatureVectorizerKernel(const NodeInfo& node)
+        : widths_(node.getInts("inputdimensions")) {
         if (static_cast<int>(widths_.size()) != node.inputCount())
-            throw EngineError("FeatureVectorizer: inputdimensions has " + std::to_string(widths_.size()) +
-                              " entries for " + std::to_string(node.inputCount()) + " inputs");
+            throw EngineError("FeatureVectorizer: inputdimensions has " +
+                              std::to_string(widths_.size()) + " entries for " +
+                              std::to_string(node.inputCount()) + " inputs");
         for (auto w : widths_) {
             if (w < 0) throw EngineError("FeatureVectorizer: negative input dimension");
             total_ += w;
         }
     }
 
-    void run(KernelContext&, const std::vector<const Value*>& inputs, std::vector<Value>& outputs) override {
+    void run(KernelContext&, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
         std::int64_t rows = -1;
         std::vector<Tensor> parts;
         for (std::size_t i = 0; i < widths_.size(); ++i) {
             const Tensor& x = inputTensor(inputs, i);
             const auto shape = ml::rowShapeOf(x);
             if (rows >= 0 && shape.rows != rows)
-                throw EngineError("FeatureVectorizer: inputs have " + std::to_string(rows) + " and " +
-                                  std::to_string(shape.rows) + " rows");
+                throw EngineError("FeatureVectorizer: inputs have " + std::to_string(rows) +
+                                  " and " + std::to_string(shape.rows) + " rows");
             rows = shape.rows;
             parts.push_back(x.castTo(DataType::Float));
         }
@@ -213,7 +234,8 @@ class FeatureVectorizerKernel : public Kernel {
             const float* in = parts[i].data<float>();
             const auto copy = std::min(shape.features, widths_[i]);
             for (std::int64_t r = 0; r < rows; ++r)
-                for (std::int64_t f = 0; f < copy; ++f) out[r * total_ + column + f] = in[r * shape.features + f];
+                for (std::int64_t f = 0; f < copy; ++f)
+                    out[r * total_ + column + f] = in[r * shape.features + f];
             column += widths_[i];
         }
         outputs[0] = std::move(y);

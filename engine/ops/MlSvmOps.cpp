@@ -18,11 +18,16 @@ struct KernelFunction {
 
     explicit KernelFunction(const NodeInfo& node) {
         const std::string name = node.getString("kernel_type", "LINEAR");
-        if (name == "LINEAR") type = SvmKernel::Linear;
-        else if (name == "POLY") type = SvmKernel::Poly;
-        else if (name == "RBF") type = SvmKernel::Rbf;
-        else if (name == "SIGMOID") type = SvmKernel::Sigmoid;
-        else throw EngineError(node.opType() + ": unknown kernel_type '" + name + "'");
+        if (name == "LINEAR")
+            type = SvmKernel::Linear;
+        else if (name == "POLY")
+            type = SvmKernel::Poly;
+        else if (name == "RBF")
+            type = SvmKernel::Rbf;
+        else if (name == "SIGMOID")
+            type = SvmKernel::Sigmoid;
+        else
+            throw EngineError(node.opType() + ": unknown kernel_type '" + name + "'");
         auto params = node.getFloats("kernel_params");
         if (params.size() > 0) gamma = params[0];
         if (params.size() > 1) coef0 = params[1];
@@ -40,10 +45,14 @@ struct KernelFunction {
         }
         for (std::int64_t f = 0; f < features; ++f) dot += x[f] * static_cast<double>(sv[f]);
         switch (type) {
-            case SvmKernel::Linear: return dot;
-            case SvmKernel::Poly: return std::pow(gamma * dot + coef0, degree);
-            case SvmKernel::Sigmoid: return std::tanh(gamma * dot + coef0);
-            case SvmKernel::Rbf: break;
+            case SvmKernel::Linear:
+                return dot;
+            case SvmKernel::Poly:
+                return std::pow(gamma * dot + coef0, degree);
+            case SvmKernel::Sigmoid:
+                return std::tanh(gamma * dot + coef0);
+            case SvmKernel::Rbf:
+                break;
         }
         return dot;
     }
@@ -61,7 +70,9 @@ std::vector<double> rowsAsDouble(const Tensor& x) {
 void coupleProbabilities(std::int64_t k, const std::vector<double>& r, std::vector<double>& p) {
     auto R = [&](std::int64_t i, std::int64_t j) { return r[static_cast<std::size_t>(i * k + j)]; };
     std::vector<double> Q(static_cast<std::size_t>(k * k), 0.0), Qp(static_cast<std::size_t>(k));
-    auto q = [&](std::int64_t i, std::int64_t j) -> double& { return Q[static_cast<std::size_t>(i * k + j)]; };
+    auto q = [&](std::int64_t i, std::int64_t j) -> double& {
+        return Q[static_cast<std::size_t>(i * k + j)];
+    };
     p.assign(static_cast<std::size_t>(k), 1.0 / static_cast<double>(k));
     for (std::int64_t t = 0; t < k; ++t) {
         for (std::int64_t j = 0; j < t; ++j) {
@@ -79,11 +90,13 @@ void coupleProbabilities(std::int64_t k, const std::vector<double>& r, std::vect
         double pQp = 0;
         for (std::int64_t t = 0; t < k; ++t) {
             Qp[static_cast<std::size_t>(t)] = 0;
-            for (std::int64_t j = 0; j < k; ++j) Qp[static_cast<std::size_t>(t)] += q(t, j) * p[static_cast<std::size_t>(j)];
+            for (std::int64_t j = 0; j < k; ++j)
+                Qp[static_cast<std::size_t>(t)] += q(t, j) * p[static_cast<std::size_t>(j)];
             pQp += p[static_cast<std::size_t>(t)] * Qp[static_cast<std::size_t>(t)];
         }
         double maxError = 0;
-        for (std::int64_t t = 0; t < k; ++t) maxError = std::max(maxError, std::fabs(Qp[static_cast<std::size_t>(t)] - pQp));
+        for (std::int64_t t = 0; t < k; ++t)
+            maxError = std::max(maxError, std::fabs(Qp[static_cast<std::size_t>(t)] - pQp));
         if (maxError < eps) break;
         for (std::int64_t t = 0; t < k; ++t) {
             const auto ts = static_cast<std::size_t>(t);
@@ -91,7 +104,8 @@ void coupleProbabilities(std::int64_t k, const std::vector<double>& r, std::vect
             p[ts] += diff;
             pQp = (pQp + diff * (diff * q(t, t) + 2 * Qp[ts])) / (1 + diff) / (1 + diff);
             for (std::int64_t j = 0; j < k; ++j) {
-                Qp[static_cast<std::size_t>(j)] = (Qp[static_cast<std::size_t>(j)] + diff * q(t, j)) / (1 + diff);
+                Qp[static_cast<std::size_t>(j)] =
+                    (Qp[static_cast<std::size_t>(j)] + diff * q(t, j)) / (1 + diff);
                 p[static_cast<std::size_t>(j)] /= (1 + diff);
             }
         }
@@ -121,14 +135,16 @@ class SvmClassifierKernel : public Kernel {
         if (vectorsPerClass_.empty()) {
             // Linear one-vs-rest: a weight row and a rho per class (one of each for two labels).
             linearRows_ = static_cast<std::int64_t>(rho_.size());
-            if (linearRows_ == 0 || coefficients_.size() % static_cast<std::size_t>(linearRows_) != 0)
+            if (linearRows_ == 0 ||
+                coefficients_.size() % static_cast<std::size_t>(linearRows_) != 0)
                 throw EngineError("SVMClassifier: coefficients do not split into one row per rho");
             features_ = static_cast<std::int64_t>(coefficients_.size()) / linearRows_;
             return;
         }
         if (static_cast<std::int64_t>(vectorsPerClass_.size()) != classes_)
-            throw EngineError("SVMClassifier: vectors_per_class has " + std::to_string(vectorsPerClass_.size()) +
-                              " entries for " + std::to_string(classes_) + " classes");
+            throw EngineError("SVMClassifier: vectors_per_class has " +
+                              std::to_string(vectorsPerClass_.size()) + " entries for " +
+                              std::to_string(classes_) + " classes");
         std::int64_t total = 0;
         for (auto v : vectorsPerClass_) {
             if (v < 0) throw EngineError("SVMClassifier: negative vectors_per_class");
@@ -136,7 +152,8 @@ class SvmClassifierKernel : public Kernel {
             total += v;
         }
         if (total == 0 || supportVectors_.size() % static_cast<std::size_t>(total) != 0)
-            throw EngineError("SVMClassifier: support_vectors do not split into " + std::to_string(total) + " vectors");
+            throw EngineError("SVMClassifier: support_vectors do not split into " +
+                              std::to_string(total) + " vectors");
         vectorCount_ = total;
         features_ = static_cast<std::int64_t>(supportVectors_.size()) / total;
         if (coefficients_.size() != static_cast<std::size_t>((classes_ - 1) * total))
@@ -146,83 +163,103 @@ class SvmClassifierKernel : public Kernel {
         if (static_cast<std::int64_t>(rho_.size()) != pairs)
             throw EngineError("SVMClassifier: expected " + std::to_string(pairs) + " rho values");
         probabilities_ = !probA_.empty();
-        if (probabilities_ && (static_cast<std::int64_t>(probA_.size()) != pairs || probB_.size() != probA_.size()))
+        if (probabilities_ &&
+            (static_cast<std::int64_t>(probA_.size()) != pairs || probB_.size() != probA_.size()))
             throw EngineError("SVMClassifier: prob_a and prob_b need one value per class pair");
     }
 
-    void run(KernelContext& ctx, const std::vector<const Value*>& inputs, std::vector<Value>& outputs) override {
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
         const Tensor& input = inputTensor(inputs, 0);
         const auto shape = ml::rowShapeOf(input);
         if (shape.features != features_)
-            throw EngineError("SVMClassifier: input has " + std::to_string(shape.features) + " features, the model " +
-                              std::to_string(features_));
+            throw EngineError("SVMClassifier: input has " + std::to_string(shape.features) +
+                              " features, the model " + std::to_string(features_));
         const auto x = rowsAsDouble(input);
         Tensor labels = labels_.allocate(shape.rows);
         if (vectorsPerClass_.empty()) return runLinear(x, shape, labels, outputs);
         const auto pairs = classes_ * (classes_ - 1) / 2;
-        // Scores: class probabilities, or the pairwise decision values (two columns for two classes).
+        // Scores: class probabilities, or the pairwise decision values (two columns for two
+        // classes).
         const std::int64_t columns = probabilities_ ? classes_ : (classes_ == 2 ? 2 : pairs);
         Tensor scores(DataType::Float, {shape.rows, columns});
-        ctx.pool().parallelFor(shape.rows, 4.0 * static_cast<double>(vectorCount_ * features_), [&](std::int64_t b, std::int64_t e) {
-            std::vector<double> k(static_cast<std::size_t>(vectorCount_)), decisions(static_cast<std::size_t>(pairs)),
-                pairwise(static_cast<std::size_t>(classes_ * classes_)), probability;
-            std::vector<std::int64_t> votes(static_cast<std::size_t>(classes_));
-            for (std::int64_t r = b; r < e; ++r) {
-                const double* row = x.data() + r * features_;
-                for (std::int64_t v = 0; v < vectorCount_; ++v)
-                    k[static_cast<std::size_t>(v)] = kernel_(row, supportVectors_.data() + v * features_, features_);
-                std::fill(votes.begin(), votes.end(), 0);
-                std::int64_t pair = 0;
-                for (std::int64_t i = 0; i < classes_; ++i) {
-                    for (std::int64_t j = i + 1; j < classes_; ++j, ++pair) {
-                        // Coefficients of class i's vectors against j sit in row j - 1, class j's against i in row i.
-                        double sum = rho_[static_cast<std::size_t>(pair)];
-                        const auto si = starts_[static_cast<std::size_t>(i)], sj = starts_[static_cast<std::size_t>(j)];
-                        for (std::int64_t v = 0; v < vectorsPerClass_[static_cast<std::size_t>(i)]; ++v)
-                            sum += coefficients_[static_cast<std::size_t>((j - 1) * vectorCount_ + si + v)] * k[static_cast<std::size_t>(si + v)];
-                        for (std::int64_t v = 0; v < vectorsPerClass_[static_cast<std::size_t>(j)]; ++v)
-                            sum += coefficients_[static_cast<std::size_t>(i * vectorCount_ + sj + v)] * k[static_cast<std::size_t>(sj + v)];
-                        decisions[static_cast<std::size_t>(pair)] = sum;
-                        ++votes[static_cast<std::size_t>(sum > 0 ? i : j)];
-                    }
-                }
-                float* out = scores.data<float>() + r * columns;
-                std::int64_t winner = std::max_element(votes.begin(), votes.end()) - votes.begin();
-                if (probabilities_) {
-                    pair = 0;
-                    for (std::int64_t i = 0; i < classes_; ++i)
+        ctx.pool().parallelFor(
+            shape.rows, 4.0 * static_cast<double>(vectorCount_ * features_),
+            [&](std::int64_t b, std::int64_t e) {
+                std::vector<double> k(static_cast<std::size_t>(vectorCount_)),
+                    decisions(static_cast<std::size_t>(pairs)),
+                    pairwise(static_cast<std::size_t>(classes_ * classes_)), probability;
+                std::vector<std::int64_t> votes(static_cast<std::size_t>(classes_));
+                for (std::int64_t r = b; r < e; ++r) {
+                    const double* row = x.data() + r * features_;
+                    for (std::int64_t v = 0; v < vectorCount_; ++v)
+                        k[static_cast<std::size_t>(v)] =
+                            kernel_(row, supportVectors_.data() + v * features_, features_);
+                    std::fill(votes.begin(), votes.end(), 0);
+                    std::int64_t pair = 0;
+                    for (std::int64_t i = 0; i < classes_; ++i) {
                         for (std::int64_t j = i + 1; j < classes_; ++j, ++pair) {
-                            const double p = std::clamp(plattProbability(decisions[static_cast<std::size_t>(pair)],
-                                                                         probA_[static_cast<std::size_t>(pair)],
-                                                                         probB_[static_cast<std::size_t>(pair)]),
-                                                        1e-7, 1 - 1e-7);
-                            pairwise[static_cast<std::size_t>(i * classes_ + j)] = p;
-                            pairwise[static_cast<std::size_t>(j * classes_ + i)] = 1 - p;
+                            // Coefficients of class i's vectors against j sit in row j - 1, class
+                            // j's against i in row i.
+                            double sum = rho_[static_cast<std::size_t>(pair)];
+                            const auto si = starts_[static_cast<std::size_t>(i)],
+                                       sj = starts_[static_cast<std::size_t>(j)];
+                            for (std::int64_t v = 0;
+                                 v < vectorsPerClass_[static_cast<std::size_t>(i)]; ++v)
+                                sum += coefficients_[static_cast<std::size_t>(
+                                           (j - 1) * vectorCount_ + si + v)] *
+                                       k[static_cast<std::size_t>(si + v)];
+                            for (std::int64_t v = 0;
+                                 v < vectorsPerClass_[static_cast<std::size_t>(j)]; ++v)
+                                sum += coefficients_[static_cast<std::size_t>(i * vectorCount_ +
+                                                                              sj + v)] *
+                                       k[static_cast<std::size_t>(sj + v)];
+                            decisions[static_cast<std::size_t>(pair)] = sum;
+                            ++votes[static_cast<std::size_t>(sum > 0 ? i : j)];
                         }
-                    if (classes_ == 2)
-                        probability = {pairwise[1], pairwise[2]};
-                    else
+                    }
+                    float* out = scores.data<float>() + r * columns;
+                    std::int64_t winner =
+                        std::max_element(votes.begin(), votes.end()) - votes.begin();
+                    if (probabilities_) {
+                        pair = 0;
+                        for (std::int64_t i = 0; i < classes_; ++i)
+                            for (std::int64_t j = i + 1; j < classes_; ++j, ++pair) {
+                                const double p = std::clamp(
+                                    plattProbability(decisions[static_cast<std::size_t>(pair)],
+                                                     probA_[static_cast<std::size_t>(pair)],
+                                                     probB_[static_cast<std::size_t>(pair)]),
+                                    1e-7, 1 - 1e-7);
+                                pairwise[static_cast<std::size_t>(i * classes_ + j)] = p;
+                                pairwise[static_cast<std::size_t>(j * classes_ + i)] = 1 - p;
+                            }
+                        // Two classes too: libsvm (as scikit-learn bundles it) couples them with
+                        // the same iteration, whose early stop is part of the result.
                         coupleProbabilities(classes_, pairwise, probability);
-                    ml::applyPostTransform(transform_, probability.data(), probability.size());
-                    winner = std::max_element(probability.begin(), probability.end()) - probability.begin();
-                    for (std::int64_t c = 0; c < classes_; ++c) out[c] = static_cast<float>(probability[static_cast<std::size_t>(c)]);
-                } else if (classes_ == 2) {
-                    out[0] = static_cast<float>(decisions[0]);
-                    out[1] = static_cast<float>(-decisions[0]);
-                    ml::applyPostTransform(transform_, out, 2);
-                } else {
-                    for (std::int64_t p = 0; p < pairs; ++p) out[p] = static_cast<float>(decisions[static_cast<std::size_t>(p)]);
-                    ml::applyPostTransform(transform_, out, static_cast<std::size_t>(pairs));
+                        ml::applyPostTransform(transform_, probability.data(), probability.size());
+                        winner = std::max_element(probability.begin(), probability.end()) -
+                                 probability.begin();
+                        for (std::int64_t c = 0; c < classes_; ++c)
+                            out[c] = static_cast<float>(probability[static_cast<std::size_t>(c)]);
+                    } else if (classes_ == 2) {
+                        out[0] = static_cast<float>(decisions[0]);
+                        out[1] = static_cast<float>(-decisions[0]);
+                        ml::applyPostTransform(transform_, out, 2);
+                    } else {
+                        for (std::int64_t p = 0; p < pairs; ++p)
+                            out[p] = static_cast<float>(decisions[static_cast<std::size_t>(p)]);
+                        ml::applyPostTransform(transform_, out, static_cast<std::size_t>(pairs));
+                    }
+                    labels_.write(labels, r, winner);
                 }
-                labels_.write(labels, r, winner);
-            }
-        });
+            });
         outputs[0] = std::move(labels);
         outputs[1] = std::move(scores);
     }
 
   private:
-    void runLinear(const std::vector<double>& x, ml::RowShape shape, Tensor& labels, std::vector<Value>& outputs) const {
+    void runLinear(const std::vector<double>& x, ml::RowShape shape, Tensor& labels,
+                   std::vector<Value>& outputs) const {
         const std::int64_t columns = linearRows_ == 1 && classes_ == 2 ? 2 : linearRows_;
         Tensor scores(DataType::Float, {shape.rows, columns});
         std::vector<double> row(static_cast<std::size_t>(linearRows_));
@@ -230,7 +267,8 @@ class SvmClassifierKernel : public Kernel {
             for (std::int64_t c = 0; c < linearRows_; ++c) {
                 double s = rho_[static_cast<std::size_t>(c)];
                 for (std::int64_t f = 0; f < features_; ++f)
-                    s += x[static_cast<std::size_t>(r * features_ + f)] * coefficients_[static_cast<std::size_t>(c * features_ + f)];
+                    s += x[static_cast<std::size_t>(r * features_ + f)] *
+                         coefficients_[static_cast<std::size_t>(c * features_ + f)];
                 row[static_cast<std::size_t>(c)] = s;
             }
             float* out = scores.data<float>() + r * columns;
@@ -244,7 +282,8 @@ class SvmClassifierKernel : public Kernel {
             }
             labels_.write(labels, r, std::max_element(row.begin(), row.end()) - row.begin());
             ml::applyPostTransform(transform_, row.data(), row.size());
-            for (std::int64_t c = 0; c < columns; ++c) out[c] = static_cast<float>(row[static_cast<std::size_t>(c)]);
+            for (std::int64_t c = 0; c < columns; ++c)
+                out[c] = static_cast<float>(row[static_cast<std::size_t>(c)]);
         }
         outputs[0] = std::move(labels);
         outputs[1] = std::move(scores);
@@ -273,41 +312,45 @@ class SvmRegressorKernel : public Kernel {
         if (supports_ > 0) {
             if (coefficients_.size() != static_cast<std::size_t>(supports_) ||
                 supportVectors_.size() % static_cast<std::size_t>(supports_) != 0)
-                throw EngineError("SVMRegressor: coefficients and support_vectors do not fit n_supports = " +
-                                  std::to_string(supports_));
+                throw EngineError(
+                    "SVMRegressor: coefficients and support_vectors do not fit n_supports = " +
+                    std::to_string(supports_));
             features_ = static_cast<std::int64_t>(supportVectors_.size()) / supports_;
         } else {
-            features_ = static_cast<std::int64_t>(coefficients_.size());  // linear: one weight per feature
+            features_ =
+                static_cast<std::int64_t>(coefficients_.size());  // linear: one weight per feature
         }
     }
 
-    void run(KernelContext& ctx, const std::vector<const Value*>& inputs, std::vector<Value>& outputs) override {
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
         const Tensor& input = inputTensor(inputs, 0);
         const auto shape = ml::rowShapeOf(input);
         if (shape.features != features_)
-            throw EngineError("SVMRegressor: input has " + std::to_string(shape.features) + " features, the model " +
-                              std::to_string(features_));
+            throw EngineError("SVMRegressor: input has " + std::to_string(shape.features) +
+                              " features, the model " + std::to_string(features_));
         const auto x = rowsAsDouble(input);
         Tensor y(DataType::Float, {shape.rows, 1});
         float* out = y.data<float>();
-        ctx.pool().parallelFor(shape.rows, 4.0 * static_cast<double>(std::max<std::int64_t>(1, supports_) * features_),
-                               [&](std::int64_t b, std::int64_t e) {
-                                   for (std::int64_t r = b; r < e; ++r) {
-                                       const double* row = x.data() + r * features_;
-                                       double s = rho_[0];
-                                       if (supports_ > 0) {
-                                           for (std::int64_t v = 0; v < supports_; ++v)
-                                               s += coefficients_[static_cast<std::size_t>(v)] *
-                                                    kernel_(row, supportVectors_.data() + v * features_, features_);
-                                       } else {
-                                           for (std::int64_t f = 0; f < features_; ++f)
-                                               s += row[f] * coefficients_[static_cast<std::size_t>(f)];
-                                       }
-                                       if (oneClass_) s = s > 0 ? 1.0 : -1.0;
-                                       ml::applyPostTransform(transform_, &s, 1);
-                                       out[r] = static_cast<float>(s);
-                                   }
-                               });
+        ctx.pool().parallelFor(
+            shape.rows, 4.0 * static_cast<double>(std::max<std::int64_t>(1, supports_) * features_),
+            [&](std::int64_t b, std::int64_t e) {
+                for (std::int64_t r = b; r < e; ++r) {
+                    const double* row = x.data() + r * features_;
+                    double s = rho_[0];
+                    if (supports_ > 0) {
+                        for (std::int64_t v = 0; v < supports_; ++v)
+                            s += coefficients_[static_cast<std::size_t>(v)] *
+                                 kernel_(row, supportVectors_.data() + v * features_, features_);
+                    } else {
+                        for (std::int64_t f = 0; f < features_; ++f)
+                            s += row[f] * coefficients_[static_cast<std::size_t>(f)];
+                    }
+                    if (oneClass_) s = s > 0 ? 1.0 : -1.0;
+                    ml::applyPostTransform(transform_, &s, 1);
+                    out[r] = static_cast<float>(s);
+                }
+            });
         outputs[0] = std::move(y);
     }
 

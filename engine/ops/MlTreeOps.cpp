@@ -31,7 +31,8 @@ NodeMode parseMode(const std::string& s, const std::string& op) {
     throw EngineError(op + ": unknown node mode '" + s + "'");
 }
 
-template <class T> struct FlatNode {
+template <class T>
+struct FlatNode {
     T threshold;
     std::int32_t feature;  // -1: a leaf
     std::int32_t next[2];  // branch: true child, false child; leaf: first weight, weight count
@@ -43,20 +44,30 @@ float floatThreshold(double t, NodeMode mode) {
     float f = static_cast<float>(t);
     const bool wantBelow = mode == NodeMode::Leq || mode == NodeMode::Gt;
     const bool wantAbove = mode == NodeMode::Lt || mode == NodeMode::Gte;
-    if (wantBelow && static_cast<double>(f) > t) f = std::nextafter(f, -std::numeric_limits<float>::infinity());
-    if (wantAbove && static_cast<double>(f) < t) f = std::nextafter(f, std::numeric_limits<float>::infinity());
+    if (wantBelow && static_cast<double>(f) > t)
+        f = std::nextafter(f, -std::numeric_limits<float>::infinity());
+    if (wantAbove && static_cast<double>(f) < t)
+        f = std::nextafter(f, std::numeric_limits<float>::infinity());
     return f;
 }
 
-template <class T> bool branchTaken(NodeMode mode, T x, T t) {
+template <class T>
+bool branchTaken(NodeMode mode, T x, T t) {
     switch (mode) {
-        case NodeMode::Leq: return x <= t;
-        case NodeMode::Lt: return x < t;
-        case NodeMode::Gte: return x >= t;
-        case NodeMode::Gt: return x > t;
-        case NodeMode::Eq: return x == t;
-        case NodeMode::Neq: return x != t;
-        case NodeMode::Leaf: break;
+        case NodeMode::Leq:
+            return x <= t;
+        case NodeMode::Lt:
+            return x < t;
+        case NodeMode::Gte:
+            return x >= t;
+        case NodeMode::Gt:
+            return x > t;
+        case NodeMode::Eq:
+            return x == t;
+        case NodeMode::Neq:
+            return x != t;
+        case NodeMode::Leaf:
+            break;
     }
     return false;
 }
@@ -84,8 +95,8 @@ class TreeEnsemble {
         const std::size_t n = nodeIds.size();
         auto requireSize = [&](std::size_t size, const char* name, bool optional) {
             if (size != n && !(optional && size == 0))
-                throw EngineError(op_ + ": " + name + " has " + std::to_string(size) + " entries, nodes_nodeids " +
-                                  std::to_string(n));
+                throw EngineError(op_ + ": " + name + " has " + std::to_string(size) +
+                                  " entries, nodes_nodeids " + std::to_string(n));
         };
         if (n == 0) throw EngineError(op_ + ": the ensemble has no nodes");
         requireSize(treeIds.size(), "nodes_treeids", false);
@@ -97,7 +108,8 @@ class TreeEnsemble {
         requireSize(missing.size(), "nodes_missing_value_tracks_true", true);
 
         auto key = [](std::int64_t tree, std::int64_t id) {
-            return (static_cast<std::uint64_t>(tree) << 32) ^ static_cast<std::uint64_t>(id & 0xffffffff);
+            return (static_cast<std::uint64_t>(tree) << 32) ^
+                   static_cast<std::uint64_t>(id & 0xffffffff);
         };
         std::unordered_map<std::uint64_t, std::int32_t> index;
         index.reserve(n);
@@ -111,17 +123,21 @@ class TreeEnsemble {
         const auto wNodes = node.getInts(prefix + "_nodeids");
         const auto wIds = node.getInts(prefix + "_ids");
         const auto wValues = ml::floatsOrTensor(node, prefix + "_weights");
-        if (wTrees.size() != wNodes.size() || wIds.size() != wNodes.size() || wValues.size() != wNodes.size())
-            throw EngineError(op_ + ": " + prefix + "_treeids, _nodeids, _ids and _weights differ in length");
+        if (wTrees.size() != wNodes.size() || wIds.size() != wNodes.size() ||
+            wValues.size() != wNodes.size())
+            throw EngineError(op_ + ": " + prefix +
+                              "_treeids, _nodeids, _ids and _weights differ in length");
         std::vector<std::vector<std::pair<std::int32_t, double>>> weightsOf(n);
         for (std::size_t i = 0; i < wNodes.size(); ++i) {
             auto it = index.find(key(wTrees[i], wNodes[i]));
             if (it == index.end())
-                throw EngineError(op_ + ": a weight names node " + std::to_string(wNodes[i]) + " of tree " +
-                                  std::to_string(wTrees[i]) + ", which does not exist");
+                throw EngineError(op_ + ": a weight names node " + std::to_string(wNodes[i]) +
+                                  " of tree " + std::to_string(wTrees[i]) +
+                                  ", which does not exist");
             if (wIds[i] < 0 || wIds[i] > std::numeric_limits<std::int32_t>::max())
                 throw EngineError(op_ + ": negative " + prefix + " id");
-            weightsOf[static_cast<std::size_t>(it->second)].emplace_back(static_cast<std::int32_t>(wIds[i]), wValues[i]);
+            weightsOf[static_cast<std::size_t>(it->second)].emplace_back(
+                static_cast<std::int32_t>(wIds[i]), wValues[i]);
             maxTarget_ = std::max<std::int64_t>(maxTarget_, wIds[i]);
         }
 
@@ -151,7 +167,8 @@ class TreeEnsemble {
                 continue;
             }
             if (featureIds[i] < 0 || featureIds[i] > std::numeric_limits<std::int32_t>::max())
-                throw EngineError(op_ + ": node " + std::to_string(nodeIds[i]) + " has a negative feature id");
+                throw EngineError(op_ + ": node " + std::to_string(nodeIds[i]) +
+                                  " has a negative feature id");
             maxFeature_ = std::max<std::int64_t>(maxFeature_, featureIds[i]);
             f.feature = d.feature = static_cast<std::int32_t>(featureIds[i]);
             const double threshold = values.empty() ? 0.0 : values[i];
@@ -162,7 +179,8 @@ class TreeEnsemble {
                 auto it = index.find(key(treeIds[i], child));
                 if (it == index.end())
                     throw EngineError(op_ + ": node " + std::to_string(nodeIds[i]) + " of tree " +
-                                      std::to_string(treeIds[i]) + " points at missing node " + std::to_string(child));
+                                      std::to_string(treeIds[i]) + " points at missing node " +
+                                      std::to_string(child));
                 f.next[side] = d.next[side] = it->second;
                 isChild[static_cast<std::size_t>(it->second)] = true;
             }
@@ -177,7 +195,9 @@ class TreeEnsemble {
         }
         for (auto tree : treeOrder) {
             const auto root = rootOf[tree];
-            if (root < 0) throw EngineError(op_ + ": tree " + std::to_string(tree) + " has no root (a cycle)");
+            if (root < 0)
+                throw EngineError(op_ + ": tree " + std::to_string(tree) +
+                                  " has no root (a cycle)");
             roots_.push_back(root);
         }
         checkAcyclic();
@@ -196,18 +216,20 @@ class TreeEnsemble {
                   std::vector<ScoreCell>& scores) const {
         const auto shape = ml::rowShapeOf(x);
         if (maxFeature_ >= shape.features)
-            throw EngineError(op_ + ": a node reads feature " + std::to_string(maxFeature_) + ", the input has " +
-                              std::to_string(shape.features));
+            throw EngineError(op_ + ": a node reads feature " + std::to_string(maxFeature_) +
+                              ", the input has " + std::to_string(shape.features));
         scores.assign(static_cast<std::size_t>(shape.rows * targets), ScoreCell{});
         if (x.dtype() == DataType::Double)
-            evaluateTyped<double>(ctx, x.data<double>(), shape, targets, aggregate, nodesD_, scores);
+            evaluateTyped<double>(ctx, x.data<double>(), shape, targets, aggregate, nodesD_,
+                                  scores);
         else
             evaluateTyped<float>(ctx, x.data<float>(), shape, targets, aggregate, nodesF_, scores);
     }
 
   private:
     template <class T>
-    std::int32_t leafOf(const std::vector<FlatNode<T>>& nodes, std::int32_t index, const T* row) const {
+    std::int32_t leafOf(const std::vector<FlatNode<T>>& nodes, std::int32_t index,
+                        const T* row) const {
         if (allLeq_ && !hasMissingTracks_) {
             const FlatNode<T>* base = nodes.data();
             const FlatNode<T>* n = base + index;
@@ -217,8 +239,9 @@ class TreeEnsemble {
         while (nodes[static_cast<std::size_t>(index)].feature >= 0) {
             const auto& n = nodes[static_cast<std::size_t>(index)];
             const T v = row[n.feature];
-            const bool taken = branchTaken(modes_[static_cast<std::size_t>(index)], v, n.threshold) ||
-                               (missingTrue_[static_cast<std::size_t>(index)] && std::isnan(v));
+            const bool taken =
+                branchTaken(modes_[static_cast<std::size_t>(index)], v, n.threshold) ||
+                (missingTrue_[static_cast<std::size_t>(index)] && std::isnan(v));
             index = n.next[taken ? 0 : 1];
         }
         return index;
@@ -232,9 +255,15 @@ class TreeEnsemble {
         }
         switch (aggregate) {
             case Aggregate::Sum:
-            case Aggregate::Average: cell.value += w; break;
-            case Aggregate::Min: cell.value = std::min(cell.value, w); break;
-            case Aggregate::Max: cell.value = std::max(cell.value, w); break;
+            case Aggregate::Average:
+                cell.value += w;
+                break;
+            case Aggregate::Min:
+                cell.value = std::min(cell.value, w);
+                break;
+            case Aggregate::Max:
+                cell.value = std::max(cell.value, w);
+                break;
         }
     }
 
@@ -242,43 +271,52 @@ class TreeEnsemble {
     void addLeaf(const FlatNode<T>& leaf, ScoreCell* row, Aggregate aggregate) const {
         const std::int32_t first = leaf.next[0];
         for (std::int32_t k = first; k < first + leaf.next[1]; ++k)
-            combine(row[leafTargets_[static_cast<std::size_t>(k)]], leafWeights_[static_cast<std::size_t>(k)], aggregate);
+            combine(row[leafTargets_[static_cast<std::size_t>(k)]],
+                    leafWeights_[static_cast<std::size_t>(k)], aggregate);
     }
 
     template <class T>
-    void evaluateTyped(KernelContext& ctx, const T* x, ml::RowShape shape, std::int64_t targets, Aggregate aggregate,
-                       const std::vector<FlatNode<T>>& nodes, std::vector<ScoreCell>& scores) const {
+    void evaluateTyped(KernelContext& ctx, const T* x, ml::RowShape shape, std::int64_t targets,
+                       Aggregate aggregate, const std::vector<FlatNode<T>>& nodes,
+                       std::vector<ScoreCell>& scores) const {
         if (maxTarget_ >= targets)
-            throw EngineError(op_ + ": a weight targets " + std::to_string(maxTarget_) + ", the model has " +
-                              std::to_string(targets));
+            throw EngineError(op_ + ": a weight targets " + std::to_string(maxTarget_) +
+                              ", the model has " + std::to_string(targets));
         const auto trees = treeCount();
         const double costPerTree = 40.0;  // a few dozen node visits, each a load and a compare
         const int threads = ctx.pool().threads();
         if (shape.rows >= 2 * threads || threads <= 1) {
-            ctx.pool().parallelFor(shape.rows, costPerTree * static_cast<double>(trees), [&](std::int64_t b, std::int64_t e) {
-                for (std::int64_t r = b; r < e; ++r) {
-                    const T* row = x + r * shape.features;
-                    ScoreCell* out = scores.data() + r * targets;
-                    for (auto root : roots_) addLeaf(nodes[static_cast<std::size_t>(leafOf(nodes, root, row))], out, aggregate);
-                }
-            });
+            ctx.pool().parallelFor(
+                shape.rows, costPerTree * static_cast<double>(trees),
+                [&](std::int64_t b, std::int64_t e) {
+                    for (std::int64_t r = b; r < e; ++r) {
+                        const T* row = x + r * shape.features;
+                        ScoreCell* out = scores.data() + r * targets;
+                        for (auto root : roots_)
+                            addLeaf(nodes[static_cast<std::size_t>(leafOf(nodes, root, row))], out,
+                                    aggregate);
+                    }
+                });
             return;
         }
         // Few rows: split the trees, each chunk into its own cells, merged at the end.
         std::mutex merge;
-        ctx.pool().parallelFor(trees, costPerTree * static_cast<double>(shape.rows), [&](std::int64_t b, std::int64_t e) {
-            std::vector<ScoreCell> local(scores.size());
-            for (std::int64_t r = 0; r < shape.rows; ++r) {
-                const T* row = x + r * shape.features;
-                ScoreCell* out = local.data() + r * targets;
-                for (std::int64_t t = b; t < e; ++t)
-                    addLeaf(nodes[static_cast<std::size_t>(leafOf(nodes, roots_[static_cast<std::size_t>(t)], row))], out,
-                            aggregate);
-            }
-            std::lock_guard<std::mutex> lock(merge);
-            for (std::size_t i = 0; i < local.size(); ++i)
-                if (local[i].has) combine(scores[i], local[i].value, aggregate);
-        });
+        ctx.pool().parallelFor(
+            trees, costPerTree * static_cast<double>(shape.rows),
+            [&](std::int64_t b, std::int64_t e) {
+                std::vector<ScoreCell> local(scores.size());
+                for (std::int64_t r = 0; r < shape.rows; ++r) {
+                    const T* row = x + r * shape.features;
+                    ScoreCell* out = local.data() + r * targets;
+                    for (std::int64_t t = b; t < e; ++t)
+                        addLeaf(nodes[static_cast<std::size_t>(
+                                    leafOf(nodes, roots_[static_cast<std::size_t>(t)], row))],
+                                out, aggregate);
+                }
+                std::lock_guard<std::mutex> lock(merge);
+                for (std::size_t i = 0; i < local.size(); ++i)
+                    if (local[i].has) combine(scores[i], local[i].value, aggregate);
+            });
     }
 
     // A malformed model could make a branch point back up its own tree; traversal would never end.
@@ -298,7 +336,8 @@ class TreeEnsemble {
                     continue;
                 }
                 const auto child = n.next[side++];
-                if (state[static_cast<std::size_t>(child)] == 1) throw EngineError(op_ + ": a tree has a cycle");
+                if (state[static_cast<std::size_t>(child)] == 1)
+                    throw EngineError(op_ + ": a tree has a cycle");
                 if (state[static_cast<std::size_t>(child)] == 0) {
                     state[static_cast<std::size_t>(child)] = 1;
                     stack.emplace_back(child, 0);
@@ -340,11 +379,12 @@ class TreeEnsembleRegressorKernel : public Kernel {
           base_(ml::floatsOrTensor(node, "base_values")) {
         if (targets_ <= 0) throw EngineError("TreeEnsembleRegressor: n_targets must be positive");
         if (!base_.empty() && base_.size() != static_cast<std::size_t>(targets_))
-            throw EngineError("TreeEnsembleRegressor: " + std::to_string(base_.size()) + " base_values for " +
-                              std::to_string(targets_) + " targets");
+            throw EngineError("TreeEnsembleRegressor: " + std::to_string(base_.size()) +
+                              " base_values for " + std::to_string(targets_) + " targets");
     }
 
-    void run(KernelContext& ctx, const std::vector<const Value*>& inputs, std::vector<Value>& outputs) override {
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
         Tensor x = ml::featuresAsFloatOrDouble(inputTensor(inputs, 0));
         std::vector<ScoreCell> cells;
         ensemble_.evaluate(ctx, x, targets_, aggregate_, cells);
@@ -361,7 +401,8 @@ class TreeEnsembleRegressorKernel : public Kernel {
                 row[static_cast<std::size_t>(t)] = v;
             }
             ml::applyPostTransform(transform_, row.data(), row.size());
-            for (std::int64_t t = 0; t < targets_; ++t) out[r * targets_ + t] = static_cast<float>(row[static_cast<std::size_t>(t)]);
+            for (std::int64_t t = 0; t < targets_; ++t)
+                out[r * targets_ + t] = static_cast<float>(row[static_cast<std::size_t>(t)]);
         }
         outputs[0] = std::move(y);
     }
@@ -384,17 +425,20 @@ class TreeEnsembleClassifierKernel : public Kernel {
         classes_ = static_cast<std::int64_t>(labels_.size());
         if (classes_ == 0) throw EngineError("TreeEnsembleClassifier: no class labels");
         if (ensemble_.maxTarget() >= classes_)
-            throw EngineError("TreeEnsembleClassifier: a weight names class " + std::to_string(ensemble_.maxTarget()) +
-                              " of " + std::to_string(classes_));
+            throw EngineError("TreeEnsembleClassifier: a weight names class " +
+                              std::to_string(ensemble_.maxTarget()) + " of " +
+                              std::to_string(classes_));
         // Two labels but every weight for one class id: the binary form, one score per row.
         const auto classIds = node.getInts("class_ids");
         binary_ = classes_ == 2 && !classIds.empty() &&
-                  std::all_of(classIds.begin(), classIds.end(), [&](auto id) { return id == classIds[0]; });
+                  std::all_of(classIds.begin(), classIds.end(),
+                              [&](auto id) { return id == classIds[0]; });
         binaryClass_ = binary_ ? classIds[0] : 0;
         allPositive_ = ensemble_.allWeightsPositive();
     }
 
-    void run(KernelContext& ctx, const std::vector<const Value*>& inputs, std::vector<Value>& outputs) override {
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
         Tensor x = ml::featuresAsFloatOrDouble(inputTensor(inputs, 0));
         std::vector<ScoreCell> cells;
         ensemble_.evaluate(ctx, x, classes_, Aggregate::Sum, cells);
@@ -407,7 +451,10 @@ class TreeEnsembleClassifierKernel : public Kernel {
             const ScoreCell* cell = cells.data() + r * classes_;
             if (binary_) {
                 double s = cell[binaryClass_].value;
-                if (!base_.empty()) s += base_.size() > static_cast<std::size_t>(binaryClass_) ? base_[static_cast<std::size_t>(binaryClass_)] : base_[0];
+                if (!base_.empty())
+                    s += base_.size() > static_cast<std::size_t>(binaryClass_)
+                             ? base_[static_cast<std::size_t>(binaryClass_)]
+                             : base_[0];
                 // All-positive weights are probabilities of the second class (threshold 0.5);
                 // mixed weights are a margin (threshold 0), as gradient boosting writes them.
                 if (allPositive_) {
@@ -429,11 +476,14 @@ class TreeEnsembleClassifierKernel : public Kernel {
             } else {
                 for (std::int64_t c = 0; c < classes_; ++c)
                     row[static_cast<std::size_t>(c)] =
-                        cell[c].value + (base_.size() == static_cast<std::size_t>(classes_) ? base_[static_cast<std::size_t>(c)] : 0.0);
+                        cell[c].value + (base_.size() == static_cast<std::size_t>(classes_)
+                                             ? base_[static_cast<std::size_t>(c)]
+                                             : 0.0);
                 labels_.write(labels, r, std::max_element(row.begin(), row.end()) - row.begin());
                 ml::applyPostTransform(transform_, row.data(), row.size());
             }
-            for (std::int64_t c = 0; c < classes_; ++c) out[r * classes_ + c] = static_cast<float>(row[static_cast<std::size_t>(c)]);
+            for (std::int64_t c = 0; c < classes_; ++c)
+                out[r * classes_ + c] = static_cast<float>(row[static_cast<std::size_t>(c)]);
         }
         outputs[0] = std::move(labels);
         outputs[1] = std::move(z);
@@ -453,8 +503,10 @@ class TreeEnsembleClassifierKernel : public Kernel {
 }  // namespace
 
 void registerMlTreeOps(KernelRegistry& registry) {
-    registry.add<TreeEnsembleClassifierKernel>("TreeEnsembleClassifier", 1, kLatestOpset, "ai.onnx.ml");
-    registry.add<TreeEnsembleRegressorKernel>("TreeEnsembleRegressor", 1, kLatestOpset, "ai.onnx.ml");
+    registry.add<TreeEnsembleClassifierKernel>("TreeEnsembleClassifier", 1, kLatestOpset,
+                                               "ai.onnx.ml");
+    registry.add<TreeEnsembleRegressorKernel>("TreeEnsembleRegressor", 1, kLatestOpset,
+                                              "ai.onnx.ml");
 }
 
 }  // namespace onnxlens::engine::ops

@@ -15,14 +15,16 @@ std::string tensorLabel(const onnx::TensorProto& proto) {
     return proto.name().empty() ? std::string("tensor") : "tensor '" + proto.name() + "'";
 }
 
-template <class T, class Field> void copyTypedField(Tensor& t, const Field& field, const std::string& label) {
+template <class T, class Field>
+void copyTypedField(Tensor& t, const Field& field, const std::string& label) {
     if (static_cast<std::int64_t>(field.size()) != t.numel())
         throw EngineError(label + ": has " + std::to_string(field.size()) + " values, its shape " +
                           shapeToString(t.shape()) + " needs " + std::to_string(t.numel()));
     T* out = t.data<T>();
     for (std::int64_t i = 0; i < t.numel(); ++i) {
         if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
-            out[i] = Eigen::numext::bit_cast<T>(static_cast<std::uint16_t>(field[static_cast<int>(i)]));
+            out[i] =
+                Eigen::numext::bit_cast<T>(static_cast<std::uint16_t>(field[static_cast<int>(i)]));
         } else {
             out[i] = static_cast<T>(field[static_cast<int>(i)]);
         }
@@ -31,9 +33,9 @@ template <class T, class Field> void copyTypedField(Tensor& t, const Field& fiel
 
 void fillFromBytes(Tensor& t, const std::string& bytes, const std::string& label) {
     if (bytes.size() != t.byteSize())
-        throw EngineError(label + ": has " + std::to_string(bytes.size()) + " bytes of data, its shape " +
-                          shapeToString(t.shape()) + " (" + dataTypeName(t.dtype()) + ") needs " +
-                          std::to_string(t.byteSize()));
+        throw EngineError(label + ": has " + std::to_string(bytes.size()) +
+                          " bytes of data, its shape " + shapeToString(t.shape()) + " (" +
+                          dataTypeName(t.dtype()) + ") needs " + std::to_string(t.byteSize()));
     if (!bytes.empty()) std::memcpy(t.raw(), bytes.data(), bytes.size());
 }
 
@@ -42,15 +44,23 @@ std::uint64_t inlineElementCount(const onnx::TensorProto& proto, DataType type) 
     if (proto.has_raw_data())
         return type == DataType::String ? 0 : proto.raw_data().size() / dataTypeSize(type);
     switch (type) {
-        case DataType::Float: return proto.float_data_size();
-        case DataType::Complex64: return proto.float_data_size() / 2;
-        case DataType::Double: return proto.double_data_size();
-        case DataType::Complex128: return proto.double_data_size() / 2;
-        case DataType::Int64: return proto.int64_data_size();
+        case DataType::Float:
+            return proto.float_data_size();
+        case DataType::Complex64:
+            return proto.float_data_size() / 2;
+        case DataType::Double:
+            return proto.double_data_size();
+        case DataType::Complex128:
+            return proto.double_data_size() / 2;
+        case DataType::Int64:
+            return proto.int64_data_size();
         case DataType::UInt64:
-        case DataType::UInt32: return proto.uint64_data_size();
-        case DataType::String: return proto.string_data_size();
-        default: return proto.int32_data_size();
+        case DataType::UInt32:
+            return proto.uint64_data_size();
+        case DataType::String:
+            return proto.string_data_size();
+        default:
+            return proto.int32_data_size();
     }
 }
 
@@ -73,7 +83,8 @@ DataType dataTypeOfTypeProto(const onnx::TypeProto& type) {
     return DataType::Undefined;
 }
 
-Tensor tensorFromProto(const onnx::TensorProto& proto, const std::filesystem::path& modelDirectory) {
+Tensor tensorFromProto(const onnx::TensorProto& proto,
+                       const std::filesystem::path& modelDirectory) {
     const std::string label = tensorLabel(proto);
     if (proto.has_segment()) throw EngineError(label + ": segmented tensors are not supported");
     DataType type;
@@ -109,19 +120,45 @@ Tensor tensorFromProto(const onnx::TensorProto& proto, const std::filesystem::pa
         return t;
     }
     switch (type) {
-        case DataType::Float: copyTypedField<float>(t, proto.float_data(), label); break;
-        case DataType::Double: copyTypedField<double>(t, proto.double_data(), label); break;
-        case DataType::Int64: copyTypedField<std::int64_t>(t, proto.int64_data(), label); break;
-        case DataType::UInt64: copyTypedField<std::uint64_t>(t, proto.uint64_data(), label); break;
-        case DataType::UInt32: copyTypedField<std::uint32_t>(t, proto.uint64_data(), label); break;
-        case DataType::Int32: copyTypedField<std::int32_t>(t, proto.int32_data(), label); break;
-        case DataType::Int16: copyTypedField<std::int16_t>(t, proto.int32_data(), label); break;
-        case DataType::Int8: copyTypedField<std::int8_t>(t, proto.int32_data(), label); break;
-        case DataType::UInt16: copyTypedField<std::uint16_t>(t, proto.int32_data(), label); break;
-        case DataType::UInt8: copyTypedField<std::uint8_t>(t, proto.int32_data(), label); break;
-        case DataType::Bool: copyTypedField<bool>(t, proto.int32_data(), label); break;
-        case DataType::Float16: copyTypedField<float16>(t, proto.int32_data(), label); break;
-        case DataType::BFloat16: copyTypedField<bfloat16>(t, proto.int32_data(), label); break;
+        case DataType::Float:
+            copyTypedField<float>(t, proto.float_data(), label);
+            break;
+        case DataType::Double:
+            copyTypedField<double>(t, proto.double_data(), label);
+            break;
+        case DataType::Int64:
+            copyTypedField<std::int64_t>(t, proto.int64_data(), label);
+            break;
+        case DataType::UInt64:
+            copyTypedField<std::uint64_t>(t, proto.uint64_data(), label);
+            break;
+        case DataType::UInt32:
+            copyTypedField<std::uint32_t>(t, proto.uint64_data(), label);
+            break;
+        case DataType::Int32:
+            copyTypedField<std::int32_t>(t, proto.int32_data(), label);
+            break;
+        case DataType::Int16:
+            copyTypedField<std::int16_t>(t, proto.int32_data(), label);
+            break;
+        case DataType::Int8:
+            copyTypedField<std::int8_t>(t, proto.int32_data(), label);
+            break;
+        case DataType::UInt16:
+            copyTypedField<std::uint16_t>(t, proto.int32_data(), label);
+            break;
+        case DataType::UInt8:
+            copyTypedField<std::uint8_t>(t, proto.int32_data(), label);
+            break;
+        case DataType::Bool:
+            copyTypedField<bool>(t, proto.int32_data(), label);
+            break;
+        case DataType::Float16:
+            copyTypedField<float16>(t, proto.int32_data(), label);
+            break;
+        case DataType::BFloat16:
+            copyTypedField<bfloat16>(t, proto.int32_data(), label);
+            break;
         case DataType::Complex64: {
             if (proto.float_data_size() != 2 * t.numel())
                 throw EngineError(label + ": complex64 data does not match its shape");
@@ -146,10 +183,12 @@ Tensor tensorFromProto(const onnx::TensorProto& proto, const std::filesystem::pa
                                   " strings, its shape " + shapeToString(shape) + " needs " +
                                   std::to_string(t.numel()));
             auto* out = t.data<std::string>();
-            for (std::int64_t i = 0; i < t.numel(); ++i) out[i] = proto.string_data(static_cast<int>(i));
+            for (std::int64_t i = 0; i < t.numel(); ++i)
+                out[i] = proto.string_data(static_cast<int>(i));
             break;
         }
-        case DataType::Undefined: break;
+        case DataType::Undefined:
+            break;
     }
     return t;
 }
@@ -168,13 +207,15 @@ onnx::TensorProto tensorToProto(const Tensor& tensor, const std::string& name) {
 }
 
 Value valueFromMapProto(const onnx::MapProto& proto) {
-    const std::string label = proto.name().empty() ? std::string("map") : "map '" + proto.name() + "'";
+    const std::string label =
+        proto.name().empty() ? std::string("map") : "map '" + proto.name() + "'";
     Tensor keys;
     if (proto.key_type() == onnx::TensorProto::STRING) {
         keys = Tensor(DataType::String, {proto.string_keys_size()});
         auto* k = keys.data<std::string>();
         for (int i = 0; i < proto.string_keys_size(); ++i) k[i] = proto.string_keys(i);
-    } else if (proto.key_type() == onnx::TensorProto::INT64 || proto.key_type() == onnx::TensorProto::INT32) {
+    } else if (proto.key_type() == onnx::TensorProto::INT64 ||
+               proto.key_type() == onnx::TensorProto::INT32) {
         keys = Tensor(DataType::Int64, {proto.keys_size()});
         auto* k = keys.data<std::int64_t>();
         for (int i = 0; i < proto.keys_size(); ++i) k[i] = proto.keys(i);
@@ -190,7 +231,8 @@ Value valueFromMapProto(const onnx::MapProto& proto) {
     std::vector<Tensor> parts;
     for (const auto& item : items) {
         parts.push_back(tensorFromProto(item));
-        if (parts.back().numel() != 1) throw EngineError(label + ": a map value is not a single element");
+        if (parts.back().numel() != 1)
+            throw EngineError(label + ": a map value is not a single element");
         valueType = parts.back().dtype();
     }
     Tensor values(valueType, {keys.numel()});
@@ -214,7 +256,8 @@ onnx::MapProto mapToProto(const Value& map, const std::string& name) {
     auto* sequence = proto.mutable_values();
     sequence->set_elem_type(onnx::SequenceProto::TENSOR);
     dispatchAny(values.dtype(), [&]<class T>() {
-        for (const T& v : values.span<T>()) *sequence->add_tensor_values() = tensorToProto(Tensor::scalar<T>(v));
+        for (const T& v : values.span<T>())
+            *sequence->add_tensor_values() = tensorToProto(Tensor::scalar<T>(v));
     });
     return proto;
 }
@@ -261,7 +304,8 @@ Value valueFromOptionalProto(const onnx::OptionalProto& proto) {
     return Value();
 }
 
-Status writeValuePbFile(const std::filesystem::path& file, const Value& value, const std::string& name) {
+Status writeValuePbFile(const std::filesystem::path& file, const Value& value,
+                        const std::string& name) {
     if (value.isTensor()) return writeTensorPbFile(file, tensorToProto(value.tensor(), name));
     std::string bytes;
     bool serialized = false;
@@ -281,11 +325,13 @@ Status writeValuePbFile(const std::filesystem::path& file, const Value& value, c
     return Ok{};
 }
 
-Result<Value> readValueFile(const std::filesystem::path& file, const onnx::TypeProto* expectedType) {
+Result<Value> readValueFile(const std::filesystem::path& file,
+                            const onnx::TypeProto* expectedType) {
     const std::string where = file.string();
     std::error_code ec;
     if (!std::filesystem::exists(file, ec)) return makeError(where, "no such file");
-    if (std::filesystem::is_directory(file, ec)) return makeError(where, "is a folder, not a tensor file");
+    if (std::filesystem::is_directory(file, ec))
+        return makeError(where, "is a folder, not a tensor file");
     if (file.extension() == ".npy") return readNpyValue(file);
     std::ifstream in(file, std::ios::binary);
     if (!in) return makeError(where, "cannot be opened");
@@ -297,7 +343,8 @@ Result<Value> readValueFile(const std::filesystem::path& file, const onnx::TypeP
         const onnx::TypeProto* type = expectedType;
         if (type && type->has_optional_type()) {
             onnx::OptionalProto optional;
-            if (!optional.ParseFromString(bytes)) return makeError(where, "is not a valid OptionalProto");
+            if (!optional.ParseFromString(bytes))
+                return makeError(where, "is not a valid OptionalProto");
             return valueFromOptionalProto(optional);
         }
         if (type && type->has_map_type()) {
@@ -307,7 +354,8 @@ Result<Value> readValueFile(const std::filesystem::path& file, const onnx::TypeP
         }
         if (type && type->has_sequence_type()) {
             onnx::SequenceProto sequence;
-            if (!sequence.ParseFromString(bytes)) return makeError(where, "is not a valid SequenceProto");
+            if (!sequence.ParseFromString(bytes))
+                return makeError(where, "is not a valid SequenceProto");
             return valueFromSequenceProto(sequence);
         }
         onnx::TensorProto proto;

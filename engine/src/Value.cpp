@@ -4,11 +4,16 @@ namespace onnxlens::engine {
 
 const char* valueKindName(Value::Kind k) {
     switch (k) {
-        case Value::Kind::None: return "an empty optional";
-        case Value::Kind::Tensor: return "a tensor";
-        case Value::Kind::Sequence: return "a sequence";
-        case Value::Kind::Map: return "a map";
-        case Value::Kind::MapSequence: return "a sequence of maps";
+        case Value::Kind::None:
+            return "an empty optional";
+        case Value::Kind::Tensor:
+            return "a tensor";
+        case Value::Kind::Sequence:
+            return "a sequence";
+        case Value::Kind::Map:
+            return "a map";
+        case Value::Kind::MapSequence:
+            return "a sequence of maps";
     }
     return "?";
 }
@@ -21,7 +26,8 @@ namespace {
 
 Value Value::map(Tensor keys, Tensor values) {
     if (keys.dtype() != DataType::Int64 && keys.dtype() != DataType::String)
-        throw EngineError(std::string("map keys must be int64 or string, not ") + dataTypeName(keys.dtype()));
+        throw EngineError(std::string("map keys must be int64 or string, not ") +
+                          dataTypeName(keys.dtype()));
     if (keys.rank() != 1 || values.rank() != 1 || keys.numel() != values.numel())
         throw EngineError("a map needs 1-D keys and values of the same length, got " +
                           shapeToString(keys.shape()) + " and " + shapeToString(values.shape()));
@@ -37,8 +43,8 @@ Value Value::map(Tensor keys, Tensor values) {
 Value Value::mapSequence(std::vector<Value> maps, DataType keyType, DataType valueType) {
     for (const auto& m : maps)
         if (!m.isMap() || m.keyType_ != keyType || m.elementType_ != valueType)
-            throw EngineError(std::string("a sequence of maps from ") + dataTypeName(keyType) + " to " +
-                              dataTypeName(valueType) + " holds another kind of item");
+            throw EngineError(std::string("a sequence of maps from ") + dataTypeName(keyType) +
+                              " to " + dataTypeName(valueType) + " holds another kind of item");
     Value v;
     v.kind_ = Kind::MapSequence;
     v.keyType_ = keyType;

@@ -602,7 +602,7 @@ private:
 }  // namespace
 
 NodeCategory categoryOfOperator(std::string_view opType, std::string_view domain) {
-    (void)domain;
+    if (domain == "ai.onnx.ml") return NodeCategory::ClassicalMl;
     const auto& table = categoryTable();
     auto it = table.find(opType);
     return it == table.end() ? NodeCategory::Other : it->second;
@@ -621,6 +621,7 @@ const char* categoryName(NodeCategory category) {
         case NodeCategory::Logic: return "logic";
         case NodeCategory::Control: return "control";
         case NodeCategory::Quantization: return "quantization";
+        case NodeCategory::ClassicalMl: return "classical ml";
         case NodeCategory::Input: return "input";
         case NodeCategory::Output: return "output";
         default: return "other";

@@ -9,7 +9,7 @@
 namespace onnxlens::engine {
 
 class Value {
-public:
+  public:
     enum class Kind { None, Tensor, Sequence, Map, MapSequence };
 
     Value() = default;  // None: an absent optional / empty optional value
@@ -46,7 +46,7 @@ public:
     DataType mapKeyType() const { return keyType_; }
     DataType mapValueType() const { return elementType_; }
 
-private:
+  private:
     Kind kind_ = Kind::None;
     Tensor tensor_;  // the tensor, or a map's values
     Tensor keys_;    // a map's keys
