@@ -603,7 +603,7 @@ private:
 }  // namespace
 
 NodeCategory categoryOfOperator(std::string_view opType, std::string_view domain) {
-    (void)domain;
+    if (domain == "ai.onnx.ml") return NodeCategory::ClassicalMl;
     const auto& table = categoryTable();
     auto it = table.find(opType);
     return it == table.end() ? NodeCategory::Other : it->second;
@@ -622,6 +622,7 @@ const char* categoryName(NodeCategory category) {
         case NodeCategory::Logic: return "logic";
         case NodeCategory::Control: return "control";
         case NodeCategory::Quantization: return "quantization";
+        case NodeCategory::ClassicalMl: return "classical ml";
         case NodeCategory::Input: return "input";
         case NodeCategory::Output: return "output";
         default: return "other";
