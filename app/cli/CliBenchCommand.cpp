@@ -8,9 +8,15 @@
 namespace onnxlens::cli {
 
 int runBenchCommand(const std::vector<std::string>& args) {
-    Arguments a(args, {"warmup", "runs", "threads", "dim", "profile", "seed", "input", "max-memory"}, {"json", "no-optimize"});
-    a.requirePositionals(1, "onnxlens-cli bench MODEL [--warmup N] [--runs N] [--threads N] [--dim S=N]... "
-                            "[--input NAME=FILE]... [--profile FILE] [--max-memory BYTES|NG] [--json]");
+    Arguments a(
+        args,
+        {"warmup", "runs", "threads", "dim", "profile", "seed", "input", "max-memory", "int-range"},
+        {"json", "no-optimize"});
+    a.requirePositionals(1,
+                         "onnxlens-cli bench MODEL [--warmup N] [--runs N] [--threads N] [--dim "
+                         "S=N|INPUT:AXIS=N]... "
+                         "[--input NAME=FILE]... [--int-range NAME=LO,HI]... [--profile FILE] "
+                         "[--max-memory BYTES|NG] [--json]");
     const int warmup = static_cast<int>(a.intValue("warmup", 5));
     const int runs = static_cast<int>(a.intValue("runs", 50));
     if (warmup < 0 || runs < 1) throw UsageError("--warmup must be >= 0 and --runs >= 1");
@@ -20,7 +26,7 @@ int runBenchCommand(const std::vector<std::string>& args) {
                               parseMaxMemory(a));
     const double loadMs =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - loadStart).count();
-    auto feeds = prepareFeedsFromArguments(*loaded.session, a);
+    auto feeds = prepareFeedsFromArguments(loaded, a);
 
     engine::BenchmarkRunner runner(*loaded.session, {warmup, runs, a.value("profile").has_value()});
     auto benchmark = runner.run(feeds);

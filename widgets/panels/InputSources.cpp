@@ -51,7 +51,7 @@ Result<engine::Value> valueFromSource(const engine::Session::IoInfo& input,
     if (!input.type.has_tensor_type())
         return Error{"is not a tensor: choose a .pb file holding its value"};
     const DataType dtype = engine::dataTypeOfTypeProto(input.type);
-    const engine::Shape shape = engine::concreteShape(input.type, choices.symbols);
+    const engine::Shape shape = engine::concreteShape(input.type, choices.symbols, 1, input.name);
     if (source.kind == Kind::Image) {
         if (source.file.empty()) return Error{"no image chosen"};
         auto tensor = imageToTensor(source.file, shape, dtype, choices.image);
@@ -68,6 +68,16 @@ Result<engine::Value> valueFromSource(const engine::Session::IoInfo& input,
     }
 }
 
+// An integer input that indexes a table stays inside it; others get the dtype's default.
+std::pair<double, double> randomRangeOf(const engine::Session::IoInfo& input,
+                                        const InputChoices& choices) {
+    const DataType dtype = engine::dataTypeOfTypeProto(input.type);
+    if (auto it = choices.integerRanges.find(input.name);
+        it != choices.integerRanges.end() && engine::isInteger(dtype))
+        return {it->second.low, it->second.high};
+    return defaultRandomRange(dtype);
+}
+
 }  // namespace
 
 PreparedFeeds prepareInputFeeds(const InputChoices& choices) {
@@ -78,8 +88,7 @@ PreparedFeeds prepareInputFeeds(const InputChoices& choices) {
         if (auto it = choices.sources.find(input.name); it != choices.sources.end())
             source = it->second;
         else
-            std::tie(source.low, source.high) =
-                defaultRandomRange(engine::dataTypeOfTypeProto(input.type));
+            std::tie(source.low, source.high) = randomRangeOf(input, choices);
         auto value = valueFromSource(input, source, choices, choices.seed + i);
         if (value)
             prepared.feeds[input.name] = std::move(*value);
@@ -96,8 +105,7 @@ engine::FeedMaker feedMakerForOtherShapes(const InputChoices& choices) {
             source = InputSource{};
             for (const auto& input : generated.inputs)
                 if (input.name == name)
-                    std::tie(source.low, source.high) =
-                        defaultRandomRange(engine::dataTypeOfTypeProto(input.type));
+                    std::tie(source.low, source.high) = randomRangeOf(input, generated);
         }
     return
         [generated](
