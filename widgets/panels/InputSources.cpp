@@ -100,18 +100,32 @@ PreparedFeeds prepareInputFeeds(const InputChoices& choices) {
 
 engine::FeedMaker feedMakerForOtherShapes(const InputChoices& choices) {
     InputChoices generated = choices;
+    // Integer inputs read from a file (a test data set) keep that file's range of values.
+    std::map<std::string, std::filesystem::path> integerFiles;
     for (auto& [name, source] : generated.sources)
         if (source.kind == InputSource::Kind::File || source.kind == InputSource::Kind::Image) {
+            for (const auto& input : generated.inputs)
+                if (input.name == name && source.kind == InputSource::Kind::File &&
+                    engine::isInteger(engine::dataTypeOfTypeProto(input.type)))
+                    integerFiles[name] = source.file;
             source = InputSource{};
             for (const auto& input : generated.inputs)
                 if (input.name == name)
                     std::tie(source.low, source.high) = randomRangeOf(input, generated);
         }
     return
-        [generated](
+        [generated, integerFiles](
             const engine::SymbolBindings& symbols) -> Result<std::map<std::string, engine::Value>> {
             InputChoices c = generated;
             c.symbols = symbols;
+            for (const auto& [name, file] : integerFiles) {
+                std::map<std::string, engine::Value> example;
+                if (auto value = engine::readValueFile(file)) example[name] = std::move(*value);
+                for (const auto& [input, range] : engine::observedIntegerRanges(example)) {
+                    c.sources[input].low = range.low;
+                    c.sources[input].high = range.high;
+                }
+            }
             PreparedFeeds prepared = prepareInputFeeds(c);
             if (!prepared.ok()) return prepared.combinedError();
             return std::move(prepared.feeds);
