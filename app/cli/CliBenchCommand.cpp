@@ -59,7 +59,10 @@ std::int64_t itemsPerRun(const engine::SymbolBindings& dims) {
 }
 
 // `bench --sweep`: one session, one benchmark per combination of dims.
-int runSweep(const Arguments& a, engine::Session& session, int warmup, int runs) {
+int runSweep(const Arguments& a, const LoadedSession& loaded, int warmup, int runs) {
+    engine::Session& session = *loaded.session;
+    engine::ValueRanges ranges = loaded.indexRanges;
+    for (const auto& [name, range] : parseIntegerRanges(a)) ranges[name] = range;
     const auto combos = sweepCombinations(a);
     const auto symbols = engine::inputSymbols(session.inputs());
     for (const auto& [symbol, value] : combos.front()) {
@@ -82,7 +85,7 @@ int runSweep(const Arguments& a, engine::Session& session, int warmup, int runs)
         auto dims = fixed;
         for (const auto& [k, v] : combo) dims[k] = v;
         auto feeds = engine::prepareFeeds(session.inputs(), files, dims,
-                                          static_cast<std::uint64_t>(a.intValue("seed", 0)));
+                                          static_cast<std::uint64_t>(a.intValue("seed", 0)), ranges);
         std::string label;
         for (const auto& [k, v] : combo) label += (label.empty() ? "" : " ") + k + "=" + std::to_string(v);
         nlohmann::json row{{"dims", combo}};
@@ -121,11 +124,14 @@ int runSweep(const Arguments& a, engine::Session& session, int warmup, int runs)
 }  // namespace
 
 int runBenchCommand(const std::vector<std::string>& args) {
-    Arguments a(args, {"warmup", "runs", "threads", "dim", "profile", "seed", "input", "max-memory", "sweep"},
+    Arguments a(args,
+                {"warmup", "runs", "threads", "dim", "profile", "seed", "input", "max-memory", "sweep",
+                 "int-range"},
                 {"json", "no-optimize", "allow-newer-opset"});
-    a.requirePositionals(1, "onnxlens-cli bench MODEL [--warmup N] [--runs N] [--threads N] [--dim S=N]... "
-                            "[--input NAME=FILE]... [--profile FILE] [--sweep SYMBOL=V1,V2,...]... "
-                            "[--max-memory BYTES|NG] [--allow-newer-opset] [--json]");
+    a.requirePositionals(1, "onnxlens-cli bench MODEL [--warmup N] [--runs N] [--threads N] "
+                            "[--dim S=N|INPUT:AXIS=N]... [--input NAME=FILE]... [--int-range NAME=LO,HI]... "
+                            "[--profile FILE] [--sweep SYMBOL=V1,V2,...]... [--max-memory BYTES|NG] "
+                            "[--allow-newer-opset] [--json]");
     const int warmup = static_cast<int>(a.intValue("warmup", 5));
     const int runs = static_cast<int>(a.intValue("runs", 50));
     if (warmup < 0 || runs < 1) throw UsageError("--warmup must be >= 0 and --runs >= 1");
@@ -137,9 +143,9 @@ int runBenchCommand(const std::vector<std::string>& args) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - loadStart).count();
     if (!a.values("sweep").empty()) {
         if (a.value("profile")) throw UsageError("--sweep and --profile exclude each other");
-        return runSweep(a, *loaded.session, warmup, runs);
+        return runSweep(a, loaded, warmup, runs);
     }
-    auto feeds = prepareFeedsFromArguments(*loaded.session, a);
+    auto feeds = prepareFeedsFromArguments(loaded, a);
 
     engine::BenchmarkRunner runner(*loaded.session, {warmup, runs, a.value("profile").has_value()});
     auto benchmark = runner.run(feeds);

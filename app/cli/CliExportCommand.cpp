@@ -70,9 +70,10 @@ engine::ExportRequest requestFromArguments(const Arguments& a) {
 
 void printReport(const engine::ExportReport& report) {
     for (const auto& line : report.lines) {
-        const char* mark = line.status == engine::ReportStatus::Passed   ? "PASS"
-                           : line.status == engine::ReportStatus::Failed ? "FAIL"
-                                                                         : "skip";
+        const char* mark = line.status == engine::ReportStatus::Passed    ? "PASS"
+                           : line.status == engine::ReportStatus::Failed  ? "FAIL"
+                           : line.status == engine::ReportStatus::Warning ? "WARN"
+                                                                          : "skip";
         std::printf("  %-4s %-26s %s\n", mark, line.title.c_str(), line.figure.c_str());
     }
     std::printf("%s; report written to %s and report.json\n",
@@ -158,6 +159,9 @@ int runExportCommand(const std::vector<std::string>& args) {
     options.runs = request.runs;
     options.threads = request.threads;
     options.maxLatencyRatio = maxRatio;
+    // PyTorch timed in turn with the engine by the same script, serving timing rounds.
+    options.python = request.python;
+    options.exporterScript = *script;
     auto report = engine::validateExport(request.outDir, options, [&](const std::string& step) {
         if (!json) std::printf("%s\n", step.c_str());
         std::fflush(stdout);

@@ -43,16 +43,17 @@ nlohmann::json jsonNumber(double v) {
 }  // namespace
 
 int runRunCommand(const std::vector<std::string>& args) {
-    Arguments a(args, {"input", "dim", "seed", "out", "threads", "max-memory"},
+    Arguments a(args, {"input", "dim", "seed", "out", "threads", "max-memory", "int-range"},
                 {"json", "no-optimize", "allow-newer-opset"});
-    a.requirePositionals(1,
-                         "onnxlens-cli run MODEL [--input NAME=FILE]... [--dim SYMBOL=N]... "
-                         "[--seed N] [--out DIR] [--threads N] [--max-memory BYTES|NG] "
-                         "[--allow-newer-opset] [--json]");
+    a.requirePositionals(
+        1,
+        "onnxlens-cli run MODEL [--input NAME=FILE]... [--dim SYMBOL=N|INPUT:AXIS=N]... "
+        "[--int-range NAME=LO,HI]... [--seed N] [--out DIR] [--threads N] [--max-memory BYTES|NG] "
+        "[--allow-newer-opset] [--json]");
     auto loaded =
         loadSession(a.positionals()[0], static_cast<int>(a.intValue("threads", 0)),
                     !a.flag("no-optimize"), parseMaxMemory(a), a.flag("allow-newer-opset"));
-    auto feeds = prepareFeedsFromArguments(*loaded.session, a);
+    auto feeds = prepareFeedsFromArguments(loaded, a);
     auto outputs = loaded.session->run(feeds);
     if (!outputs) throw UsageError(a.positionals()[0] + ": " + outputs.error().message);
 

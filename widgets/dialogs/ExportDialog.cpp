@@ -424,6 +424,12 @@ void ExportDialog::startValidation() {
     options.warmup = running_.warmup;
     options.runs = running_.runs;
     options.threads = running_.threads;
+    // PyTorch timed in turn with the engine by the exporter script serving timing rounds.
+    if (const auto script =
+            engine::findExporterScript(QCoreApplication::applicationDirPath().toStdString())) {
+        options.python = running_.python;
+        options.exporterScript = *script;
+    }
     const std::filesystem::path folder = running_.outDir;
     auto cancel = validationCancel_;
     QPointer<ExportDialog> self(this);

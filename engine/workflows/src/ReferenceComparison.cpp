@@ -1,6 +1,8 @@
 #include "onnxlens/workflows/ReferenceComparison.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 
 namespace onnxlens::engine {
@@ -69,12 +71,23 @@ ComparisonResult compareTensors(const Tensor& actual, const Tensor& expected,
         });
     } else {
         const bool exact = !isFloatingPoint(actual.dtype());
+        r.floating = !exact;
+        double dot = 0, normA = 0, normE = 0;
+        bool constant = n > 1;
         dispatchNumericOrBool(actual.dtype(), [&]<class T>() {
             const T* a = actual.data<T>();
             const T* e = expected.data<T>();
+            const double e0 = n > 0 ? toDouble(e[0]) : 0.0;
             for (std::int64_t i = 0; i < n; ++i) {
                 const double av = toDouble(a[i]);
                 const double ev = toDouble(e[i]);
+                if (ev != e0 && !(std::isnan(ev) && std::isnan(e0))) constant = false;
+                if (std::isfinite(av) && std::isfinite(ev)) {
+                    dot += av * ev;
+                    normA += av * av;
+                    normE += ev * ev;
+                    r.referenceMaxAbs = std::max(r.referenceMaxAbs, std::fabs(ev));
+                }
                 const bool aNan = std::isnan(av), eNan = std::isnan(ev);
                 double diff;
                 bool outside;
@@ -101,6 +114,11 @@ ComparisonResult compareTensors(const Tensor& actual, const Tensor& expected,
                     r.maxRelError = std::max(r.maxRelError, diff / std::fabs(ev));
             }
         });
+        r.referenceConstant = constant;
+        if (normA > 0 && normE > 0)
+            r.cosineSimilarity = dot / (std::sqrt(normA) * std::sqrt(normE));
+        else
+            r.cosineSimilarity = (normA == 0 && normE == 0) ? 1.0 : 0.0;
     }
     r.meanAbsError = n > 0 ? sumAbs / static_cast<double>(n) : 0.0;
     r.fractionOutside = n > 0 ? static_cast<double>(r.outsideCount) / static_cast<double>(n) : 0.0;
@@ -192,6 +210,44 @@ ComparisonResult compareValues(const Value& actual, const Value& expected, const
     return compareItems(actual.sequence(), expected.sequence(), "tensors", [&](const Tensor& a, const Tensor& e) {
         return compareTensors(a, e, tolerance);
     });
+}
+
+std::string uninformativeReferenceWarning(const ComparisonResult& result,
+                                          const Tolerance& tolerance) {
+    if (!result.floating || result.elementCount == 0) return {};
+    char text[256];
+    if (result.referenceMaxAbs <= std::max(tolerance.atol, 1e-6)) {
+        std::snprintf(text, sizeof text,
+                      "outputs are ~%.0e (largest magnitude %.3g, atol %.0e): the check cannot "
+                      "tell right from wrong; use real weights or inputs",
+                      result.referenceMaxAbs, result.referenceMaxAbs, tolerance.atol);
+        return text;
+    }
+    if (result.referenceConstant) {
+        std::snprintf(text, sizeof text,
+                      "outputs are constant (every element of magnitude %.6g): the check cannot "
+                      "tell right from wrong; use real weights or inputs",
+                      result.referenceMaxAbs);
+        return text;
+    }
+    return {};
+}
+
+std::string describeAgreement(const ComparisonResult& result, const Tolerance& tolerance) {
+    char text[320];
+    if (!result.floating) {
+        std::snprintf(text, sizeof text, "%lld of %lld elements differ (compared exactly)",
+                      static_cast<long long>(result.outsideCount),
+                      static_cast<long long>(result.elementCount));
+        return text;
+    }
+    std::snprintf(text, sizeof text,
+                  "max abs error %.3g, max rel error %.3g, cosine similarity %.6f, %lld of %lld "
+                  "outside |a - e| <= %.0e + %.0e * |e|",
+                  result.maxAbsError, result.maxRelError, result.cosineSimilarity,
+                  static_cast<long long>(result.outsideCount),
+                  static_cast<long long>(result.elementCount), tolerance.atol, tolerance.rtol);
+    return text;
 }
 
 Histogram absoluteErrorHistogram(const Tensor& actual, const Tensor& expected, int bins) {
