@@ -34,10 +34,10 @@ done
 
 export QT_QPA_PLATFORM=offscreen
 results="$(mktemp)"
-trap 'rm -f "$results"' EXIT
+trap 'cp "$results" /tmp/graph_view_bench.jsonl; rm -f "$results"' EXIT
 for model in "${models[@]}"; do
     "$build/bench/graph_view_bench" "$model" >>"$results"
-    size="$("$build/app/onnxlens-cli" render "$model" --out "$(mktemp --suffix=.svg)" --json)"
+    size="$("$build/app/onnxlens-cli" render "$model" --out "$(mktemp --suffix=.svg)" --json | tr -d "\n")"
     echo "{\"render\": $size}" >>"$results"
 done
 

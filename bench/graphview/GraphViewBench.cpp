@@ -163,11 +163,16 @@ int takeScreenshots(const QString& dir, const QString& model) {
     if (!QTest::qWaitFor([&] { return !page->isLayoutRunning() && !page->scene()->needsLayout(); },
                          60000))
         return 1;
-    if (auto* item = page->scene()->groupItem(block)) {
-        const QRectF rect = item->sceneBoundingRect();
-        page->view()->setZoom(0.85);
-        page->view()->centerOn(rect.center().x(),
-                               rect.top() - 40 + page->view()->viewport()->height() / 2.0 / 0.85);
+    // The block's largest inner group (a layer's attention) at a zoom where rows read.
+    const auto& view = page->scene()->view();
+    int focus = block;
+    for (const auto& ref : view.groups[block].children)
+        if (ref.kind == ViewUnitRef::Kind::Group &&
+            (focus == block || view.groups[ref.index].nodeCount > view.groups[focus].nodeCount))
+            focus = ref.index;
+    if (auto* item = page->scene()->groupItem(focus)) {
+        page->view()->setZoom(0.7);
+        page->view()->centerOn(item->sceneBoundingRect().center());
     }
     QTest::qWait(300);
     return window.grab().save(dir + "/screenshot-big-expanded.png") ? 0 : 1;
