@@ -377,7 +377,7 @@ void MainWindow::openFile(const QString& path) {
         });
         connect(page, &GraphPage::drawn, this, [this, page] {
             statusBar()->showMessage(tr("%1: %2 nodes, laid out in %3 ms")
-                                         .arg(QFileInfo(page->document().path).fileName())
+                                         .arg(tabTitleFor(page->document().path))
                                          .arg(page->shownViewGraph()->operatorCount)
                                          .arg(page->lastLayoutMs(), 0, 'f', 0),
                                      8000);
