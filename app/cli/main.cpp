@@ -28,6 +28,8 @@ const Command kCommands[] = {
      "MODEL [--warmup N] [--runs N] [--threads N] [--dim S=N] [--profile FILE]: latency"},
     {"conformance", onnxlens::cli::runConformanceCommand,
      "DIR... [--json FILE]: run ONNX backend test cases"},
+    {"cost", onnxlens::cli::runCostCommand,
+     "MODEL [--dim SYMBOL=N]... [--json | --csv]: MACs, FLOPs, parameters and memory per node"},
     {"render", onnxlens::cli::runRenderCommand, "MODEL --out FILE.svg|.png: draw the graph"},
     {"optimize", onnxlens::cli::runOptimizeCommand, "MODEL OUT: save the optimized graph"},
     {"export", onnxlens::cli::runExportCommand,
