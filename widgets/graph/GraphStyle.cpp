@@ -69,6 +69,8 @@ QSizeF GraphStyle::nodeSize(const ViewNode& node) const {
 }
 
 QString GraphStyle::collapsedGroupSubtitle(const ViewGroup& group) const {
+    if (group.kind == ViewGroup::Kind::Repeat)
+        return QStringLiteral("\u00d7%1 alike, %2 nodes").arg(group.repeats).arg(group.nodeCount);
     return QStringLiteral("%1 nodes").arg(group.nodeCount);
 }
 
