@@ -29,7 +29,8 @@ const Command kCommands[] = {
     {"conformance", onnxlens::cli::runConformanceCommand,
      "DIR... [--json FILE]: run ONNX backend test cases"},
     {"render", onnxlens::cli::runRenderCommand, "MODEL --out FILE.svg|.png: draw the graph"},
-    {"optimize", onnxlens::cli::runOptimizeCommand, "MODEL OUT: save the optimized graph"},
+    {"optimize", onnxlens::cli::runOptimizeCommand,
+     "MODEL OUT [--passes A,B]: save the optimized graph (--list-passes: the passes)"},
     {"export", onnxlens::cli::runExportCommand,
      "(--torchvision NAME | --script FILE | --torchscript FILE --input-shape S) --out DIR [--opset N] "
      "[--task T] [--bench] [--runs N] [--warmup N] [--threads N] [--python PATH] [--timeout S]: "

@@ -1,10 +1,12 @@
 #include "onnxlens/model/ViewGraph.h"
 
 #include "onnxlens/model/ModelSummary.h"
+#include "onnxlens/model/OnnxDomains.h"
+#include "onnxlens/model/StructuralCopy.h"
 #include "onnxlens/model/TensorTypes.h"
 
+
 #include <onnx/defs/schema.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
 #include <cstring>
@@ -291,8 +293,7 @@ private:
     void addOperator(const onnx::NodeProto& proto, const onnx::GraphProto& graph, int graphGroup,
                      Scope& scope, const std::set<std::string>& graphOutputs,
                      const std::string& pathPrefix, int depth) {
-        const bool isConstant =
-            proto.op_type() == "Constant" && (proto.domain().empty() || proto.domain() == "ai.onnx");
+        const bool isConstant = isOnnxOp(proto, "Constant");
         if (isConstant && proto.output_size() == 1 && !graphOutputs.count(proto.output(0))) {
             int t = newTensor(proto.output(0), scope);
             assignType(view_.tensors[t], graph);
@@ -419,7 +420,7 @@ private:
     }
 
     std::int64_t opsetFor(const std::string& domain) const {
-        auto it = view_.opsets.find(domain == "ai.onnx" ? "" : domain);
+        auto it = view_.opsets.find(canonicalDomain(domain));
         return it == view_.opsets.end() ? 1 : it->second;
     }
 
@@ -736,7 +737,7 @@ std::string ViewNode::title() const {
 }
 
 int ViewGraph::opsetOf(const std::string& domain) const {
-    auto it = opsets.find(domain == "ai.onnx" ? "" : domain);
+    auto it = opsets.find(canonicalDomain(domain));
     return it == opsets.end() ? 0 : static_cast<int>(it->second);
 }
 
@@ -775,22 +776,14 @@ Result<ViewGraph> buildViewGraph(std::shared_ptr<const onnx::ModelProto> model,
         ViewGraph view;
         view.model = model;
         for (const auto& o : model->opset_import())
-            view.opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = o.version();
-        auto inferred = std::make_shared<onnx::ModelProto>(copyWithoutBulkData(*model));
-        auto inferable = checkNodesAgainstSchemas(*model);
-        if (options.inferShapes && !inferable) view.shapeInferenceError = inferable.error().message;
-        if (options.inferShapes && inferable) {
-            try {
-                onnx::ShapeInferenceOptions inference;
-                inference.check_type = false;
-                inference.error_mode = 0;  // best effort: keep what could be inferred
-                onnx::shape_inference::InferShapes(*inferred, onnx::OpSchemaRegistry::Instance(),
-                                                   inference);
-            } catch (const std::exception& e) {
-                view.shapeInferenceError = e.what();
-            }
+            view.opsets[canonicalDomain(o.domain())] = o.version();
+        if (options.inferShapes) {
+            auto shapes = options.shapes ? options.shapes : inferShapes(*model);
+            view.shapeInferenceError = shapes->lenientError();
+            view.inferred = shapes->modelPointer();
+        } else {
+            view.inferred = std::make_shared<const onnx::ModelProto>(copyWithoutBulkData(*model));
         }
-        view.inferred = inferred;
         Builder(view, options).build();
         return view;
     } catch (const std::exception& e) {
