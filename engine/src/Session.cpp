@@ -17,6 +17,7 @@
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/OnnxDomains.h"
 #include "onnxlens/model/ShapeInference.h"
+#include "onnxlens/model/ShapeInferenceGuard.h"
 #include "onnxlens/model/NodeNames.h"
 
 namespace onnxlens::engine {
@@ -575,6 +576,22 @@ Result<std::unique_ptr<Session>> Session::create(LoadedModel&& loaded, const Ses
     return createFrom(loaded, nullptr, options);
 }
 
+namespace {
+
+// The rules of hostileNodeProblem (model/ShapeInferenceGuard.h) on every node, subgraphs included.
+void checkAttributeValues(const onnx::GraphProto& graph) {
+    for (const auto& node : graph.node()) {
+        if (const std::string problem = hostileNodeProblem(node, {}); !problem.empty())
+            throw EngineError(nodeLabel(node) + ": " + problem);
+        for (const auto& a : node.attribute()) {
+            if (a.has_g()) checkAttributeValues(a.g());
+            for (const auto& g : a.graphs()) checkAttributeValues(g);
+        }
+    }
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Session>> Session::createFrom(const LoadedModel& loaded, onnx::ModelProto* owned,
                                                      const SessionOptions& options) {
     const std::string where = loaded.path.string();
@@ -587,6 +604,9 @@ Result<std::unique_ptr<Session>> Session::createFrom(const LoadedModel& loaded, 
             state->model.Swap(owned);
         else
             state->model = *loaded.proto;
+        // Attribute values every kernel's arithmetic assumes (positive strides, block sizes...),
+        // checked on the model as written, before the optimizer folds or rewrites any node.
+        checkAttributeValues(state->model.graph());
         state->shared = std::make_unique<CompileShared>();
         auto& shared = *state->shared;
         if (options.optimize) {

@@ -9,6 +9,8 @@
 #include <unordered_set>
 
 #include "onnxlens/model/ExternalData.h"
+#include "onnxlens/model/NewerOpsets.h"
+#include "onnxlens/model/ShapeInferenceAnyOpset.h"
 #include "onnxlens/model/TensorTypes.h"
 
 namespace onnxlens {
@@ -115,8 +117,21 @@ CheckerVerdict runChecker(const onnx::ModelProto& model) {
     // stripped copy keeps the memory of a 400 MB model flat. External files are checked by the
     // loader (ExternalData.h), so they are stripped here too: the checker would otherwise look
     // for them relative to the working directory.
-    const onnx::ModelProto copy = copyWithoutBulkData(model);
+    onnx::ModelProto copy = copyWithoutBulkData(model);
     CheckerVerdict verdict;
+    // Nodes of opsets newer than the library's are checked by onnxlens; the library checks the
+    // rest of the model (NewerOpsets.h).
+    const NewerOpsetReport newer = checkNewerOpsetNodes(model);
+    adaptForOnnxLibrary(copy);
+    verdict.note = describeNewerOpsetCheck(newer);
+    verdict.nodesCheckedByOnnxlens = static_cast<std::int64_t>(newer.nodes.size());
+    if (newer.opsetNewerThanOnnxlens)
+        verdict.newerOpsetWarning = "ai.onnx opset " + std::to_string(newer.modelOpset) +
+                                    " is newer than this build knows (the onnx library: " +
+                                    std::to_string(onnxLibraryOpset()) +
+                                    ", onnxlens: " + std::to_string(newestOpsetKnownToOnnxlens()) +
+                                    "); its nodes were checked as of opset " +
+                                    std::to_string(newestOpsetKnownToOnnxlens());
     try {
         onnx::checker::check_model(copy);
         verdict.ok = true;
@@ -126,18 +141,23 @@ CheckerVerdict runChecker(const onnx::ModelProto& model) {
                (verdict.message.back() == '\n' || verdict.message.back() == ' '))
             verdict.message.pop_back();
     }
+    if (!newer.problems.empty()) {
+        verdict.ok = false;
+        std::string problems;
+        for (const auto& p : newer.problems) problems += (problems.empty() ? "" : "\n") + p;
+        verdict.message = verdict.message.empty() ? problems : verdict.message + "\n" + problems;
+    }
     return verdict;
 }
 
 ShapeInferenceSummary summarizeShapeInference(const onnx::ModelProto& model,
                                               const InferredShapes& shapes) {
+    (void)model;  // the inferred copy has the same nodes
     ShapeInferenceSummary summary;
     summary.ok = shapes.ok();
-    summary.message = shapes.strictError();
-    // When best effort threw too, the edges are counted as the file types them.
-    const bool inferred = shapes.ok() || (shapes.lenientError().empty() &&
-                                          shapes.strictError().rfind("skipped: ", 0) != 0);
-    countKnownEdges(inferred ? shapes.model().graph() : model.graph(), summary);
+    summary.message = shapes.message();
+    summary.shapedByOnnxlens = shapes.valuesShapedByOnnxlens();
+    countKnownEdges(shapes.model().graph(), summary);
     return summary;
 }
 

@@ -1,13 +1,13 @@
 #include "onnxlens/model/ShapeInference.h"
 
 #include <onnx/defs/schema.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <atomic>
 #include <exception>
 #include <functional>
 
 #include "onnxlens/model/OnnxDomains.h"
+#include "onnxlens/model/ShapeInferenceAnyOpset.h"
 #include "onnxlens/model/StructuralCopy.h"
 
 namespace onnxlens {
@@ -77,43 +77,17 @@ namespace {
 
 std::atomic<std::uint64_t> inferenceRuns{0};
 
-std::string trimmed(std::string message) {
-    while (!message.empty() && (message.back() == '\n' || message.back() == ' '))
-        message.pop_back();
-    return message;
-}
-
-// Throws what onnx throws.
-void runInference(onnx::ModelProto& copy, int errorMode) {
-    ++inferenceRuns;
-    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
-                                       onnx::ShapeInferenceOptions(false, errorMode, false));
-}
-
 }  // namespace
 
 std::shared_ptr<const InferredShapes> inferShapes(const onnx::ModelProto& model) {
+    ++inferenceRuns;
     auto result = std::make_shared<InferredShapes>();
     auto copy = std::make_shared<onnx::ModelProto>(copyWithoutBulkData(model));
-    if (auto safe = checkNodesAgainstSchemas(model); !safe) {
-        result->strictError_ = trimmed("skipped: " + safe.error().message);
-        result->lenientError_ = safe.error().message;
-    } else {
-        try {
-            runInference(*copy, 1);
-            result->ok_ = true;
-        } catch (const std::exception& e) {
-            result->strictError_ = trimmed(e.what());
-            // Strict mode stops at the first node it cannot infer; best effort infers what it
-            // can, which is what the view's edges and the passes use.
-            copy = std::make_shared<onnx::ModelProto>(copyWithoutBulkData(model));
-            try {
-                runInference(*copy, 0);
-            } catch (const std::exception& lenient) {
-                result->lenientError_ = lenient.what();
-            }
-        }
-    }
+    const ShapeInferenceOutcome outcome = inferShapesAnyOpset(*copy);
+    result->ok_ = outcome.ok;
+    result->skipped_ = outcome.skipped;
+    result->message_ = outcome.message;
+    result->valuesShapedByOnnxlens_ = outcome.valuesShapedByOnnxlens;
     auto collect = [&](const auto& values) {
         for (const auto& v : values) result->types_[v.name()] = v.type();
     };

@@ -177,7 +177,7 @@ TEST(ShapeInference, CacheInfersOncePerModelState) {
     const auto second = cache.get(m);
     EXPECT_EQ(first, second);
     EXPECT_EQ(shapeInferenceRunCount() - before, 1u);
-    EXPECT_TRUE(first->ok()) << first->strictError();
+    EXPECT_TRUE(first->ok()) << first->message();
     EXPECT_EQ(first->staticDimsOf("c"), (std::vector<std::int64_t>{2, 3}));
     EXPECT_EQ(first->staticDimsOf("w"), (std::vector<std::int64_t>{3}));
     ASSERT_NE(first->typeOf("a"), nullptr);
@@ -207,12 +207,11 @@ TEST(ShapeInference, SymbolicDimsKeepTheirNames) {
 TEST(ShapeInference, NodesBreakingTheirSchemaSkipInference) {
     auto m = indexedModel();
     m.mutable_graph()->mutable_node(0)->add_input("extra");  // Relu takes one input
-    const auto before = shapeInferenceRunCount();
     const auto shapes = inferShapes(m);
-    EXPECT_EQ(shapeInferenceRunCount(), before);
     EXPECT_FALSE(shapes->ok());
-    EXPECT_EQ(shapes->strictError().rfind("skipped: ", 0), 0u) << shapes->strictError();
-    EXPECT_FALSE(shapes->lenientError().empty());
+    EXPECT_TRUE(shapes->skipped());
+    EXPECT_EQ(shapes->message().rfind("skipped: ", 0), 0u) << shapes->message();
+    EXPECT_EQ(shapes->typeOf("c"), nullptr);  // nothing inferred
 }
 
 // What the window does for one opened model (ModelDocument.cpp): the summary and the view graph

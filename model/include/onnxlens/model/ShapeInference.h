@@ -38,12 +38,13 @@ class InferredShapes {
     const onnx::ModelProto& model() const { return *model_; }
     std::shared_ptr<const onnx::ModelProto> modelPointer() const { return model_; }
 
-    // Strict inference's verdict: empty when every node was inferred; "skipped: ..." when
-    // checkNodesAgainstSchemas refused the model (then nothing was inferred).
+    // onnx's strict inference finished without an error (ShapeInferenceAnyOpset.h).
     bool ok() const { return ok_; }
-    const std::string& strictError() const { return strictError_; }
-    // What best-effort inference itself threw (the inferred copy holds what it got before).
-    const std::string& lenientError() const { return lenientError_; }
+    // The first error when not ok ("skipped: ..." when a node breaks its schema and nothing was
+    // inferred).
+    const std::string& message() const { return message_; }
+    bool skipped() const { return skipped_; }
+    std::int64_t valuesShapedByOnnxlens() const { return valuesShapedByOnnxlens_; }
 
     // The type of a value of any graph (main graph names win over subgraph ones), initializers
     // included; null when inference did not type it.
@@ -56,17 +57,18 @@ class InferredShapes {
   private:
     friend std::shared_ptr<const InferredShapes> inferShapes(const onnx::ModelProto& model);
     std::shared_ptr<const onnx::ModelProto> model_;
-    bool ok_ = false;
-    std::string strictError_, lenientError_;
+    bool ok_ = false, skipped_ = false;
+    std::string message_;
+    std::int64_t valuesShapedByOnnxlens_ = 0;
     std::unordered_map<std::string, onnx::TypeProto> types_;
 };
 
-// Runs onnx shape inference on a weights-free copy of `model`: strict first (its verdict is the
-// summary's), then, only when strict inference failed, best effort on a fresh copy so that every
-// inferable value is still typed.
+// Runs shape inference (inferShapesAnyOpset: onnx's, and onnxlens's rules for newer opsets) on a
+// weights-free copy of `model`.
 std::shared_ptr<const InferredShapes> inferShapes(const onnx::ModelProto& model);
 
-// How many times onnx's InferShapes ran in this process (for tests that check the caching).
+// How many model states were inferred (inferShapes calls) in this process: for the tests that
+// check the caching.
 std::uint64_t shapeInferenceRunCount();
 
 // The shape inference of one model state, computed on first use and shared by every later reader,
