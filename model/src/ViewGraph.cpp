@@ -222,7 +222,7 @@ private:
                           const std::set<std::string>& graphOutputs) const {
         static const std::set<std::string> kFoldable = {"Identity", "Cast", "Unsqueeze", "Squeeze",
                                                         "Reshape"};
-        if (!(proto.domain().empty() || proto.domain() == "ai.onnx")) return false;
+        if (!isDefaultDomain(proto)) return false;
         if (!kFoldable.count(proto.op_type()) || proto.output_size() != 1 ||
             proto.input_size() == 0 || proto.output(0).empty() ||
             graphOutputs.count(proto.output(0)) || proto.input(0).empty())
