@@ -5,31 +5,11 @@
 #include <limits>
 #include <map>
 
+#include "onnxlens/model/StructuralCopy.h"
 #include "onnxlens/engine/OpsetSupport.h"
 #include "onnxlens/model/NewerOpsets.h"
 
 namespace onnxlens::cli {
-
-namespace {
-
-// The model without its initializers' bytes (names, types and dims stay): what the commands read
-// besides the session. Copied with the initializers swapped out, so the weights are never copied.
-std::shared_ptr<onnx::ModelProto> structureOf(onnx::ModelProto& proto) {
-    auto& initializers = *proto.mutable_graph()->mutable_initializer();
-    google::protobuf::RepeatedPtrField<onnx::TensorProto> held;
-    held.Swap(&initializers);
-    auto copy = std::make_shared<onnx::ModelProto>(proto);
-    initializers.Swap(&held);
-    for (const auto& init : initializers) {
-        auto* kept = copy->mutable_graph()->add_initializer();
-        kept->set_name(init.name());
-        kept->set_data_type(init.data_type());
-        *kept->mutable_dims() = init.dims();
-    }
-    return copy;
-}
-
-}  // namespace
 
 LoadedSession loadSession(const std::string& modelPath, int threads, bool optimize,
                           std::uint64_t maxTensorBytes, bool allowNewerOpset) {
@@ -49,7 +29,9 @@ LoadedSession loadSession(const std::string& modelPath, int threads, bool optimi
     s.model.path = model->path;
     s.model.directory = model->directory;
     s.model.fileBytes = model->fileBytes;
-    s.model.proto = structureOf(*model->proto);
+    // The structure is what the commands read besides the session (names, types, dims).
+    s.model.proto = std::make_shared<onnx::ModelProto>(copyStructure(*model->proto));
+    s.model.shapes = model->shapes;
     s.indexRanges = engine::inferIndexRanges(model->proto->graph());
     engine::SessionOptions options;
     options.threads = threads;

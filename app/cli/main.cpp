@@ -32,7 +32,8 @@ const Command kCommands[] = {
     {"cost", onnxlens::cli::runCostCommand,
      "MODEL [--dim SYMBOL=N]... [--json | --csv]: MACs, FLOPs, parameters and memory per node"},
     {"render", onnxlens::cli::runRenderCommand, "MODEL --out FILE.svg|.png: draw the graph"},
-    {"optimize", onnxlens::cli::runOptimizeCommand, "MODEL OUT: save the optimized graph"},
+    {"optimize", onnxlens::cli::runOptimizeCommand,
+     "MODEL OUT [--passes A,B]: save the optimized graph (--list-passes: the passes)"},
     {"export", onnxlens::cli::runExportCommand,
      "(--torchvision NAME | --script FILE | --torchscript FILE --input-shape S) --out DIR [--opset "
      "N] "

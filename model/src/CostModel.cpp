@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 
+#include "onnxlens/model/OnnxDomains.h"
 #include "onnxlens/model/ModelSummary.h"
 #include "onnxlens/model/ShapeInferenceGuard.h"
 #include "onnxlens/model/TensorTypes.h"
@@ -44,7 +45,6 @@ struct ValueType {
     std::optional<Dims> dims;  // nullopt: unknown rank
 };
 
-bool isDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
 std::optional<double> numel(const std::optional<Dims>& dims) {
     if (!dims) return std::nullopt;

@@ -1,3 +1,4 @@
+#include "onnxlens/model/OnnxDomains.h"
 #include "onnxlens/model/NewerOpsets.h"
 
 #include <onnx/defs/schema.h>
@@ -334,12 +335,11 @@ TableVersion tableVersion(const std::string& op, int opset) {
     return best;
 }
 
-std::string canonical(const std::string& domain) { return domain == "ai.onnx" ? "" : domain; }
 
 int importedOpset(const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& imports,
                   int fallback) {
     for (const auto& o : imports)
-        if (canonical(o.domain()).empty()) return static_cast<int>(o.version());
+        if (isDefaultDomain(o.domain())) return static_cast<int>(o.version());
     return fallback;
 }
 
@@ -441,7 +441,7 @@ struct Walker {
             const std::string label =
                 where + " node '" + (node.name().empty() ? "#" + std::to_string(i) : node.name()) +
                 "'";
-            if (canonical(node.domain()).empty() && opset > libraryOpset)
+            if (isDefaultDomain(node) && opset > libraryOpset)
                 walkNode(node, opset, where, label, types);
             for (const auto& attribute : node.attribute()) {
                 if (attribute.has_g())
@@ -550,7 +550,7 @@ namespace {
 
 void moveStructuralNodes(onnx::GraphProto& graph, int opset, int libraryOpset) {
     for (auto& node : *graph.mutable_node()) {
-        if (canonical(node.domain()).empty()) {
+        if (isDefaultDomain(node)) {
             const TableVersion newest = tableVersion(node.op_type(), opset);
             const bool structural = newest.version > libraryOpset && newest.structural &&
                                     newest.structural->since > libraryOpset;
@@ -569,7 +569,7 @@ void lowerImports(google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& 
                   int libraryOpset, int placeholderOpset) {
     bool hasPlaceholder = false;
     for (auto& o : imports) {
-        if (canonical(o.domain()).empty() && o.version() > libraryOpset)
+        if (isDefaultDomain(o.domain()) && o.version() > libraryOpset)
             o.set_version(libraryOpset);
         if (o.domain() == kNewerOpsetPlaceholderDomain) hasPlaceholder = true;
     }

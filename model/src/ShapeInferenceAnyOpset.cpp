@@ -9,6 +9,7 @@
 
 #include "onnxlens/model/ModelSummary.h"
 #include "onnxlens/model/NewerOpsets.h"
+#include "onnxlens/model/OnnxDomains.h"
 #include "onnxlens/model/ShapeInferenceGuard.h"
 #include "onnxlens/model/ShapeRules.h"
 #include "onnxlens/model/TensorTypes.h"
@@ -88,7 +89,7 @@ class GraphTypes {
         for (const auto& v : graph.output()) note(v);
         for (const auto& node : graph.node()) {
             if (node.op_type() != "Constant" || node.output_size() != 1 ||
-                !(node.domain().empty() || node.domain() == "ai.onnx"))
+                !isDefaultDomain(node))
                 continue;
             for (const auto& a : node.attribute()) {
                 if (a.name() == "value" && a.has_t()) constants_[node.output(0)] = &a.t();
@@ -198,12 +199,6 @@ void copyInferredTypes(const onnx::GraphProto& from, onnx::GraphProto& to) {
     }
 }
 
-int defaultOpset(const onnx::ModelProto& model) {
-    for (const auto& o : model.opset_import())
-        if (o.domain().empty() || o.domain() == "ai.onnx") return static_cast<int>(o.version());
-    return 0;
-}
-
 }  // namespace
 
 ShapeInferenceOutcome inferShapesAnyOpset(onnx::ModelProto& model) {
@@ -238,7 +233,7 @@ ShapeInferenceOutcome inferShapesAnyOpset(onnx::ModelProto& model) {
         }
     }
     if (newer) {
-        const int opset = std::min(defaultOpset(model), newestOpsetKnownToOnnxlens());
+        const int opset = std::min(opsetVersion(model, "", 0), newestOpsetKnownToOnnxlens());
         // Each round types the placeholder nodes whose inputs are typed, then lets onnx carry
         // those types on through the nodes it knows.
         for (int round = 0; round < 64; ++round) {

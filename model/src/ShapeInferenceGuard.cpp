@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "onnxlens/model/OnnxDomains.h"
 namespace onnxlens {
 namespace {
 
@@ -61,7 +62,7 @@ int rankOf(const onnx::TypeProto* type) {
 }  // namespace
 
 std::string hostileNodeProblem(const onnx::NodeProto& node, const std::vector<int>& inputRanks) {
-    const bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+    const bool defaultDomain = isDefaultDomain(node);
     for (const auto& a : node.attribute()) {
         if (!positiveAttributes().count(a.name())) continue;
         if (a.type() == onnx::AttributeProto::INT && (a.i() <= 0 || a.i() > kMaxSize))

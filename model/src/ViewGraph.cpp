@@ -1,11 +1,12 @@
 #include "onnxlens/model/ViewGraph.h"
 
 #include "onnxlens/model/ModelSummary.h"
-#include "onnxlens/model/ShapeInferenceAnyOpset.h"
+#include "onnxlens/model/OnnxDomains.h"
+#include "onnxlens/model/StructuralCopy.h"
 #include "onnxlens/model/TensorTypes.h"
 
+
 #include <onnx/defs/schema.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
 #include <cstring>
@@ -221,7 +222,7 @@ private:
                           const std::set<std::string>& graphOutputs) const {
         static const std::set<std::string> kFoldable = {"Identity", "Cast", "Unsqueeze", "Squeeze",
                                                         "Reshape"};
-        if (!(proto.domain().empty() || proto.domain() == "ai.onnx")) return false;
+        if (!isDefaultDomain(proto)) return false;
         if (!kFoldable.count(proto.op_type()) || proto.output_size() != 1 ||
             proto.input_size() == 0 || proto.output(0).empty() ||
             graphOutputs.count(proto.output(0)) || proto.input(0).empty())
@@ -314,8 +315,7 @@ private:
     void addOperator(const onnx::NodeProto& proto, const onnx::GraphProto& graph, int graphGroup,
                      Scope& scope, const std::set<std::string>& graphOutputs,
                      const std::string& pathPrefix, int depth) {
-        const bool isConstant =
-            proto.op_type() == "Constant" && (proto.domain().empty() || proto.domain() == "ai.onnx");
+        const bool isConstant = isOnnxOp(proto, "Constant");
         if (isConstant && options_.foldConstants && proto.output_size() == 1 &&
             !graphOutputs.count(proto.output(0))) {
             int t = newTensor(proto.output(0), scope);
@@ -458,7 +458,7 @@ private:
     }
 
     std::int64_t opsetFor(const std::string& domain) const {
-        auto it = view_.opsets.find(domain == "ai.onnx" ? "" : domain);
+        auto it = view_.opsets.find(canonicalDomain(domain));
         return it == view_.opsets.end() ? 1 : it->second;
     }
 
@@ -995,7 +995,7 @@ std::string ViewNode::title() const {
 }
 
 int ViewGraph::opsetOf(const std::string& domain) const {
-    auto it = opsets.find(domain == "ai.onnx" ? "" : domain);
+    auto it = opsets.find(canonicalDomain(domain));
     return it == opsets.end() ? 0 : static_cast<int>(it->second);
 }
 
@@ -1034,15 +1034,14 @@ Result<ViewGraph> buildViewGraph(std::shared_ptr<const onnx::ModelProto> model,
         ViewGraph view;
         view.model = model;
         for (const auto& o : model->opset_import())
-            view.opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = o.version();
-        auto inferred = std::make_shared<onnx::ModelProto>(copyWithoutBulkData(*model));
+            view.opsets[canonicalDomain(o.domain())] = o.version();
         if (options.inferShapes) {
-            // Best effort: onnx's inference where the library knows the nodes, onnxlens's shape
-            // rules for newer opsets; what could be inferred is kept.
-            const auto outcome = inferShapesAnyOpset(*inferred);
-            if (!outcome.ok) view.shapeInferenceError = outcome.message;
+            auto shapes = options.shapes ? options.shapes : inferShapes(*model);
+            if (!shapes->ok()) view.shapeInferenceError = shapes->message();
+            view.inferred = shapes->modelPointer();
+        } else {
+            view.inferred = std::make_shared<const onnx::ModelProto>(copyWithoutBulkData(*model));
         }
-        view.inferred = inferred;
         Builder(view, options).build();
         return view;
     } catch (const std::exception& e) {

@@ -9,7 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "widgets/EngineHeaders.h"
+#include "onnxlens/workflows/DynamicAxesCheck.h"
+#include "onnxlens/workflows/InputPreparation.h"
+#include "onnxlens/engine/Session.h"
+#include "onnxlens/engine/Value.h"
 #include "widgets/panels/ImageInput.h"
 
 namespace onnxlens::widgets {

@@ -5,7 +5,10 @@
 #include <chrono>
 #include <mutex>
 
-#include "widgets/EngineHeaders.h"
+#include "onnxlens/workflows/BenchmarkRunner.h"
+#include "onnxlens/workflows/InputPreparation.h"
+#include "onnxlens/engine/Session.h"
+#include "onnxlens/engine/Value.h"
 
 namespace onnxlens::widgets {
 

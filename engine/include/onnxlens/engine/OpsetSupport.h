@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "onnxlens/model/OnnxDomains.h"
+
 namespace onnxlens::engine {
 
 // Every operator change of opsets 18 to 24 is either implemented by a kernel registered with
@@ -25,7 +27,7 @@ inline std::optional<std::string> newerOpsetProblem(const onnx::ModelProto& mode
     const int newestKnown = libraryOpset > kNewestEngineOpset ? libraryOpset : kNewestEngineOpset;
     auto check = [&](const auto& imports) -> std::optional<std::string> {
         for (const auto& o : imports)
-            if ((o.domain().empty() || o.domain() == "ai.onnx") && o.version() > newestKnown)
+            if (isDefaultDomain(o.domain()) && o.version() > newestKnown)
                 return where + " imports ai.onnx opset " + std::to_string(o.version()) +
                        ", newer than this build knows (engine: " +
                        std::to_string(kNewestEngineOpset) +

@@ -11,7 +11,10 @@
 #include <vector>
 
 #include "onnxlens/model/ModelLoader.h"
+#include "onnxlens/model/OnnxDomains.h"
 #include "onnxlens/model/Result.h"
+#include "onnxlens/model/ShapeInference.h"
+#include "onnxlens/model/StructuralCopy.h"
 
 namespace onnxlens {
 
@@ -97,9 +100,6 @@ struct ModelSummary {
     ShapeInferenceSummary shapeInference;
 };
 
-// "ai.onnx" for the default domain, else the domain itself.
-std::string displayDomain(const std::string& domain);
-
 // The onnx checker on a copy of the model without its bulk tensor data.
 CheckerVerdict runChecker(const onnx::ModelProto& model);
 
@@ -108,20 +108,9 @@ CheckerVerdict runChecker(const onnx::ModelProto& model);
 // a shape, whatever their source. Skipped (not ok, with the reason) when checkNodesAgainstSchemas
 // fails.
 ShapeInferenceSummary runShapeInference(const onnx::ModelProto& model);
-
-// onnx's shape inference functions trust what the checker verifies node by node (required
-// attributes present, attribute types, input and output counts) and crash on nodes that break
-// it (onnx 1.12's Scan inference dereferences a missing num_scan_inputs). Every caller of
-// onnx::shape_inference runs this first, on the nodes of every graph, subgraph and local
-// function, and skips inference when it returns the first offending node.
-Status checkNodesAgainstSchemas(const onnx::ModelProto& model);
-
-// A copy of the model whose large tensors (more than `maxKeptBytes` of data, inline or external)
-// keep name, type and dims but hold one element of zero raw_data: what the checker and shape
-// inference need, without doubling the memory of a large model. Small tensors (shape inputs such as
-// Reshape's target) keep their data so shape inference can read them.
-onnx::ModelProto copyWithoutBulkData(const onnx::ModelProto& model,
-                                     std::size_t maxKeptBytes = 4096);
+// The same from an inference already run on `model` (ShapeInference.h).
+ShapeInferenceSummary summarizeShapeInference(const onnx::ModelProto& model,
+                                              const InferredShapes& shapes);
 
 Result<ModelSummary> summarizeModel(const LoadedModel& model);
 

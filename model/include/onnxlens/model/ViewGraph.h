@@ -17,6 +17,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "onnxlens/model/Result.h"
+#include "onnxlens/model/ShapeInference.h"
 
 namespace onnxlens {
 
@@ -163,6 +164,9 @@ struct ViewGraph {
 
 struct ViewGraphOptions {
     bool inferShapes = true;
+    // The model's shape inference when it already ran for this model state (LoadedModel::shapes):
+    // used instead of inferring again.
+    std::shared_ptr<const InferredShapes> shapes;
     int maxFunctionDepth = 8;
     int maxSubgraphDepth = 64;
     int maxLevelUnits = 300;  // a level with more children is split into Range groups
