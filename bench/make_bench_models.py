@@ -13,6 +13,11 @@ Models:
   mobilenet_v2  torchvision MobileNetV2, random seeded weights, opset 17, [1, 3, 224, 224]
   bert_base     the BERT-base-shaped encoder of bench/make_bert_base.py, sequence 128
   lstm          resources/samples/lstm_classifier (PyTorch LSTM, hidden 32), batch 1
+  bert_base_int8     bert_base quantized as ONNX Runtime's quantize_dynamic writes it
+                     (bench/make_dynamic_int8_model.py: int8 weights, DynamicQuantizeLinear ->
+                     MatMulInteger -> Cast -> Mul)
+  mobilenet_v2_fp16, resnet50_fp16
+                     float16 weights and activations (bench/make_float16_model.py), float16 inputs
   vad           bench/models/vad_helper.onnx: a voice-activity-detector-shaped model written
                 with onnx.helper (not an exporter): STFT as a strided Conv, magnitude, two
                 convolutions, one LSTM step carrying its state, a linear head. Regenerated with
@@ -28,7 +33,14 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
-MODELS = ["resnet50", "mobilenet_v2", "bert_base", "lstm", "vad"]
+MODELS = ["resnet50", "mobilenet_v2", "bert_base", "lstm", "vad",
+          "bert_base_int8", "mobilenet_v2_fp16", "resnet50_fp16"]
+# Variants made from a base model by a converter of bench/ (issue 17): name -> (base, script).
+VARIANTS = {
+    "bert_base_int8": ("bert_base", "make_dynamic_int8_model.py"),
+    "mobilenet_v2_fp16": ("mobilenet_v2", "make_float16_model.py"),
+    "resnet50_fp16": ("resnet50", "make_float16_model.py"),
+}
 
 
 def export_torchvision(name, path):
@@ -123,6 +135,13 @@ def make_model(cache, name):
     path = model_path(cache, name)
     if os.path.exists(path):
         return path
+    if name in VARIANTS:
+        base, script = VARIANTS[name]
+        source = make_model(cache, base)
+        print("making %s ..." % path, file=sys.stderr, flush=True)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        subprocess.run([sys.executable, os.path.join(HERE, script), source, path], check=True)
+        return path
     print("making %s ..." % path, file=sys.stderr, flush=True)
     if name in ("resnet50", "mobilenet_v2"):
         export_torchvision(name, path)
@@ -137,6 +156,11 @@ def make_model(cache, name):
 
 
 def make_inputs(name):
+    if name in VARIANTS:
+        inputs = make_inputs(VARIANTS[name][0])
+        if name.endswith("_fp16"):
+            inputs = {k: v.astype(np.float16) if v.dtype == np.float32 else v for k, v in inputs.items()}
+        return inputs
     rng = np.random.default_rng(2026)
     if name in ("resnet50", "mobilenet_v2"):
         return {"image": rng.standard_normal((1, 3, 224, 224)).astype(np.float32)}

@@ -630,6 +630,7 @@ OptimizationReport optimizeModel(onnx::ModelProto& model,
     report.nodesBefore = model.graph().node_size();
     const int opset = defaultOpset(model);
     std::map<std::string, int> totals;
+    totals["compute-float16-in-float"] = computeFloat16InFloat(model, modelDirectory);
     for (int round = 0; round < 4; ++round) {
         int changed = 0;
         auto run = [&](const char* name, int rewrites) {
@@ -650,7 +651,7 @@ OptimizationReport optimizeModel(onnx::ModelProto& model,
     // Layout last: it rewrites the fused convolutions into their blocked forms.
     totals["channel-blocked-layout"] =
         convertToChannelBlockedLayout(model, preferredChannelBlock());
-    for (const char* name : {"eliminate-identity", "eliminate-inference-dropout", "fold-constants",
+    for (const char* name : {"compute-float16-in-float", "eliminate-identity", "eliminate-inference-dropout", "fold-constants",
                              "fold-batchnorm-into-conv", "fuse-conv-add", "fuse-conv-activation",
                              "channel-blocked-layout"})
         report.passes.push_back({name, totals[name]});
@@ -660,7 +661,8 @@ OptimizationReport optimizeModel(onnx::ModelProto& model,
          {std::pair<const char*, int (*)(onnx::ModelProto&)>{"fuse-gelu", fuseGelu},
           {"fuse-layer-normalization", fuseLayerNormalization},
           {"fuse-matmul-bias", fuseMatMulBias},
-          {"fuse-matmul-gelu", fuseMatMulGelu}})
+          {"fuse-matmul-gelu", fuseMatMulGelu},
+          {"fuse-matmul-integer-to-float", fuseMatMulIntegerToFloat}})
         report.passes.push_back({name, pass(model)});
     report.nodesAfter = model.graph().node_size();
     return report;
