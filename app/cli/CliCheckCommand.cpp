@@ -1,6 +1,8 @@
-// `onnxlens-cli check MODEL [--json]`: is the model valid (structure, onnx checker), and can the
-// engine run every node? The exit code follows validity: 0 valid, 1 not; nodes the engine
-// cannot run are listed but do not fail the check (the model itself is not wrong).
+// `onnxlens-cli check MODEL [--json]`: is the model valid (structure, onnx checker, and what the
+// engine's compilation rejects: initializers whose dims or data do not hold, attribute values no
+// kernel can compute with), and can the engine run every node? The exit code follows validity:
+// 0 valid, 1 not; nodes the engine cannot run are listed but do not fail the check (the model
+// itself is not wrong). Nothing is run.
 #include "CliCommon.h"
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/model/ExternalData.h"
@@ -74,19 +76,30 @@ int runCheckCommand(const std::vector<std::string>& args) {
     const CheckerVerdict onnxChecker = runChecker(model);
     const Verdict checker{onnxChecker.ok, onnxChecker.message};
     const auto unsupported = engine::Session::findUnsupportedNodes(model);
-    const bool ok = structure.ok && checker.ok;
+    // Compile as `run` would (weights loaded, kernels built, optimizer passes), run nothing:
+    // what fails here would fail every run. Skipped when some node has no kernel (listed below).
+    Verdict compilation;
+    if (structure.ok && unsupported.empty()) {
+        engine::SessionOptions options;
+        options.threads = 1;
+        if (auto session = engine::Session::create(*parsed, options); !session)
+            compilation = {false, session.error().message};
+    }
+    const bool ok = structure.ok && checker.ok && compilation.ok;
 
     if (arguments.flag("json")) {
         printJson({{"model", path},
                    {"ok", ok},
                    {"structure", verdictJson(structure)},
                    {"checker", verdictJson(checker)},
+                   {"compilation", verdictJson(compilation)},
                    {"engine_supports_all", unsupported.empty()},
                    {"unsupported_nodes", unsupportedNodesJson(unsupported)}});
     } else {
         std::cout << path << "\n";
         printVerdict("structure", structure);
         printVerdict("onnx checker", checker);
+        printVerdict("engine compilation", compilation);
         printUnsupportedNodes(unsupported);
     }
     return ok ? kExitOk : kExitCheckFailed;

@@ -14,6 +14,7 @@
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/ModelSummary.h"
+#include "onnxlens/model/ShapeInferenceGuard.h"
 
 namespace onnxlens::engine {
 
@@ -119,6 +120,7 @@ InferredShapes inferValueShapes(const onnx::ModelProto& model) {
     // onnx's inference functions crash on nodes that break their schema (ModelSummary.h).
     if (checkNodesAgainstSchemas(copy)) {
         try {
+            guardShapeInference();
             onnx::shape_inference::InferShapes(copy);
         } catch (const std::exception&) {
         }

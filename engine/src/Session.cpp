@@ -14,6 +14,7 @@
 #include "onnxlens/engine/GraphOptimizer.h"
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/ModelSummary.h"
+#include "onnxlens/model/ShapeInferenceGuard.h"
 #include "onnxlens/model/NodeNames.h"
 
 namespace onnxlens::engine {
@@ -77,6 +78,7 @@ struct CompileShared {
         // onnx's inference functions crash on nodes that break their schema (ModelSummary.h).
         if (!checkNodesAgainstSchemas(copy)) return;
         try {
+            guardShapeInference();
             onnx::shape_inference::InferShapes(copy);
         } catch (const std::exception&) {
             // Partial results are still useful.
@@ -622,6 +624,22 @@ Result<std::unique_ptr<Session>> Session::create(LoadedModel&& loaded, const Ses
     return createFrom(loaded, nullptr, options);
 }
 
+namespace {
+
+// The rules of hostileNodeProblem (model/ShapeInferenceGuard.h) on every node, subgraphs included.
+void checkAttributeValues(const onnx::GraphProto& graph) {
+    for (const auto& node : graph.node()) {
+        if (const std::string problem = hostileNodeProblem(node, {}); !problem.empty())
+            throw EngineError(nodeLabel(node) + ": " + problem);
+        for (const auto& a : node.attribute()) {
+            if (a.has_g()) checkAttributeValues(a.g());
+            for (const auto& g : a.graphs()) checkAttributeValues(g);
+        }
+    }
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Session>> Session::createFrom(const LoadedModel& loaded, onnx::ModelProto* owned,
                                                      const SessionOptions& options) {
     const std::string where = loaded.path.string();
@@ -634,6 +652,9 @@ Result<std::unique_ptr<Session>> Session::createFrom(const LoadedModel& loaded, 
             state->model.Swap(owned);
         else
             state->model = *loaded.proto;
+        // Attribute values every kernel's arithmetic assumes (positive strides, block sizes...),
+        // checked on the model as written, before the optimizer folds or rewrites any node.
+        checkAttributeValues(state->model.graph());
         if (options.optimize) state->report = optimizeModel(state->model, loaded.directory);
         state->shared = std::make_unique<CompileShared>();
         auto& shared = *state->shared;

@@ -1,5 +1,7 @@
 #include "onnxlens/model/ModelSummary.h"
 
+#include "onnxlens/model/ShapeInferenceGuard.h"
+
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
@@ -292,6 +294,7 @@ ShapeInferenceSummary runShapeInference(const onnx::ModelProto& model) {
         summary.message = "skipped: " + safe.error().message;
     } else {
         try {
+            guardShapeInference();
             onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
                                                onnx::ShapeInferenceOptions(false, 1, false));
             summary.ok = true;

@@ -1,6 +1,7 @@
 #include "onnxlens/model/ViewGraph.h"
 
 #include "onnxlens/model/ModelSummary.h"
+#include "onnxlens/model/ShapeInferenceGuard.h"
 #include "onnxlens/model/TensorTypes.h"
 
 #include <onnx/defs/schema.h>
@@ -784,6 +785,7 @@ Result<ViewGraph> buildViewGraph(std::shared_ptr<const onnx::ModelProto> model,
                 onnx::ShapeInferenceOptions inference;
                 inference.check_type = false;
                 inference.error_mode = 0;  // best effort: keep what could be inferred
+                guardShapeInference();
                 onnx::shape_inference::InferShapes(*inferred, onnx::OpSchemaRegistry::Instance(),
                                                    inference);
             } catch (const std::exception& e) {
