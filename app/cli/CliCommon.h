@@ -60,5 +60,6 @@ int runConformanceCommand(const std::vector<std::string>& args);
 int runRenderCommand(const std::vector<std::string>& args);
 int runOptimizeCommand(const std::vector<std::string>& args);
 int runExportCommand(const std::vector<std::string>& args);
+int runQuantizeCommand(const std::vector<std::string>& args);
 
 }  // namespace onnxlens::cli

@@ -30,6 +30,9 @@ const Command kCommands[] = {
      "DIR... [--json FILE]: run ONNX backend test cases"},
     {"render", onnxlens::cli::runRenderCommand, "MODEL --out FILE.svg|.png: draw the graph"},
     {"optimize", onnxlens::cli::runOptimizeCommand, "MODEL OUT: save the optimized graph"},
+    {"quantize", onnxlens::cli::runQuantizeCommand,
+     "MODEL OUT.onnx [--per-channel] [--op-types MatMul,Gemm,Conv] [--exclude NODE]... [--format qoperator|qdq] "
+     "[--json]: dynamic int8 quantization of the weights"},
     {"export", onnxlens::cli::runExportCommand,
      "(--torchvision NAME | --script FILE | --torchscript FILE --input-shape S) --out DIR [--opset N] "
      "[--task T] [--bench] [--runs N] [--warmup N] [--threads N] [--python PATH] [--timeout S]: "
