@@ -14,8 +14,10 @@ Models:
   bert_base     the BERT-base-shaped encoder of bench/make_bert_base.py, sequence 128
   lstm          resources/samples/lstm_classifier (PyTorch LSTM, hidden 32), batch 1
   bert_base_int8     bert_base quantized as ONNX Runtime's quantize_dynamic writes it
-                     (bench/make_dynamic_int8_model.py: int8 weights, DynamicQuantizeLinear ->
+                     (`onnxlens-cli quantize --op-types MatMul`, or without the CLI
+                     bench/make_dynamic_int8_model.py: int8 weights, DynamicQuantizeLinear ->
                      MatMulInteger -> Cast -> Mul)
+  resnet50_int8      resnet50 by `onnxlens-cli quantize --op-types Conv,Gemm --format qdq`
   mobilenet_v2_fp16, resnet50_fp16
                      float16 weights and activations (bench/make_float16_model.py), float16 inputs
   vad           bench/models/vad_helper.onnx: a voice-activity-detector-shaped model written
@@ -34,13 +36,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
 MODELS = ["resnet50", "mobilenet_v2", "bert_base", "lstm", "vad",
-          "bert_base_int8", "mobilenet_v2_fp16", "resnet50_fp16"]
-# Variants made from a base model by a converter of bench/ (issue 17): name -> (base, script).
+          "bert_base_int8", "resnet50_int8", "mobilenet_v2_fp16", "resnet50_fp16"]
+# Variants made from a base model (issue 17): name -> (base, converter). A converter is a script
+# of bench/ (IN OUT) or, for "quantize ARGS", `onnxlens-cli quantize IN OUT ARGS` with the CLI in
+# CLI (compare_ort.py sets it); without a CLI the int8 BERT falls back to the script.
 VARIANTS = {
-    "bert_base_int8": ("bert_base", "make_dynamic_int8_model.py"),
+    "bert_base_int8": ("bert_base", "quantize --op-types MatMul"),
+    "resnet50_int8": ("resnet50", "quantize --op-types Conv,Gemm --format qdq"),
     "mobilenet_v2_fp16": ("mobilenet_v2", "make_float16_model.py"),
     "resnet50_fp16": ("resnet50", "make_float16_model.py"),
 }
+CLI = os.environ.get("ONNXLENS_CLI")
 
 
 def export_torchvision(name, path):
@@ -140,7 +146,14 @@ def make_model(cache, name):
         source = make_model(cache, base)
         print("making %s ..." % path, file=sys.stderr, flush=True)
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        subprocess.run([sys.executable, os.path.join(HERE, script), source, path], check=True)
+        if script.startswith("quantize") and CLI and os.path.exists(CLI):
+            subprocess.run([CLI, "quantize", source, path] + script.split()[1:], check=True,
+                           stdout=subprocess.DEVNULL)
+        elif name == "bert_base_int8" or not script.startswith("quantize"):
+            script = script if not script.startswith("quantize") else "make_dynamic_int8_model.py"
+            subprocess.run([sys.executable, os.path.join(HERE, script), source, path], check=True)
+        else:
+            raise SystemExit("%s: needs onnxlens-cli quantize (set ONNXLENS_CLI)" % name)
         return path
     print("making %s ..." % path, file=sys.stderr, flush=True)
     if name in ("resnet50", "mobilenet_v2"):

@@ -64,16 +64,17 @@ int fuseMatMulIntegerToFloat(onnx::ModelProto& model) {
         chain.push_back(mul);
         const std::string scale = otherInput(index.node(mul), floatAcc);
         if (scale.empty()) continue;
-        // The scale is a_scale * b_scale (one Mul only this product reads) or one value.
+        // The scale is a_scale * b_scale (a Mul, removed when only this product reads it) or
+        // one value.
         std::string aScale, bScale;
-        const int scaleMul = index.exclusiveProducer(scale);
+        const int scaleMul = index.producer(scale);
         if (scaleMul >= 0 && isOp(index.node(scaleMul), "Mul") &&
             index.node(scaleMul).input_size() == 2 &&
             isColumnScale(index, index.node(scaleMul).input(0), columns) &&
             isColumnScale(index, index.node(scaleMul).input(1), columns)) {
             aScale = index.node(scaleMul).input(0);
             bScale = index.node(scaleMul).input(1);
-            chain.push_back(scaleMul);
+            if (index.soleReader(scale) == mul) chain.push_back(scaleMul);
         } else if (isColumnScale(index, scale, columns)) {
             aScale = scale;
         } else {

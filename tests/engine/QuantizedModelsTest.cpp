@@ -38,7 +38,8 @@ std::unique_ptr<engine::Session> session(const onnx::ModelProto& model, bool opt
 }
 
 // Distinct values in [-range, range] (integers when T is integral).
-template <class T> std::vector<T> pattern(std::size_t count, int range, int step) {
+template <class T>
+std::vector<T> pattern(std::size_t count, int range, int step) {
     std::vector<T> v(count);
     for (std::size_t i = 0; i < count; ++i)
         v[i] = static_cast<T>(static_cast<int>((i * static_cast<std::size_t>(step)) %
@@ -52,14 +53,17 @@ TEST(QuantizedModels, MatMulIntegerOnInt8WeightsEqualsTheIntegerProduct) {
     const std::int64_t m = 3, k = 70, n = 33;
     std::vector<std::uint8_t> a(static_cast<std::size_t>(m * k));
     for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<std::uint8_t>((i * 37) % 256);
-    const std::vector<std::int8_t> b = pattern<std::int8_t>(static_cast<std::size_t>(k * n), 127, 29);
+    const std::vector<std::int8_t> b =
+        pattern<std::int8_t>(static_cast<std::size_t>(k * n), 127, 29);
     const std::uint8_t zeroPoint = 131;
-    OneNodeSpec spec{"MatMulInteger", "", 10,
-                     {Value(makeTensor<std::uint8_t>({1, m, k}, a)),
-                      Value(makeTensor<std::int8_t>({k, n}, b)),
-                      Value(Tensor::scalar<std::uint8_t>(zeroPoint)),
-                      Value(Tensor::scalar<std::int8_t>(0))},
-                     1, {}};
+    OneNodeSpec spec{
+        "MatMulInteger",
+        "",
+        10,
+        {Value(makeTensor<std::uint8_t>({1, m, k}, a)), Value(makeTensor<std::int8_t>({k, n}, b)),
+         Value(Tensor::scalar<std::uint8_t>(zeroPoint)), Value(Tensor::scalar<std::int8_t>(0))},
+        1,
+        {}};
     const Tensor y = runOneNodeTensor(spec);
     ASSERT_EQ(y.shape(), (Shape{1, m, n}));
     for (std::int64_t i = 0; i < m; ++i)
@@ -151,16 +155,17 @@ TEST(QuantizedModels, TinyBertInt8AgreesWithOnnxRuntimeWithinItsOptimizationLeve
     ASSERT_TRUE(s);
     std::map<std::string, Value> feeds;
     for (int i = 0; i < 2; ++i) {
-        auto v = engine::readValueFile(dir / "test_data_set_0" / ("input_" + std::to_string(i) + ".pb"));
+        auto v =
+            engine::readValueFile(dir / "test_data_set_0" / ("input_" + std::to_string(i) + ".pb"));
         ASSERT_TRUE(v) << v.error().message;
         feeds[s->inputs()[static_cast<std::size_t>(i)].name] = *v;
     }
     auto outputs = s->run(feeds);
     ASSERT_TRUE(outputs) << outputs.error().message;
-    const double spread[] = {7.15e-7, 2.09e-7};
+    const double spread[] = {7.152557373046875e-07, 2.086162567138672e-07};
     for (int i = 0; i < 2; ++i) {
-        auto expected =
-            engine::readValueFile(dir / "test_data_set_0" / ("output_" + std::to_string(i) + ".pb"));
+        auto expected = engine::readValueFile(dir / "test_data_set_0" /
+                                              ("output_" + std::to_string(i) + ".pb"));
         ASSERT_TRUE(expected);
         EXPECT_TRUE(tensorsClose((*outputs)[static_cast<std::size_t>(i)].tensor(),
                                  expected->tensor(), {0.0, spread[i]}))
@@ -184,7 +189,8 @@ onnx::ModelProto float16ConvModel() {
     std::vector<float> w(16 * 8 * 3 * 3);
     for (std::size_t i = 0; i < w.size(); ++i) w[i] = 0.1f * std::cos(0.7f * static_cast<float>(i));
     addInitializer(g, "w", makeTensor<float>({16, 8, 3, 3}, w).castTo(DataType::Float16));
-    setAttr(*addNode(g, "Conv", {"x", "w"}, {"conv"}), "pads", std::vector<std::int64_t>{1, 1, 1, 1});
+    setAttr(*addNode(g, "Conv", {"x", "w"}, {"conv"}), "pads",
+            std::vector<std::int64_t>{1, 1, 1, 1});
     addNode(g, "Relu", {"conv"}, {"relu"});
     setAttr(*addNode(g, "Cast", {"relu"}, {"y"}), "to", std::int64_t{10});
     auto* out = g.add_output();
