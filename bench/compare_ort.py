@@ -24,7 +24,8 @@ sys.path.insert(0, HERE)
 import make_bench_models  # noqa: E402
 
 # Timed runs per round (full mode); --quick uses a third. Chosen so one round takes ~1-2 s.
-RUNS = {"resnet50": 20, "mobilenet_v2": 60, "bert_base": 12, "lstm": 600, "vad": 600}
+RUNS = {"resnet50": 20, "mobilenet_v2": 60, "bert_base": 12, "lstm": 600, "vad": 600,
+        "bert_base_int8": 20, "resnet50_int8": 10, "mobilenet_v2_fp16": 60, "resnet50_fp16": 20}
 
 
 def run_json(cmd):
@@ -93,6 +94,7 @@ def main():
     rounds = args.rounds or (2 if args.quick else 5)
     thread_counts = [int(t) for t in args.threads.split(",")]
     models = args.models.split(",")
+    make_bench_models.CLI = args.cli  # the int8 variants are made by `onnxlens-cli quantize`
 
     node_rss = run_json(["node", os.path.join(HERE, "ort_bench.mjs"), "--ort", args.ort,
                          "--baseline"])["peak_rss_kb"]

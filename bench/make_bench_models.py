@@ -13,6 +13,13 @@ Models:
   mobilenet_v2  torchvision MobileNetV2, random seeded weights, opset 17, [1, 3, 224, 224]
   bert_base     the BERT-base-shaped encoder of bench/make_bert_base.py, sequence 128
   lstm          resources/samples/lstm_classifier (PyTorch LSTM, hidden 32), batch 1
+  bert_base_int8     bert_base quantized as ONNX Runtime's quantize_dynamic writes it
+                     (`onnxlens-cli quantize --op-types MatMul`, or without the CLI
+                     bench/make_dynamic_int8_model.py: int8 weights, DynamicQuantizeLinear ->
+                     MatMulInteger -> Cast -> Mul)
+  resnet50_int8      resnet50 by `onnxlens-cli quantize --op-types Conv,Gemm --format qdq`
+  mobilenet_v2_fp16, resnet50_fp16
+                     float16 weights and activations (bench/make_float16_model.py), float16 inputs
   vad           bench/models/vad_helper.onnx: a voice-activity-detector-shaped model written
                 with onnx.helper (not an exporter): STFT as a strided Conv, magnitude, two
                 convolutions, one LSTM step carrying its state, a linear head. Regenerated with
@@ -28,7 +35,18 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
-MODELS = ["resnet50", "mobilenet_v2", "bert_base", "lstm", "vad"]
+MODELS = ["resnet50", "mobilenet_v2", "bert_base", "lstm", "vad",
+          "bert_base_int8", "resnet50_int8", "mobilenet_v2_fp16", "resnet50_fp16"]
+# Variants made from a base model (issue 17): name -> (base, converter). A converter is a script
+# of bench/ (IN OUT) or, for "quantize ARGS", `onnxlens-cli quantize IN OUT ARGS` with the CLI in
+# CLI (compare_ort.py sets it); without a CLI the int8 BERT falls back to the script.
+VARIANTS = {
+    "bert_base_int8": ("bert_base", "quantize --op-types MatMul"),
+    "resnet50_int8": ("resnet50", "quantize --op-types Conv,Gemm --format qdq"),
+    "mobilenet_v2_fp16": ("mobilenet_v2", "make_float16_model.py"),
+    "resnet50_fp16": ("resnet50", "make_float16_model.py"),
+}
+CLI = os.environ.get("ONNXLENS_CLI")
 
 
 def export_torchvision(name, path):
@@ -123,6 +141,20 @@ def make_model(cache, name):
     path = model_path(cache, name)
     if os.path.exists(path):
         return path
+    if name in VARIANTS:
+        base, script = VARIANTS[name]
+        source = make_model(cache, base)
+        print("making %s ..." % path, file=sys.stderr, flush=True)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if script.startswith("quantize") and CLI and os.path.exists(CLI):
+            subprocess.run([CLI, "quantize", source, path] + script.split()[1:], check=True,
+                           stdout=subprocess.DEVNULL)
+        elif name == "bert_base_int8" or not script.startswith("quantize"):
+            script = script if not script.startswith("quantize") else "make_dynamic_int8_model.py"
+            subprocess.run([sys.executable, os.path.join(HERE, script), source, path], check=True)
+        else:
+            raise SystemExit("%s: needs onnxlens-cli quantize (set ONNXLENS_CLI)" % name)
+        return path
     print("making %s ..." % path, file=sys.stderr, flush=True)
     if name in ("resnet50", "mobilenet_v2"):
         export_torchvision(name, path)
@@ -137,6 +169,11 @@ def make_model(cache, name):
 
 
 def make_inputs(name):
+    if name in VARIANTS:
+        inputs = make_inputs(VARIANTS[name][0])
+        if name.endswith("_fp16"):
+            inputs = {k: v.astype(np.float16) if v.dtype == np.float32 else v for k, v in inputs.items()}
+        return inputs
     rng = np.random.default_rng(2026)
     if name in ("resnet50", "mobilenet_v2"):
         return {"image": rng.standard_normal((1, 3, 224, 224)).astype(np.float32)}

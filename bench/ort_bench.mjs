@@ -3,7 +3,8 @@
 // Used only by bench/compare_ort.py, never by the application or its tests.
 //
 // usage: node ort_bench.mjs --ort NODE_MODULES_DIR --manifest FILE [--threads N] [--warmup N]
-//                           [--runs N] [--dump DIR] | --baseline
+//                           [--runs N] [--dump DIR] [--opt-level all|extended|basic|disabled]
+//                           | --baseline
 //   --manifest  written by make_bench_models.py: {"model": path, "inputs": [{"name", "file"}]}
 //   --dump      also writes each output as DIR/output_K.npy (for the agreement check)
 //   --baseline  loads the addon only and reports the process's peak RSS (Node's own share)
@@ -12,7 +13,7 @@ import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 
 function parseArgs(argv) {
-  const args = { threads: 1, warmup: 5, runs: 50 };
+  const args = { threads: 1, warmup: 5, runs: 50, "opt-level": "all" };
   for (let i = 0; i < argv.length; ++i) {
     const key = argv[i].replace(/^--/, "");
     if (key === "baseline") args.baseline = true;
@@ -34,6 +35,7 @@ const NPY_TYPES = {
   "<i4": ["int32", Int32Array],
   "|b1": ["bool", Uint8Array],
   "|u1": ["uint8", Uint8Array],
+  "<f2": ["float16", Uint16Array], // raw half bits, as onnxruntime-node takes them
 };
 
 function readNpy(ort, file) {
@@ -56,7 +58,8 @@ function readNpy(ort, file) {
 }
 
 function writeNpy(file, tensor) {
-  const descr = { float32: "<f4", float64: "<f8", int64: "<i8", int32: "<i4", bool: "|b1", uint8: "|u1" }[tensor.type];
+  const descr = { float32: "<f4", float64: "<f8", int64: "<i8", int32: "<i4", bool: "|b1", uint8: "|u1",
+                  float16: "<f2" }[tensor.type];
   if (!descr) return;
   const shape = tensor.dims.length === 1 ? `(${tensor.dims[0]},)` : `(${tensor.dims.join(", ")})`;
   let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': ${shape}, }`;
@@ -93,7 +96,7 @@ async function main() {
   const threads = Number(args.threads);
   const loadStart = process.hrtime.bigint();
   const session = await ort.InferenceSession.create(manifest.model, {
-    graphOptimizationLevel: "all",
+    graphOptimizationLevel: args["opt-level"],
     executionMode: "sequential",
     intraOpNumThreads: threads,
     interOpNumThreads: 1,

@@ -34,6 +34,9 @@ const Command kCommands[] = {
     {"render", onnxlens::cli::runRenderCommand, "MODEL --out FILE.svg|.png: draw the graph"},
     {"optimize", onnxlens::cli::runOptimizeCommand,
      "MODEL OUT [--passes A,B]: save the optimized graph (--list-passes: the passes)"},
+    {"quantize", onnxlens::cli::runQuantizeCommand,
+     "MODEL OUT.onnx [--per-channel] [--op-types MatMul,Gemm,Conv] [--exclude NODE]... [--format qoperator|qdq] "
+     "[--json]: dynamic int8 quantization of the weights"},
     {"export", onnxlens::cli::runExportCommand,
      "(--torchvision NAME | --script FILE | --torchscript FILE --input-shape S) --out DIR [--opset "
      "N] "

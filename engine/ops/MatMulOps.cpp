@@ -1,4 +1,5 @@
-// Matrix products: MatMul, Gemm, MatMulInteger, QLinearMatMul, Einsum, Det.
+// Matrix products: MatMul, Gemm, MatMulInteger (+ com.onnxlens MatMulIntegerToFloat),
+// QLinearMatMul, Einsum, Det.
 //
 // Every product goes through one batched GEMM on Eigen row-major maps, split over the thread
 // pool by batch and row blocks. Types Eigen has no fast path for compute in a wider type:
@@ -16,8 +17,10 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
+#include "DnnlInt8MatMul.h"
 #include "DnnlMatMul.h"
 #include "GeluOp.h"
 #include "OpFamilies.h"
@@ -230,7 +233,8 @@ class MatMulKernel : public Kernel {
                 Tensor cb = toComputeType(*bias);
                 const T* pb = cb.data<T>();
                 ctx.pool().parallelFor(y.numel() / std::max<std::int64_t>(n, 1),
-                                       static_cast<double>(n), [&](std::int64_t r0, std::int64_t r1) {
+                                       static_cast<double>(n),
+                                       [&](std::int64_t r0, std::int64_t r1) {
                                            for (std::int64_t r = r0; r < r1; ++r)
                                                for (std::int64_t j = 0; j < n; ++j)
                                                    out[r * n + j] += pb[j];
@@ -238,10 +242,12 @@ class MatMulKernel : public Kernel {
             }
             if constexpr (std::is_floating_point_v<T>) {
                 if (activation_ == MatMulActivation::Gelu)
-                    ctx.pool().parallelFor(y.numel(), 12.0, [&](std::int64_t begin, std::int64_t end) {
-                        Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> v(out + begin, end - begin);
-                        v = geluErfArray(v).eval();
-                    });
+                    ctx.pool().parallelFor(y.numel(), 12.0,
+                                           [&](std::int64_t begin, std::int64_t end) {
+                                               Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> v(
+                                                   out + begin, end - begin);
+                                               v = geluErfArray(v).eval();
+                                           });
             }
         });
     }
@@ -356,17 +362,140 @@ Tensor subtractZeroPoint(const Tensor& x, const Tensor* zeroPoint, bool perRow, 
     return out;
 }
 
+// The zero point of A when one value serves the whole tensor (else nullopt); 0 when absent.
+std::optional<std::int32_t> scalarZeroPoint(const Tensor* zeroPoint) {
+    if (!zeroPoint) return 0;
+    if (zeroPoint->numel() != 1) return std::nullopt;
+    return static_cast<std::int32_t>(zeroPoint->valueAsInt64(0));
+}
+
+// B's zero point is absent or all zeros (the form oneDNN's int8 kernels take: symmetric weights).
+bool zeroPointIsZero(const Tensor* zeroPoint) {
+    if (!zeroPoint) return true;
+    for (std::int64_t i = 0; i < zeroPoint->numel(); ++i)
+        if (zeroPoint->valueAsInt64(i) != 0) return false;
+    return true;
+}
+
+// The int32 accumulators of MatMulInteger(A, B, aZeroPoint, bZeroPoint), on oneDNN's int8 kernels
+// when the operands allow it (epilogue null), else exactly on the int32 GEMM.
+Tensor integerProduct(KernelContext& ctx, DnnlInt8MatMul& dnnl, const Tensor& aq,
+                      const Tensor* aZeroPoint, const Tensor& bq, const Tensor* bZeroPoint,
+                      const char* op) {
+    const auto azp = scalarZeroPoint(aZeroPoint);
+    if (azp && zeroPointIsZero(bZeroPoint) && (!aZeroPoint || aZeroPoint->dtype() == aq.dtype()) &&
+        (!bZeroPoint || bZeroPoint->dtype() == bq.dtype()) && aq.rank() >= 2 && bq.rank() == 2) {
+        MatMulPlan plan = planMatMul(aq.shape(), bq.shape(), op);
+        Tensor y(DataType::Int32, plan.outputShape);
+        if (dnnl.run(ctx.pool(), aq, *azp, bq, nullptr, y)) return y;
+    }
+    Tensor a = subtractZeroPoint(aq, aZeroPoint, true, op, "A");
+    Tensor b = subtractZeroPoint(bq, bZeroPoint, false, op, "B");
+    return matMulTensors(ctx, a, b, op);
+}
+
 class MatMulIntegerKernel : public Kernel {
   public:
     explicit MatMulIntegerKernel(const NodeInfo&) {}
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
-        Tensor a = subtractZeroPoint(inputTensor(inputs, 0), optionalInputTensor(inputs, 2), true,
-                                     "MatMulInteger", "A");
-        Tensor b = subtractZeroPoint(inputTensor(inputs, 1), optionalInputTensor(inputs, 3), false,
-                                     "MatMulInteger", "B");
-        outputs[0] = Value(matMulTensors(ctx, a, b, "MatMulInteger"));
+        outputs[0] = Value(integerProduct(ctx, dnnl_, inputTensor(inputs, 0),
+                                          optionalInputTensor(inputs, 2), inputTensor(inputs, 1),
+                                          optionalInputTensor(inputs, 3), "MatMulInteger"));
     }
+
+  private:
+    DnnlInt8MatMul dnnl_;
+};
+
+// com.onnxlens MatMulIntegerToFloat (the optimizer's fusion of what dynamic quantizers write:
+// MatMulInteger -> Cast to float -> Mul by the scales [-> Add bias] [-> Gelu]):
+// inputs A, B, a_scale, b_scale (optional), a_zero_point, b_zero_point, bias (optional);
+// Y = activation(float(MatMulInteger(A, B, a_zp, b_zp)) * (a_scale * b_scale) + bias), the scales
+// one value or one per column, multiplied in float as the unfused graph's Mul does.
+class MatMulIntegerToFloatKernel : public Kernel {
+  public:
+    explicit MatMulIntegerToFloatKernel(const NodeInfo& node) {
+        const std::string activation = node.getString("activation", "");
+        require(activation.empty() || activation == "Gelu",
+                "MatMulIntegerToFloat: unsupported activation \"" + activation + "\"");
+        if (activation == "Gelu") activation_ = MatMulActivation::Gelu;
+    }
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& aq = inputTensor(inputs, 0);
+        const Tensor& bq = inputTensor(inputs, 1);
+        const Tensor* aZeroPoint = optionalInputTensor(inputs, 4);
+        const Tensor* bZeroPoint = optionalInputTensor(inputs, 5);
+        const Tensor* bias = optionalInputTensor(inputs, 6);
+        const std::int64_t n = bq.rank() >= 1 ? bq.dim(bq.rank() - 1) : 1;
+        const std::vector<float> scale =
+            combinedScale(inputTensor(inputs, 2), optionalInputTensor(inputs, 3), n);
+        if (bias)
+            require(bias->dtype() == DataType::Float && bias->numel() == n,
+                    "MatMulIntegerToFloat: the bias must be " + std::to_string(n) + " floats");
+        const float* biasData = bias ? bias->data<float>() : nullptr;
+
+        const auto azp = scalarZeroPoint(aZeroPoint);
+        if (azp && zeroPointIsZero(bZeroPoint) &&
+            (!aZeroPoint || aZeroPoint->dtype() == aq.dtype()) && aq.rank() >= 2 &&
+            bq.rank() == 2) {
+            MatMulPlan plan = planMatMul(aq.shape(), bq.shape(), "MatMulIntegerToFloat");
+            Tensor y(DataType::Float, plan.outputShape);
+            Int8MatMulEpilogue epilogue{scale.data(), static_cast<std::int64_t>(scale.size()),
+                                        biasData};
+            if (dnnl_.run(ctx.pool(), aq, *azp, bq, &epilogue, y)) {
+                if (activation_ == MatMulActivation::Gelu) applyGelu(ctx, y);
+                outputs[0] = Value(std::move(y));
+                return;
+            }
+        }
+        Tensor acc =
+            integerProduct(ctx, dnnl_, aq, aZeroPoint, bq, bZeroPoint, "MatMulIntegerToFloat");
+        Tensor y(DataType::Float, acc.shape());
+        const std::int32_t* in = acc.data<std::int32_t>();
+        float* out = y.data<float>();
+        const std::int64_t columns = acc.rank() == 0 ? 1 : acc.dim(acc.rank() - 1);
+        ctx.pool().parallelFor(y.numel(), 4.0, [&](std::int64_t begin, std::int64_t end) {
+            for (std::int64_t i = begin; i < end; ++i) {
+                const auto col = static_cast<std::size_t>(i % columns);
+                float v = static_cast<float>(in[i]) * scale[scale.size() == 1 ? 0 : col];
+                if (biasData) v += biasData[col];
+                out[i] = v;
+            }
+        });
+        if (activation_ == MatMulActivation::Gelu) applyGelu(ctx, y);
+        outputs[0] = Value(std::move(y));
+    }
+
+  private:
+    static void applyGelu(KernelContext& ctx, Tensor& y) {
+        float* out = y.data<float>();
+        ctx.pool().parallelFor(y.numel(), 12.0, [&](std::int64_t begin, std::int64_t end) {
+            Eigen::Map<Eigen::Array<float, Eigen::Dynamic, 1>> v(out + begin, end - begin);
+            v = geluErfArray(v).eval();
+        });
+    }
+
+    static std::vector<float> combinedScale(const Tensor& aScale, const Tensor* bScale,
+                                            std::int64_t n) {
+        auto values = [&](const Tensor& t, const char* name) {
+            require(t.dtype() == DataType::Float && (t.numel() == 1 || t.numel() == n),
+                    std::string("MatMulIntegerToFloat: ") + name +
+                        " must be float, one value or one per column");
+            return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
+        };
+        std::vector<float> a = values(aScale, "a_scale");
+        if (!bScale) return a;
+        std::vector<float> b = values(*bScale, "b_scale");
+        std::vector<float> out(std::max(a.size(), b.size()));
+        for (std::size_t j = 0; j < out.size(); ++j)
+            out[j] = a[a.size() == 1 ? 0 : j] * b[b.size() == 1 ? 0 : j];
+        return out;
+    }
+
+    MatMulActivation activation_ = MatMulActivation::None;
+    DnnlInt8MatMul dnnl_;
 };
 
 class QLinearMatMulKernel : public Kernel {
@@ -741,6 +870,8 @@ void registerMatMulOps(KernelRegistry& registry) {
     registry.add<MatMulKernel>("FusedMatMul", 1, kLatestOpset, kOnnxlensDomain);
     registry.add<GemmKernel>("Gemm", 1);
     registry.add<MatMulIntegerKernel>("MatMulInteger", 10);
+    registry.add<MatMulIntegerToFloatKernel>("MatMulIntegerToFloat", 1, kLatestOpset,
+                                             kOnnxlensDomain);
     registry.add<QLinearMatMulKernel>("QLinearMatMul", 10);
     registry.add<EinsumKernel>("Einsum", 12);
     registry.add<DetKernel>("Det", 11);

@@ -6,6 +6,8 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ElementwiseUnary.h"
 #include "OpFamilies.h"
@@ -293,6 +295,43 @@ private:
     std::optional<DataType> outputType_;
 };
 
+// The range DynamicQuantizeLinear maps onto [0, 255]: [min(x, 0), max(x, 0)], NaN ignored. The
+// comparisons are written so that the compiler vectorises them (a NaN compares false and leaves
+// the running bound as it is).
+std::pair<float, float> rangeWithZero(KernelContext& ctx, const float* in, std::int64_t count) {
+    const std::int64_t chunks = std::max<std::int64_t>(1, std::min<std::int64_t>(
+                                                              ctx.pool().threads(), count / 65536));
+    std::vector<float> lows(static_cast<std::size_t>(chunks), 0.0f),
+        highs(static_cast<std::size_t>(chunks), 0.0f);
+    const std::int64_t per = (count + chunks - 1) / chunks;
+    ctx.pool().parallelFor(chunks, static_cast<double>(per), [&](std::int64_t c0, std::int64_t c1) {
+        for (std::int64_t c = c0; c < c1; ++c) {
+            float low = 0.0f, high = 0.0f;
+            const std::int64_t end = std::min(count, (c + 1) * per);
+            for (std::int64_t i = c * per; i < end; ++i) {
+                low = in[i] < low ? in[i] : low;
+                high = in[i] > high ? in[i] : high;
+            }
+            lows[static_cast<std::size_t>(c)] = low;
+            highs[static_cast<std::size_t>(c)] = high;
+        }
+    });
+    return {*std::min_element(lows.begin(), lows.end()),
+            *std::max_element(highs.begin(), highs.end())};
+}
+
+// uint8 of round_half_even(v / scale) + zeroPoint, saturated: the division and rounding of the
+// reference, in a loop the compiler vectorises (a NaN ends as 0, as the saturating cast gives).
+void quantizeToUInt8(const float* in, std::int64_t begin, std::int64_t end, float scale,
+                     float zeroPoint, std::uint8_t* out) {
+    for (std::int64_t i = begin; i < end; ++i) {
+        float q = std::nearbyint(in[i] / scale) + zeroPoint;
+        q = q > 255.0f ? 255.0f : q;
+        q = q >= 0.0f ? q : 0.0f;
+        out[i] = static_cast<std::uint8_t>(static_cast<std::int32_t>(q));
+    }
+}
+
 // Quantizes a float tensor to uint8 with the scale and zero point that map [min(x, 0), max(x, 0)]
 // onto [0, 255].
 class DynamicQuantizeLinearKernel final : public Kernel {
@@ -305,12 +344,7 @@ public:
         require(x.dtype() == DataType::Float, std::string("DynamicQuantizeLinear: input must be float, got ") +
                                                   dataTypeName(x.dtype()));
         const float* in = x.data<float>();
-        float low = 0.0f, high = 0.0f;
-        for (std::int64_t i = 0; i < x.numel(); ++i) {
-            if (std::isnan(in[i])) continue;
-            low = std::min(low, in[i]);
-            high = std::max(high, in[i]);
-        }
+        const auto [low, high] = rangeWithZero(ctx, in, x.numel());
         const float scale = (high - low) / 255.0f;
         // An all-zero input gives scale 0: every value is then the zero point 0.
         const float zeroPoint = scale == 0.0f ? 0.0f : saturatingCast<std::uint8_t>(std::nearbyint(-low / scale));
@@ -320,9 +354,8 @@ public:
         if (scale == 0.0f) {
             std::fill(out, out + x.numel(), std::uint8_t{0});
         } else {
-            ctx.pool().parallelFor(x.numel(), 4.0, [&](std::int64_t begin, std::int64_t end) {
-                for (std::int64_t i = begin; i < end; ++i)
-                    out[i] = quantize<std::uint8_t>(in[i], scale, zeroPoint);
+            ctx.pool().parallelFor(x.numel(), 2.0, [&](std::int64_t begin, std::int64_t end) {
+                quantizeToUInt8(in, begin, end, scale, zeroPoint, out);
             });
         }
         outputs[0] = Value(y);

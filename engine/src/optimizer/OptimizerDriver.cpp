@@ -142,7 +142,13 @@ ONNXLENS_MODEL_PASS(fuseGelu)
 ONNXLENS_MODEL_PASS(fuseLayerNormalization)
 ONNXLENS_MODEL_PASS(fuseMatMulBias)
 ONNXLENS_MODEL_PASS(fuseMatMulGelu)
+ONNXLENS_MODEL_PASS(fuseMatMulIntegerToFloat)
 #undef ONNXLENS_MODEL_PASS
+
+int computeFloat16InFloat(onnx::ModelProto& model, const std::filesystem::path& modelDirectory) {
+    PassContext context(model, modelDirectory);
+    return computeFloat16InFloat(context);
+}
 
 int convertToChannelBlockedLayout(onnx::ModelProto& model, std::int64_t block) {
     PassContext context(model, {});

@@ -16,6 +16,9 @@ int convertToPreferredChannelBlocks(PassContext& context) {
 const std::vector<OptimizerPass>& optimizerPassTable() {
     using S = PassStage;
     static const std::vector<OptimizerPass> table = {
+        // A float16 model computes in float32: weights converted once, Casts at its borders
+        // (types change: shapes are inferred again after it).
+        {"compute-float16-in-float", computeFloat16InFloat, S::Cleanup, kNoFlags},
         {"eliminate-identity", eliminateIdentityNodes, S::Cleanup, kKeepsShapes},
         {"eliminate-inference-dropout", eliminateInferenceDropout, S::Cleanup, kKeepsShapes},
         // Folding makes shapes inferable that were not (Reshape targets become constants).
@@ -33,6 +36,9 @@ const std::vector<OptimizerPass>& optimizerPassTable() {
         {"fuse-layer-normalization", fuseLayerNormalization, S::Fusion, kKeepsShapes},
         {"fuse-matmul-bias", fuseMatMulBias, S::Fusion, kKeepsShapes},
         {"fuse-matmul-gelu", fuseMatMulGelu, S::Fusion, kKeepsShapes},
+        // DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul (+ bias, + Gelu) as one int8
+        // product with a float epilogue (com.onnxlens MatMulIntegerToFloat).
+        {"fuse-matmul-integer-to-float", fuseMatMulIntegerToFloat, S::Fusion, kKeepsShapes},
     };
     return table;
 }

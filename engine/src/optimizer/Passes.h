@@ -25,5 +25,9 @@ int fuseGelu(PassContext& context);
 int fuseLayerNormalization(PassContext& context);
 int fuseMatMulBias(PassContext& context);
 int fuseMatMulGelu(PassContext& context);
+// QuantizedFusions.cpp
+int fuseMatMulIntegerToFloat(PassContext& context);
+// Float16ComputeInFloat.cpp
+int computeFloat16InFloat(PassContext& context);
 
 }  // namespace onnxlens::engine

@@ -41,6 +41,14 @@ std::optional<double> constantScalar(const GraphIndex& index, const std::string&
 // True when `name` is a floating scalar constant within 1e-4 (relative) of `expected`.
 bool constantScalarNear(const GraphIndex& index, const std::string& name, double expected);
 
+// A constant initializer's dims and element type, read without decoding its data.
+std::optional<std::vector<std::int64_t>> initializerDims(const GraphIndex& index, const std::string& name);
+std::optional<int> initializerType(const GraphIndex& index, const std::string& name);
+// For a two-input node, the input that is not `known` (or "" when neither or both are).
+std::string otherInput(const onnx::NodeProto& node, const std::string& known);
+// The sole reader of `value` when it is an ai.onnx `op` node, or -1.
+int soleReaderOp(const GraphIndex& index, const std::string& value, const char* op);
+
 // The pending rewrites of one pass that replaces chains of nodes by one node each.
 class Rewriter {
   public:

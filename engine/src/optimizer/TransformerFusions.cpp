@@ -24,33 +24,6 @@ namespace onnxlens::engine {
 
 namespace {
 
-// A constant initializer's dims and element type, read without decoding its data.
-std::optional<std::vector<std::int64_t>> initializerDims(const GraphIndex& index,
-                                                         const std::string& name) {
-    const auto* init = index.constantInitializer(name);
-    if (!init) return std::nullopt;
-    return std::vector<std::int64_t>(init->dims().begin(), init->dims().end());
-}
-std::optional<int> initializerType(const GraphIndex& index, const std::string& name) {
-    const auto* init = index.constantInitializer(name);
-    if (!init) return std::nullopt;
-    return init->data_type();
-}
-
-// For a two-input node, the input that is not `known` (or "" when neither or both are).
-std::string otherInput(const onnx::NodeProto& node, const std::string& known) {
-    if (node.input_size() != 2) return {};
-    if (node.input(0) == known && node.input(1) != known) return node.input(1);
-    if (node.input(1) == known && node.input(0) != known) return node.input(0);
-    return {};
-}
-
-// The sole reader of `value` when it is an `op` node, or -1.
-int soleReaderOp(const GraphIndex& index, const std::string& value, const char* op) {
-    const int r = index.soleConsumer(value);
-    return r >= 0 && isOnnxOp(index.node(r), op) ? r : -1;
-}
-
 // ---- GELU -------------------------------------------------------------------------------------
 
 // x / sqrt(2) or x * (1 / sqrt(2)) feeding the Erf: x, or "" when `value` is not that.

@@ -115,4 +115,17 @@ int fuseMatMulBias(onnx::ModelProto& model);
 // FusedMatMul whose output only feeds an exact Gelu: the FusedMatMul with activation "Gelu".
 int fuseMatMulGelu(onnx::ModelProto& model);
 
+// A model with float16 Conv/MatMul/Gemm weights (no subgraphs) computed in float: float16
+// initializers and constants become float, float16 graph inputs and outputs get one Cast each,
+// a Cast to float16 in the model becomes Cast to float16 and back (engine/src/
+// Float16ComputeInFloat.cpp).
+int computeFloat16InFloat(onnx::ModelProto& model, const std::filesystem::path& modelDirectory);
+
+// Quantized fusions (engine/src/QuantizedFusions.cpp).
+// MatMulInteger with constant 2-D weights -> Cast to float -> Mul by the scales (a_scale *
+// b_scale, or one scale) [-> Add of a constant bias] [-> exact Gelu], as dynamic quantizers write
+// it: one com.onnxlens MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zero_point, b_zero_point,
+// bias) with attribute activation.
+int fuseMatMulIntegerToFloat(onnx::ModelProto& model);
+
 }  // namespace onnxlens::engine

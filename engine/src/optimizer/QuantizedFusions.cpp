@@ -1,0 +1,119 @@
+// Fusions of what quantizers write, so that a quantized model runs its products in int8 in one
+// kernel each instead of as chains of integer and float nodes.
+#include <string>
+#include <vector>
+
+#include "onnxlens/engine/GraphOptimizer.h"
+#include "onnxlens/engine/TensorProto.h"
+#include "onnxlens/model/OnnxDomains.h"
+#include "optimizer/Passes.h"
+#include "optimizer/RewriteSupport.h"
+
+namespace onnxlens::engine {
+
+namespace {
+
+constexpr std::int64_t kOnnxFloat = 1;  // TensorProto.DataType FLOAT
+
+// A value the fused kernel can take as a scale of the product's columns: DynamicQuantizeLinear's
+// scale (a scalar) or a float constant of one value or of `columns` values (1-D).
+bool isColumnScale(const GraphIndex& index, const std::string& value, std::int64_t columns) {
+    const int p = index.producer(value);
+    if (p >= 0) {
+        const auto& n = index.node(p);
+        return isOnnxOp(n, "DynamicQuantizeLinear") && n.output_size() > 1 && n.output(1) == value;
+    }
+    const auto dims = initializerDims(index, value);
+    if (!dims || initializerType(index, value) != kOnnxFloat) return false;
+    std::int64_t count = 1;
+    for (auto d : *dims) count *= d;
+    return count == 1 || (dims->size() == 1 && (*dims)[0] == columns);
+}
+
+bool castsToFloat(const onnx::NodeProto& cast) {
+    const auto* to = findAttribute(cast, "to");
+    return to && to->i() == kOnnxFloat;
+}
+
+bool isExactGelu(const onnx::NodeProto& node) {
+    if (node.op_type() != "Gelu" || !(node.domain() == kOnnxlensDomain || isDefaultDomain(node)))
+        return false;
+    const auto* approximate = findAttribute(node, "approximate");
+    return !approximate || approximate->s() == "none";
+}
+
+}  // namespace
+
+int fuseMatMulIntegerToFloat(PassContext& context) {
+    onnx::GraphProto& graph = context.graph();
+    const GraphIndex& index = context.index();
+    Rewriter rewriter(graph);
+    for (int m = 0; m < graph.node_size(); ++m) {
+        const auto& matmul = graph.node(m);
+        if (!isOnnxOp(matmul, "MatMulInteger") || matmul.input_size() < 2) continue;
+        const auto weights = initializerDims(index, matmul.input(1));
+        if (!weights || weights->size() != 2) continue;
+        const std::int64_t columns = (*weights)[1];
+        std::vector<int> chain{m};
+
+        const int cast = soleReaderOp(index, matmul.output(0), "Cast");
+        if (cast < 0 || !castsToFloat(index.node(cast))) continue;
+        chain.push_back(cast);
+        const std::string& floatAcc = index.node(cast).output(0);
+        const int mul = soleReaderOp(index, floatAcc, "Mul");
+        if (mul < 0) continue;
+        chain.push_back(mul);
+        const std::string scale = otherInput(index.node(mul), floatAcc);
+        if (scale.empty()) continue;
+        // The scale is a_scale * b_scale (a Mul, removed when only this product reads it) or
+        // one value.
+        std::string aScale, bScale;
+        const int scaleMul = index.producer(scale);
+        if (scaleMul >= 0 && isOnnxOp(index.node(scaleMul), "Mul") &&
+            index.node(scaleMul).input_size() == 2 &&
+            isColumnScale(index, index.node(scaleMul).input(0), columns) &&
+            isColumnScale(index, index.node(scaleMul).input(1), columns)) {
+            aScale = index.node(scaleMul).input(0);
+            bScale = index.node(scaleMul).input(1);
+            if (index.soleConsumer(scale) == mul) chain.push_back(scaleMul);
+        } else if (isColumnScale(index, scale, columns)) {
+            aScale = scale;
+        } else {
+            continue;
+        }
+
+        std::string output = index.node(mul).output(0), bias, activation;
+        const int add = soleReaderOp(index, output, "Add");
+        if (add >= 0) {
+            const std::string other = otherInput(index.node(add), output);
+            const auto dims = initializerDims(index, other);
+            if (dims && dims->size() == 1 && (*dims)[0] == columns &&
+                initializerType(index, other) == kOnnxFloat) {
+                bias = other;
+                chain.push_back(add);
+                output = index.node(add).output(0);
+            }
+        }
+        const int gelu = index.soleConsumer(output);
+        if (gelu >= 0 && isExactGelu(index.node(gelu))) {
+            activation = "Gelu";
+            chain.push_back(gelu);
+            output = index.node(gelu).output(0);
+        }
+        if (!rewriter.free(chain)) continue;
+
+        const auto input = [&](int i) { return i < matmul.input_size() ? matmul.input(i) : ""; };
+        onnx::NodeProto fused = makeNode(
+            "MatMulIntegerToFloat", kOnnxlensDomain, matmul.name().empty() ? output : matmul.name(),
+            {input(0), input(1), aScale, bScale, input(2), input(3), bias}, output);
+        while (fused.input_size() > 3 && fused.input(fused.input_size() - 1).empty())
+            fused.mutable_input()->RemoveLast();
+        if (!activation.empty()) setStringAttribute(fused, "activation", activation);
+        rewriter.replace(chain, std::move(fused));
+    }
+    const int rewrites = rewriter.apply();
+    if (rewrites) importOnnxlensDomain(context.model());
+    return rewrites;
+}
+
+}  // namespace onnxlens::engine
