@@ -101,7 +101,7 @@ int convertToChannelBlockedLayout(onnx::ModelProto& model, std::int64_t block);
 // blocked layouts do not pay (no oneDNN, older CPUs): optimizeModel then skips the pass.
 std::int64_t preferredChannelBlock();
 
-// Transformer fusions (engine/src/TransformerFusions.cpp).
+// Transformer fusions (engine/src/optimizer/TransformerFusions.cpp).
 // The exported exact GELU, x * 0.5 * (1 + erf(x / sqrt(2))) in any operand order (x * (1 / sqrt(2))
 // too): one Gelu (onnx from opset 20, com.onnxlens below).
 int fuseGelu(onnx::ModelProto& model);
@@ -118,10 +118,10 @@ int fuseMatMulGelu(onnx::ModelProto& model);
 // A model with float16 Conv/MatMul/Gemm weights (no subgraphs) computed in float: float16
 // initializers and constants become float, float16 graph inputs and outputs get one Cast each,
 // a Cast to float16 in the model becomes Cast to float16 and back (engine/src/
-// Float16ComputeInFloat.cpp).
+// optimizer/Float16ComputeInFloat.cpp).
 int computeFloat16InFloat(onnx::ModelProto& model, const std::filesystem::path& modelDirectory);
 
-// Quantized fusions (engine/src/QuantizedFusions.cpp).
+// Quantized fusions (engine/src/optimizer/QuantizedFusions.cpp).
 // MatMulInteger with constant 2-D weights -> Cast to float -> Mul by the scales (a_scale *
 // b_scale, or one scale) [-> Add of a constant bias] [-> exact Gelu], as dynamic quantizers write
 // it: one com.onnxlens MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zero_point, b_zero_point,
