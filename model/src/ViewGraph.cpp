@@ -1,7 +1,7 @@
 #include "onnxlens/model/ViewGraph.h"
 
 #include "onnxlens/model/ModelSummary.h"
-#include "onnxlens/model/ShapeInferenceGuard.h"
+#include "onnxlens/model/ShapeInferenceAnyOpset.h"
 #include "onnxlens/model/TensorTypes.h"
 
 #include <onnx/defs/schema.h>
@@ -858,7 +858,7 @@ private:
 }  // namespace
 
 NodeCategory categoryOfOperator(std::string_view opType, std::string_view domain) {
-    (void)domain;
+    if (domain == "ai.onnx.ml") return NodeCategory::ClassicalMl;
     const auto& table = categoryTable();
     auto it = table.find(opType);
     return it == table.end() ? NodeCategory::Other : it->second;
@@ -877,6 +877,7 @@ const char* categoryName(NodeCategory category) {
         case NodeCategory::Logic: return "logic";
         case NodeCategory::Control: return "control";
         case NodeCategory::Quantization: return "quantization";
+        case NodeCategory::ClassicalMl: return "classical ml";
         case NodeCategory::Input: return "input";
         case NodeCategory::Output: return "output";
         default: return "other";
@@ -1035,19 +1036,11 @@ Result<ViewGraph> buildViewGraph(std::shared_ptr<const onnx::ModelProto> model,
         for (const auto& o : model->opset_import())
             view.opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = o.version();
         auto inferred = std::make_shared<onnx::ModelProto>(copyWithoutBulkData(*model));
-        auto inferable = checkNodesAgainstSchemas(*model);
-        if (options.inferShapes && !inferable) view.shapeInferenceError = inferable.error().message;
-        if (options.inferShapes && inferable) {
-            try {
-                onnx::ShapeInferenceOptions inference;
-                inference.check_type = false;
-                inference.error_mode = 0;  // best effort: keep what could be inferred
-                guardShapeInference();
-                onnx::shape_inference::InferShapes(*inferred, onnx::OpSchemaRegistry::Instance(),
-                                                   inference);
-            } catch (const std::exception& e) {
-                view.shapeInferenceError = e.what();
-            }
+        if (options.inferShapes) {
+            // Best effort: onnx's inference where the library knows the nodes, onnxlens's shape
+            // rules for newer opsets; what could be inferred is kept.
+            const auto outcome = inferShapesAnyOpset(*inferred);
+            if (!outcome.ok) view.shapeInferenceError = outcome.message;
         }
         view.inferred = inferred;
         Builder(view, options).build();

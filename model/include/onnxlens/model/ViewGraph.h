@@ -36,6 +36,7 @@ enum class NodeCategory {
     Logic,          // Equal, Where, Not...
     Control,        // If, Loop, Scan
     Quantization,
+    ClassicalMl,    // every ai.onnx.ml operator (scalers, trees, SVMs, encoders, ZipMap)
     Input,
     Output,
 };
