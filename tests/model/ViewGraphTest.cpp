@@ -395,5 +395,27 @@ TEST(ViewGraph, FilesWithoutScopesGetBlocksFromTheirRepeatedStructure) {
     for (const auto& g : plain->groups) EXPECT_NE(g.kind, ViewGroup::Kind::Scope);
 }
 
+TEST(ViewGraph, RunsOfAlikeLayersCanFoldIntoOneRepeatGroup) {
+    ViewGraphOptions options;
+    options.foldRepeats = true;
+    auto view = buildViewGraph(testing::makeMaskedDecoder(6), options);
+    ASSERT_TRUE(view) << view.error().message;
+    std::vector<const ViewGroup*> repeats;
+    for (const auto& g : view->groups)
+        if (g.kind == ViewGroup::Kind::Repeat) repeats.push_back(&g);
+    ASSERT_EQ(repeats.size(), 1u);
+    EXPECT_EQ(repeats[0]->repeats, 6);
+    EXPECT_EQ(repeats[0]->parent, 0);
+    EXPECT_EQ(repeats[0]->title, "layers.0 \xe2\x80\xa6 layers.5");
+    ASSERT_EQ(repeats[0]->children.size(), 6u);
+    for (int l = 0; l < 6; ++l)
+        EXPECT_EQ(view->groups[repeats[0]->children[l].index].path, "/layers." + std::to_string(l));
+    EXPECT_EQ(repeats[0]->nodeCount, 5 * 6);
+    // Off by default.
+    auto plain = buildViewGraph(testing::makeMaskedDecoder(6));
+    ASSERT_TRUE(plain);
+    for (const auto& g : plain->groups) EXPECT_NE(g.kind, ViewGroup::Kind::Repeat);
+}
+
 }  // namespace
 }  // namespace onnxlens
