@@ -50,6 +50,7 @@ LoadedSession loadSession(const std::string& modelPath, int threads, bool optimi
     s.model.directory = model->directory;
     s.model.fileBytes = model->fileBytes;
     s.model.proto = structureOf(*model->proto);
+    s.indexRanges = engine::inferIndexRanges(model->proto->graph());
     engine::SessionOptions options;
     options.threads = threads;
     options.optimize = optimize;
@@ -72,6 +73,16 @@ engine::SymbolBindings parseDims(const Arguments& args) {
         dims[name] = n;
     }
     return dims;
+}
+
+engine::ValueRanges parseIntegerRanges(const Arguments& args) {
+    engine::ValueRanges ranges;
+    for (const auto& text : args.values("int-range")) {
+        auto range = engine::parseIntegerRange(text);
+        if (!range) throw UsageError(range.error().message);
+        ranges[range->first] = range->second;
+    }
+    return ranges;
 }
 
 std::uint64_t parseMaxMemory(const Arguments& args) {
@@ -98,15 +109,18 @@ std::uint64_t parseMaxMemory(const Arguments& args) {
     return n << shift;
 }
 
-std::map<std::string, engine::Value> prepareFeedsFromArguments(const engine::Session& session,
+std::map<std::string, engine::Value> prepareFeedsFromArguments(const LoadedSession& loaded,
                                                                const Arguments& args) {
+    const engine::Session& session = *loaded.session;
     std::map<std::string, std::filesystem::path> files;
     for (const auto& text : args.values("input")) {
         auto [name, file] = splitAssignment(text, "input");
         files[name] = file;
     }
+    engine::ValueRanges ranges = loaded.indexRanges;
+    for (const auto& [name, range] : parseIntegerRanges(args)) ranges[name] = range;
     auto feeds = engine::prepareFeeds(session.inputs(), files, parseDims(args),
-                                      static_cast<std::uint64_t>(args.intValue("seed", 0)));
+                                      static_cast<std::uint64_t>(args.intValue("seed", 0)), ranges);
     // Named after the model too: a generated input has no file of its own to name.
     if (!feeds) {
         const auto& model = args.positionals();

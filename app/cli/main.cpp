@@ -19,7 +19,8 @@ struct Command {
 const Command kCommands[] = {
     {"info", onnxlens::cli::runInfoCommand, "MODEL [--json]: the model summary"},
     {"check", onnxlens::cli::runCheckCommand,
-     "MODEL [--json]: onnx checker and engine support of every node"},
+     "MODEL [--json]: onnx checker and engine support of every node; with --dynamic-axes, "
+     "whether the declared dynamic axes work (exit 0 yes, 1 no, 2 cannot tell)"},
     {"run", onnxlens::cli::runRunCommand,
      "MODEL [--input NAME=FILE]... [--dim SYMBOL=N]... [--seed N] [--out DIR] [--threads N]"},
     {"compare", onnxlens::cli::runCompareCommand,
@@ -28,10 +29,13 @@ const Command kCommands[] = {
      "MODEL [--warmup N] [--runs N] [--threads N] [--dim S=N] [--profile FILE]: latency"},
     {"conformance", onnxlens::cli::runConformanceCommand,
      "DIR... [--json FILE]: run ONNX backend test cases"},
+    {"cost", onnxlens::cli::runCostCommand,
+     "MODEL [--dim SYMBOL=N]... [--json | --csv]: MACs, FLOPs, parameters and memory per node"},
     {"render", onnxlens::cli::runRenderCommand, "MODEL --out FILE.svg|.png: draw the graph"},
     {"optimize", onnxlens::cli::runOptimizeCommand, "MODEL OUT: save the optimized graph"},
     {"export", onnxlens::cli::runExportCommand,
-     "(--torchvision NAME | --script FILE | --torchscript FILE --input-shape S) --out DIR [--opset N] "
+     "(--torchvision NAME | --script FILE | --torchscript FILE --input-shape S) --out DIR [--opset "
+     "N] "
      "[--task T] [--bench] [--runs N] [--warmup N] [--threads N] [--python PATH] [--timeout S]: "
      "PyTorch to ONNX, validated against PyTorch"},
 };

@@ -29,7 +29,12 @@ namespace onnxlens::engine::ops {
     X(Random)                   \
     X(Layout)                   \
     X(ImageBlock)               \
-    X(Attention)
+    X(Attention)                \
+    X(MlLinear)                 \
+    X(MlTree)                   \
+    X(MlSvm)                    \
+    X(MlPreprocess)             \
+    X(MlEncoding)
 
 #define ONNXLENS_DECLARE_FAMILY(F) void register##F##Ops(KernelRegistry& registry);
 ONNXLENS_OP_FAMILIES(ONNXLENS_DECLARE_FAMILY)

@@ -114,7 +114,7 @@ void guardedInference(const onnx::InferenceFunction& original, onnx::InferenceCo
     std::vector<int> ranks;
     for (std::size_t i = 0; i < ctx.getNumInputs(); ++i)
         ranks.push_back(rankOf(ctx.getInputType(i)));
-    for (const std::string& name :
+    for (const char* name :
          {"strides", "dilations", "kernel_shape", "blocksize", "group", "hidden_size", "pads"})
         if (const auto* a = ctx.getAttribute(name)) *node.add_attribute() = *a;
     const std::string problem = hostileNodeProblem(node, ranks);

@@ -30,6 +30,7 @@ struct InputChoices {
     std::vector<engine::Session::IoInfo> inputs;  // the session's inputs, in order
     std::map<std::string, InputSource> sources;   // by input name; missing ones are Random
     engine::SymbolBindings symbols;               // unbound symbols are 1
+    engine::ValueRanges integerRanges;  // integer inputs that index a table (inferIndexRanges)
     std::uint64_t seed = 0;                       // input k uses seed + k
     ImagePreprocessing image;
 };

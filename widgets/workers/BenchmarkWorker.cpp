@@ -27,7 +27,7 @@ BenchmarkWorker::~BenchmarkWorker() {
 
 Result<std::map<std::string, engine::Value>> BenchmarkWorker::randomFeeds(
     const engine::Session& session) {
-    return engine::prepareFeeds(session.inputs(), {}, {}, 1);
+    return engine::prepareSessionFeeds(session, {}, {}, 1);
 }
 
 void BenchmarkWorker::cancel() {
