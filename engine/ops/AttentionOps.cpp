@@ -135,7 +135,7 @@ class RotaryEmbeddingKernel final : public Kernel {
     std::int64_t heads_, rotaryDim_;
 };
 
-// Attention (opset 23): softmax(Q K^T * scale + mask [, softcap]) V per head, heads of Q
+// Attention (opset 23): softmax(softcap(Q K^T * scale) + mask) V per head, heads of Q
 // sharing K/V heads in groups (q_num_heads a multiple of kv_num_heads). past_key/past_value are
 // prepended along the sequence and returned as present_key/present_value. Causal masking with a
 // past (whose alignment the opset-23 text leaves open) is refused rather than guessed.
@@ -260,17 +260,22 @@ class AttentionKernel final : public Kernel {
                             double dot = 0;
                             const double* kRow = kBase + j * headSize;
                             for (std::int64_t d = 0; d < headSize; ++d) dot += qRow[d] * kRow[d];
-                            double score = dot * scale;
-                            if (qk && qkOutputMode_ == 0) qk[j] = score;
+                            const double raw = dot * scale;
+                            if (qk && qkOutputMode_ == 0) qk[j] = raw;
+                            // The softcap bends the scores before the mask (as ONNX Runtime does):
+                            // capping after it would turn a -inf (masked) score into -softcap.
+                            const double capped =
+                                softcap_ > 0 ? softcap_ * std::tanh(raw / softcap_) : raw;
+                            double bias = 0;
                             if (mask) {
                                 const double m = maskValues[static_cast<std::size_t>(
                                     b * maskStrides[0] + h * maskStrides[1] + i * maskStrides[2] +
                                     j * maskStrides[3])];
-                                score = boolMask ? (m != 0 ? score : minusInfinity) : score + m;
+                                bias = boolMask ? (m != 0 ? 0.0 : minusInfinity) : m;
                             }
-                            if (causal_ && j > i) score = minusInfinity;
-                            if (qk && qkOutputMode_ == 1) qk[j] = score;
-                            if (softcap_ > 0) score = softcap_ * std::tanh(score / softcap_);
+                            if (causal_ && j > i) bias = minusInfinity;
+                            if (qk && qkOutputMode_ == 1) qk[j] = raw + bias;
+                            const double score = capped + bias;
                             if (qk && qkOutputMode_ == 2) qk[j] = score;
                             scores[static_cast<std::size_t>(j)] = score;
                         }

@@ -92,6 +92,13 @@ def write_case(root, name, model, inputs, outputs):
     for k, (n, a) in enumerate(outputs):
         with open(os.path.join(data, "output_%d.pb" % k), "wb") as f:
             f.write(numpy_helper.from_array(a, n).SerializeToString())
+    # The same data as JSON, for bench/ort_newer_opsets.mjs (ONNX Runtime cross-check).
+    def plain(pairs):
+        return [{"name": n, "dtype": str(a.dtype), "shape": list(a.shape),
+                 "data": a.astype(np.float64).reshape(-1).tolist() if a.dtype != bool
+                 else a.reshape(-1).astype(int).tolist()} for n, a in pairs]
+    with open(os.path.join(folder, "case.json"), "w") as f:
+        json.dump({"inputs": plain(inputs), "outputs": plain(outputs)}, f)
     return path
 
 
@@ -608,13 +615,14 @@ def attention_reference(q, k, v, mask=None, past_k=None, past_v=None, causal=Fal
     kk, vv = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
     scale = scale if scale is not None else 1 / np.sqrt(q.shape[-1])
     scores = q @ kk.transpose(0, 1, 3, 2) * scale
+    # The softcap comes before the mask (ONNX Runtime's order: a masked -inf stays -inf).
+    if softcap:
+        scores = softcap * np.tanh(scores / softcap)
     if mask is not None:
         scores = np.where(mask, scores, -np.inf) if mask.dtype == bool else scores + mask
     if causal:
         qs, ts = scores.shape[-2:]
         scores = np.where(np.tril(np.ones((qs, ts), bool)), scores, -np.inf)
-    if softcap:
-        scores = softcap * np.tanh(scores / softcap)
     scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
     probs = scores / scores.sum(axis=-1, keepdims=True)
     y = probs @ vv
