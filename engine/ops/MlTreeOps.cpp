@@ -289,12 +289,17 @@ class TreeEnsemble {
             ctx.pool().parallelFor(
                 shape.rows, costPerTree * static_cast<double>(trees),
                 [&](std::int64_t b, std::int64_t e) {
-                    for (std::int64_t r = b; r < e; ++r) {
-                        const T* row = x + r * shape.features;
-                        ScoreCell* out = scores.data() + r * targets;
+                    // Blocks of rows walk the trees one at a time, so that a tree stays in cache
+                    // while the block's rows descend it (a big forest does not fit in cache as a
+                    // whole). Each row still adds its trees in order.
+                    constexpr std::int64_t kRowBlock = 128;
+                    for (std::int64_t block = b; block < e; block += kRowBlock) {
+                        const std::int64_t end = std::min(e, block + kRowBlock);
                         for (auto root : roots_)
-                            addLeaf(nodes[static_cast<std::size_t>(leafOf(nodes, root, row))], out,
-                                    aggregate);
+                            for (std::int64_t r = block; r < end; ++r)
+                                addLeaf(nodes[static_cast<std::size_t>(
+                                            leafOf(nodes, root, x + r * shape.features))],
+                                        scores.data() + r * targets, aggregate);
                     }
                 });
             return;
