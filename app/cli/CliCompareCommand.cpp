@@ -19,10 +19,10 @@ std::string indexToString(const std::vector<std::int64_t>& index) {
 
 int runCompareCommand(const std::vector<std::string>& args) {
     Arguments a(args, {"data-set", "rtol", "atol", "threads", "max-memory"},
-                {"json", "no-optimize"});
+                {"json", "no-optimize", "allow-newer-opset"});
     a.requirePositionals(1,
                          "onnxlens-cli compare MODEL [--data-set DIR]... [--rtol R] [--atol A] "
-                         "[--threads N] [--max-memory BYTES|NG] [--json]");
+                         "[--threads N] [--max-memory BYTES|NG] [--allow-newer-opset] [--json]");
     const std::string modelPath = a.positionals()[0];
     engine::Tolerance tolerance;
     tolerance.rtol = a.doubleValue("rtol", tolerance.rtol);
@@ -30,8 +30,9 @@ int runCompareCommand(const std::vector<std::string>& args) {
     if (tolerance.rtol < 0 || tolerance.atol < 0)
         throw UsageError("--rtol and --atol must not be negative");
 
-    auto loaded = loadSession(modelPath, static_cast<int>(a.intValue("threads", 0)),
-                              !a.flag("no-optimize"), parseMaxMemory(a));
+    auto loaded =
+        loadSession(modelPath, static_cast<int>(a.intValue("threads", 0)), !a.flag("no-optimize"),
+                    parseMaxMemory(a), a.flag("allow-newer-opset"));
     const onnx::ModelProto& proto = *loaded.model.proto;
 
     std::vector<TestDataSet> dataSets;

@@ -66,7 +66,8 @@ int runCostCommand(const std::vector<std::string>& args) {
         doc["assumptions"] = cost->assumptions;
         doc["parameters_by_type"] = nlohmann::json::object();
         for (const auto& [type, f] : cost->parametersByType)
-            doc["parameters_by_type"][type] = {{"parameters", f.parameters}, {"bytes", f.parameterBytes}};
+            doc["parameters_by_type"][type] = {{"parameters", f.parameters},
+                                               {"bytes", f.parameterBytes}};
         doc["scopes"] = nlohmann::json::object();
         for (const auto& [scope, f] : cost->scopes) doc["scopes"][scope] = figuresJson(f);
         doc["nodes"] = nlohmann::json::array();
@@ -84,15 +85,16 @@ int runCostCommand(const std::vector<std::string>& args) {
         return kExitOk;
     }
     if (a.flag("csv")) {
-        std::cout << "name,op_type,scope,macs,flops,parameters,parameter_bytes,bytes_read,bytes_written,"
-                     "arithmetic_intensity,shapes_known,estimate\n";
+        std::cout
+            << "name,op_type,scope,macs,flops,parameters,parameter_bytes,bytes_read,bytes_written,"
+               "arithmetic_intensity,shapes_known,estimate\n";
         for (const auto& n : cost->nodes) {
             const auto& f = n.figures;
-            std::cout << csvField(n.name) << "," << csvField(n.opType) << "," << csvField(n.scope) << ","
-                      << std::setprecision(17) << f.macs << "," << f.flops << "," << f.parameters << ","
-                      << f.parameterBytes << "," << f.bytesRead << "," << f.bytesWritten << ","
-                      << f.intensity() << "," << (n.shapesKnown ? 1 : 0) << "," << (n.estimate ? 1 : 0)
-                      << "\n";
+            std::cout << csvField(n.name) << "," << csvField(n.opType) << "," << csvField(n.scope)
+                      << "," << std::setprecision(17) << f.macs << "," << f.flops << ","
+                      << f.parameters << "," << f.parameterBytes << "," << f.bytesRead << ","
+                      << f.bytesWritten << "," << f.intensity() << "," << (n.shapesKnown ? 1 : 0)
+                      << "," << (n.estimate ? 1 : 0) << "\n";
         }
         return kExitOk;
     }
@@ -100,18 +102,22 @@ int runCostCommand(const std::vector<std::string>& args) {
     for (const auto& note : cost->assumptions) std::cout << "  note: " << note << "\n";
     std::cout << std::left << std::setw(48) << "node" << std::setw(20) << "op" << std::right
               << std::setw(10) << "MACs" << std::setw(10) << "FLOPs" << std::setw(10) << "params"
-              << std::setw(10) << "read" << std::setw(10) << "written" << std::setw(8) << "F/B" << "\n";
+              << std::setw(10) << "read" << std::setw(10) << "written" << std::setw(8) << "F/B"
+              << "\n";
     for (const auto& n : cost->nodes) {
         const auto& f = n.figures;
         std::string name = n.name.size() > 46 ? "..." + n.name.substr(n.name.size() - 43) : n.name;
         std::ostringstream intensity;
         intensity << std::fixed << std::setprecision(1) << f.intensity();
         std::cout << std::left << std::setw(48) << name << std::setw(20) << n.opType << std::right
-                  << std::setw(10) << human(f.macs) << std::setw(10) << human(f.flops) << std::setw(10)
-                  << human(static_cast<double>(f.parameters)) << std::setw(10)
+                  << std::setw(10) << human(f.macs) << std::setw(10) << human(f.flops)
+                  << std::setw(10) << human(static_cast<double>(f.parameters)) << std::setw(10)
                   << human(static_cast<double>(f.bytesRead)) << std::setw(10)
                   << human(static_cast<double>(f.bytesWritten)) << std::setw(8) << intensity.str()
-                  << (n.estimate ? "  (estimate)" : n.shapesKnown ? "" : "  (partial)") << "\n";
+                  << (n.estimate      ? "  (estimate)"
+                      : n.shapesKnown ? ""
+                                      : "  (partial)")
+                  << "\n";
     }
     const auto& t = cost->total;
     std::cout << "\ntotal: " << human(t.macs) << " MACs, " << human(t.flops) << " FLOPs, "
@@ -119,8 +125,10 @@ int runCostCommand(const std::vector<std::string>& args) {
               << human(static_cast<double>(t.parameterBytes)) << "B)";
     for (const auto& [type, f] : cost->parametersByType)
         std::cout << ", " << type << " " << human(static_cast<double>(f.parameters));
-    std::cout << "\npeak activation memory: " << human(static_cast<double>(cost->peakActivationBytes))
-              << "B" << (cost->peakAfterNode.empty() ? "" : " (after " + cost->peakAfterNode + ")") << "\n";
+    std::cout << "\npeak activation memory: "
+              << human(static_cast<double>(cost->peakActivationBytes)) << "B"
+              << (cost->peakAfterNode.empty() ? "" : " (after " + cost->peakAfterNode + ")")
+              << "\n";
     return kExitOk;
 }
 

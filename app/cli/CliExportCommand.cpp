@@ -10,6 +10,7 @@
 #include "CliCommon.h"
 #include "onnxlens/workflows/ExportReport.h"
 #include "onnxlens/workflows/ExporterCommand.h"
+#include "onnxlens/workflows/SklearnExportReport.h"
 
 namespace onnxlens::cli {
 
@@ -18,8 +19,8 @@ namespace {
 namespace fs = std::filesystem;
 
 const char* kUsage =
-    "onnxlens-cli export (--torchvision NAME | --script FILE | --torchscript FILE --input-shape S) "
-    "--out DIR "
+    "onnxlens-cli export (--torchvision NAME | --script FILE | --torchscript FILE --input-shape S | "
+    "--sklearn PIPELINE.pkl --input-shape N,F) [--out DIR] "
     "[--opset N] [--task T] [--static-batch] [--bench] [--runs N] [--warmup N] [--threads N] "
     "[--max-ratio R] "
     "[--python PATH] [--timeout S] [--json]";
@@ -39,11 +40,18 @@ engine::ExportRequest requestFromArguments(const Arguments& a) {
         r.sourceKind = engine::ExportSourceKind::Script, r.source = *v, ++sources;
     if (auto v = a.value("torchscript"))
         r.sourceKind = engine::ExportSourceKind::TorchScript, r.source = *v, ++sources;
+    if (auto v = a.value("sklearn"))
+        r.sourceKind = engine::ExportSourceKind::Sklearn, r.source = *v, ++sources;
     if (sources != 1)
-        throw UsageError("give exactly one of --torchvision, --script, --torchscript\nusage: " +
+        throw UsageError("give exactly one of --torchvision, --script, --torchscript, --sklearn\nusage: " +
                          std::string(kUsage));
-    if (!a.value("out")) throw UsageError("--out DIR is required\nusage: " + std::string(kUsage));
-    r.outDir = *a.value("out");
+    if (a.value("out")) {
+        r.outDir = *a.value("out");
+    } else if (r.sourceKind == engine::ExportSourceKind::Sklearn) {
+        r.outDir = fs::path(r.source).replace_extension("").string() + "_onnx";  // beside the pickle
+    } else {
+        throw UsageError("--out DIR is required\nusage: " + std::string(kUsage));
+    }
     r.inputShape = a.value("input-shape").value_or("");
     r.opset = static_cast<int>(a.intValue("opset", 0));
     r.task = a.value("task").value_or("");
@@ -73,11 +81,34 @@ void printReport(const engine::ExportReport& report) {
                 (report.folder / "report.md").c_str());
 }
 
+// The scikit-learn export's checks: labels exactly, probabilities within 1e-5, throughput.
+int validateSklearnFolder(const engine::ExportRequest& request, bool bench, bool json) {
+    engine::SklearnExportOptions options;
+    options.benchmark = bench;
+    options.warmup = request.warmup;
+    options.runs = request.runs;
+    options.threads = request.threads;
+    auto report = engine::validateSklearnExport(request.outDir, options, [&](const std::string& step) {
+        if (!json) std::printf("%s\n", step.c_str());
+        std::fflush(stdout);
+    });
+    if (!report) throw UsageError(report.error().message);
+    if (auto written = engine::writeSklearnExportReport(*report); !written) throw UsageError(written.error().message);
+    if (json) {
+        auto doc = nlohmann::json::parse(engine::sklearnExportReportJson(*report));
+        doc["exported"] = true;
+        printJson(doc);
+    } else {
+        printReport(report->report);
+    }
+    return report->report.passed ? kExitOk : kExitCheckFailed;
+}
+
 }  // namespace
 
 int runExportCommand(const std::vector<std::string>& args) {
     Arguments a(args,
-                {"torchvision", "script", "torchscript", "input-shape", "out", "opset", "task",
+                {"torchvision", "script", "torchscript", "sklearn", "input-shape", "out", "opset", "task",
                  "runs", "warmup", "threads", "python", "timeout", "max-ratio"},
                 {"json", "bench", "static-batch"});
     if (!a.positionals().empty())
@@ -118,6 +149,9 @@ int runExportCommand(const std::vector<std::string>& args) {
                        {"hint", failure->hint}});
         throw UsageError(failure->message + "\nhint: " + failure->hint);
     }
+
+    if (request.sourceKind == engine::ExportSourceKind::Sklearn)
+        return validateSklearnFolder(request, a.flag("bench"), json);
 
     engine::ExportReportOptions options;
     options.benchmark = a.flag("bench");

@@ -1,8 +1,12 @@
 #include "CliSession.h"
 
 #include <charconv>
+#include <iostream>
 #include <limits>
 #include <map>
+
+#include "onnxlens/engine/OpsetSupport.h"
+#include "onnxlens/model/NewerOpsets.h"
 
 namespace onnxlens::cli {
 
@@ -28,10 +32,19 @@ std::shared_ptr<onnx::ModelProto> structureOf(onnx::ModelProto& proto) {
 }  // namespace
 
 LoadedSession loadSession(const std::string& modelPath, int threads, bool optimize,
-                          std::uint64_t maxTensorBytes) {
+                          std::uint64_t maxTensorBytes, bool allowNewerOpset) {
     LoadedSession s;
     auto model = loadModel(modelPath);
     if (!model) throw UsageError(model.error().message);
+    if (auto problem = engine::newerOpsetProblem(*model->proto, onnxLibraryOpset(), modelPath)) {
+        if (!allowNewerOpset)
+            throw UsageError(*problem +
+                             "; its operators may have changed in ways the engine does not "
+                             "implement. Use --allow-newer-opset to run it anyway");
+        std::cerr << "warning: " << *problem
+                  << "; running it as the newest versions the engine "
+                     "knows (--allow-newer-opset)\n";
+    }
     // The session takes the parsed model over: the weights live once, in the engine's tensors.
     s.model.path = model->path;
     s.model.directory = model->directory;

@@ -70,7 +70,7 @@ ValueType valueTypeOf(const onnx::TypeProto& type) {
 
 // Shapes and element types of every value a graph (and the graphs around it) can see.
 class ValueTypes {
-public:
+  public:
     explicit ValueTypes(const ValueTypes* outer = nullptr) : outer_(outer) {}
     void addGraph(const onnx::GraphProto& graph) {
         for (const auto& t : graph.initializer()) {
@@ -110,14 +110,15 @@ public:
         return *n * static_cast<double>(elementTypeSize(v->elementType));
     }
 
-private:
+  private:
     const ValueTypes* outer_;
     std::map<std::string, ValueType> types_;
     std::set<std::string> initializers_;
     std::map<std::string, const onnx::TensorProto*> initializerTensors_;
 };
 
-std::int64_t intAttribute(const onnx::NodeProto& node, const std::string& name, std::int64_t fallback) {
+std::int64_t intAttribute(const onnx::NodeProto& node, const std::string& name,
+                          std::int64_t fallback) {
     for (const auto& a : node.attribute())
         if (a.name() == name) return a.i();
     return fallback;
@@ -136,37 +137,103 @@ std::vector<std::int64_t> intsAttribute(const onnx::NodeProto& node, const std::
 
 // Elementwise operators: one operation per output element (per extra input for variadic ones).
 const std::set<std::string>& elementwiseOps() {
-    static const std::set<std::string> ops{
-        "Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min", "Sum", "Mean", "Relu", "LeakyRelu",
-        "PRelu", "ThresholdedRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Exp", "Log",
-        "Sqrt", "Reciprocal", "Neg", "Abs", "Erf", "Gelu", "Elu", "Selu", "Celu", "Mish", "Softplus",
-        "Softsign", "Clip", "Where", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
-        "And", "Or", "Xor", "Not", "Sign", "Floor", "Ceil", "Round", "Sin", "Cos", "Tan", "Asin",
-        "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "IsNaN", "IsInf", "BitShift",
-        "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "QuantizeLinear", "DequantizeLinear",
-        "DynamicQuantizeLinear", "Shrink", "Dropout"};
+    static const std::set<std::string> ops{"Add",
+                                           "Sub",
+                                           "Mul",
+                                           "Div",
+                                           "Pow",
+                                           "Mod",
+                                           "Max",
+                                           "Min",
+                                           "Sum",
+                                           "Mean",
+                                           "Relu",
+                                           "LeakyRelu",
+                                           "PRelu",
+                                           "ThresholdedRelu",
+                                           "Sigmoid",
+                                           "HardSigmoid",
+                                           "HardSwish",
+                                           "Tanh",
+                                           "Exp",
+                                           "Log",
+                                           "Sqrt",
+                                           "Reciprocal",
+                                           "Neg",
+                                           "Abs",
+                                           "Erf",
+                                           "Gelu",
+                                           "Elu",
+                                           "Selu",
+                                           "Celu",
+                                           "Mish",
+                                           "Softplus",
+                                           "Softsign",
+                                           "Clip",
+                                           "Where",
+                                           "Equal",
+                                           "Less",
+                                           "LessOrEqual",
+                                           "Greater",
+                                           "GreaterOrEqual",
+                                           "And",
+                                           "Or",
+                                           "Xor",
+                                           "Not",
+                                           "Sign",
+                                           "Floor",
+                                           "Ceil",
+                                           "Round",
+                                           "Sin",
+                                           "Cos",
+                                           "Tan",
+                                           "Asin",
+                                           "Acos",
+                                           "Atan",
+                                           "Sinh",
+                                           "Cosh",
+                                           "Asinh",
+                                           "Acosh",
+                                           "Atanh",
+                                           "IsNaN",
+                                           "IsInf",
+                                           "BitShift",
+                                           "BitwiseAnd",
+                                           "BitwiseOr",
+                                           "BitwiseXor",
+                                           "BitwiseNot",
+                                           "QuantizeLinear",
+                                           "DequantizeLinear",
+                                           "DynamicQuantizeLinear",
+                                           "Shrink",
+                                           "Dropout"};
     return ops;
 }
 
 // Per-element operation counts of normalisations and softmax (documented in docs/cost-model.md).
 const std::map<std::string, double>& perElementOps() {
-    static const std::map<std::string, double> ops{
-        {"Softmax", 3},           {"LogSoftmax", 4},         {"LayerNormalization", 5},
-        {"BatchNormalization", 2}, {"InstanceNormalization", 5}, {"GroupNormalization", 5},
-        {"LpNormalization", 3},   {"MeanVarianceNormalization", 5}, {"RMSNormalization", 4},
-        {"SkipLayerNormalization", 6}};
+    static const std::map<std::string, double> ops{{"Softmax", 3},
+                                                   {"LogSoftmax", 4},
+                                                   {"LayerNormalization", 5},
+                                                   {"BatchNormalization", 2},
+                                                   {"InstanceNormalization", 5},
+                                                   {"GroupNormalization", 5},
+                                                   {"LpNormalization", 3},
+                                                   {"MeanVarianceNormalization", 5},
+                                                   {"RMSNormalization", 4},
+                                                   {"SkipLayerNormalization", 6}};
     return ops;
 }
 
 // Reductions read every input element once.
 bool isReduction(const std::string& op) {
-    return op.rfind("Reduce", 0) == 0 || op == "ArgMax" || op == "ArgMin" || op == "GlobalAveragePool" ||
-           op == "GlobalMaxPool" || op == "GlobalLpPool" || op == "CumSum";
+    return op.rfind("Reduce", 0) == 0 || op == "ArgMax" || op == "ArgMin" ||
+           op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "GlobalLpPool" ||
+           op == "CumSum";
 }
 
 class CostCounter {
-public:
-
+  public:
     // Fills `cost.figures` for one node; returns false when a needed shape is unknown.
     void count(const onnx::NodeProto& node, const ValueTypes& types, NodeCost& cost) {
         const std::string& op = node.op_type();
@@ -188,7 +255,8 @@ public:
             if (name.empty()) continue;
             auto b = types.bytes(name);
             if (types.isInitializer(name)) {
-                if (auto n = numel(types.dims(name))) f.parameters += static_cast<std::uint64_t>(*n);
+                if (auto n = numel(types.dims(name)))
+                    f.parameters += static_cast<std::uint64_t>(*n);
                 if (b) f.parameterBytes += static_cast<std::uint64_t>(*b);
             } else if (b) {
                 f.bytesRead += static_cast<std::uint64_t>(*b);
@@ -211,12 +279,14 @@ public:
             auto wn = numel(wd), yn = numel(y);
             if (!wn || !yn || wd->empty() || (*wd)[0] <= 0) return unknown("Conv weight or output");
             f.macs = *yn * (*wn / static_cast<double>((*wd)[0]));
-            f.flops = 2 * f.macs + ((op == "Conv" && node.input_size() > 2 && !node.input(2).empty()) ? *yn : 0);
+            f.flops = 2 * f.macs +
+                      ((op == "Conv" && node.input_size() > 2 && !node.input(2).empty()) ? *yn : 0);
         } else if (op == "ConvTranspose") {
             // Each input element is scattered over (M / group) x kernel outputs: numel(W) / C.
             auto x = in(0), wd = in(1);
             auto xn = numel(x), wn = numel(wd);
-            if (!xn || !wn || wd->empty() || (*wd)[0] <= 0) return unknown("ConvTranspose input or weight");
+            if (!xn || !wn || wd->empty() || (*wd)[0] <= 0)
+                return unknown("ConvTranspose input or weight");
             f.macs = *xn * (*wn / static_cast<double>((*wd)[0]));
             f.flops = 2 * f.macs;
         } else if (op == "MatMul" || op == "MatMulInteger" || op == "QLinearMatMul" ||
@@ -263,13 +333,15 @@ public:
             auto yn = numel(out(0));
             if (!yn) return unknown("resized output");
             const std::string mode = stringAttribute(node, "mode", "nearest");
-            const double taps = mode == "linear" || mode == "bilinear" ? 4 : mode == "cubic" ? 16 : 0;
+            const double taps = mode == "linear" || mode == "bilinear" ? 4
+                                : mode == "cubic"                      ? 16
+                                                                       : 0;
             f.flops = *yn * taps;
         }
         // Everything else (Reshape, Transpose, Gather, Concat, Slice, ...) moves data: 0 FLOPs.
     }
 
-private:
+  private:
     void countEinsum(const onnx::NodeProto& node, const ValueTypes& types, NodeCost& cost) {
         std::string equation = stringAttribute(node, "equation", "");
         equation.erase(std::remove(equation.begin(), equation.end(), ' '), equation.end());
@@ -279,7 +351,8 @@ private:
         std::size_t start = 0;
         for (int i = 0; i < node.input_size(); ++i) {
             const auto comma = lhs.find(',', start);
-            const std::string term = lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+            const std::string term =
+                lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
             start = comma == std::string::npos ? lhs.size() : comma + 1;
             auto dims = types.dims(node.input(i));
             if (!dims || term.find("...") != std::string::npos || term.size() != dims->size()) {
@@ -316,7 +389,8 @@ private:
         const double seq = static_cast<double>(batchFirst ? (*x)[1] : (*x)[0]);
         const double batch = static_cast<double>(batchFirst ? (*x)[0] : (*x)[1]);
         const double input = static_cast<double>((*x)[2]);
-        const double dirs = stringAttribute(node, "direction", "forward") == "bidirectional" ? 2 : 1;
+        const double dirs =
+            stringAttribute(node, "direction", "forward") == "bidirectional" ? 2 : 1;
         // Gates: LSTM 4 (i, o, f, c), GRU 3 (z, r, h), RNN 1. Each step multiplies the input and
         // the previous hidden state by every gate's weights; the gate arithmetic after it (bias
         // adds, activations, the cell update) is counted per hidden unit: LSTM 12, GRU 10, RNN 3.
@@ -349,10 +423,11 @@ void bindInputDims(onnx::ModelProto& model, const std::map<std::string, std::int
             if (!symbol.empty()) {
                 result.dims[symbol] = value;
                 if (it == dims.end() && assumed.insert(symbol).second)
-                    result.assumptions.push_back("dim '" + symbol + "' taken as 1 (--dim " + symbol + "=N to set it)");
+                    result.assumptions.push_back("dim '" + symbol + "' taken as 1 (--dim " +
+                                                 symbol + "=N to set it)");
             } else {
-                result.assumptions.push_back("input '" + input.name() + "' axis " + std::to_string(axis) +
-                                             " is unknown, taken as 1");
+                result.assumptions.push_back("input '" + input.name() + "' axis " +
+                                             std::to_string(axis) + " is unknown, taken as 1");
             }
             d->set_dim_value(value);
         }
@@ -418,15 +493,18 @@ void countSubgraphs(const onnx::NodeProto& node, const ValueTypes& types, CostCo
                 const auto axes = intsAttribute(node, "scan_input_axes");
                 std::int64_t axis = axes.empty() ? 0 : axes[0];
                 if (dims && axis < 0) axis += static_cast<std::int64_t>(dims->size());
-                if (dims && axis >= 0 && axis < static_cast<std::int64_t>(dims->size()) && (*dims)[axis] >= 0)
+                if (dims && axis >= 0 && axis < static_cast<std::int64_t>(dims->size()) &&
+                    (*dims)[axis] >= 0)
                     trips = static_cast<double>((*dims)[axis]);
             }
         }
         const double n = trips.value_or(1);
         cost.figures.macs += body.macs * n;
         cost.figures.flops += body.flops * n;
-        cost.figures.bytesRead += static_cast<std::uint64_t>(static_cast<double>(body.bytesRead) * n);
-        cost.figures.bytesWritten += static_cast<std::uint64_t>(static_cast<double>(body.bytesWritten) * n);
+        cost.figures.bytesRead +=
+            static_cast<std::uint64_t>(static_cast<double>(body.bytesRead) * n);
+        cost.figures.bytesWritten +=
+            static_cast<std::uint64_t>(static_cast<double>(body.bytesWritten) * n);
         cost.figures.parameters += body.parameters;
         cost.figures.parameterBytes += body.parameterBytes;
         if (!trips) {
@@ -462,7 +540,8 @@ CostFigures countGraph(const onnx::GraphProto& graph, const ValueTypes& outer, C
 
 // Live activation bytes over the execution order: a value lives from the node that makes it
 // (graph inputs: from the start) to the last node that reads it (graph outputs: to the end).
-void computePeakActivations(const onnx::GraphProto& graph, const ValueTypes& types, ModelCost& result) {
+void computePeakActivations(const onnx::GraphProto& graph, const ValueTypes& types,
+                            ModelCost& result) {
     std::map<std::string, std::size_t> lastUse;
     for (std::size_t i = 0; i < static_cast<std::size_t>(graph.node_size()); ++i) {
         const auto& node = graph.node(static_cast<int>(i));
@@ -532,7 +611,8 @@ Result<ModelCost> computeModelCost(const onnx::ModelProto& model,
             // computed, so the shapes after them are known too.
             options.enable_data_propagation = true;
             try {
-                onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), options);
+                onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
+                                                   options);
             } catch (const std::exception& e) {
                 result.assumptions.push_back(std::string("shape inference stopped: ") + e.what());
             }
@@ -544,7 +624,8 @@ Result<ModelCost> computeModelCost(const onnx::ModelProto& model,
         for (const auto& node : copy.graph().node()) {
             NodeCost cost;
             cost.name = nodeDisplayName(node);
-            cost.opType = isDefaultDomain(node.domain()) ? node.op_type() : node.domain() + "::" + node.op_type();
+            cost.opType = isDefaultDomain(node.domain()) ? node.op_type()
+                                                         : node.domain() + "::" + node.op_type();
             cost.scope = scopeOfNodeName(node.name());
             counter.count(node, types, cost);
             countSubgraphs(node, types, counter, cost);
@@ -554,7 +635,9 @@ Result<ModelCost> computeModelCost(const onnx::ModelProto& model,
             unique.parameters = 0;
             unique.parameterBytes = 0;
             for (const auto& name : node.input()) {
-                if (name.empty() || !types.isInitializer(name) || !countedWeights.insert(name).second) continue;
+                if (name.empty() || !types.isInitializer(name) ||
+                    !countedWeights.insert(name).second)
+                    continue;
                 const ValueType* v = types.find(name);
                 auto n = v ? numel(v->dims) : std::nullopt;
                 auto b = types.bytes(name);

@@ -1,9 +1,6 @@
 #include "onnxlens/model/ModelSummary.h"
 
-#include "onnxlens/model/ShapeInferenceGuard.h"
-
 #include <onnx/checker.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
 #include <exception>
@@ -12,6 +9,8 @@
 #include <unordered_set>
 
 #include "onnxlens/model/ExternalData.h"
+#include "onnxlens/model/NewerOpsets.h"
+#include "onnxlens/model/ShapeInferenceAnyOpset.h"
 #include "onnxlens/model/TensorTypes.h"
 
 namespace onnxlens {
@@ -213,8 +212,21 @@ CheckerVerdict runChecker(const onnx::ModelProto& model) {
     // stripped copy keeps the memory of a 400 MB model flat. External files are checked by the
     // loader (ExternalData.h), so they are stripped here too: the checker would otherwise look
     // for them relative to the working directory.
-    const onnx::ModelProto copy = copyWithoutBulkData(model);
+    onnx::ModelProto copy = copyWithoutBulkData(model);
     CheckerVerdict verdict;
+    // Nodes of opsets newer than the library's are checked by onnxlens; the library checks the
+    // rest of the model (NewerOpsets.h).
+    const NewerOpsetReport newer = checkNewerOpsetNodes(model);
+    adaptForOnnxLibrary(copy);
+    verdict.note = describeNewerOpsetCheck(newer);
+    verdict.nodesCheckedByOnnxlens = static_cast<std::int64_t>(newer.nodes.size());
+    if (newer.opsetNewerThanOnnxlens)
+        verdict.newerOpsetWarning = "ai.onnx opset " + std::to_string(newer.modelOpset) +
+                                    " is newer than this build knows (the onnx library: " +
+                                    std::to_string(onnxLibraryOpset()) +
+                                    ", onnxlens: " + std::to_string(newestOpsetKnownToOnnxlens()) +
+                                    "); its nodes were checked as of opset " +
+                                    std::to_string(newestOpsetKnownToOnnxlens());
     try {
         onnx::checker::check_model(copy);
         verdict.ok = true;
@@ -223,6 +235,12 @@ CheckerVerdict runChecker(const onnx::ModelProto& model) {
         while (!verdict.message.empty() &&
                (verdict.message.back() == '\n' || verdict.message.back() == ' '))
             verdict.message.pop_back();
+    }
+    if (!newer.problems.empty()) {
+        verdict.ok = false;
+        std::string problems;
+        for (const auto& p : newer.problems) problems += (problems.empty() ? "" : "\n") + p;
+        verdict.message = verdict.message.empty() ? problems : verdict.message + "\n" + problems;
     }
     return verdict;
 }
@@ -290,30 +308,10 @@ Status checkNodesAgainstSchemas(const onnx::ModelProto& model) {
 ShapeInferenceSummary runShapeInference(const onnx::ModelProto& model) {
     ShapeInferenceSummary summary;
     onnx::ModelProto copy = copyWithoutBulkData(model);
-    if (auto safe = checkNodesAgainstSchemas(model); !safe) {
-        summary.message = "skipped: " + safe.error().message;
-    } else {
-        try {
-            guardShapeInference();
-            onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
-                                               onnx::ShapeInferenceOptions(false, 1, false));
-            summary.ok = true;
-        } catch (const std::exception& e) {
-            summary.message = e.what();
-            // Strict mode stops at the first node it cannot infer; the lenient mode infers what it
-            // can, which is what the edge counts describe.
-            copy = copyWithoutBulkData(model);
-            try {
-                onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
-                                                   onnx::ShapeInferenceOptions(false, 0, false));
-            } catch (const std::exception&) {
-                copy = copyWithoutBulkData(model);
-            }
-        }
-    }
-    while (!summary.message.empty() &&
-           (summary.message.back() == '\n' || summary.message.back() == ' '))
-        summary.message.pop_back();
+    const ShapeInferenceOutcome outcome = inferShapesAnyOpset(copy);
+    summary.ok = outcome.ok;
+    summary.message = outcome.message;
+    summary.shapedByOnnxlens = outcome.valuesShapedByOnnxlens;
     countKnownEdges(copy.graph(), summary);
     return summary;
 }

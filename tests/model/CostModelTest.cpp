@@ -63,9 +63,11 @@ void addString(onnx::NodeProto* node, const std::string& name, const std::string
 
 TEST(CostModel, GroupedConvWithBiasCountsOneDotProductPerOutputElement) {
     // X [1, 8, 10, 10], W [16, 4, 3, 3] (group 2), pads 1: Y [1, 16, 10, 10].
-    // MACs = 16 * 10 * 10 outputs x (8 / 2) channels x 3 x 3 = 57,600; FLOPs = 2 x MACs + 1,600 bias adds.
-    auto m = oneNodeModel("Conv", {makeValueInfo("x", kFloat, {"1", "8", "10", "10"})},
-                          {makeFloatInitializer("w", {16, 4, 3, 3}), makeFloatInitializer("b", {16})});
+    // MACs = 16 * 10 * 10 outputs x (8 / 2) channels x 3 x 3 = 57,600; FLOPs = 2 x MACs + 1,600
+    // bias adds.
+    auto m =
+        oneNodeModel("Conv", {makeValueInfo("x", kFloat, {"1", "8", "10", "10"})},
+                     {makeFloatInitializer("w", {16, 4, 3, 3}), makeFloatInitializer("b", {16})});
     addInt(m.node, "group", 2);
     addInts(m.node, "pads", {1, 1, 1, 1});
     auto cost = computeModelCost(m.model);
@@ -78,7 +80,8 @@ TEST(CostModel, GroupedConvWithBiasCountsOneDotProductPerOutputElement) {
     EXPECT_EQ(f.parameterBytes, (16u * 4 * 9 + 16) * 4);
     EXPECT_EQ(f.bytesRead, 8u * 100 * 4);
     EXPECT_EQ(f.bytesWritten, 16u * 100 * 4);
-    EXPECT_NEAR(f.intensity(), f.flops / double(f.bytesRead + f.bytesWritten + f.parameterBytes), 1e-12);
+    EXPECT_NEAR(f.intensity(), f.flops / double(f.bytesRead + f.bytesWritten + f.parameterBytes),
+                1e-12);
     EXPECT_EQ(cost->nodes[0].scope, "/block.1/layer");
     EXPECT_DOUBLE_EQ(cost->scopes.at("/block.1").macs, 57600);
     EXPECT_DOUBLE_EQ(cost->total.macs, 57600);
@@ -127,9 +130,10 @@ TEST(CostModel, ConvTransposeScattersEachInputOverTheKernel) {
 
 TEST(CostModel, EinsumCountsEveryIndexCombination) {
     // "bij,bjk->bik" with b 3, i 4, j 5, k 6: 3 x 4 x 5 x 6 = 360 MACs.
-    auto m = oneNodeModel("Einsum",
-                          {makeValueInfo("a", kFloat, {"3", "4", "5"}), makeValueInfo("b", kFloat, {"3", "5", "6"})},
-                          {});
+    auto m = oneNodeModel(
+        "Einsum",
+        {makeValueInfo("a", kFloat, {"3", "4", "5"}), makeValueInfo("b", kFloat, {"3", "5", "6"})},
+        {});
     addString(m.node, "equation", "bij,bjk->bik");
     auto cost = computeModelCost(m.model);
     ASSERT_TRUE(cost);
@@ -138,9 +142,11 @@ TEST(CostModel, EinsumCountsEveryIndexCombination) {
 
 TEST(CostModel, BidirectionalLstmPerStepTimesSequenceLength) {
     // X [7, 2, 10] (seq 7, batch 2, input 10), hidden 16, bidirectional:
-    // MACs = 2 dirs x 7 x 2 x 4 gates x 16 x (10 + 16) = 46,592; FLOPs add 12 per hidden unit and step.
-    auto m = oneNodeModel("LSTM", {makeValueInfo("x", kFloat, {"7", "2", "10"})},
-                          {makeFloatInitializer("w", {2, 64, 10}), makeFloatInitializer("r", {2, 64, 16})});
+    // MACs = 2 dirs x 7 x 2 x 4 gates x 16 x (10 + 16) = 46,592; FLOPs add 12 per hidden unit and
+    // step.
+    auto m = oneNodeModel(
+        "LSTM", {makeValueInfo("x", kFloat, {"7", "2", "10"})},
+        {makeFloatInitializer("w", {2, 64, 10}), makeFloatInitializer("r", {2, 64, 16})});
     addInt(m.node, "hidden_size", 16);
     addString(m.node, "direction", "bidirectional");
     auto cost = computeModelCost(m.model);
@@ -158,7 +164,8 @@ TEST(CostModel, PoolingElementwiseAndSoftmaxAreCountedAsOperations) {
     EXPECT_DOUBLE_EQ(p->total.flops, 2.0 * 4 * 4 * 4);  // 32 outputs x 4-element window
     EXPECT_DOUBLE_EQ(p->total.macs, 0);
 
-    auto add = oneNodeModel("Add", {makeValueInfo("a", kFloat, {"4", "5"}), makeValueInfo("b", kFloat, {"5"})}, {});
+    auto add = oneNodeModel(
+        "Add", {makeValueInfo("a", kFloat, {"4", "5"}), makeValueInfo("b", kFloat, {"5"})}, {});
     auto a = computeModelCost(add.model);
     ASSERT_TRUE(a);
     EXPECT_DOUBLE_EQ(a->total.flops, 20);

@@ -745,8 +745,11 @@ void RunPanel::onRunFinished(const std::shared_ptr<const RunOutcome>& outcome) {
         const OutputView& out = outcome->outputs[static_cast<std::size_t>(row)];
         outputs_->setItem(row, OutName, readOnlyItem(QString::fromStdString(out.name)));
         if (!out.value.isTensor()) {
-            outputs_->setItem(row, OutType,
-                              readOnlyItem(out.value.isSequence() ? tr("sequence") : tr("none")));
+            const QString kind = out.value.isSequence()      ? tr("sequence")
+                                 : out.value.isMapSequence() ? tr("sequence of maps")
+                                 : out.value.isMap()         ? tr("map")
+                                                             : tr("none");
+            outputs_->setItem(row, OutType, readOnlyItem(kind));
             for (int c = OutShape; c < OutColumns; ++c)
                 outputs_->setItem(row, c, readOnlyItem(QString()));
             continue;
@@ -779,12 +782,40 @@ void RunPanel::onRunFinished(const std::shared_ptr<const RunOutcome>& outcome) {
     emit runFinished();
 }
 
+// ZipMap's output (one map per row, class label -> probability) as a table of row, label and
+// value; a single map as row 0. Tensors get the two-column index/value table back.
+void RunPanel::showMapEntries(const engine::Value& value) {
+    const bool maps = value.isMap() || value.isMapSequence();
+    values_->setColumnCount(maps ? 3 : 2);
+    values_->setHorizontalHeaderLabels(maps ? QStringList{tr("Row"), tr("Label"), tr("Probability")}
+                                            : QStringList{tr("Index"), tr("Value")});
+    if (!maps) return;
+    std::vector<const engine::Value*> rows;
+    if (value.isMap()) rows.push_back(&value);
+    else
+        for (const auto& m : value.maps()) rows.push_back(&m);
+    std::int64_t total = 0;
+    for (std::size_t r = 0; r < rows.size() && total < kValueRows; ++r) {
+        const engine::Tensor& keys = rows[r]->mapKeys();
+        const engine::Tensor& values = rows[r]->mapValues();
+        for (std::int64_t i = 0; i < keys.numel() && total < kValueRows; ++i, ++total) {
+            const int row = values_->rowCount();
+            values_->insertRow(row);
+            values_->setItem(row, 0, readOnlyItem(QString::number(r)));
+            values_->setItem(row, 1, readOnlyItem(elementText(keys, i)));
+            values_->setItem(row, 2, readOnlyItem(elementText(values, i)));
+        }
+    }
+    outputTabs_->setCurrentWidget(values_);
+}
+
 void RunPanel::showOutput(int index) {
     values_->setRowCount(0);
     top_->setRowCount(0);
     if (!outcome_ || index < 0 || index >= static_cast<int>(outcome_->outputs.size())) return;
     const OutputView& out = outcome_->outputs[static_cast<std::size_t>(index)];
     const QString name = QString::fromStdString(out.name);
+    showMapEntries(out.value);
     if (!out.value.isTensor()) {
         histogram_->setChart(
             makeHistogramChart({}, tr("Values of %1").arg(name), tr("value"), tr("not a tensor")));

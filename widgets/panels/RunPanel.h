@@ -93,6 +93,7 @@ class RunPanel : public QWidget {
     void busyChanged(bool busy);
 
   private:
+    void showMapEntries(const engine::Value& value);
     void buildInputs();
     void buildDims();
     void setBusy(bool busy, const QString& what = {});

@@ -311,7 +311,12 @@ Tensor filledTensor(DataType type, const Shape& shape, double value) {
 }
 
 std::string describeTypeMismatch(const Value& value, const onnx::TypeProto& type) {
-    if (type.has_sequence_type()) return value.isSequence() ? "" : "expected a sequence";
+    if (type.has_sequence_type()) {
+        const bool ofMaps = type.sequence_type().elem_type().has_map_type();
+        if (ofMaps) return value.isMapSequence() ? "" : "expected a sequence of maps";
+        return value.isSequence() ? "" : "expected a sequence";
+    }
+    if (type.has_map_type()) return value.isMap() ? "" : "expected a map";
     if (type.has_optional_type()) return "";
     if (!type.has_tensor_type()) return "";
     if (!value.isTensor()) return "expected a tensor";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 namespace onnxlens::engine {
 
@@ -129,35 +130,86 @@ ComparisonResult compareTensors(const Tensor& actual, const Tensor& expected,
     return r;
 }
 
-ComparisonResult compareValues(const Value& actual, const Value& expected, const Tolerance& tolerance) {
-    if (actual.kind() != expected.kind()) {
-        auto kind = [](const Value& v) {
-            return v.isNone() ? "empty optional" : v.isTensor() ? "tensor" : "sequence";
-        };
-        return failed(std::string("got a ") + kind(actual) + ", expected a " + kind(expected));
-    }
-    if (actual.isNone()) {
-        ComparisonResult r;
-        r.passed = true;
-        return r;
-    }
-    if (actual.isTensor()) return compareTensors(actual.tensor(), expected.tensor(), tolerance);
-    const auto& a = actual.sequence();
-    const auto& e = expected.sequence();
+namespace {
+
+// Maps are equal when they hold the same keys (in any order) with values within tolerance.
+ComparisonResult compareMaps(const Value& actual, const Value& expected, const Tolerance& tolerance) {
+    if (actual.mapKeyType() != expected.mapKeyType())
+        return failed(std::string("map keys ") + dataTypeName(actual.mapKeyType()) + ", expected " +
+                      dataTypeName(expected.mapKeyType()));
+    const Tensor& ak = actual.mapKeys();
+    const Tensor& ek = expected.mapKeys();
+    if (ak.numel() != ek.numel())
+        return failed("map of " + std::to_string(ak.numel()) + " entries, expected " + std::to_string(ek.numel()));
+    // The position in `actual` of each expected key.
+    std::vector<std::int64_t> order(static_cast<std::size_t>(ek.numel()), -1);
+    bool found = true;
+    dispatchAny(ak.dtype(), [&]<class K>() {
+        if constexpr (std::is_same_v<K, std::string> || std::is_same_v<K, std::int64_t>) {
+            std::map<K, std::int64_t> position;
+            for (std::int64_t i = 0; i < ak.numel(); ++i) position[ak.data<K>()[i]] = i;
+            for (std::int64_t i = 0; i < ek.numel() && found; ++i) {
+                auto it = position.find(ek.data<K>()[i]);
+                found = it != position.end();
+                if (found) order[static_cast<std::size_t>(i)] = it->second;
+            }
+        }
+    });
+    if (!found) return failed("the map's keys differ from the expected keys");
+    const Tensor& av = actual.mapValues();
+    Tensor reordered(av.dtype(), {ek.numel()});
+    dispatchAny(av.dtype(), [&]<class T>() {
+        for (std::size_t i = 0; i < order.size(); ++i) reordered.data<T>()[i] = av.data<T>()[order[i]];
+    });
+    return compareTensors(reordered, expected.mapValues(), tolerance);
+}
+
+template <class Item, class Compare>
+ComparisonResult compareItems(const std::vector<Item>& a, const std::vector<Item>& e, const char* what,
+                              Compare compare) {
     if (a.size() != e.size())
-        return failed("sequence of " + std::to_string(a.size()) + " tensors, expected " +
+        return failed("sequence of " + std::to_string(a.size()) + " " + what + ", expected " +
                       std::to_string(e.size()));
     ComparisonResult total;
     total.passed = true;
     for (std::size_t i = 0; i < a.size(); ++i) {
-        ComparisonResult r = compareTensors(a[i], e[i], tolerance);
+        ComparisonResult r = compare(a[i], e[i]);
         if (!r.passed && total.passed) {
             total = r;
             total.problem = "sequence item " + std::to_string(i) + ": " + r.problem;
         }
-        total.elementCount += r.passed ? r.elementCount : 0;
+        if (total.passed) {
+            total.elementCount += r.elementCount;
+            total.maxAbsError = std::max(total.maxAbsError, r.maxAbsError);
+            total.maxRelError = std::max(total.maxRelError, r.maxRelError);
+        }
     }
     return total;
+}
+
+}  // namespace
+
+ComparisonResult compareValues(const Value& actual, const Value& expected, const Tolerance& tolerance) {
+    if (actual.kind() != expected.kind())
+        return failed(std::string("got ") + valueKindName(actual.kind()) + ", expected " +
+                      valueKindName(expected.kind()));
+    switch (actual.kind()) {
+        case Value::Kind::None: {
+            ComparisonResult r;
+            r.passed = true;
+            return r;
+        }
+        case Value::Kind::Tensor: return compareTensors(actual.tensor(), expected.tensor(), tolerance);
+        case Value::Kind::Map: return compareMaps(actual, expected, tolerance);
+        case Value::Kind::MapSequence:
+            return compareItems(actual.maps(), expected.maps(), "maps", [&](const Value& a, const Value& e) {
+                return compareMaps(a, e, tolerance);
+            });
+        case Value::Kind::Sequence: break;
+    }
+    return compareItems(actual.sequence(), expected.sequence(), "tensors", [&](const Tensor& a, const Tensor& e) {
+        return compareTensors(a, e, tolerance);
+    });
 }
 
 std::string uninformativeReferenceWarning(const ComparisonResult& result,

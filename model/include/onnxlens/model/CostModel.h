@@ -16,8 +16,8 @@
 namespace onnxlens {
 
 struct CostFigures {
-    double macs = 0;           // multiply-accumulates (matrix products and convolutions)
-    double flops = 0;          // all arithmetic operations: 2 per MAC plus elementwise work
+    double macs = 0;                   // multiply-accumulates (matrix products and convolutions)
+    double flops = 0;                  // all arithmetic operations: 2 per MAC plus elementwise work
     std::uint64_t parameters = 0;      // elements of the initializers (weights) read
     std::uint64_t parameterBytes = 0;  // their bytes, at their stored element type
     std::uint64_t bytesRead = 0;       // activation (non-weight) bytes read
@@ -43,8 +43,8 @@ struct ModelCost {
     std::map<std::string, CostFigures> parametersByType;  // "float32" -> parameters and bytes
     // Totals per name-scope group at every depth ("/encoder", "/encoder/layer.3", ...).
     std::map<std::string, CostFigures> scopes;
-    std::uint64_t peakActivationBytes = 0;  // live activations at the worst point of the run
-    std::string peakAfterNode;              // the node after which the peak is reached
+    std::uint64_t peakActivationBytes = 0;     // live activations at the worst point of the run
+    std::string peakAfterNode;                 // the node after which the peak is reached
     std::map<std::string, std::int64_t> dims;  // symbolic dims as bound (user's or 1)
     std::vector<std::string> assumptions;      // "dim 'batch' taken as 1", unknown shapes
     int nodesWithUnknownShapes = 0;

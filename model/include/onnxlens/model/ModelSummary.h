@@ -57,12 +57,21 @@ struct FunctionSummary {
 struct CheckerVerdict {
     bool ok = false;
     std::string message;  // empty when ok
+    // Set when the model's IR version or ai.onnx opset is newer than the onnx library knows:
+    // "the onnx checker in this build knows opsets up to 17; 3 nodes use newer versions and were
+    // checked by onnxlens instead" (NewerOpsets.h). Shown whether or not the check passed.
+    std::string note;
+    std::int64_t nodesCheckedByOnnxlens = 0;
+    // The model's ai.onnx opset is beyond every opset this build knows (neither the onnx library
+    // nor onnxlens's table): a warning, not a failure; run/compare/bench refuse such a model.
+    std::string newerOpsetWarning;
 };
 
 struct ShapeInferenceSummary {
     bool ok = false;
     std::string message;          // the first error when not ok
     std::int64_t knownEdges = 0;  // node outputs of the main graph whose shape (rank) is known
+    std::int64_t shapedByOnnxlens = 0;  // node outputs (subgraphs too) typed by ShapeRules.h
     std::int64_t totalEdges = 0;  // node outputs of the main graph
 };
 
@@ -94,8 +103,10 @@ std::string displayDomain(const std::string& domain);
 // The onnx checker on a copy of the model without its bulk tensor data.
 CheckerVerdict runChecker(const onnx::ModelProto& model);
 
-// onnx shape inference on a copy without bulk tensor data; counts the main graph's node outputs
-// that got a shape. Skipped (not ok, with the reason) when checkNodesAgainstSchemas fails.
+// Shape inference on a copy without bulk tensor data (ShapeInferenceAnyOpset.h: onnx's where the
+// library knows the nodes, onnxlens's rules beyond); counts the main graph's node outputs that got
+// a shape, whatever their source. Skipped (not ok, with the reason) when checkNodesAgainstSchemas
+// fails.
 ShapeInferenceSummary runShapeInference(const onnx::ModelProto& model);
 
 // onnx's shape inference functions trust what the checker verifies node by node (required
