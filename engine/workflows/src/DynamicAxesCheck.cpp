@@ -362,7 +362,9 @@ Result<DynamicAxesCheckResult> checkDynamicAxes(Session& session,
         if (!run) return run.error();
         if (!run->ok)
             result.problems.push_back("The batch 2 run (" + bindingsText(bindings) +
-                                      ") failed: " + run->error + " The batch size is not free.");
+                                      ") failed: " + run->error +
+                                      (run->error.empty() || run->error.back() == '.' ? "" : ".") +
+                                      " The batch size is not free.");
         counted.push_back({std::move(*run), std::move(outputs)});
     }
 
