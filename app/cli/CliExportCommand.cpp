@@ -21,7 +21,7 @@ const char* kUsage =
     "onnxlens-cli export (--torchvision NAME | --script FILE | --torchscript FILE --input-shape S) "
     "--out DIR "
     "[--opset N] [--task T] [--static-batch] [--bench] [--runs N] [--warmup N] [--threads N] "
-    "[--max-ratio R] "
+    "[--max-ratio R] [--quantize [--int8-min-sqnr DB]] "
     "[--python PATH] [--timeout S] [--json]";
 
 fs::path executableDir() {
@@ -77,8 +77,8 @@ void printReport(const engine::ExportReport& report) {
 int runExportCommand(const std::vector<std::string>& args) {
     Arguments a(args,
                 {"torchvision", "script", "torchscript", "input-shape", "out", "opset", "task",
-                 "runs", "warmup", "threads", "python", "timeout", "max-ratio"},
-                {"json", "bench", "static-batch"});
+                 "runs", "warmup", "threads", "python", "timeout", "max-ratio", "int8-min-sqnr"},
+                {"json", "bench", "static-batch", "quantize"});
     if (!a.positionals().empty())
         throw UsageError("unexpected argument '" + a.positionals()[0] + "'\nusage: " + kUsage);
     const engine::ExportRequest request = requestFromArguments(a);
@@ -124,6 +124,8 @@ int runExportCommand(const std::vector<std::string>& args) {
     options.runs = request.runs;
     options.threads = request.threads;
     options.maxLatencyRatio = maxRatio;
+    options.quantize = a.flag("quantize");
+    options.int8MinSqnrDb = a.doubleValue("int8-min-sqnr", options.int8MinSqnrDb);
     auto report = engine::validateExport(request.outDir, options, [&](const std::string& step) {
         if (!json) std::printf("%s\n", step.c_str());
         std::fflush(stdout);

@@ -35,7 +35,7 @@ const Command kCommands[] = {
      "[--json]: dynamic int8 quantization of the weights"},
     {"export", onnxlens::cli::runExportCommand,
      "(--torchvision NAME | --script FILE | --torchscript FILE --input-shape S) --out DIR [--opset N] "
-     "[--task T] [--bench] [--runs N] [--warmup N] [--threads N] [--python PATH] [--timeout S]: "
+     "[--task T] [--bench] [--quantize] [--runs N] [--warmup N] [--threads N] [--python PATH] [--timeout S]: "
      "PyTorch to ONNX, validated against PyTorch"},
 };
 
