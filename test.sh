@@ -17,9 +17,19 @@ if [ "${ONNXLENS_SANITIZE_STAGE:-$sanitize_default}" = "1" ]; then
 fi
 onnxlens_install_packages
 onnxlens_build release
+# Style stage (ONNXLENS_STYLE_STAGE=1): the format check over every tracked C++ file and
+# clang-tidy's agreed checks (.clang-tidy) on the product sources changed since
+# ONNXLENS_TIDY_BASE (default HEAD~1). Off by default until the tree is reformatted once; its
+# failure fails the script after the release tests have run.
+style_status=0
+if [ "${ONNXLENS_STYLE_STAGE:-0}" = "1" ]; then
+  "$root/.ci/format-check.sh" || style_status=$?
+  "$root/.ci/tidy-check.sh" --changed "${ONNXLENS_TIDY_BASE:-HEAD~1}" || style_status=$?
+fi
 export QT_QPA_PLATFORM=offscreen
 cd "$root/build/release"
 release_status=0
 ctest --output-on-failure -j "$(nproc)" "$@" || release_status=$?
 [ "$release_status" -ne 0 ] || release_status=$sanitize_status
+[ "$release_status" -ne 0 ] || release_status=$style_status
 exit "$release_status"

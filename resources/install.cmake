@@ -25,4 +25,5 @@ install(CODE "
 # The PyTorch exporter: onnxlens and onnxlens-cli look for it in share/onnxlens/exporter beside
 # their bin folder (see engine/ExporterCommand.h).
 install(PROGRAMS ${CMAKE_CURRENT_LIST_DIR}/exporter/onnxlens_export.py
+                 ${CMAKE_CURRENT_LIST_DIR}/exporter/onnxlens_sklearn_export.py
         DESTINATION ${CMAKE_INSTALL_DATADIR}/onnxlens/exporter)

@@ -1,26 +1,151 @@
 // onnxlens-cli bench MODEL: latency statistics as onnxruntime_perf_test reports them.
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <map>
 
 #include "CliSession.h"
+#include "onnxlens/model/CostModel.h"
 #include "onnxlens/workflows/BenchmarkRunner.h"
+#include "onnxlens/workflows/DynamicAxesCheck.h"
+#include "onnxlens/workflows/Roofline.h"
 
 namespace onnxlens::cli {
 
+namespace {
+
+// --sweep SYMBOL=V1,V2,...: every combination of the listed values, in the order given.
+std::vector<engine::SymbolBindings> sweepCombinations(const Arguments& a) {
+    std::vector<engine::SymbolBindings> combos{{}};
+    for (const auto& text : a.values("sweep")) {
+        auto [symbol, list] = splitAssignment(text, "sweep");
+        std::vector<std::int64_t> values;
+        std::size_t start = 0;
+        while (start <= list.size()) {
+            const auto comma = list.find(',', start);
+            const std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+            try {
+                std::size_t used = 0;
+                const long long v = std::stoll(item, &used);
+                if (used != item.size() || v < 1) throw std::invalid_argument(item);
+                values.push_back(v);
+            } catch (const std::exception&) {
+                throw UsageError("option --sweep " + text + ": '" + item + "' is not a positive integer");
+            }
+            if (comma == std::string::npos) break;
+            start = comma + 1;
+        }
+        std::vector<engine::SymbolBindings> next;
+        for (const auto& combo : combos)
+            for (auto v : values) {
+                auto c = combo;
+                c[symbol] = v;
+                next.push_back(c);
+            }
+        combos = std::move(next);
+    }
+    return combos;
+}
+
+// The swept symbol that counts items per run (a name holding "batch"), 1 item otherwise.
+std::int64_t itemsPerRun(const engine::SymbolBindings& dims) {
+    for (const auto& [symbol, value] : dims) {
+        std::string lower = symbol;
+        for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (lower.find("batch") != std::string::npos) return value;
+    }
+    return 1;
+}
+
+// `bench --sweep`: one session, one benchmark per combination of dims.
+int runSweep(const Arguments& a, const LoadedSession& loaded, int warmup, int runs) {
+    engine::Session& session = *loaded.session;
+    engine::ValueRanges ranges = loaded.indexRanges;
+    for (const auto& [name, range] : parseIntegerRanges(a)) ranges[name] = range;
+    const auto combos = sweepCombinations(a);
+    const auto symbols = engine::inputSymbols(session.inputs());
+    for (const auto& [symbol, value] : combos.front()) {
+        if (std::find(symbols.begin(), symbols.end(), symbol) != symbols.end()) continue;
+        std::string known;
+        for (const auto& s : symbols) known += (known.empty() ? "" : ", ") + s;
+        throw UsageError(a.positionals()[0] + ": --sweep " + symbol + ": the model's inputs have no dim named '" +
+                         symbol + "' (" + (known.empty() ? "they have no symbolic dims" : "symbols: " + known) + ")");
+    }
+    std::map<std::string, std::filesystem::path> files;
+    for (const auto& text : a.values("input")) {
+        auto [name, file] = splitAssignment(text, "input");
+        files[name] = file;
+    }
+    const auto fixed = parseDims(a);
+    auto rows = nlohmann::json::array();
+    if (!a.flag("json"))
+        std::printf("%-32s %10s %10s %10s %14s\n", "dims", "median ms", "p90 ms", "min ms", "items/s");
+    for (const auto& combo : combos) {
+        auto dims = fixed;
+        for (const auto& [k, v] : combo) dims[k] = v;
+        auto feeds = engine::prepareFeeds(session.inputs(), files, dims,
+                                          static_cast<std::uint64_t>(a.intValue("seed", 0)), ranges);
+        std::string label;
+        for (const auto& [k, v] : combo) label += (label.empty() ? "" : " ") + k + "=" + std::to_string(v);
+        nlohmann::json row{{"dims", combo}};
+        if (!feeds) {
+            row["error"] = feeds.error().message;
+            if (!a.flag("json")) std::printf("%-32s rejected: %s\n", label.c_str(), feeds.error().message.c_str());
+            rows.push_back(row);
+            continue;
+        }
+        engine::BenchmarkRunner runner(session, {warmup, runs, false});
+        auto result = runner.run(*feeds);
+        if (!result) {
+            row["error"] = result.error().message;
+            if (!a.flag("json")) std::printf("%-32s rejected: %s\n", label.c_str(), result.error().message.c_str());
+            rows.push_back(row);
+            continue;
+        }
+        const auto& st = result->statistics;
+        const double itemsPerSecond = st.medianMs > 0 ? 1000.0 * static_cast<double>(itemsPerRun(combo)) / st.medianMs : 0;
+        row["median_ms"] = st.medianMs;
+        row["p90_ms"] = st.p90Ms;
+        row["min_ms"] = st.minMs;
+        row["mean_ms"] = st.meanMs;
+        row["items_per_second"] = itemsPerSecond;
+        rows.push_back(row);
+        if (!a.flag("json"))
+            std::printf("%-32s %10.3f %10.3f %10.3f %14.1f\n", label.c_str(), st.medianMs, st.p90Ms, st.minMs,
+                        itemsPerSecond);
+    }
+    if (a.flag("json"))
+        printJson({{"model", a.positionals()[0]}, {"threads", session.threads()}, {"warmup", warmup},
+                   {"runs", runs}, {"sweep", rows}});
+    return kExitOk;
+}
+
+}  // namespace
+
 int runBenchCommand(const std::vector<std::string>& args) {
-    Arguments a(args, {"warmup", "runs", "threads", "dim", "profile", "seed", "input", "max-memory"}, {"json", "no-optimize"});
-    a.requirePositionals(1, "onnxlens-cli bench MODEL [--warmup N] [--runs N] [--threads N] [--dim S=N]... "
-                            "[--input NAME=FILE]... [--profile FILE] [--max-memory BYTES|NG] [--json]");
+    Arguments a(args,
+                {"warmup", "runs", "threads", "dim", "profile", "seed", "input", "max-memory", "sweep",
+                 "int-range"},
+                {"json", "no-optimize", "allow-newer-opset"});
+    a.requirePositionals(1, "onnxlens-cli bench MODEL [--warmup N] [--runs N] [--threads N] "
+                            "[--dim S=N|INPUT:AXIS=N]... [--input NAME=FILE]... [--int-range NAME=LO,HI]... "
+                            "[--profile FILE] [--sweep SYMBOL=V1,V2,...]... [--max-memory BYTES|NG] "
+                            "[--allow-newer-opset] [--json]");
     const int warmup = static_cast<int>(a.intValue("warmup", 5));
     const int runs = static_cast<int>(a.intValue("runs", 50));
     if (warmup < 0 || runs < 1) throw UsageError("--warmup must be >= 0 and --runs >= 1");
 
     const auto loadStart = std::chrono::steady_clock::now();
     auto loaded = loadSession(a.positionals()[0], static_cast<int>(a.intValue("threads", 0)), !a.flag("no-optimize"),
-                              parseMaxMemory(a));
+                              parseMaxMemory(a), a.flag("allow-newer-opset"));
     const double loadMs =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - loadStart).count();
-    auto feeds = prepareFeedsFromArguments(*loaded.session, a);
+    if (!a.values("sweep").empty()) {
+        if (a.value("profile")) throw UsageError("--sweep and --profile exclude each other");
+        return runSweep(a, loaded, warmup, runs);
+    }
+    auto feeds = prepareFeedsFromArguments(loaded, a);
 
     engine::BenchmarkRunner runner(*loaded.session, {warmup, runs, a.value("profile").has_value()});
     auto benchmark = runner.run(feeds);
@@ -33,10 +158,35 @@ int runBenchCommand(const std::vector<std::string>& args) {
     if (profiling)
         if (auto st = engine::writeChromeTrace(*a.value("profile"), result.runProfiles); !st)
             throw UsageError(st.error().message);
+    // Achieved GFLOP/s per node: the cost model's FLOPs (same dims) over the measured time, and
+    // the share of the peak of the build's own GEMM at the same thread count.
+    std::vector<engine::NodeRate> rates;
+    engine::PeakThroughput peak;
+    if (profiling) {
+        auto dims = parseDims(a);
+        auto cost = computeModelCost(*loaded.model.proto, {dims.begin(), dims.end()});
+        if (auto measured = engine::measurePeakThroughput(loaded.session->threads())) peak = *measured;
+        if (cost) rates = engine::nodeRates(*cost, result.nodes, peak.gflops);
+    }
 
     if (a.flag("json")) {
         nlohmann::json doc = engine::benchmarkToJson(result);
-        if (profiling) doc["profile"] = *a.value("profile");
+        if (profiling) {
+            doc["profile"] = *a.value("profile");
+            doc["peak_gflops"] = peak.gflops;
+            doc["peak_method"] = peak.method;
+            std::map<std::string, const engine::NodeRate*> byName;
+            for (const auto& r : rates) byName.emplace(r.nodeName, &r);
+            if (doc.contains("nodes"))
+                for (auto& node : doc["nodes"]) {
+                    auto it = byName.find(node.value("name", std::string()));
+                    if (it == byName.end()) continue;
+                    node["flops"] = it->second->flops;
+                    node["gflops"] = it->second->gflops;
+                    node["arithmetic_intensity"] = it->second->intensity;
+                    node["peak_share"] = it->second->peakShare;
+                }
+        }
         printJson(doc);
         return kExitOk;
     }
@@ -49,6 +199,13 @@ int runBenchCommand(const std::vector<std::string>& args) {
         for (const auto& op : result.opTypes)
             std::printf("    %-28s %9.3f ms  %5.1f%%  (%d calls)\n", op.opType.c_str(), op.totalMs / stats.runs,
                         100.0 * op.share, op.calls / stats.runs);
+        std::printf("  peak %.1f GFLOP/s (%s)\n", peak.gflops, peak.method.c_str());
+        std::printf("  heaviest nodes (achieved GFLOP/s, share of peak):\n");
+        auto top = rates;
+        std::sort(top.begin(), top.end(), [](const auto& x, const auto& y) { return x.perRunMs > y.perRunMs; });
+        for (std::size_t i = 0; i < std::min<std::size_t>(top.size(), 10); ++i)
+            std::printf("    %-40s %-14s %9.3f ms %8.1f GFLOP/s %5.1f%%\n", top[i].nodeName.c_str(),
+                        top[i].opType.c_str(), top[i].perRunMs, top[i].gflops, 100.0 * top[i].peakShare);
         std::printf("  profile written to %s (Chrome trace JSON)\n", a.value("profile")->c_str());
     }
     return kExitOk;

@@ -58,6 +58,7 @@ int runCompareCommand(const std::vector<std::string>& args);
 int runBenchCommand(const std::vector<std::string>& args);
 int runConformanceCommand(const std::vector<std::string>& args);
 int runRenderCommand(const std::vector<std::string>& args);
+int runCostCommand(const std::vector<std::string>& args);
 int runOptimizeCommand(const std::vector<std::string>& args);
 int runExportCommand(const std::vector<std::string>& args);
 int runQuantizeCommand(const std::vector<std::string>& args);

@@ -19,10 +19,10 @@ std::string indexToString(const std::vector<std::int64_t>& index) {
 
 int runCompareCommand(const std::vector<std::string>& args) {
     Arguments a(args, {"data-set", "rtol", "atol", "threads", "max-memory"},
-                {"json", "no-optimize"});
+                {"json", "no-optimize", "allow-newer-opset"});
     a.requirePositionals(1,
                          "onnxlens-cli compare MODEL [--data-set DIR]... [--rtol R] [--atol A] "
-                         "[--threads N] [--max-memory BYTES|NG] [--json]");
+                         "[--threads N] [--max-memory BYTES|NG] [--allow-newer-opset] [--json]");
     const std::string modelPath = a.positionals()[0];
     engine::Tolerance tolerance;
     tolerance.rtol = a.doubleValue("rtol", tolerance.rtol);
@@ -30,8 +30,9 @@ int runCompareCommand(const std::vector<std::string>& args) {
     if (tolerance.rtol < 0 || tolerance.atol < 0)
         throw UsageError("--rtol and --atol must not be negative");
 
-    auto loaded = loadSession(modelPath, static_cast<int>(a.intValue("threads", 0)),
-                              !a.flag("no-optimize"), parseMaxMemory(a));
+    auto loaded =
+        loadSession(modelPath, static_cast<int>(a.intValue("threads", 0)), !a.flag("no-optimize"),
+                    parseMaxMemory(a), a.flag("allow-newer-opset"));
     const onnx::ModelProto& proto = *loaded.model.proto;
 
     std::vector<TestDataSet> dataSets;
@@ -50,6 +51,7 @@ int runCompareCommand(const std::vector<std::string>& args) {
     }
 
     bool allPassed = true;
+    int warnings = 0;  // outputs whose pass proves little (near-zero or constant references)
     nlohmann::json doc = {{"model", modelPath},
                           {"rtol", tolerance.rtol},
                           {"atol", tolerance.atol},
@@ -79,12 +81,18 @@ int runCompareCommand(const std::vector<std::string>& args) {
                                 {"passed", r.passed},
                                 {"max_abs_error", r.maxAbsError},
                                 {"max_rel_error", r.maxRelError},
+                                {"cosine_similarity", r.cosineSimilarity},
+                                {"agreement", engine::describeAgreement(r, tolerance)},
                                 {"mean_abs_error", r.meanAbsError},
                                 {"fraction_outside", r.fractionOutside},
                                 {"outside_count", r.outsideCount},
                                 {"element_count", r.elementCount},
                                 {"worst_index", r.worstIndex}};
             if (!r.passed) o["problem"] = r.problem;
+            if (!comparison.warning.empty()) {
+                o["warning"] = comparison.warning;
+                ++warnings;
+            }
             if (!r.worstIndex.empty()) {
                 o["worst_actual"] = r.worstActual;
                 o["worst_expected"] = r.worstExpected;
@@ -93,10 +101,11 @@ int runCompareCommand(const std::vector<std::string>& args) {
             if (!json) {
                 char line[512];
                 std::snprintf(line, sizeof line,
-                              "  %-4s %s: max abs %.3g, max rel %.3g, mean abs %.3g, outside "
-                              "%.4g%% (%lld of %lld)",
-                              r.passed ? "PASS" : "FAIL", name.c_str(), r.maxAbsError,
-                              r.maxRelError, r.meanAbsError, 100.0 * r.fractionOutside,
+                              "  %-4s %s: max abs %.3g, max rel %.3g, cosine %.6f, mean abs %.3g, "
+                              "outside %.4g%% (%lld of %lld)",
+                              r.passed ? (comparison.warning.empty() ? "PASS" : "WARN") : "FAIL",
+                              name.c_str(), r.maxAbsError, r.maxRelError, r.cosineSimilarity,
+                              r.meanAbsError, 100.0 * r.fractionOutside,
                               static_cast<long long>(r.outsideCount),
                               static_cast<long long>(r.elementCount));
                 std::cout << line;
@@ -105,6 +114,8 @@ int runCompareCommand(const std::vector<std::string>& args) {
                               << r.worstActual << " vs " << r.worstExpected << ")";
                 if (!r.passed && r.elementCount == 0) std::cout << ": " << r.problem;
                 std::cout << "\n";
+                if (!comparison.warning.empty())
+                    std::cout << "       warning: " << comparison.warning << "\n";
             }
         }
         setDoc["passed"] = setPassed;
@@ -112,11 +123,17 @@ int runCompareCommand(const std::vector<std::string>& args) {
         allPassed = allPassed && setPassed;
     }
     doc["passed"] = allPassed;
+    doc["warnings"] = warnings;
     if (json)
         printJson(doc);
     else
-        std::cout << (allPassed ? "all outputs match" : "MISMATCH") << " (rtol " << tolerance.rtol
-                  << ", atol " << tolerance.atol << ")\n";
+        std::cout << (allPassed ? "all outputs match" : "MISMATCH") << " (|a - e| <= atol "
+                  << tolerance.atol << " + rtol " << tolerance.rtol << " * |e|)"
+                  << (allPassed && warnings > 0
+                          ? "; " + std::to_string(warnings) +
+                                " output(s) near zero or constant: the match proves little"
+                          : std::string())
+                  << "\n";
     return allPassed ? kExitOk : kExitCheckFailed;
 }
 

@@ -10,6 +10,7 @@
 #include "CliCommon.h"
 #include "onnxlens/workflows/ExportReport.h"
 #include "onnxlens/workflows/ExporterCommand.h"
+#include "onnxlens/workflows/SklearnExportReport.h"
 
 namespace onnxlens::cli {
 
@@ -18,8 +19,8 @@ namespace {
 namespace fs = std::filesystem;
 
 const char* kUsage =
-    "onnxlens-cli export (--torchvision NAME | --script FILE | --torchscript FILE --input-shape S) "
-    "--out DIR "
+    "onnxlens-cli export (--torchvision NAME | --script FILE | --torchscript FILE --input-shape S | "
+    "--sklearn PIPELINE.pkl --input-shape N,F) [--out DIR] "
     "[--opset N] [--task T] [--static-batch] [--bench] [--runs N] [--warmup N] [--threads N] "
     "[--max-ratio R] [--quantize [--int8-min-sqnr DB]] "
     "[--python PATH] [--timeout S] [--json]";
@@ -39,11 +40,18 @@ engine::ExportRequest requestFromArguments(const Arguments& a) {
         r.sourceKind = engine::ExportSourceKind::Script, r.source = *v, ++sources;
     if (auto v = a.value("torchscript"))
         r.sourceKind = engine::ExportSourceKind::TorchScript, r.source = *v, ++sources;
+    if (auto v = a.value("sklearn"))
+        r.sourceKind = engine::ExportSourceKind::Sklearn, r.source = *v, ++sources;
     if (sources != 1)
-        throw UsageError("give exactly one of --torchvision, --script, --torchscript\nusage: " +
+        throw UsageError("give exactly one of --torchvision, --script, --torchscript, --sklearn\nusage: " +
                          std::string(kUsage));
-    if (!a.value("out")) throw UsageError("--out DIR is required\nusage: " + std::string(kUsage));
-    r.outDir = *a.value("out");
+    if (a.value("out")) {
+        r.outDir = *a.value("out");
+    } else if (r.sourceKind == engine::ExportSourceKind::Sklearn) {
+        r.outDir = fs::path(r.source).replace_extension("").string() + "_onnx";  // beside the pickle
+    } else {
+        throw UsageError("--out DIR is required\nusage: " + std::string(kUsage));
+    }
     r.inputShape = a.value("input-shape").value_or("");
     r.opset = static_cast<int>(a.intValue("opset", 0));
     r.task = a.value("task").value_or("");
@@ -62,9 +70,10 @@ engine::ExportRequest requestFromArguments(const Arguments& a) {
 
 void printReport(const engine::ExportReport& report) {
     for (const auto& line : report.lines) {
-        const char* mark = line.status == engine::ReportStatus::Passed   ? "PASS"
-                           : line.status == engine::ReportStatus::Failed ? "FAIL"
-                                                                         : "skip";
+        const char* mark = line.status == engine::ReportStatus::Passed    ? "PASS"
+                           : line.status == engine::ReportStatus::Failed  ? "FAIL"
+                           : line.status == engine::ReportStatus::Warning ? "WARN"
+                                                                          : "skip";
         std::printf("  %-4s %-26s %s\n", mark, line.title.c_str(), line.figure.c_str());
     }
     std::printf("%s; report written to %s and report.json\n",
@@ -72,11 +81,34 @@ void printReport(const engine::ExportReport& report) {
                 (report.folder / "report.md").c_str());
 }
 
+// The scikit-learn export's checks: labels exactly, probabilities within 1e-5, throughput.
+int validateSklearnFolder(const engine::ExportRequest& request, bool bench, bool json) {
+    engine::SklearnExportOptions options;
+    options.benchmark = bench;
+    options.warmup = request.warmup;
+    options.runs = request.runs;
+    options.threads = request.threads;
+    auto report = engine::validateSklearnExport(request.outDir, options, [&](const std::string& step) {
+        if (!json) std::printf("%s\n", step.c_str());
+        std::fflush(stdout);
+    });
+    if (!report) throw UsageError(report.error().message);
+    if (auto written = engine::writeSklearnExportReport(*report); !written) throw UsageError(written.error().message);
+    if (json) {
+        auto doc = nlohmann::json::parse(engine::sklearnExportReportJson(*report));
+        doc["exported"] = true;
+        printJson(doc);
+    } else {
+        printReport(report->report);
+    }
+    return report->report.passed ? kExitOk : kExitCheckFailed;
+}
+
 }  // namespace
 
 int runExportCommand(const std::vector<std::string>& args) {
     Arguments a(args,
-                {"torchvision", "script", "torchscript", "input-shape", "out", "opset", "task",
+                {"torchvision", "script", "torchscript", "sklearn", "input-shape", "out", "opset", "task",
                  "runs", "warmup", "threads", "python", "timeout", "max-ratio", "int8-min-sqnr"},
                 {"json", "bench", "static-batch", "quantize"});
     if (!a.positionals().empty())
@@ -118,12 +150,18 @@ int runExportCommand(const std::vector<std::string>& args) {
         throw UsageError(failure->message + "\nhint: " + failure->hint);
     }
 
+    if (request.sourceKind == engine::ExportSourceKind::Sklearn)
+        return validateSklearnFolder(request, a.flag("bench"), json);
+
     engine::ExportReportOptions options;
     options.benchmark = a.flag("bench");
     options.warmup = request.warmup;
     options.runs = request.runs;
     options.threads = request.threads;
     options.maxLatencyRatio = maxRatio;
+    // PyTorch timed in turn with the engine by the same script, serving timing rounds.
+    options.python = request.python;
+    options.exporterScript = *script;
     options.quantize = a.flag("quantize");
     options.int8MinSqnrDb = a.doubleValue("int8-min-sqnr", options.int8MinSqnrDb);
     auto report = engine::validateExport(request.outDir, options, [&](const std::string& step) {

@@ -76,11 +76,16 @@ nlohmann::json summaryJson(const ModelSummary& s) {
                                     {"outputs", f.outputs},
                                     {"node_count", f.nodeCount}});
     doc["subgraphs"] = s.subgraphCount;
-    doc["checker"] = {{"ok", s.checker.ok}, {"message", s.checker.message}};
+    doc["checker"] = {{"ok", s.checker.ok},
+                      {"message", s.checker.message},
+                      {"note", s.checker.note},
+                      {"nodes_checked_by_onnxlens", s.checker.nodesCheckedByOnnxlens},
+                      {"newer_opset_warning", s.checker.newerOpsetWarning}};
     doc["shape_inference"] = {{"ok", s.shapeInference.ok},
                               {"message", s.shapeInference.message},
                               {"known_edges", s.shapeInference.knownEdges},
-                              {"total_edges", s.shapeInference.totalEdges}};
+                              {"total_edges", s.shapeInference.totalEdges},
+                              {"shaped_by_onnxlens_rules", s.shapeInference.shapedByOnnxlens}};
     return doc;
 }
 
@@ -188,6 +193,9 @@ void printReport(std::ostream& out, const ModelSummary& s) {
     }
     out << "\nValidation\n";
     printField(out, "Checker", s.checker.ok ? "ok" : "FAILED: " + firstLine(s.checker.message));
+    if (!s.checker.note.empty()) printField(out, "", s.checker.note);
+    if (!s.checker.newerOpsetWarning.empty())
+        printField(out, "", "warning: " + s.checker.newerOpsetWarning);
     std::string inferred = std::to_string(s.shapeInference.knownEdges) + "/" +
                            std::to_string(s.shapeInference.totalEdges) +
                            " edges with a known shape";
@@ -195,6 +203,10 @@ void printReport(std::ostream& out, const ModelSummary& s) {
                s.shapeInference.ok
                    ? "ok, " + inferred
                    : "FAILED: " + firstLine(s.shapeInference.message) + " (" + inferred + ")");
+    if (s.shapeInference.shapedByOnnxlens > 0)
+        printField(out, "",
+                   std::to_string(s.shapeInference.shapedByOnnxlens) +
+                       " node outputs of newer opsets shaped by onnxlens's rules");
 }
 
 }  // namespace

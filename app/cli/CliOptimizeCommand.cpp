@@ -10,30 +10,57 @@
 namespace onnxlens::cli {
 
 int runOptimizeCommand(const std::vector<std::string>& args) {
-    Arguments a(args, {}, {"json"});
-    a.requirePositionals(2, "onnxlens-cli optimize MODEL OUT.onnx [--json]");
+    Arguments a(args, {"passes"}, {"json", "list-passes"});
+    if (a.flag("list-passes")) {
+        for (const auto& pass : engine::optimizerPasses())
+            std::cout << pass.name << (pass.cleanup ? "  (cleanup, repeated)" : "  (fusion, once)")
+                      << (pass.needsShapes ? "  reads shapes" : "") << "\n";
+        return kExitOk;
+    }
+    a.requirePositionals(2,
+                         "onnxlens-cli optimize MODEL OUT.onnx [--passes NAME,NAME...] [--json] | "
+                         "optimize --list-passes");
+    engine::OptimizerOptions options;
+    if (auto list = a.value("passes")) {
+        std::string name;
+        for (char c : *list + ",") {
+            if (c != ',') {
+                name += c;
+            } else if (!name.empty()) {
+                options.passes.insert(name);
+                name.clear();
+            }
+        }
+        if (options.passes.empty()) throw UsageError("option --passes: no pass named");
+        if (auto known = engine::checkOptimizerPassNames(options.passes); !known)
+            throw UsageError(known.error().message);
+    }
     const std::string input = a.positionals()[0], output = a.positionals()[1];
     auto model = loadModel(input);
     if (!model) throw UsageError(model.error().message);
     onnx::ModelProto optimized = *model->proto;
-    // The output is self-contained: external weights are inlined (models over 2 GB cannot be saved so).
-    if (auto st = internalizeExternalData(optimized, model->directory); !st) throw UsageError(st.error().message);
-    const auto report = engine::optimizeModel(optimized, model->directory);
+    // The output is self-contained: external weights are inlined (models over 2 GB cannot be saved
+    // so).
+    if (auto st = internalizeExternalData(optimized, model->directory); !st)
+        throw UsageError(st.error().message);
+    const auto report = engine::optimizeModel(optimized, model->directory, options);
     std::ofstream out(output, std::ios::binary);
     if (!out) throw UsageError(output + ": cannot be written");
     if (!optimized.SerializeToOstream(&out)) throw UsageError(output + ": write failed");
     if (a.flag("json")) {
         nlohmann::json passes = nlohmann::json::array();
-        for (const auto& p : report.passes) passes.push_back({{"pass", p.pass}, {"rewrites", p.rewrites}});
+        for (const auto& p : report.passes)
+            passes.push_back({{"pass", p.pass}, {"rewrites", p.rewrites}});
         printJson({{"input", input},
                    {"output", output},
                    {"nodes_before", report.nodesBefore},
                    {"nodes_after", report.nodesAfter},
                    {"passes", passes}});
     } else {
-        std::cout << input << ": " << report.nodesBefore << " nodes -> " << output << ": " << report.nodesAfter
-                  << " nodes\n";
-        for (const auto& p : report.passes) std::cout << "  " << p.pass << ": " << p.rewrites << "\n";
+        std::cout << input << ": " << report.nodesBefore << " nodes -> " << output << ": "
+                  << report.nodesAfter << " nodes\n";
+        for (const auto& p : report.passes)
+            std::cout << "  " << p.pass << ": " << p.rewrites << "\n";
     }
     return kExitOk;
 }

@@ -43,12 +43,17 @@ nlohmann::json jsonNumber(double v) {
 }  // namespace
 
 int runRunCommand(const std::vector<std::string>& args) {
-    Arguments a(args, {"input", "dim", "seed", "out", "threads", "max-memory"}, {"json", "no-optimize"});
-    a.requirePositionals(1, "onnxlens-cli run MODEL [--input NAME=FILE]... [--dim SYMBOL=N]... "
-                            "[--seed N] [--out DIR] [--threads N] [--max-memory BYTES|NG] [--json]");
-    auto loaded = loadSession(a.positionals()[0], static_cast<int>(a.intValue("threads", 0)),
-                              !a.flag("no-optimize"), parseMaxMemory(a));
-    auto feeds = prepareFeedsFromArguments(*loaded.session, a);
+    Arguments a(args, {"input", "dim", "seed", "out", "threads", "max-memory", "int-range"},
+                {"json", "no-optimize", "allow-newer-opset"});
+    a.requirePositionals(
+        1,
+        "onnxlens-cli run MODEL [--input NAME=FILE]... [--dim SYMBOL=N|INPUT:AXIS=N]... "
+        "[--int-range NAME=LO,HI]... [--seed N] [--out DIR] [--threads N] [--max-memory BYTES|NG] "
+        "[--allow-newer-opset] [--json]");
+    auto loaded =
+        loadSession(a.positionals()[0], static_cast<int>(a.intValue("threads", 0)),
+                    !a.flag("no-optimize"), parseMaxMemory(a), a.flag("allow-newer-opset"));
+    auto feeds = prepareFeedsFromArguments(loaded, a);
     auto outputs = loaded.session->run(feeds);
     if (!outputs) throw UsageError(a.positionals()[0] + ": " + outputs.error().message);
 
@@ -88,13 +93,33 @@ int runRunCommand(const std::vector<std::string>& args) {
                         throw UsageError(st.error().message);
             }
         } else {
-            entry["kind"] = value.isSequence() ? "sequence" : "none";
-            if (value.isSequence()) entry["length"] = value.sequence().size();
-            if (!a.flag("json"))
-                std::cout << infos[k].name << ": "
-                          << (value.isSequence() ? "sequence of " + std::to_string(value.sequence().size()) + " tensors"
-                                                 : std::string("empty optional"))
-                          << "\n";
+            entry["kind"] = value.isSequence()      ? "sequence"
+                            : value.isMap()         ? "map"
+                            : value.isMapSequence() ? "sequence of maps"
+                                                    : "none";
+            std::string described = "empty optional";
+            if (value.isSequence()) {
+                entry["length"] = value.sequence().size();
+                described = "sequence of " + std::to_string(value.sequence().size()) + " tensors";
+            } else if (value.isMap() || value.isMapSequence()) {
+                const std::string types = std::string("map<") + engine::dataTypeName(value.mapKeyType()) +
+                                          "," + engine::dataTypeName(value.mapValueType()) + ">";
+                entry["key_type"] = engine::dataTypeName(value.mapKeyType());
+                entry["value_type"] = engine::dataTypeName(value.mapValueType());
+                if (value.isMap()) {
+                    entry["length"] = value.mapKeys().numel();
+                    described = types + " of " + std::to_string(value.mapKeys().numel()) + " entries";
+                } else {
+                    entry["length"] = value.maps().size();
+                    described = "sequence of " + std::to_string(value.maps().size()) + " " + types;
+                }
+            }
+            if (!a.flag("json")) std::cout << infos[k].name << ": " << described << "\n";
+            if (!outDir.empty() && !value.isNone()) {
+                auto file = outDir / ("output_" + std::to_string(k) + ".pb");
+                if (auto st = engine::writeValuePbFile(file, value, infos[k].name); !st)
+                    throw UsageError(st.error().message);
+            }
         }
         doc["outputs"].push_back(entry);
     }

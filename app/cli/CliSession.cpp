@@ -1,42 +1,38 @@
 #include "CliSession.h"
 
 #include <charconv>
+#include <iostream>
 #include <limits>
 #include <map>
 
+#include "onnxlens/model/StructuralCopy.h"
+#include "onnxlens/engine/OpsetSupport.h"
+#include "onnxlens/model/NewerOpsets.h"
+
 namespace onnxlens::cli {
 
-namespace {
-
-// The model without its initializers' bytes (names, types and dims stay): what the commands read
-// besides the session. Copied with the initializers swapped out, so the weights are never copied.
-std::shared_ptr<onnx::ModelProto> structureOf(onnx::ModelProto& proto) {
-    auto& initializers = *proto.mutable_graph()->mutable_initializer();
-    google::protobuf::RepeatedPtrField<onnx::TensorProto> held;
-    held.Swap(&initializers);
-    auto copy = std::make_shared<onnx::ModelProto>(proto);
-    initializers.Swap(&held);
-    for (const auto& init : initializers) {
-        auto* kept = copy->mutable_graph()->add_initializer();
-        kept->set_name(init.name());
-        kept->set_data_type(init.data_type());
-        *kept->mutable_dims() = init.dims();
-    }
-    return copy;
-}
-
-}  // namespace
-
 LoadedSession loadSession(const std::string& modelPath, int threads, bool optimize,
-                          std::uint64_t maxTensorBytes) {
+                          std::uint64_t maxTensorBytes, bool allowNewerOpset) {
     LoadedSession s;
     auto model = loadModel(modelPath);
     if (!model) throw UsageError(model.error().message);
+    if (auto problem = engine::newerOpsetProblem(*model->proto, onnxLibraryOpset(), modelPath)) {
+        if (!allowNewerOpset)
+            throw UsageError(*problem +
+                             "; its operators may have changed in ways the engine does not "
+                             "implement. Use --allow-newer-opset to run it anyway");
+        std::cerr << "warning: " << *problem
+                  << "; running it as the newest versions the engine "
+                     "knows (--allow-newer-opset)\n";
+    }
     // The session takes the parsed model over: the weights live once, in the engine's tensors.
     s.model.path = model->path;
     s.model.directory = model->directory;
     s.model.fileBytes = model->fileBytes;
-    s.model.proto = structureOf(*model->proto);
+    // The structure is what the commands read besides the session (names, types, dims).
+    s.model.proto = std::make_shared<onnx::ModelProto>(copyStructure(*model->proto));
+    s.model.shapes = model->shapes;
+    s.indexRanges = engine::inferIndexRanges(model->proto->graph());
     engine::SessionOptions options;
     options.threads = threads;
     options.optimize = optimize;
@@ -59,6 +55,16 @@ engine::SymbolBindings parseDims(const Arguments& args) {
         dims[name] = n;
     }
     return dims;
+}
+
+engine::ValueRanges parseIntegerRanges(const Arguments& args) {
+    engine::ValueRanges ranges;
+    for (const auto& text : args.values("int-range")) {
+        auto range = engine::parseIntegerRange(text);
+        if (!range) throw UsageError(range.error().message);
+        ranges[range->first] = range->second;
+    }
+    return ranges;
 }
 
 std::uint64_t parseMaxMemory(const Arguments& args) {
@@ -85,15 +91,18 @@ std::uint64_t parseMaxMemory(const Arguments& args) {
     return n << shift;
 }
 
-std::map<std::string, engine::Value> prepareFeedsFromArguments(const engine::Session& session,
+std::map<std::string, engine::Value> prepareFeedsFromArguments(const LoadedSession& loaded,
                                                                const Arguments& args) {
+    const engine::Session& session = *loaded.session;
     std::map<std::string, std::filesystem::path> files;
     for (const auto& text : args.values("input")) {
         auto [name, file] = splitAssignment(text, "input");
         files[name] = file;
     }
+    engine::ValueRanges ranges = loaded.indexRanges;
+    for (const auto& [name, range] : parseIntegerRanges(args)) ranges[name] = range;
     auto feeds = engine::prepareFeeds(session.inputs(), files, parseDims(args),
-                                      static_cast<std::uint64_t>(args.intValue("seed", 0)));
+                                      static_cast<std::uint64_t>(args.intValue("seed", 0)), ranges);
     // Named after the model too: a generated input has no file of its own to name.
     if (!feeds) {
         const auto& model = args.positionals();

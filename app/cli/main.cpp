@@ -19,7 +19,8 @@ struct Command {
 const Command kCommands[] = {
     {"info", onnxlens::cli::runInfoCommand, "MODEL [--json]: the model summary"},
     {"check", onnxlens::cli::runCheckCommand,
-     "MODEL [--json]: onnx checker and engine support of every node"},
+     "MODEL [--json]: onnx checker and engine support of every node; with --dynamic-axes, "
+     "whether the declared dynamic axes work (exit 0 yes, 1 no, 2 cannot tell)"},
     {"run", onnxlens::cli::runRunCommand,
      "MODEL [--input NAME=FILE]... [--dim SYMBOL=N]... [--seed N] [--out DIR] [--threads N]"},
     {"compare", onnxlens::cli::runCompareCommand,
@@ -28,13 +29,17 @@ const Command kCommands[] = {
      "MODEL [--warmup N] [--runs N] [--threads N] [--dim S=N] [--profile FILE]: latency"},
     {"conformance", onnxlens::cli::runConformanceCommand,
      "DIR... [--json FILE]: run ONNX backend test cases"},
+    {"cost", onnxlens::cli::runCostCommand,
+     "MODEL [--dim SYMBOL=N]... [--json | --csv]: MACs, FLOPs, parameters and memory per node"},
     {"render", onnxlens::cli::runRenderCommand, "MODEL --out FILE.svg|.png: draw the graph"},
-    {"optimize", onnxlens::cli::runOptimizeCommand, "MODEL OUT: save the optimized graph"},
+    {"optimize", onnxlens::cli::runOptimizeCommand,
+     "MODEL OUT [--passes A,B]: save the optimized graph (--list-passes: the passes)"},
     {"quantize", onnxlens::cli::runQuantizeCommand,
      "MODEL OUT.onnx [--per-channel] [--op-types MatMul,Gemm,Conv] [--exclude NODE]... [--format qoperator|qdq] "
-     "[--json]: dynamic int8 quantization of the weights"},
+     "[--json] [--report DIR]: dynamic int8 quantization of the weights"},
     {"export", onnxlens::cli::runExportCommand,
-     "(--torchvision NAME | --script FILE | --torchscript FILE --input-shape S) --out DIR [--opset N] "
+     "(--torchvision NAME | --script FILE | --torchscript FILE --input-shape S) --out DIR [--opset "
+     "N] "
      "[--task T] [--bench] [--quantize] [--runs N] [--warmup N] [--threads N] [--python PATH] [--timeout S]: "
      "PyTorch to ONNX, validated against PyTorch"},
 };

@@ -3,6 +3,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QFileDialog>
@@ -12,25 +13,28 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QScreen>
 #include <QSettings>
+#include <QShowEvent>
 #include <QSignalBlocker>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
 
-#include "widgets/panels/BenchmarkPanel.h"
-#include "widgets/panels/ComparePanel.h"
-#include "widgets/workers/EngineWorker.h"
 #include "widgets/dialogs/ExportDialog.h"
 #include "widgets/dialogs/QuantizeDialog.h"
 #include "widgets/graph/GraphExport.h"
 #include "widgets/graph/GraphPage.h"
 #include "widgets/graph/GraphScene.h"
 #include "widgets/graph/GraphView.h"
+#include "widgets/panels/BenchmarkPanel.h"
+#include "widgets/panels/ComparePanel.h"
 #include "widgets/panels/ModelPanel.h"
 #include "widgets/panels/NodePanel.h"
 #include "widgets/panels/RunPanel.h"
 #include "widgets/panels/TensorPanel.h"
+#include "widgets/workers/EngineWorker.h"
 
 namespace onnxlens::gui {
 
@@ -62,7 +66,47 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     statusBar()->showMessage(tr("Ready"));
     QSettings settings;
     if (!restoreGeometry(settings.value("window/geometry").toByteArray())) resize(1400, 900);
-    restoreState(settings.value("window/state").toByteArray());
+    restoredState_ = restoreState(settings.value("window/state").toByteArray());
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+    QMainWindow::showEvent(event);
+    // Once shown the layout knows which docks are closed (before, their minimum sizes count)
+    // and the frame's size is known.
+    if (!fittedToScreen_) {
+        fittedToScreen_ = true;
+        fitToScreen();
+        // First launch: the panels take a quarter of the width at most, the graph the rest.
+        if (!restoredState_)
+            resizeDocks({modelDock_}, {std::clamp(width() / 4, 220, 340)}, Qt::Horizontal);
+    }
+}
+
+void MainWindow::fitToScreen() {
+    // A remembered or default size larger than the screen it opens on would put the status bar
+    // off screen: shrink to the available area (frame included) and move inside it.
+    QScreen* on = screen() ? screen() : QGuiApplication::primaryScreen();
+    if (!on) return;
+    const QRect available = on->availableGeometry();
+    const int frameWidth = std::max(0, frameGeometry().width() - geometry().width());
+    const int frameHeight = std::max(0, frameGeometry().height() - geometry().height());
+    const QSize room(available.width() - std::max(frameWidth, 8),
+                     available.height() - std::max(frameHeight, 40));
+    QSize size = this->size().boundedTo(room);
+    if (size != this->size()) resize(size);
+    QPoint topLeft = pos();
+    topLeft.setX(std::clamp(topLeft.x(), available.left(), available.right() - size.width()));
+    topLeft.setY(std::clamp(topLeft.y(), available.top(), available.bottom() - size.height()));
+    if (topLeft != pos()) move(topLeft);
+}
+
+QString MainWindow::tabTitleFor(const QString& path) {
+    // PyTorch exports and model zoos name every file model.onnx: the folder tells them apart.
+    const QFileInfo file(path);
+    if (file.fileName().compare(QStringLiteral("model.onnx"), Qt::CaseInsensitive) == 0 &&
+        !file.dir().dirName().isEmpty() && file.dir().dirName() != QStringLiteral("."))
+        return file.dir().dirName();
+    return file.fileName();
 }
 
 MainWindow::~MainWindow() = default;
@@ -84,7 +128,6 @@ void MainWindow::createDocks() {
     tabifyDockWidget(modelDock_, nodeDock_);
     tabifyDockWidget(nodeDock_, tensorDock_);
     modelDock_->raise();
-    resizeDocks({modelDock_}, {430}, Qt::Horizontal);
     benchmarkPanel_ = new widgets::BenchmarkPanel(this);
     benchmarkDock_ = new QDockWidget(tr("Benchmark"), this);
     benchmarkDock_->setObjectName(QStringLiteral("benchmarkDock"));
@@ -104,6 +147,9 @@ void MainWindow::createDocks() {
     tabifyDockWidget(runDock_, compareDock_);
     runDock_->raise();
     tabifyDockWidget(runDock_, benchmarkDock_);
+    // The graph gets the window: the bottom docks stay closed until their action is used.
+    runDock_->hide();
+    compareDock_->hide();
     // The benchmark times the inputs chosen in the Run dock (random data while none are chosen).
     benchmarkPanel_->setFeedsProviderSource([this] { return runPanel_->feedsFunction(); });
     connect(nodePanel_, &widgets::NodePanel::tensorActivated, this, [this](int tensor) {
@@ -151,10 +197,10 @@ void MainWindow::createActions() {
     view->addAction(tr("&Actual Size"), this, onPage([](GraphPage* p) { p->view()->setZoom(1.0); }))
         ->setShortcut(QKeySequence(tr("Ctrl+1")));
     view->addSeparator();
-    view->addAction(tr("&Expand All Groups"), this, onPage([](GraphPage* p) {
-        p->scene()->expandAll();
-        emit p->scene()->layoutNeeded();
-    }));
+    view->addAction(tr("&Expand All Groups"), this, onPage([this](GraphPage* p) {
+                        if (const QString refused = p->expandAllGroups(); !refused.isEmpty())
+                            statusBar()->showMessage(refused, 10000);
+                    }));
     view->addAction(tr("&Collapse to Overview"), this, onPage([](GraphPage* p) {
         p->scene()->expandForOverview(0);
         emit p->scene()->layoutNeeded();
@@ -169,6 +215,31 @@ void MainWindow::createActions() {
     connect(showOptimizedAction_, &QAction::toggled, this, [this](bool on) {
         if (auto* page = currentPage()) page->setShowOptimized(on);
     });
+    // The file's graph drawn differently: constant chains as nodes, layer stacks as one box.
+    auto viewOption = [this, view](const QString& text, const QString& tip,
+                                   void (*apply)(ViewGraphOptions&, bool)) {
+        QAction* action = view->addAction(text);
+        action->setCheckable(true);
+        action->setStatusTip(tip);
+        connect(action, &QAction::toggled, this, [this, apply](bool on) {
+            if (auto* page = currentPage()) {
+                ViewGraphOptions options = page->viewGraphOptions();
+                apply(options, on);
+                page->setViewGraphOptions(options);
+            }
+        });
+        return action;
+    };
+    showConstantsAction_ = viewOption(
+        tr("Show &Constants"),
+        tr("Draw Constant nodes and constant Identity/Cast/Unsqueeze chains as nodes instead of "
+           "rows of their readers"),
+        [](ViewGraphOptions& options, bool on) { options.foldConstants = !on; });
+    foldRepeatsAction_ =
+        viewOption(tr("Fold &Repeated Blocks"),
+                   tr("Show a run of alike blocks (layers.0 \u2026 layers.95) as one \u00d796 box "
+                      "that expands"),
+                   [](ViewGraphOptions& options, bool on) { options.foldRepeats = on; });
     quantizationErrorAction_ = view->addAction(tr("Colour by &Quantization Error"));
     quantizationErrorAction_->setCheckable(true);
     quantizationErrorAction_->setStatusTip(
@@ -198,10 +269,8 @@ void MainWindow::createActions() {
 
     QMenu* benchmark = menuBar()->addMenu(tr("&Benchmark"));
     benchmark->addAction(benchmarkPanel_->startAction());
-    connect(benchmarkPanel_->startAction(), &QAction::triggered, this, [this] {
-        benchmarkDock_->show();
-        benchmarkDock_->raise();
-    });
+    connect(benchmarkPanel_->startAction(), &QAction::triggered, this,
+            [this] { showBottomDock(benchmarkDock_); });
     benchmark->addAction(benchmarkPanel_->cancelAction());
     benchmark->addSeparator();
     benchmark->addAction(benchmarkPanel_->heatAction());
@@ -214,13 +283,17 @@ void MainWindow::createActions() {
     run->addSeparator();
     run->addAction(comparePanel_->compareAction());
     run->addAction(comparePanel_->dynamicAxesAction());
-    connect(runPanel_->runAction(), &QAction::triggered, runDock_, &QDockWidget::raise);
-    connect(comparePanel_->compareAction(), &QAction::triggered, compareDock_, &QDockWidget::raise);
-    connect(comparePanel_->dynamicAxesAction(), &QAction::triggered, compareDock_, &QDockWidget::raise);
+    connect(runPanel_->runAction(), &QAction::triggered, this,
+            [this] { showBottomDock(runDock_); });
+    connect(comparePanel_->compareAction(), &QAction::triggered, this,
+            [this] { showBottomDock(compareDock_); });
+    connect(comparePanel_->dynamicAxesAction(), &QAction::triggered, this,
+            [this] { showBottomDock(compareDock_); });
 
     QMenu* tools = menuBar()->addMenu(tr("&Tools"));
+    // Ctrl+Shift+E is File > Export > As SVG.
     tools->addAction(tr("&Export from PyTorch && Benchmark…"), this, &MainWindow::showExportDialog)
-        ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
     tools->addAction(tr("&Quantize Model…"), this, &MainWindow::showQuantizeDialog);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
@@ -230,6 +303,14 @@ void MainWindow::createActions() {
                               "Graph layout by Graphviz dot.")
                                .arg(QApplication::applicationVersion()));
     });
+}
+
+void MainWindow::showBottomDock(QDockWidget* dock) {
+    const bool opening = !dock->isVisible();
+    dock->show();
+    dock->raise();
+    // Opened small: a third of the window at most, so that the graph stays the main thing.
+    if (opening) resizeDocks({dock}, {std::min(320, height() / 3)}, Qt::Vertical);
 }
 
 widgets::ExportDialog* MainWindow::exportDialog() {
@@ -353,7 +434,7 @@ void MainWindow::openFile(const QString& path) {
         });
         connect(page, &GraphPage::drawn, this, [this, page] {
             statusBar()->showMessage(tr("%1: %2 nodes, laid out in %3 ms")
-                                         .arg(QFileInfo(page->document().path).fileName())
+                                         .arg(tabTitleFor(page->document().path))
                                          .arg(page->shownViewGraph()->operatorCount)
                                          .arg(page->lastLayoutMs(), 0, 'f', 0),
                                      8000);
@@ -369,7 +450,7 @@ void MainWindow::openFile(const QString& path) {
         });
         connect(page, &GraphPage::layoutFailed, this,
                 [this](const QString& message) { statusBar()->showMessage(message, 8000); });
-        int index = tabs_->addTab(page, QFileInfo(absolute).fileName());
+        int index = tabs_->addTab(page, tabTitleFor(absolute));
         tabs_->setTabToolTip(index, absolute);
         tabs_->setCurrentIndex(index);
         addRecentFile(absolute);
@@ -404,6 +485,10 @@ void MainWindow::onCurrentTabChanged() {
     {
         QSignalBlocker quiet(showOptimizedAction_);
         showOptimizedAction_->setChecked(p && p->isShowingOptimized());
+        QSignalBlocker quietConstants(showConstantsAction_);
+        showConstantsAction_->setChecked(p && !p->viewGraphOptions().foldConstants);
+        QSignalBlocker quietRepeats(foldRepeatsAction_);
+        foldRepeatsAction_->setChecked(p && p->viewGraphOptions().foldRepeats);
     }
     runPanel_->setDocument(p ? p->sharedDocument() : nullptr);  // compiles on the engine thread
     if (quantizationErrorAction_) {
@@ -416,7 +501,7 @@ void MainWindow::onCurrentTabChanged() {
         return;
     }
     modelPanel_->showModel(p->document());
-    setWindowTitle(QStringLiteral("%1 — onnxlens").arg(QFileInfo(p->document().path).fileName()));
+    setWindowTitle(QStringLiteral("%1 — onnxlens").arg(tabTitleFor(p->document().path)));
     if (int node = p->scene()->selectedNode(); node >= 0)
         nodePanel_->showNode(p->shownViewGraph(), node);
 }

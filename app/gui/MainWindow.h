@@ -50,8 +50,15 @@ public:
     widgets::BenchmarkPanel* benchmarkPanel() const { return benchmarkPanel_; }
     QDockWidget* benchmarkDock() const { return benchmarkDock_; }
     QAction* showOptimizedAction() const { return showOptimizedAction_; }
+    QAction* showConstantsAction() const { return showConstantsAction_; }
+    QAction* foldRepeatsAction() const { return foldRepeatsAction_; }
     widgets::RunPanel* runPanel() const { return runPanel_; }
     widgets::ComparePanel* comparePanel() const { return comparePanel_; }
+    QDockWidget* runDock() const { return runDock_; }
+    QDockWidget* compareDock() const { return compareDock_; }
+
+    // A tab's title: the file name, or the folder's name for the many files called model.onnx.
+    static QString tabTitleFor(const QString& path);
 
     // Tools > Export from PyTorch & Benchmark (created on first use).
     widgets::ExportDialog* exportDialog();
@@ -75,8 +82,11 @@ protected:
     void dragMoveEvent(QDragMoveEvent* event) override;
     void dropEvent(QDropEvent* event) override;
     void closeEvent(QCloseEvent* event) override;
+    void showEvent(QShowEvent* event) override;
 
 private:
+    void fitToScreen();
+    void showBottomDock(QDockWidget* dock);
     void createActions();
     void createDocks();
     void addRecentFile(const QString& path);
@@ -96,6 +106,10 @@ private:
     widgets::BenchmarkPanel* benchmarkPanel_;
     QDockWidget* benchmarkDock_;
     QAction* showOptimizedAction_;
+    QAction* showConstantsAction_ = nullptr;
+    QAction* foldRepeatsAction_ = nullptr;
+    bool fittedToScreen_ = false;
+    bool restoredState_ = false;  // the docks' places from the last session
     // The engine's worker thread (compiles and runs the current tab's model), the Run and
     // Compare docks.
     std::unique_ptr<widgets::EngineThread> engine_;

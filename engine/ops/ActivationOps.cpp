@@ -116,6 +116,34 @@ struct SoftplusOp : UnaryOpTraits {
     }
 };
 
+// Swish (opset 24): x * sigmoid(alpha * x).
+struct SwishOp : UnaryOpTraits {
+    static constexpr bool kVectorized = true;
+    static constexpr double kCost = 20;
+    explicit SwishOp(const NodeInfo& node) : alpha(node.getFloat("alpha", 1.0f)) {}
+    template <class A>
+    auto array(const A& x) const {
+        using S = typename A::Scalar;
+        return x / (S(1) + (x * S(-alpha)).exp());
+    }
+    float alpha;
+};
+
+// x * tanh(softplus(x)), softplus written so that exp never overflows.
+struct MishOp : UnaryOpTraits {
+    static constexpr bool kVectorized = true;
+    static constexpr double kCost = 30;
+    template <class A>
+    auto array(const A& x) const {
+        using S = typename A::Scalar;
+        return x * (x.max(S(0)) + (-x.abs()).exp().log1p()).tanh();
+    }
+    template <class T>
+    T operator()(T x) const {
+        return x * std::tanh(std::max(x, T(0)) + std::log1p(std::exp(-std::abs(x))));
+    }
+};
+
 struct SoftsignOp : UnaryOpTraits {
     static constexpr bool kVectorized = true;
     template <class A> auto array(const A& x) const {
@@ -379,6 +407,8 @@ void registerActivationOps(KernelRegistry& registry) {
     registry.add<UnaryKernel<HardSwishOp>>("HardSwish");
     registry.add<UnaryKernel<TanhOp>>("Tanh");
     registry.add<UnaryKernel<SoftplusOp>>("Softplus");
+    registry.add<UnaryKernel<MishOp>>("Mish", 18);
+    registry.add<UnaryKernel<SwishOp>>("Swish", 24);
     registry.add<UnaryKernel<SoftsignOp>>("Softsign");
     registry.add<UnaryKernel<ThresholdedReluOp>>("ThresholdedRelu");
     registry.add<UnaryKernel<ShrinkOp>>("Shrink");

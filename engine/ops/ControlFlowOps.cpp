@@ -2,6 +2,7 @@
 // so that names the bodies read from outer scopes resolve in the calling frame.
 #include <limits>
 
+#include "CompiledGraph.h"
 #include "OpFamilies.h"
 #include "SequenceTensorCopy.h"
 #include "onnxlens/engine/Session.h"

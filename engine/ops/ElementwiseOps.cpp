@@ -116,6 +116,14 @@ struct NotOp : UnaryOpTraits {
     bool operator()(bool x) const { return !x; }
 };
 
+struct BitwiseNotOp : UnaryOpTraits {
+    static constexpr TypeSet kTypes = TypeSet::Integer;
+    template <class T>
+    T operator()(T x) const {
+        return static_cast<T>(~x);
+    }
+};
+
 // ---------------------------------------------------------------------------------------------
 // Binary operators
 
@@ -253,6 +261,29 @@ struct OrOp : LogicOpTraits {
 };
 struct XorOp : LogicOpTraits {
     bool operator()(bool a, bool b) const { return a != b; }
+};
+
+// Opset 18's bitwise operators, on the two's complement bits of any integer type.
+struct BitwiseOpTraits : BinaryOpTraits {
+    static constexpr TypeSet kTypes = TypeSet::Integer;
+};
+struct BitwiseAndOp : BitwiseOpTraits {
+    template <class T>
+    T operator()(T a, T b) const {
+        return static_cast<T>(a & b);
+    }
+};
+struct BitwiseOrOp : BitwiseOpTraits {
+    template <class T>
+    T operator()(T a, T b) const {
+        return static_cast<T>(a | b);
+    }
+};
+struct BitwiseXorOp : BitwiseOpTraits {
+    template <class T>
+    T operator()(T a, T b) const {
+        return static_cast<T>(a ^ b);
+    }
 };
 
 struct CompareOpTraits : BinaryOpTraits {
@@ -588,6 +619,10 @@ void registerElementwiseOps(KernelRegistry& registry) {
     registry.add<BinaryKernel<DivOp>>("Div");
     registry.add<BinaryKernel<ModOp>>("Mod");
     registry.add<BinaryKernel<BitShiftOp>>("BitShift");
+    registry.add<BinaryKernel<BitwiseAndOp>>("BitwiseAnd", 18);
+    registry.add<BinaryKernel<BitwiseOrOp>>("BitwiseOr", 18);
+    registry.add<BinaryKernel<BitwiseXorOp>>("BitwiseXor", 18);
+    registry.add<UnaryKernel<BitwiseNotOp>>("BitwiseNot", 18);
     registry.add<BinaryKernel<AndOp>>("And");
     registry.add<BinaryKernel<OrOp>>("Or");
     registry.add<BinaryKernel<XorOp>>("Xor");

@@ -39,6 +39,7 @@ enum class TypeSet {
     NumericOrBool,  // numeric and bool
     Comparable,     // numeric, bool and string
     Unsigned,       // unsigned integers
+    Integer,        // signed and unsigned integers
     Bool,
 };
 
@@ -74,6 +75,8 @@ decltype(auto) dispatchTypeSet(DataType type, const char* op, F&& f) {
             return dispatchNumericOrBool(type, std::forward<F>(f));
     } else if constexpr (set == TypeSet::Unsigned) {
         if (isUnsignedInteger(type)) return dispatchInteger(type, std::forward<F>(f));
+    } else if constexpr (set == TypeSet::Integer) {
+        if (isInteger(type)) return dispatchInteger(type, std::forward<F>(f));
     } else {
         if (type == DataType::Bool) return f.template operator()<bool>();
     }

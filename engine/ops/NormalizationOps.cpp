@@ -221,6 +221,125 @@ class InstanceNormalizationKernel : public Kernel {
     double epsilon_;
 };
 
+// GroupNormalization: the channels split into num_groups contiguous groups, each normalized over
+// its channels and spatial dims per sample. Opset 18 gave scale and bias one value per group;
+// opset 21 corrected that to one per channel.
+class GroupNormalizationKernel : public Kernel {
+  public:
+    explicit GroupNormalizationKernel(const NodeInfo& node)
+        : epsilon_(node.getFloat("epsilon", 1e-5f)),
+          groups_(node.getInt("num_groups")),
+          perChannelAffine_(node.opsetVersion() >= 21) {
+        require(groups_ > 0,
+                "GroupNormalization: num_groups must be positive, got " + std::to_string(groups_));
+        // Statistics run in double whatever stash_type asks: at least as precise as float32.
+        const std::int64_t stash = node.getInt("stash_type", 1);
+        require(stash == 1 || stash == 10 || stash == 11 || stash == 16,
+                "GroupNormalization: unsupported stash_type " + std::to_string(stash));
+    }
+
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& x = inputTensor(inputs, 0);
+        requireFloatInput(x, "GroupNormalization");
+        ChannelLayout l = channelLayout(x, "GroupNormalization");
+        require(l.c % groups_ == 0, "GroupNormalization: " + std::to_string(l.c) +
+                                        " channels do not split into " + std::to_string(groups_) +
+                                        " groups");
+        const std::int64_t perGroup = l.c / groups_;
+        std::vector<double> scale = elementsAsDoubles(inputTensor(inputs, 1));
+        std::vector<double> bias = elementsAsDoubles(inputTensor(inputs, 2));
+        const auto affineCount = static_cast<std::size_t>(perChannelAffine_ ? l.c : groups_);
+        require(scale.size() == affineCount && bias.size() == affineCount,
+                std::string("GroupNormalization: scale and bias need one element per ") +
+                    (perChannelAffine_ ? "channel (" : "group (") + std::to_string(affineCount) +
+                    ")");
+        auto instances = static_cast<std::size_t>(l.n * l.c);
+        std::vector<double> a(instances), b(instances);
+        Tensor y(x.dtype(), x.shape());
+        dispatchFloat(x.dtype(), [&]<class T>() {
+            const T* in = x.data<T>();
+            const std::int64_t groupSize = perGroup * l.spatial;
+            ctx.pool().parallelFor(
+                l.n * groups_, static_cast<double>(groupSize) * 3,
+                [&](std::int64_t begin, std::int64_t end) {
+                    for (std::int64_t i = begin; i < end; ++i) {
+                        auto [mean, var] = meanAndVariance(in + i * groupSize, groupSize);
+                        const double inverse = 1.0 / std::sqrt(var + epsilon_);
+                        const std::int64_t group = i % groups_;
+                        for (std::int64_t k = 0; k < perGroup; ++k) {
+                            const auto channel = static_cast<std::size_t>(group * perGroup + k);
+                            const auto affine =
+                                perChannelAffine_ ? channel : static_cast<std::size_t>(group);
+                            const auto at = static_cast<std::size_t>(i * perGroup + k);
+                            a[at] = scale[affine] * inverse;
+                            b[at] = bias[affine] - mean * a[at];
+                        }
+                    }
+                });
+            applyChannelAffine(ctx, in, y.data<T>(), 1, l.n * l.c, l.spatial, a, b, false);
+        });
+        outputs[0] = Value(std::move(y));
+    }
+
+  private:
+    double epsilon_;
+    std::int64_t groups_;
+    bool perChannelAffine_;
+};
+
+// RMSNormalization (opset 23): x / sqrt(mean(x^2) + epsilon) * scale over the dims from `axis`
+// on, scale broadcast to them. No mean is subtracted and there is no bias.
+class RmsNormalizationKernel : public Kernel {
+  public:
+    explicit RmsNormalizationKernel(const NodeInfo& node)
+        : axis_(node.getInt("axis", -1)), epsilon_(node.getFloat("epsilon", 1e-5f)) {
+        const std::int64_t stash = node.getInt("stash_type", 1);
+        require(stash == 1 || stash == 10 || stash == 11 || stash == 16,
+                "RMSNormalization: unsupported stash_type " + std::to_string(stash));
+    }
+
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& x = inputTensor(inputs, 0);
+        requireFloatInput(x, "RMSNormalization");
+        const std::int64_t axis = normalizeAxis(axis_, x.rank());
+        const Shape normalizedShape(x.shape().begin() + axis, x.shape().end());
+        const std::int64_t outer = shapeElementCount(std::span(x.shape()).first(axis));
+        const std::int64_t inner = shapeElementCount(normalizedShape);
+        const std::vector<double> scale =
+            broadcastToDoubles(inputTensor(inputs, 1), normalizedShape, "RMSNormalization scale");
+        Tensor y(x.dtype(), x.shape());
+        dispatchFloat(x.dtype(), [&]<class T>() {
+            const T* in = x.data<T>();
+            T* out = y.data<T>();
+            ctx.pool().parallelFor(
+                outer, static_cast<double>(inner) * 4, [&](std::int64_t begin, std::int64_t end) {
+                    for (std::int64_t r = begin; r < end; ++r) {
+                        const T* row = in + r * inner;
+                        double squares = 0;
+                        for (std::int64_t i = 0; i < inner; ++i) {
+                            const double v = toAccumulator<double>(row[i]);
+                            squares += v * v;
+                        }
+                        const double meanSquare =
+                            inner ? squares / static_cast<double>(inner) : 0.0;
+                        const double inverse = 1.0 / std::sqrt(meanSquare + epsilon_);
+                        for (std::int64_t i = 0; i < inner; ++i)
+                            out[r * inner + i] =
+                                fromDouble<T>(toAccumulator<double>(row[i]) * inverse *
+                                              scale[static_cast<std::size_t>(i)]);
+                    }
+                });
+        });
+        outputs[0] = Value(std::move(y));
+    }
+
+  private:
+    std::int64_t axis_;
+    double epsilon_;
+};
+
 class LayerNormalizationKernel : public Kernel {
   public:
     explicit LayerNormalizationKernel(const NodeInfo& node)
@@ -393,6 +512,8 @@ class MeanVarianceNormalizationKernel : public Kernel {
 void registerNormalizationOps(KernelRegistry& registry) {
     registry.add<BatchNormalizationKernel>("BatchNormalization", 1);
     registry.add<InstanceNormalizationKernel>("InstanceNormalization", 1);
+    registry.add<GroupNormalizationKernel>("GroupNormalization", 18);
+    registry.add<RmsNormalizationKernel>("RMSNormalization", 23);
     registry.add<LayerNormalizationKernel>("LayerNormalization", 17);
     // The optimizer's LayerNormalization pattern fusion in models below opset 17.
     registry.add<LayerNormalizationKernel>("LayerNormalization", 1, kLatestOpset, kOnnxlensDomain);

@@ -27,7 +27,14 @@ namespace onnxlens::engine::ops {
     X(ControlFlow)              \
     X(Sequence)                 \
     X(Random)                   \
-    X(Layout)
+    X(Layout)                   \
+    X(ImageBlock)               \
+    X(Attention)                \
+    X(MlLinear)                 \
+    X(MlTree)                   \
+    X(MlSvm)                    \
+    X(MlPreprocess)             \
+    X(MlEncoding)
 
 #define ONNXLENS_DECLARE_FAMILY(F) void register##F##Ops(KernelRegistry& registry);
 ONNXLENS_OP_FAMILIES(ONNXLENS_DECLARE_FAMILY)

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "ElementwiseUnary.h"
@@ -70,10 +71,119 @@ void requireFloatScale(const std::string& op, const Tensor& scale) {
             op + ": scale must be floating point, got " + dataTypeName(scale.dtype()));
 }
 
+// Block-wise quantization (opset 21, block_size > 0): scale and zero point have the rank of x,
+// with ceil(L / block_size) entries along `axis` (length L) and x's sizes elsewhere; element
+// (.., l, ..) uses entry (.., l / block_size, ..). x is seen as [outer, L, inner].
+struct BlockwiseLayout {
+    std::int64_t outer = 1, length = 1, inner = 1, blocks = 1, blockSize = 1;
+
+    static BlockwiseLayout of(const std::string& op, const Tensor& x, const Tensor& scale,
+                              const Tensor* zeroPoint, std::int64_t axisAttr,
+                              std::int64_t blockSize) {
+        require(blockSize > 0, op + ": block_size must be positive");
+        if (zeroPoint)
+            require(zeroPoint->shape() == scale.shape(),
+                    op + ": zero point shape " + shapeToString(zeroPoint->shape()) +
+                        " differs from scale shape " + shapeToString(scale.shape()));
+        require(scale.rank() == x.rank() && x.rank() > 0,
+                op + ": block-wise scale must have the rank of the input, got " +
+                    shapeToString(scale.shape()) + " for " + shapeToString(x.shape()));
+        const std::int64_t axis = normalizeAxis(axisAttr, x.rank());
+        BlockwiseLayout l;
+        l.blockSize = blockSize;
+        l.length = x.dim(axis);
+        l.blocks = (l.length + blockSize - 1) / blockSize;
+        for (std::int64_t d = 0; d < x.rank(); ++d) {
+            const std::int64_t expected = d == axis ? l.blocks : x.dim(d);
+            require(scale.dim(d) == expected,
+                    op + ": block-wise scale " + shapeToString(scale.shape()) + " does not fit " +
+                        shapeToString(x.shape()) + " with block_size " + std::to_string(blockSize) +
+                        " on axis " + std::to_string(axis));
+            if (d < axis) l.outer *= x.dim(d);
+            if (d > axis) l.inner *= x.dim(d);
+        }
+        return l;
+    }
+
+    // Calls fn(element, parameter) for every element index and its scale index.
+    template <class Fn>
+    void forEach(KernelContext& ctx, double cost, Fn&& fn) const {
+        ctx.pool().parallelFor(outer * length, cost * static_cast<double>(inner),
+                               [&](std::int64_t begin, std::int64_t end) {
+                                   for (std::int64_t r = begin; r < end; ++r) {
+                                       const std::int64_t o = r / length, l = r % length;
+                                       const std::int64_t p = (o * blocks + l / blockSize) * inner;
+                                       for (std::int64_t i = 0; i < inner; ++i)
+                                           fn(r * inner + i, p + i);
+                                   }
+                               });
+    }
+};
+
+Tensor quantizeBlockwise(KernelContext& ctx, const Tensor& x, const Tensor& scale,
+                         const Tensor* zeroPoint, std::int64_t axis, std::int64_t blockSize,
+                         DataType outType) {
+    const auto layout = BlockwiseLayout::of("QuantizeLinear", x, scale, zeroPoint, axis, blockSize);
+    require(
+        outType == DataType::UInt8 || outType == DataType::Int8 || outType == DataType::UInt16 ||
+            outType == DataType::Int16,
+        std::string("QuantizeLinear: block-wise output type must be (u)int8 or (u)int16, got ") +
+            dataTypeName(outType));
+    const std::vector<float> scales = floatValues(scale);
+    const std::vector<float> zeros =
+        zeroPoint ? floatValues(*zeroPoint) : std::vector<float>(scales.size(), 0.0f);
+    for (float s : scales)
+        require(s != 0.0f && std::isfinite(s), "QuantizeLinear: scale must be finite and non-zero");
+    Tensor y(outType, x.shape());
+    dispatchTypeSet<TypeSet::Float>(x.dtype(), "QuantizeLinear", [&]<class T>() {
+        const T* in = x.data<T>();
+        dispatchInteger(outType, [&]<class Q>() {
+            Q* out = y.data<Q>();
+            layout.forEach(ctx, 4.0, [&](std::int64_t i, std::int64_t p) {
+                const auto k = static_cast<std::size_t>(p);
+                out[i] = quantize<Q>(static_cast<float>(in[i]), scales[k], zeros[k]);
+            });
+        });
+    });
+    return y;
+}
+
+Tensor dequantizeBlockwise(KernelContext& ctx, const Tensor& x, const Tensor& scale,
+                           const Tensor* zeroPoint, std::int64_t axis, std::int64_t blockSize) {
+    const auto layout =
+        BlockwiseLayout::of("DequantizeLinear", x, scale, zeroPoint, axis, blockSize);
+    if (zeroPoint)
+        require(zeroPoint->dtype() == x.dtype(), std::string("DequantizeLinear: zero point type ") +
+                                                     dataTypeName(zeroPoint->dtype()) +
+                                                     " differs from input type " +
+                                                     dataTypeName(x.dtype()));
+    const std::vector<float> scales = floatValues(scale);
+    const std::vector<float> zeros =
+        zeroPoint ? floatValues(*zeroPoint) : std::vector<float>(scales.size(), 0.0f);
+    Tensor y(DataType::Float, x.shape());
+    float* out = y.data<float>();
+    dispatchTypeSet<TypeSet::Integer>(x.dtype(), "DequantizeLinear", [&]<class T>() {
+        const T* in = x.data<T>();
+        layout.forEach(ctx, 2.0, [&](std::int64_t i, std::int64_t p) {
+            const auto k = static_cast<std::size_t>(p);
+            out[i] = (static_cast<float>(in[i]) - zeros[k]) * scales[k];
+        });
+    });
+    // The output has the scale's type (float, float16 or bfloat16).
+    return scale.dtype() == DataType::Float ? y : y.castTo(scale.dtype());
+}
+
 class QuantizeLinearKernel final : public Kernel {
 public:
-    explicit QuantizeLinearKernel(const NodeInfo& node)
-        : opset_(node.opsetVersion()), axis_(node.getInt("axis", 1)) {}
+  explicit QuantizeLinearKernel(const NodeInfo& node)
+      : opset_(node.opsetVersion()),
+        axis_(node.getInt("axis", 1)),
+        blockSize_(opset_ >= 21 ? node.getInt("block_size", 0) : 0) {
+      // Opset 21: without a zero point, output_dtype names the output type (uint8 by default).
+      const std::int64_t outputType = opset_ >= 21 ? node.getInt("output_dtype", 0) : 0;
+      if (outputType != 0) defaultOutType_ = dataTypeFromOnnx(static_cast<int>(outputType));
+      require(blockSize_ >= 0, "QuantizeLinear: block_size must not be negative");
+  }
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
@@ -81,7 +191,12 @@ public:
         const Tensor& scale = inputTensor(inputs, 1);
         const Tensor* zeroPoint = optionalInputTensor(inputs, 2);
         requireFloatScale("QuantizeLinear", scale);
-        const DataType outType = zeroPoint ? zeroPoint->dtype() : DataType::UInt8;
+        const DataType outType = zeroPoint ? zeroPoint->dtype() : defaultOutType_;
+        if (blockSize_ > 0) {
+            outputs[0] =
+                Value(quantizeBlockwise(ctx, x, scale, zeroPoint, axis_, blockSize_, outType));
+            return;
+        }
         require(outType == DataType::UInt8 || outType == DataType::Int8,
                 std::string("QuantizeLinear: zero point must be uint8 or int8, got ") +
                     dataTypeName(outType));
@@ -116,12 +231,21 @@ public:
 private:
     int opset_;
     std::int64_t axis_;
+    std::int64_t blockSize_;
+    DataType defaultOutType_ = DataType::UInt8;
 };
 
 class DequantizeLinearKernel final : public Kernel {
 public:
-    explicit DequantizeLinearKernel(const NodeInfo& node)
-        : opset_(node.opsetVersion()), axis_(node.getInt("axis", 1)) {}
+  explicit DequantizeLinearKernel(const NodeInfo& node)
+      : opset_(node.opsetVersion()),
+        axis_(node.getInt("axis", 1)),
+        blockSize_(opset_ >= 21 ? node.getInt("block_size", 0) : 0) {
+      require(blockSize_ >= 0, "DequantizeLinear: block_size must not be negative");
+      // Opset 23: output_dtype, when given, must be the scale's type; the output takes it.
+      const std::int64_t outputType = opset_ >= 23 ? node.getInt("output_dtype", 0) : 0;
+      if (outputType != 0) outputType_ = dataTypeFromOnnx(static_cast<int>(outputType));
+  }
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
@@ -129,6 +253,14 @@ public:
         const Tensor& scale = inputTensor(inputs, 1);
         const Tensor* zeroPoint = optionalInputTensor(inputs, 2);
         requireFloatScale("DequantizeLinear", scale);
+        if (outputType_)
+            require(*outputType_ == scale.dtype(),
+                    std::string("DequantizeLinear: output_dtype ") + dataTypeName(*outputType_) +
+                        " differs from the scale's type " + dataTypeName(scale.dtype()));
+        if (blockSize_ > 0) {
+            outputs[0] = Value(dequantizeBlockwise(ctx, x, scale, zeroPoint, axis_, blockSize_));
+            return;
+        }
         if (zeroPoint)
             require(zeroPoint->dtype() == x.dtype(),
                     std::string("DequantizeLinear: zero point type ") +
@@ -157,6 +289,8 @@ public:
 private:
     int opset_;
     std::int64_t axis_;
+    std::int64_t blockSize_;
+    std::optional<DataType> outputType_;
 };
 
 // Quantizes a float tensor to uint8 with the scale and zero point that map [min(x, 0), max(x, 0)]

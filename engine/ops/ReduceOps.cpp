@@ -123,6 +123,15 @@ class ReduceKernel : public Kernel {
         }
         std::vector<bool> mask = axes.empty() ? std::vector<bool>(x.shape().size(), true)
                                               : reducedAxisMask(axes, x.rank());
+        if (x.dtype() == DataType::Bool && (K == ReduceKind::Max || K == ReduceKind::Min)) {
+            // ReduceMax/ReduceMin-20 take bool (any / all): reduced as 0/1 bytes.
+            Value bytes(x.castTo(DataType::UInt8));
+            std::vector<const Value*> byteInputs = inputs;
+            byteInputs[0] = &bytes;
+            run(ctx, byteInputs, outputs);
+            outputs[0] = Value(outputs[0].tensor().castTo(DataType::Bool));
+            return;
+        }
         ReduceAxesPlan plan(x.shape(), mask);
         Tensor y(x.dtype(), keepDims_ ? plan.keepDimsShape() : plan.droppedDimsShape());
         dispatchNumeric(x.dtype(), [&]<class T>() {

@@ -545,12 +545,83 @@ class GridSampleKernel : public Kernel {
     Padding padding_ = Padding::Zeros;
 };
 
+// AffineGrid (opset 20): the sampling grid GridSample reads, from a batch of affine matrices.
+// theta [N, 2, 3] and size (N, C, H, W) give [N, H, W, 2]; theta [N, 3, 4] and size
+// (N, C, D, H, W) give [N, D, H, W, 3]. Base coordinates span [-1, 1] (pixel centers unless
+// align_corners), x varying along the last spatial dim.
+class AffineGridKernel : public Kernel {
+  public:
+    explicit AffineGridKernel(const NodeInfo& node)
+        : alignCorners_(node.getInt("align_corners", 0) != 0) {}
+
+    void run(KernelContext&, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& theta = inputTensor(inputs, 0);
+        const std::vector<std::int64_t> size = inputTensor(inputs, 1).toInt64Vector();
+        require(isFloatingPoint(theta.dtype()),
+                std::string("AffineGrid: theta must be floating point, got ") +
+                    dataTypeName(theta.dtype()));
+        require(size.size() == 4 || size.size() == 5,
+                "AffineGrid: size must hold 4 (N, C, H, W) or 5 (N, C, D, H, W) values");
+        const std::int64_t dims = static_cast<std::int64_t>(size.size()) - 2;  // 2 or 3
+        const std::int64_t n = size[0];
+        for (auto v : size) require(v > 0, "AffineGrid: size values must be positive");
+        require(theta.rank() == 3 && theta.dim(0) == n && theta.dim(1) == dims &&
+                    theta.dim(2) == dims + 1,
+                "AffineGrid: theta must be [N, " + std::to_string(dims) + ", " +
+                    std::to_string(dims + 1) + "] for a size of " + std::to_string(size.size()) +
+                    " values, got " + shapeToString(theta.shape()));
+        // Spatial sizes, outermost first (D, H, W or H, W).
+        const std::vector<std::int64_t> spatial(size.begin() + 2, size.end());
+        Shape outShape = {n};
+        for (auto d : spatial) outShape.push_back(d);
+        outShape.push_back(dims);
+        Tensor grid(DataType::Double, outShape);
+        double* out = grid.data<double>();
+        const Tensor thetaDouble = theta.castTo(DataType::Double);
+        const double* m = thetaDouble.data<double>();
+        std::int64_t points = 1;
+        for (auto d : spatial) points *= d;
+        std::vector<double> base(static_cast<std::size_t>(dims));
+        for (std::int64_t b = 0; b < n; ++b) {
+            const double* matrix = m + b * dims * (dims + 1);
+            for (std::int64_t p = 0; p < points; ++p) {
+                // base = (x, y[, z]): x from the last spatial index.
+                for (std::int64_t rest = p, k = 0; k < dims; ++k) {
+                    const std::int64_t length = spatial[static_cast<std::size_t>(dims - 1 - k)];
+                    base[static_cast<std::size_t>(k)] = coordinate(rest % length, length);
+                    rest /= length;
+                }
+                double* point = out + (b * points + p) * dims;
+                for (std::int64_t r = 0; r < dims; ++r) {
+                    const double* row = matrix + r * (dims + 1);
+                    double v = row[dims];
+                    for (std::int64_t k = 0; k < dims; ++k)
+                        v += row[k] * base[static_cast<std::size_t>(k)];
+                    point[r] = v;
+                }
+            }
+        }
+        outputs[0] = Value(grid.castTo(theta.dtype()));
+    }
+
+  private:
+    double coordinate(std::int64_t index, std::int64_t length) const {
+        const double i = static_cast<double>(index), l = static_cast<double>(length);
+        if (alignCorners_) return length == 1 ? 0.0 : -1.0 + 2.0 * i / (l - 1);
+        return (2.0 * i + 1.0) / l - 1.0;
+    }
+
+    bool alignCorners_;
+};
+
 }  // namespace
 
 void registerResizeOps(KernelRegistry& registry) {
     registry.add<ResizeKernel>("Resize", 10);
     registry.add<ResizeKernel>("Upsample", 7, 10);
     registry.add<GridSampleKernel>("GridSample", 16);
+    registry.add<AffineGridKernel>("AffineGrid", 20);
 }
 
 }  // namespace onnxlens::engine::ops

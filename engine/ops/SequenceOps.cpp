@@ -1,6 +1,7 @@
 // Sequence and optional operators. A sequence is Value::Kind::Sequence (an immutable, shared
 // vector of tensors: every operator builds a new one); an empty optional is Value::Kind::None and
 // a full optional is simply the tensor or sequence it holds.
+#include "CompiledGraph.h"
 #include "OpFamilies.h"
 #include "SequenceTensorCopy.h"
 #include "onnxlens/engine/Session.h"

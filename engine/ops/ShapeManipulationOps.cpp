@@ -758,6 +758,50 @@ class PadKernel final : public Kernel {
     float value_ = 0.0f;
 };
 
+// CenterCropPad (opset 18): each listed axis cropped or zero-padded, centered, to its target
+// size; the odd element goes to the end. It is a Pad with per-axis pads (negative ones crop).
+class CenterCropPadKernel final : public Kernel {
+  public:
+    explicit CenterCropPadKernel(const NodeInfo& node) : axes_(node.getInts("axes")), pad_(node) {}
+
+    void run(KernelContext& ctx, const Inputs& inputs, Outputs& outputs) override {
+        const Tensor& x = inputTensor(inputs, 0);
+        const std::vector<std::int64_t> target = inputTensor(inputs, 1).toInt64Vector();
+        const std::int64_t rank = x.rank();
+        std::vector<std::int64_t> axes = axes_;
+        if (axes.empty())
+            for (std::int64_t d = 0; d < rank; ++d) axes.push_back(d);
+        if (target.size() != axes.size())
+            fail("CenterCropPad: shape has " + std::to_string(target.size()) + " sizes for " +
+                 std::to_string(axes.size()) + " axes");
+        std::vector<std::int64_t> pads(static_cast<std::size_t>(2 * rank), 0);
+        std::vector<bool> seen(static_cast<std::size_t>(rank), false);
+        for (std::size_t k = 0; k < axes.size(); ++k) {
+            const std::int64_t axis = axes[k] < 0 ? axes[k] + rank : axes[k];
+            if (axis < 0 || axis >= rank)
+                fail("CenterCropPad: axis " + std::to_string(axes[k]) + " is outside rank " +
+                     std::to_string(rank));
+            if (seen[static_cast<std::size_t>(axis)])
+                fail("CenterCropPad: axis " + std::to_string(axes[k]) + " is listed twice");
+            seen[static_cast<std::size_t>(axis)] = true;
+            if (target[k] < 0)
+                fail("CenterCropPad: negative target size " + std::to_string(target[k]));
+            const std::int64_t difference = target[k] - x.dim(axis);  // > 0 pads, < 0 crops
+            const std::int64_t magnitude = difference < 0 ? -difference : difference;
+            const std::int64_t sign = difference < 0 ? -1 : 1;
+            pads[static_cast<std::size_t>(axis)] = sign * (magnitude / 2);
+            pads[static_cast<std::size_t>(axis + rank)] = sign * (magnitude - magnitude / 2);
+        }
+        const Value padsValue(Tensor::fromVector<std::int64_t>({2 * rank}, pads));
+        const Inputs padInputs = {inputs[0], &padsValue};
+        pad_.run(ctx, padInputs, outputs);
+    }
+
+  private:
+    std::vector<std::int64_t> axes_;
+    PadKernel pad_;
+};
+
 class RangeKernel final : public Kernel {
   public:
     explicit RangeKernel(const NodeInfo&) {}
@@ -993,6 +1037,7 @@ void registerShapeManipulationOps(KernelRegistry& registry) {
     registry.add<ExpandKernel>("Expand", 8);
     registry.add<TileKernel>("Tile");
     registry.add<PadKernel>("Pad");
+    registry.add<CenterCropPadKernel>("CenterCropPad", 18);
     registry.add<RangeKernel>("Range", 11);
     registry.add<EyeLikeKernel>("EyeLike", 9);
     registry.add<TriluKernel>("Trilu", 14);

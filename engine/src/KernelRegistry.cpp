@@ -4,10 +4,6 @@
 
 namespace onnxlens::engine {
 
-std::string canonicalDomain(const std::string& domain) {
-    return domain == "ai.onnx" ? std::string() : domain;
-}
-
 const KernelRegistry& KernelRegistry::global() {
     static const KernelRegistry registry = [] {
         KernelRegistry r;

@@ -1,7 +1,6 @@
 #include "onnxlens/engine/Session.h"
 
 #include <onnx/defs/schema.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <chrono>
 #include <deque>
@@ -9,11 +8,16 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "CompiledGraph.h"
 #include "GradientExpansion.h"
+#include "TensorByteLimit.h"
 #include "OpenMpThreads.h"
 #include "onnxlens/engine/GraphOptimizer.h"
+#include "onnxlens/engine/KernelRegistry.h"
 #include "onnxlens/engine/TensorProto.h"
-#include "onnxlens/model/ModelSummary.h"
+#include "onnxlens/model/OnnxDomains.h"
+#include "onnxlens/model/ShapeInference.h"
+#include "onnxlens/model/ShapeInferenceGuard.h"
 #include "onnxlens/model/NodeNames.h"
 
 namespace onnxlens::engine {
@@ -32,9 +36,8 @@ namespace {
 using OpsetMap = std::map<std::string, int>;
 
 std::string nodeLabel(const onnx::NodeProto& node) {
-    std::string op = node.domain().empty() || node.domain() == "ai.onnx"
-                         ? node.op_type()
-                         : node.domain() + "::" + node.op_type();
+    std::string op =
+        isDefaultDomain(node.domain()) ? node.op_type() : node.domain() + "::" + node.op_type();
     return node.name().empty() ? op + " node" : "node '" + node.name() + "' (" + op + ")";
 }
 
@@ -51,57 +54,15 @@ struct CompileShared {
     // The session's own main graph, whose initializers' bytes are released once their tensors
     // exist (null: keep them).
     onnx::GraphProto* releasableGraph = nullptr;
-    // Value types from onnx shape inference, computed on first need (context-dependent functions).
+    // Value types from onnx shape inference, on first need (context-dependent functions): the
+    // optimizer's when still valid, else the cache's of the model as loaded, else inferred here.
     const onnx::ModelProto* model = nullptr;
-    std::unordered_map<std::string, onnx::TypeProto> inferredTypes;
-    bool typesInferred = false;
+    std::shared_ptr<const InferredShapes> shapes;
+    std::shared_ptr<ShapeInferenceCache> modelShapes;  // valid while the model is as loaded
 
     const onnx::TypeProto* typeOf(const std::string& name) {
-        if (!typesInferred) inferTypes();
-        auto it = inferredTypes.find(name);
-        return it == inferredTypes.end() ? nullptr : &it->second;
-    }
-
-    void inferTypes() {
-        typesInferred = true;
-        if (!model) return;
-        onnx::ModelProto copy = *model;
-        // Types need no weights: strip the data so that the copy is cheap.
-        for (auto& init : *copy.mutable_graph()->mutable_initializer()) {
-            if (init.raw_data().size() > 1024) {
-                init.clear_raw_data();
-                init.clear_data_location();
-                init.clear_external_data();
-            }
-        }
-        // onnx's inference functions crash on nodes that break their schema (ModelSummary.h).
-        if (!checkNodesAgainstSchemas(copy)) return;
-        try {
-            onnx::shape_inference::InferShapes(copy);
-        } catch (const std::exception&) {
-            // Partial results are still useful.
-        }
-        auto collect = [&](const auto& values) {
-            for (const auto& v : values) inferredTypes[v.name()] = v.type();
-        };
-        std::function<void(const onnx::GraphProto&)> walk = [&](const onnx::GraphProto& g) {
-            collect(g.input());
-            collect(g.output());
-            collect(g.value_info());
-            for (const auto& init : g.initializer()) {
-                onnx::TypeProto t;
-                t.mutable_tensor_type()->set_elem_type(init.data_type());
-                auto* shape = t.mutable_tensor_type()->mutable_shape();
-                for (auto d : init.dims()) shape->add_dim()->set_dim_value(d);
-                inferredTypes[init.name()] = t;
-            }
-            for (const auto& n : g.node())
-                for (const auto& a : n.attribute()) {
-                    if (a.has_g()) walk(a.g());
-                    for (const auto& sg : a.graphs()) walk(sg);
-                }
-        };
-        walk(copy.graph());
+        if (!shapes && model) shapes = modelShapes ? modelShapes->get(*model) : inferShapes(*model);
+        return shapes ? shapes->typeOf(name) : nullptr;
     }
 };
 
@@ -281,7 +242,7 @@ private:
 
         if (factory == nullptr) {
             if (expandFunction(node, domain, version)) return;
-            shared_.unsupported.push_back({node.name(), node.op_type(), domain.empty() ? "ai.onnx" : domain,
+            shared_.unsupported.push_back({node.name(), node.op_type(), displayDomain(domain),
                                            version});
             // Keep compiling so that every unsupported node is reported together.
             for (const auto& out : node.output())
@@ -478,7 +439,7 @@ int CompiledGraph::slotOf(const std::string& name) const {
 const Value* Frame::lookup(const std::string& name) const {
     for (const Frame* f = this; f; f = f->parent) {
         int slot = f->graph->slotOf(name);
-        if (slot >= 0) return &f->slots[slot];
+        if (slot >= 0) return &f->values[slot];
     }
     return nullptr;
 }
@@ -489,20 +450,20 @@ std::vector<Value> CompiledGraph::run(ThreadPool& pool, std::vector<Value> input
     Frame frame;
     frame.graph = this;
     frame.parent = parent;
-    frame.slots.resize(slotNames_.size());
-    for (const auto& [slot, value] : constants_) frame.slots[slot] = value;
+    frame.values.resize(slotNames_.size());
+    for (const auto& [slot, value] : constants_) frame.values[slot] = value;
     if (inputs.size() > inputSlots_.size())
         throw EngineError("graph takes " + std::to_string(inputSlots_.size()) + " inputs, got " +
                           std::to_string(inputs.size()));
     for (std::size_t i = 0; i < inputs.size(); ++i)
-        if (!inputs[i].isNone() || frame.slots[inputSlots_[i]].isNone())
-            frame.slots[inputSlots_[i]] = std::move(inputs[i]);
+        if (!inputs[i].isNone() || frame.values[inputSlots_[i]].isNone())
+            frame.values[inputSlots_[i]] = std::move(inputs[i]);
     // Free names no enclosing frame defines; reading one is an error (an empty optional that an
     // enclosing frame does define is a legitimate None).
     std::vector<bool> unresolved(slotNames_.size(), false);
     for (int slot : freeSlots_) {
         const Value* v = parent ? parent->lookup(slotNames_[slot]) : nullptr;
-        if (v) frame.slots[slot] = *v;
+        if (v) frame.values[slot] = *v;
         else unresolved[slot] = true;
     }
 
@@ -518,7 +479,7 @@ std::vector<Value> CompiledGraph::run(ThreadPool& pool, std::vector<Value> input
                 stepInputs.push_back(nullptr);
                 continue;
             }
-            const Value& v = frame.slots[slot];
+            const Value& v = frame.values[slot];
             if (v.isNone() && unresolved[slot])
                 throw EngineError(step->label + ": input '" + slotNames_[slot] + "' is not defined");
             stepInputs.push_back(&v);
@@ -544,12 +505,12 @@ std::vector<Value> CompiledGraph::run(ThreadPool& pool, std::vector<Value> input
                  std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count()});
         }
         for (std::size_t o = 0; o < step->outputSlots.size(); ++o)
-            if (step->outputSlots[o] >= 0) frame.slots[step->outputSlots[o]] = std::move(stepOutputs[o]);
-        for (int slot : step->releaseAfter) frame.slots[slot] = Value();
+            if (step->outputSlots[o] >= 0) frame.values[step->outputSlots[o]] = std::move(stepOutputs[o]);
+        for (int slot : step->releaseAfter) frame.values[slot] = Value();
     }
     std::vector<Value> outputs;
     outputs.reserve(outputSlots_.size());
-    for (int slot : outputSlots_) outputs.push_back(frame.slots[slot]);
+    for (int slot : outputSlots_) outputs.push_back(frame.values[slot]);
     return outputs;
 }
 
@@ -557,6 +518,7 @@ std::vector<Value> CompiledGraph::run(ThreadPool& pool, std::vector<Value> input
 
 struct Session::State {
     onnx::ModelProto model;  // optimized copy (weights stay external where they were)
+    std::uint64_t maxTensorBytes = 0;  // SessionOptions::maxTensorBytes
     std::unique_ptr<ThreadPool> pool;
     std::shared_ptr<CompiledGraph> graph;
     std::unique_ptr<CompileShared> shared;
@@ -566,14 +528,6 @@ struct Session::State {
 Session::~Session() = default;
 
 namespace {
-
-OpsetMap opsetsOf(const onnx::ModelProto& model) {
-    OpsetMap opsets;
-    for (const auto& imp : model.opset_import())
-        opsets[canonicalDomain(imp.domain())] = static_cast<int>(imp.version());
-    if (!opsets.count("") && model.ir_version() < 3) opsets[""] = 1;
-    return opsets;
-}
 
 void fillLocalFunctions(CompileShared& shared, const onnx::ModelProto& model) {
     for (const auto& f : model.functions())
@@ -602,7 +556,7 @@ std::vector<UnsupportedNode> Session::findUnsupportedNodes(const onnx::ModelProt
     shared.checkOnly = true;
     shared.model = &model;
     fillLocalFunctions(shared, model);
-    GraphCompiler compiler(shared, opsetsOf(model));
+    GraphCompiler compiler(shared, opsetImports(model));
     try {
         compiler.compile(model.graph());
     } catch (const EngineError&) {
@@ -622,11 +576,27 @@ Result<std::unique_ptr<Session>> Session::create(LoadedModel&& loaded, const Ses
     return createFrom(loaded, nullptr, options);
 }
 
+namespace {
+
+// The rules of hostileNodeProblem (model/ShapeInferenceGuard.h) on every node, subgraphs included.
+void checkAttributeValues(const onnx::GraphProto& graph) {
+    for (const auto& node : graph.node()) {
+        if (const std::string problem = hostileNodeProblem(node, {}); !problem.empty())
+            throw EngineError(nodeLabel(node) + ": " + problem);
+        for (const auto& a : node.attribute()) {
+            if (a.has_g()) checkAttributeValues(a.g());
+            for (const auto& g : a.graphs()) checkAttributeValues(g);
+        }
+    }
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Session>> Session::createFrom(const LoadedModel& loaded, onnx::ModelProto* owned,
                                                      const SessionOptions& options) {
     const std::string where = loaded.path.string();
     if (!owned && !loaded.proto) return makeError(where, "no model loaded");
-    if (options.maxTensorBytes > 0) setMaxTensorBytes(options.maxTensorBytes);
+    const ScopedTensorByteLimit limit(options.maxTensorBytes);
     std::unique_ptr<Session> session(new Session());
     auto state = std::make_unique<State>();
     try {
@@ -634,15 +604,25 @@ Result<std::unique_ptr<Session>> Session::createFrom(const LoadedModel& loaded, 
             state->model.Swap(owned);
         else
             state->model = *loaded.proto;
-        if (options.optimize) state->report = optimizeModel(state->model, loaded.directory);
+        // Attribute values every kernel's arithmetic assumes (positive strides, block sizes...),
+        // checked on the model as written, before the optimizer folds or rewrites any node.
+        checkAttributeValues(state->model.graph());
         state->shared = std::make_unique<CompileShared>();
         auto& shared = *state->shared;
+        if (options.optimize) {
+            OptimizerOptions optimizer;
+            optimizer.shapes = loaded.shapes;
+            state->report = optimizeModel(state->model, loaded.directory, optimizer);
+            shared.shapes = state->report.shapes;
+        } else {
+            shared.modelShapes = loaded.shapes;
+        }
         shared.registry = &KernelRegistry::global();
         shared.modelDirectory = loaded.directory;
         shared.model = &state->model;
         if (!options.keepOptimizedModelWeights) shared.releasableGraph = state->model.mutable_graph();
         fillLocalFunctions(shared, state->model);
-        GraphCompiler compiler(shared, opsetsOf(state->model));
+        GraphCompiler compiler(shared, opsetImports(state->model));
         state->graph = compiler.compile(state->model.graph());
         if (!shared.unsupported.empty())
             return makeError(where, describeUnsupported(shared.unsupported));
@@ -664,6 +644,7 @@ Result<std::unique_ptr<Session>> Session::createFrom(const LoadedModel& loaded, 
     for (const auto& output : state->model.graph().output())
         session->outputs_.push_back({output.name(), output.type()});
     state->pool = std::make_unique<ThreadPool>(options.threads);
+    state->maxTensorBytes = options.maxTensorBytes;
     session->state_ = std::move(state);
     return session;
 }
@@ -694,6 +675,7 @@ Result<std::vector<Value>> Session::run(const std::map<std::string, Value>& feed
             profile = &control->nodeProfiles;
         }
         applyThreadCountToCallingThread(state_->pool->threads());
+        const ScopedTensorByteLimit limit(state_->maxTensorBytes);
         return graph.run(*state_->pool, std::move(inputs), nullptr,
                          control ? &control->cancel : nullptr, profile);
     } catch (const EngineError& e) {

@@ -1,5 +1,7 @@
 #include "onnxlens/engine/Tensor.h"
 
+#include "TensorByteLimit.h"
+
 #include <unistd.h>
 
 #if defined(__GLIBC__)
@@ -139,7 +141,19 @@ template <class To, class From> To convertElement(const From& v) {
 
 }  // namespace
 
-std::uint64_t maxTensorBytes() { return maxBytesSetting().load(); }
+// The calling thread's session limit (ScopedTensorByteLimit), 0 when none is set.
+thread_local std::uint64_t sessionMaxTensorBytes = 0;
+
+std::uint64_t maxTensorBytes() {
+    return sessionMaxTensorBytes ? sessionMaxTensorBytes : maxBytesSetting().load();
+}
+
+ScopedTensorByteLimit::ScopedTensorByteLimit(std::uint64_t bytes) : saved_(sessionMaxTensorBytes) {
+    if (bytes > 0) sessionMaxTensorBytes = bytes;
+}
+
+ScopedTensorByteLimit::~ScopedTensorByteLimit() { sessionMaxTensorBytes = saved_; }
+
 void setMaxTensorBytes(std::uint64_t bytes) { maxBytesSetting().store(bytes); }
 
 Tensor::Tensor(DataType type, Shape shape) : type_(type), shape_(std::move(shape)) {

@@ -15,14 +15,16 @@ std::string tensorLabel(const onnx::TensorProto& proto) {
     return proto.name().empty() ? std::string("tensor") : "tensor '" + proto.name() + "'";
 }
 
-template <class T, class Field> void copyTypedField(Tensor& t, const Field& field, const std::string& label) {
+template <class T, class Field>
+void copyTypedField(Tensor& t, const Field& field, const std::string& label) {
     if (static_cast<std::int64_t>(field.size()) != t.numel())
         throw EngineError(label + ": has " + std::to_string(field.size()) + " values, its shape " +
                           shapeToString(t.shape()) + " needs " + std::to_string(t.numel()));
     T* out = t.data<T>();
     for (std::int64_t i = 0; i < t.numel(); ++i) {
         if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
-            out[i] = Eigen::numext::bit_cast<T>(static_cast<std::uint16_t>(field[static_cast<int>(i)]));
+            out[i] =
+                Eigen::numext::bit_cast<T>(static_cast<std::uint16_t>(field[static_cast<int>(i)]));
         } else {
             out[i] = static_cast<T>(field[static_cast<int>(i)]);
         }
@@ -31,9 +33,9 @@ template <class T, class Field> void copyTypedField(Tensor& t, const Field& fiel
 
 void fillFromBytes(Tensor& t, const std::string& bytes, const std::string& label) {
     if (bytes.size() != t.byteSize())
-        throw EngineError(label + ": has " + std::to_string(bytes.size()) + " bytes of data, its shape " +
-                          shapeToString(t.shape()) + " (" + dataTypeName(t.dtype()) + ") needs " +
-                          std::to_string(t.byteSize()));
+        throw EngineError(label + ": has " + std::to_string(bytes.size()) +
+                          " bytes of data, its shape " + shapeToString(t.shape()) + " (" +
+                          dataTypeName(t.dtype()) + ") needs " + std::to_string(t.byteSize()));
     if (!bytes.empty()) std::memcpy(t.raw(), bytes.data(), bytes.size());
 }
 
@@ -42,15 +44,23 @@ std::uint64_t inlineElementCount(const onnx::TensorProto& proto, DataType type) 
     if (proto.has_raw_data())
         return type == DataType::String ? 0 : proto.raw_data().size() / dataTypeSize(type);
     switch (type) {
-        case DataType::Float: return proto.float_data_size();
-        case DataType::Complex64: return proto.float_data_size() / 2;
-        case DataType::Double: return proto.double_data_size();
-        case DataType::Complex128: return proto.double_data_size() / 2;
-        case DataType::Int64: return proto.int64_data_size();
+        case DataType::Float:
+            return proto.float_data_size();
+        case DataType::Complex64:
+            return proto.float_data_size() / 2;
+        case DataType::Double:
+            return proto.double_data_size();
+        case DataType::Complex128:
+            return proto.double_data_size() / 2;
+        case DataType::Int64:
+            return proto.int64_data_size();
         case DataType::UInt64:
-        case DataType::UInt32: return proto.uint64_data_size();
-        case DataType::String: return proto.string_data_size();
-        default: return proto.int32_data_size();
+        case DataType::UInt32:
+            return proto.uint64_data_size();
+        case DataType::String:
+            return proto.string_data_size();
+        default:
+            return proto.int32_data_size();
     }
 }
 
@@ -73,7 +83,8 @@ DataType dataTypeOfTypeProto(const onnx::TypeProto& type) {
     return DataType::Undefined;
 }
 
-Tensor tensorFromProto(const onnx::TensorProto& proto, const std::filesystem::path& modelDirectory) {
+Tensor tensorFromProto(const onnx::TensorProto& proto,
+                       const std::filesystem::path& modelDirectory) {
     const std::string label = tensorLabel(proto);
     if (proto.has_segment()) throw EngineError(label + ": segmented tensors are not supported");
     DataType type;
@@ -109,19 +120,45 @@ Tensor tensorFromProto(const onnx::TensorProto& proto, const std::filesystem::pa
         return t;
     }
     switch (type) {
-        case DataType::Float: copyTypedField<float>(t, proto.float_data(), label); break;
-        case DataType::Double: copyTypedField<double>(t, proto.double_data(), label); break;
-        case DataType::Int64: copyTypedField<std::int64_t>(t, proto.int64_data(), label); break;
-        case DataType::UInt64: copyTypedField<std::uint64_t>(t, proto.uint64_data(), label); break;
-        case DataType::UInt32: copyTypedField<std::uint32_t>(t, proto.uint64_data(), label); break;
-        case DataType::Int32: copyTypedField<std::int32_t>(t, proto.int32_data(), label); break;
-        case DataType::Int16: copyTypedField<std::int16_t>(t, proto.int32_data(), label); break;
-        case DataType::Int8: copyTypedField<std::int8_t>(t, proto.int32_data(), label); break;
-        case DataType::UInt16: copyTypedField<std::uint16_t>(t, proto.int32_data(), label); break;
-        case DataType::UInt8: copyTypedField<std::uint8_t>(t, proto.int32_data(), label); break;
-        case DataType::Bool: copyTypedField<bool>(t, proto.int32_data(), label); break;
-        case DataType::Float16: copyTypedField<float16>(t, proto.int32_data(), label); break;
-        case DataType::BFloat16: copyTypedField<bfloat16>(t, proto.int32_data(), label); break;
+        case DataType::Float:
+            copyTypedField<float>(t, proto.float_data(), label);
+            break;
+        case DataType::Double:
+            copyTypedField<double>(t, proto.double_data(), label);
+            break;
+        case DataType::Int64:
+            copyTypedField<std::int64_t>(t, proto.int64_data(), label);
+            break;
+        case DataType::UInt64:
+            copyTypedField<std::uint64_t>(t, proto.uint64_data(), label);
+            break;
+        case DataType::UInt32:
+            copyTypedField<std::uint32_t>(t, proto.uint64_data(), label);
+            break;
+        case DataType::Int32:
+            copyTypedField<std::int32_t>(t, proto.int32_data(), label);
+            break;
+        case DataType::Int16:
+            copyTypedField<std::int16_t>(t, proto.int32_data(), label);
+            break;
+        case DataType::Int8:
+            copyTypedField<std::int8_t>(t, proto.int32_data(), label);
+            break;
+        case DataType::UInt16:
+            copyTypedField<std::uint16_t>(t, proto.int32_data(), label);
+            break;
+        case DataType::UInt8:
+            copyTypedField<std::uint8_t>(t, proto.int32_data(), label);
+            break;
+        case DataType::Bool:
+            copyTypedField<bool>(t, proto.int32_data(), label);
+            break;
+        case DataType::Float16:
+            copyTypedField<float16>(t, proto.int32_data(), label);
+            break;
+        case DataType::BFloat16:
+            copyTypedField<bfloat16>(t, proto.int32_data(), label);
+            break;
         case DataType::Complex64: {
             if (proto.float_data_size() != 2 * t.numel())
                 throw EngineError(label + ": complex64 data does not match its shape");
@@ -146,10 +183,12 @@ Tensor tensorFromProto(const onnx::TensorProto& proto, const std::filesystem::pa
                                   " strings, its shape " + shapeToString(shape) + " needs " +
                                   std::to_string(t.numel()));
             auto* out = t.data<std::string>();
-            for (std::int64_t i = 0; i < t.numel(); ++i) out[i] = proto.string_data(static_cast<int>(i));
+            for (std::int64_t i = 0; i < t.numel(); ++i)
+                out[i] = proto.string_data(static_cast<int>(i));
             break;
         }
-        case DataType::Undefined: break;
+        case DataType::Undefined:
+            break;
     }
     return t;
 }
@@ -167,11 +206,90 @@ onnx::TensorProto tensorToProto(const Tensor& tensor, const std::string& name) {
     return proto;
 }
 
+Value valueFromMapProto(const onnx::MapProto& proto) {
+    const std::string label =
+        proto.name().empty() ? std::string("map") : "map '" + proto.name() + "'";
+    Tensor keys;
+    if (proto.key_type() == onnx::TensorProto::STRING) {
+        keys = Tensor(DataType::String, {proto.string_keys_size()});
+        auto* k = keys.data<std::string>();
+        for (int i = 0; i < proto.string_keys_size(); ++i) k[i] = proto.string_keys(i);
+    } else if (proto.key_type() == onnx::TensorProto::INT64 ||
+               proto.key_type() == onnx::TensorProto::INT32) {
+        keys = Tensor(DataType::Int64, {proto.keys_size()});
+        auto* k = keys.data<std::int64_t>();
+        for (int i = 0; i < proto.keys_size(); ++i) k[i] = proto.keys(i);
+    } else {
+        throw EngineError(label + ": key type " + std::to_string(proto.key_type()) +
+                          " is not supported (int64 or string)");
+    }
+    const auto& items = proto.values().tensor_values();
+    if (items.size() != keys.numel())
+        throw EngineError(label + ": " + std::to_string(keys.numel()) + " keys but " +
+                          std::to_string(items.size()) + " values");
+    DataType valueType = DataType::Float;
+    std::vector<Tensor> parts;
+    for (const auto& item : items) {
+        parts.push_back(tensorFromProto(item));
+        if (parts.back().numel() != 1)
+            throw EngineError(label + ": a map value is not a single element");
+        valueType = parts.back().dtype();
+    }
+    Tensor values(valueType, {keys.numel()});
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        if (parts[i].dtype() != valueType) throw EngineError(label + ": map values of mixed types");
+        dispatchAny(valueType, [&]<class T>() { values.data<T>()[i] = parts[i].data<T>()[0]; });
+    }
+    return Value::map(std::move(keys), std::move(values));
+}
+
+onnx::MapProto mapToProto(const Value& map, const std::string& name) {
+    onnx::MapProto proto;
+    if (!name.empty()) proto.set_name(name);
+    const Tensor& keys = map.mapKeys();
+    const Tensor& values = map.mapValues();
+    proto.set_key_type(static_cast<int>(keys.dtype()));
+    if (keys.dtype() == DataType::String)
+        for (const auto& k : keys.span<std::string>()) proto.add_string_keys(k);
+    else
+        for (auto k : keys.span<std::int64_t>()) proto.add_keys(k);
+    auto* sequence = proto.mutable_values();
+    sequence->set_elem_type(onnx::SequenceProto::TENSOR);
+    dispatchAny(values.dtype(), [&]<class T>() {
+        for (const T& v : values.span<T>())
+            *sequence->add_tensor_values() = tensorToProto(Tensor::scalar<T>(v));
+    });
+    return proto;
+}
+
+onnx::SequenceProto sequenceToProto(const Value& value, const std::string& name) {
+    onnx::SequenceProto proto;
+    if (!name.empty()) proto.set_name(name);
+    if (value.isMapSequence()) {
+        proto.set_elem_type(onnx::SequenceProto::MAP);
+        for (const auto& m : value.maps()) *proto.add_map_values() = mapToProto(m);
+    } else {
+        proto.set_elem_type(onnx::SequenceProto::TENSOR);
+        for (const auto& t : value.sequence()) *proto.add_tensor_values() = tensorToProto(t);
+    }
+    return proto;
+}
+
 Value valueFromSequenceProto(const onnx::SequenceProto& proto) {
+    if (proto.elem_type() == onnx::SequenceProto::MAP) {
+        std::vector<Value> maps;
+        DataType keyType = DataType::Int64, valueType = DataType::Float;
+        for (const auto& m : proto.map_values()) {
+            maps.push_back(valueFromMapProto(m));
+            keyType = maps.back().mapKeyType();
+            valueType = maps.back().mapValueType();
+        }
+        return Value::mapSequence(std::move(maps), keyType, valueType);
+    }
     std::vector<Tensor> items;
     DataType elementType = DataType::Undefined;
     if (proto.elem_type() != onnx::SequenceProto::TENSOR && proto.elem_type() != 0)
-        throw EngineError("only sequences of tensors are supported");
+        throw EngineError("only sequences of tensors and of maps are supported");
     for (const auto& t : proto.tensor_values()) {
         items.push_back(tensorFromProto(t));
         elementType = items.back().dtype();
@@ -182,14 +300,38 @@ Value valueFromSequenceProto(const onnx::SequenceProto& proto) {
 Value valueFromOptionalProto(const onnx::OptionalProto& proto) {
     if (proto.has_tensor_value()) return Value(tensorFromProto(proto.tensor_value()));
     if (proto.has_sequence_value()) return valueFromSequenceProto(proto.sequence_value());
+    if (proto.has_map_value()) return valueFromMapProto(proto.map_value());
     return Value();
 }
 
-Result<Value> readValueFile(const std::filesystem::path& file, const onnx::TypeProto* expectedType) {
+Status writeValuePbFile(const std::filesystem::path& file, const Value& value,
+                        const std::string& name) {
+    if (value.isTensor()) return writeTensorPbFile(file, tensorToProto(value.tensor(), name));
+    std::string bytes;
+    bool serialized = false;
+    if (value.isMap()) {
+        serialized = mapToProto(value, name).SerializeToString(&bytes);
+    } else if (value.isSequence() || value.isMapSequence()) {
+        serialized = sequenceToProto(value, name).SerializeToString(&bytes);
+    } else {
+        onnx::OptionalProto optional;
+        optional.set_name(name);
+        serialized = optional.SerializeToString(&bytes);
+    }
+    if (!serialized) return makeError(file.string(), "cannot serialize '" + name + "'");
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    if (!out || !out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())))
+        return makeError(file.string(), "cannot be written");
+    return Ok{};
+}
+
+Result<Value> readValueFile(const std::filesystem::path& file,
+                            const onnx::TypeProto* expectedType) {
     const std::string where = file.string();
     std::error_code ec;
     if (!std::filesystem::exists(file, ec)) return makeError(where, "no such file");
-    if (std::filesystem::is_directory(file, ec)) return makeError(where, "is a folder, not a tensor file");
+    if (std::filesystem::is_directory(file, ec))
+        return makeError(where, "is a folder, not a tensor file");
     if (file.extension() == ".npy") return readNpyValue(file);
     std::ifstream in(file, std::ios::binary);
     if (!in) return makeError(where, "cannot be opened");
@@ -201,12 +343,19 @@ Result<Value> readValueFile(const std::filesystem::path& file, const onnx::TypeP
         const onnx::TypeProto* type = expectedType;
         if (type && type->has_optional_type()) {
             onnx::OptionalProto optional;
-            if (!optional.ParseFromString(bytes)) return makeError(where, "is not a valid OptionalProto");
+            if (!optional.ParseFromString(bytes))
+                return makeError(where, "is not a valid OptionalProto");
             return valueFromOptionalProto(optional);
+        }
+        if (type && type->has_map_type()) {
+            onnx::MapProto map;
+            if (!map.ParseFromString(bytes)) return makeError(where, "is not a valid MapProto");
+            return valueFromMapProto(map);
         }
         if (type && type->has_sequence_type()) {
             onnx::SequenceProto sequence;
-            if (!sequence.ParseFromString(bytes)) return makeError(where, "is not a valid SequenceProto");
+            if (!sequence.ParseFromString(bytes))
+                return makeError(where, "is not a valid SequenceProto");
             return valueFromSequenceProto(sequence);
         }
         onnx::TensorProto proto;

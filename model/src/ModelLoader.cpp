@@ -1,5 +1,7 @@
 #include "onnxlens/model/ModelLoader.h"
 
+#include "onnxlens/model/ShapeInference.h"
+
 #include <fcntl.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
@@ -77,6 +79,7 @@ Result<LoadedModel> finishParse(std::shared_ptr<onnx::ModelProto> proto, const s
     loaded.directory = directory;
     loaded.fileBytes = bytes;
     loaded.proto = std::move(proto);
+    loaded.shapes = std::make_shared<ShapeInferenceCache>();
     return loaded;
 }
 

@@ -1,7 +1,6 @@
 #include "onnxlens/model/ModelSummary.h"
 
 #include <onnx/checker.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
 #include <exception>
@@ -10,6 +9,8 @@
 #include <unordered_set>
 
 #include "onnxlens/model/ExternalData.h"
+#include "onnxlens/model/NewerOpsets.h"
+#include "onnxlens/model/ShapeInferenceAnyOpset.h"
 #include "onnxlens/model/TensorTypes.h"
 
 namespace onnxlens {
@@ -17,81 +18,6 @@ namespace onnxlens {
 namespace {
 
 using TP = onnx::TensorProto;
-
-// Bytes of data a tensor holds or points to (0 for strings, which are never stripped).
-std::uint64_t storedBytes(const TP& tensor) {
-    if (tensor.data_type() == TP::STRING) return 0;
-    if (usesExternalData(tensor)) return UINT64_MAX;
-    if (tensor.has_raw_data()) return tensor.raw_data().size();
-    return static_cast<std::uint64_t>(tensor.float_data_size()) * 4 +
-           tensor.double_data_size() * 8ull + tensor.int32_data_size() * 4ull +
-           tensor.int64_data_size() * 8ull + tensor.uint64_data_size() * 8ull;
-}
-
-void copyTensorWithoutBulk(const TP& source, TP* target, std::size_t maxKeptBytes) {
-    if (storedBytes(source) <= maxKeptBytes) {
-        target->CopyFrom(source);
-        return;
-    }
-    target->set_name(source.name());
-    target->set_data_type(source.data_type());
-    *target->mutable_dims() = source.dims();
-    target->set_doc_string(source.doc_string());
-    // The checker wants exactly one non-empty value field but does not compare its size with
-    // the dims, so one element's worth of zero bytes stands in for the data.
-    // A 0-element tensor must hold no data at all.
-    if (elementCount(source).value_or(0) != 0)
-        target->set_raw_data(
-            std::string(std::max<std::size_t>(1, elementTypeSize(source.data_type())), '\0'));
-}
-
-void copyGraphWithoutBulk(const onnx::GraphProto& source, onnx::GraphProto* target,
-                          std::size_t maxKeptBytes);
-
-void copyNodeWithoutBulk(const onnx::NodeProto& source, onnx::NodeProto* target,
-                         std::size_t maxKeptBytes) {
-    *target->mutable_input() = source.input();
-    *target->mutable_output() = source.output();
-    target->set_name(source.name());
-    target->set_op_type(source.op_type());
-    target->set_domain(source.domain());
-    target->set_doc_string(source.doc_string());
-    for (const auto& attribute : source.attribute()) {
-        auto* copy = target->add_attribute();
-        const bool holdsData = attribute.has_t() || attribute.tensors_size() > 0 ||
-                               attribute.has_g() || attribute.graphs_size() > 0;
-        if (!holdsData) {
-            copy->CopyFrom(attribute);
-            continue;
-        }
-        copy->set_name(attribute.name());
-        copy->set_type(attribute.type());
-        copy->set_doc_string(attribute.doc_string());
-        if (attribute.has_ref_attr_name()) copy->set_ref_attr_name(attribute.ref_attr_name());
-        if (attribute.has_t())
-            copyTensorWithoutBulk(attribute.t(), copy->mutable_t(), maxKeptBytes);
-        for (const auto& t : attribute.tensors())
-            copyTensorWithoutBulk(t, copy->add_tensors(), maxKeptBytes);
-        if (attribute.has_g()) copyGraphWithoutBulk(attribute.g(), copy->mutable_g(), maxKeptBytes);
-        for (const auto& g : attribute.graphs())
-            copyGraphWithoutBulk(g, copy->add_graphs(), maxKeptBytes);
-    }
-}
-
-void copyGraphWithoutBulk(const onnx::GraphProto& source, onnx::GraphProto* target,
-                          std::size_t maxKeptBytes) {
-    target->set_name(source.name());
-    target->set_doc_string(source.doc_string());
-    *target->mutable_input() = source.input();
-    *target->mutable_output() = source.output();
-    *target->mutable_value_info() = source.value_info();
-    *target->mutable_quantization_annotation() = source.quantization_annotation();
-    *target->mutable_sparse_initializer() = source.sparse_initializer();
-    for (const auto& init : source.initializer())
-        copyTensorWithoutBulk(init, target->add_initializer(), maxKeptBytes);
-    for (const auto& node : source.node())
-        copyNodeWithoutBulk(node, target->add_node(), maxKeptBytes);
-}
 
 ValueSummary summarizeValue(const onnx::ValueInfoProto& info) {
     ValueSummary value;
@@ -186,33 +112,26 @@ InitializerSummary summarizeInitializers(const onnx::GraphProto& graph) {
 
 }  // namespace
 
-std::string displayDomain(const std::string& domain) {
-    return domain.empty() || domain == "ai.onnx" ? "ai.onnx" : domain;
-}
-
-onnx::ModelProto copyWithoutBulkData(const onnx::ModelProto& model, std::size_t maxKeptBytes) {
-    onnx::ModelProto copy;
-    copy.set_ir_version(model.ir_version());
-    *copy.mutable_opset_import() = model.opset_import();
-    copy.set_producer_name(model.producer_name());
-    copy.set_producer_version(model.producer_version());
-    copy.set_domain(model.domain());
-    copy.set_model_version(model.model_version());
-    copy.set_doc_string(model.doc_string());
-    *copy.mutable_metadata_props() = model.metadata_props();
-    *copy.mutable_functions() = model.functions();
-    *copy.mutable_training_info() = model.training_info();
-    copyGraphWithoutBulk(model.graph(), copy.mutable_graph(), maxKeptBytes);
-    return copy;
-}
-
 CheckerVerdict runChecker(const onnx::ModelProto& model) {
     // Tensor data is not what the checker is for (it only counts value fields), and the
     // stripped copy keeps the memory of a 400 MB model flat. External files are checked by the
     // loader (ExternalData.h), so they are stripped here too: the checker would otherwise look
     // for them relative to the working directory.
-    const onnx::ModelProto copy = copyWithoutBulkData(model);
+    onnx::ModelProto copy = copyWithoutBulkData(model);
     CheckerVerdict verdict;
+    // Nodes of opsets newer than the library's are checked by onnxlens; the library checks the
+    // rest of the model (NewerOpsets.h).
+    const NewerOpsetReport newer = checkNewerOpsetNodes(model);
+    adaptForOnnxLibrary(copy);
+    verdict.note = describeNewerOpsetCheck(newer);
+    verdict.nodesCheckedByOnnxlens = static_cast<std::int64_t>(newer.nodes.size());
+    if (newer.opsetNewerThanOnnxlens)
+        verdict.newerOpsetWarning = "ai.onnx opset " + std::to_string(newer.modelOpset) +
+                                    " is newer than this build knows (the onnx library: " +
+                                    std::to_string(onnxLibraryOpset()) +
+                                    ", onnxlens: " + std::to_string(newestOpsetKnownToOnnxlens()) +
+                                    "); its nodes were checked as of opset " +
+                                    std::to_string(newestOpsetKnownToOnnxlens());
     try {
         onnx::checker::check_model(copy);
         verdict.ok = true;
@@ -222,97 +141,28 @@ CheckerVerdict runChecker(const onnx::ModelProto& model) {
                (verdict.message.back() == '\n' || verdict.message.back() == ' '))
             verdict.message.pop_back();
     }
+    if (!newer.problems.empty()) {
+        verdict.ok = false;
+        std::string problems;
+        for (const auto& p : newer.problems) problems += (problems.empty() ? "" : "\n") + p;
+        verdict.message = verdict.message.empty() ? problems : verdict.message + "\n" + problems;
+    }
     return verdict;
 }
 
-namespace {
-
-using OpsetVersions = std::unordered_map<std::string, int>;
-
-OpsetVersions opsetVersions(const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& imports,
-                            const OpsetVersions& fallback = {}) {
-    OpsetVersions versions = fallback;
-    for (const auto& o : imports)
-        versions[o.domain() == "ai.onnx" ? "" : o.domain()] = static_cast<int>(o.version());
-    return versions;
-}
-
-Status checkNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
-                  const OpsetVersions& opsets, const std::string& where) {
-    for (int i = 0; i < nodes.size(); ++i) {
-        const auto& node = nodes[i];
-        const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
-        if (auto opset = opsets.find(domain); opset != opsets.end()) {
-            const auto* schema =
-                onnx::OpSchemaRegistry::Schema(node.op_type(), opset->second, domain);
-            if (schema) {
-                try {
-                    schema->Verify(node);
-                } catch (const std::exception& e) {
-                    std::string message = e.what();
-                    while (!message.empty() && (message.back() == '\n' || message.back() == ' '))
-                        message.pop_back();
-                    return makeError(where, "node '" + node.name() + "' (" + node.op_type() +
-                                                ") does not match its schema: " + message);
-                }
-            }
-        }
-        for (const auto& attribute : node.attribute()) {
-            if (attribute.has_g()) {
-                auto status = checkNodes(attribute.g().node(), opsets, where);
-                if (!status) return status;
-            }
-            for (const auto& g : attribute.graphs()) {
-                auto status = checkNodes(g.node(), opsets, where);
-                if (!status) return status;
-            }
-        }
-    }
-    return Ok{};
-}
-
-}  // namespace
-
-Status checkNodesAgainstSchemas(const onnx::ModelProto& model) {
-    const OpsetVersions opsets = opsetVersions(model.opset_import());
-    auto status = checkNodes(model.graph().node(), opsets, "main graph");
-    if (!status) return status;
-    for (const auto& function : model.functions()) {
-        status = checkNodes(function.node(), opsetVersions(function.opset_import(), opsets),
-                            "function '" + function.name() + "'");
-        if (!status) return status;
-    }
-    return Ok{};
+ShapeInferenceSummary summarizeShapeInference(const onnx::ModelProto& model,
+                                              const InferredShapes& shapes) {
+    (void)model;  // the inferred copy has the same nodes
+    ShapeInferenceSummary summary;
+    summary.ok = shapes.ok();
+    summary.message = shapes.message();
+    summary.shapedByOnnxlens = shapes.valuesShapedByOnnxlens();
+    countKnownEdges(shapes.model().graph(), summary);
+    return summary;
 }
 
 ShapeInferenceSummary runShapeInference(const onnx::ModelProto& model) {
-    ShapeInferenceSummary summary;
-    onnx::ModelProto copy = copyWithoutBulkData(model);
-    if (auto safe = checkNodesAgainstSchemas(model); !safe) {
-        summary.message = "skipped: " + safe.error().message;
-    } else {
-        try {
-            onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
-                                               onnx::ShapeInferenceOptions(false, 1, false));
-            summary.ok = true;
-        } catch (const std::exception& e) {
-            summary.message = e.what();
-            // Strict mode stops at the first node it cannot infer; the lenient mode infers what it
-            // can, which is what the edge counts describe.
-            copy = copyWithoutBulkData(model);
-            try {
-                onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
-                                                   onnx::ShapeInferenceOptions(false, 0, false));
-            } catch (const std::exception&) {
-                copy = copyWithoutBulkData(model);
-            }
-        }
-    }
-    while (!summary.message.empty() &&
-           (summary.message.back() == '\n' || summary.message.back() == ' '))
-        summary.message.pop_back();
-    countKnownEdges(copy.graph(), summary);
-    return summary;
+    return summarizeShapeInference(model, *inferShapes(model));
 }
 
 Result<ModelSummary> summarizeModel(const LoadedModel& loaded) {
@@ -359,7 +209,8 @@ Result<ModelSummary> summarizeModel(const LoadedModel& loaded) {
         summary.functions.push_back(std::move(f));
     }
     summary.checker = runChecker(model);
-    summary.shapeInference = runShapeInference(model);
+    summary.shapeInference = summarizeShapeInference(
+        model, loaded.shapes ? *loaded.shapes->get(model) : *inferShapes(model));
     return summary;
 }
 

@@ -1,10 +1,12 @@
 #include "onnxlens/model/ViewGraph.h"
 
 #include "onnxlens/model/ModelSummary.h"
+#include "onnxlens/model/OnnxDomains.h"
+#include "onnxlens/model/StructuralCopy.h"
 #include "onnxlens/model/TensorTypes.h"
 
+
 #include <onnx/defs/schema.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
 #include <cstring>
@@ -144,7 +146,10 @@ public:
         view_.groups.push_back(root);
         Scope scope;
         addGraph(view_.inferred->graph(), &view_.model->graph(), 0, scope, "", true, 0);
+        groupRepeatedBlocks();
         compactScopes();
+        if (options_.foldRepeats) foldRepeats();
+        markStubs();
         splitLargeLevels();
         countNodes();
         buildEdges();
@@ -209,6 +214,25 @@ private:
             group = it->second;
         }
         return group;
+    }
+
+    // Shape-only operators on constants (PyTorch writes one Identity per shared weight and
+    // Unsqueeze/Reshape chains on constants) carry no computation worth a box.
+    bool foldsIntoReaders(const onnx::NodeProto& proto, const Scope& scope,
+                          const std::set<std::string>& graphOutputs) const {
+        static const std::set<std::string> kFoldable = {"Identity", "Cast", "Unsqueeze", "Squeeze",
+                                                        "Reshape"};
+        if (!isDefaultDomain(proto)) return false;
+        if (!kFoldable.count(proto.op_type()) || proto.output_size() != 1 ||
+            proto.input_size() == 0 || proto.output(0).empty() ||
+            graphOutputs.count(proto.output(0)) || proto.input(0).empty())
+            return false;
+        for (const auto& name : proto.input()) {
+            if (name.empty()) continue;
+            const int t = scope.lookup(name);
+            if (t < 0 || !view_.tensors[t].folded) return false;
+        }
+        return true;
     }
 
     int addNode(ViewNode node) {
@@ -291,9 +315,9 @@ private:
     void addOperator(const onnx::NodeProto& proto, const onnx::GraphProto& graph, int graphGroup,
                      Scope& scope, const std::set<std::string>& graphOutputs,
                      const std::string& pathPrefix, int depth) {
-        const bool isConstant =
-            proto.op_type() == "Constant" && (proto.domain().empty() || proto.domain() == "ai.onnx");
-        if (isConstant && proto.output_size() == 1 && !graphOutputs.count(proto.output(0))) {
+        const bool isConstant = isOnnxOp(proto, "Constant");
+        if (isConstant && options_.foldConstants && proto.output_size() == 1 &&
+            !graphOutputs.count(proto.output(0))) {
             int t = newTensor(proto.output(0), scope);
             assignType(view_.tensors[t], graph);
             for (const auto& a : proto.attribute())
@@ -301,6 +325,21 @@ private:
                     view_.tensors[t].initializer = &a.t();
                     view_.tensors[t].type = tensorTypeOf(a.t());
                 }
+            view_.tensors[t].folded = true;
+            constantTensors_.insert(t);
+            return;
+        }
+        if (options_.foldConstants && foldsIntoReaders(proto, scope, graphOutputs)) {
+            const int input = scope.lookup(proto.input(0));
+            int t = newTensor(proto.output(0), scope);
+            assignType(view_.tensors[t], graph);
+            // An Identity passes its input's value on; the others change its shape, so only the
+            // inferred type is shown.
+            if (proto.op_type() == "Identity") {
+                view_.tensors[t].initializer = view_.tensors[input].initializer;
+                if (view_.tensors[t].type.elementType == 0)
+                    view_.tensors[t].type = view_.tensors[input].type;
+            }
             view_.tensors[t].folded = true;
             constantTensors_.insert(t);
             return;
@@ -419,7 +458,7 @@ private:
     }
 
     std::int64_t opsetFor(const std::string& domain) const {
-        auto it = view_.opsets.find(domain == "ai.onnx" ? "" : domain);
+        auto it = view_.opsets.find(canonicalDomain(domain));
         return it == view_.opsets.end() ? 1 : it->second;
     }
 
@@ -515,7 +554,11 @@ private:
             flush();
             view_.groups[g].children = std::move(kept);
         }
-        // Depths from the root down (ranges come after the groups they hold).
+        updateDepths();  // ranges come after the groups they hold
+    }
+
+    // Depths from the root down: groups added to wrap others come after them in `groups`.
+    void updateDepths() {
         std::vector<int> order = {0};
         for (std::size_t i = 0; i < order.size(); ++i) {
             auto& group = view_.groups[order[i]];
@@ -523,6 +566,218 @@ private:
             for (const auto& ref : group.children)
                 if (ref.kind == ViewUnitRef::Kind::Group) order.push_back(ref.index);
         }
+    }
+
+    // A file without name scopes (older exporters, renamed nodes) gets its hierarchy from its
+    // structure: the longest run of operators that repeats with a fixed period (the layers of
+    // a stack, written one after another) becomes groups block.0, block.1, ... of one period
+    // each. Operators are compared by op type and arity, in file order.
+    void groupRepeatedBlocks() {
+        auto& root = view_.groups[0];
+        std::vector<int> ops;
+        for (const auto& ref : root.children) {
+            if (ref.kind == ViewUnitRef::Kind::Group) return;  // scopes or subgraphs: use those
+            if (view_.nodes[ref.index].kind == ViewNode::Kind::Operator) ops.push_back(ref.index);
+        }
+        const int n = static_cast<int>(ops.size());
+        if (n <= options_.maxLevelUnits) return;
+        std::vector<std::size_t> signature(n);
+        for (int i = 0; i < n; ++i) {
+            const auto& node = view_.nodes[ops[i]];
+            signature[i] = std::hash<std::string>{}(node.domain + "::" + node.opType) ^
+                           (node.inputs.size() * 0x9e3779b97f4a7c15ULL) ^
+                           (node.outputs.size() << 7);
+        }
+        // For each period, the longest run of positions equal to the one a period later: the
+        // repeated stretch covers that run plus one period. The widest cover wins (a multiple
+        // of the true period covers less, a sub-period matches only short runs).
+        int bestPeriod = 0, bestStart = 0, bestCount = 0;
+        const int maxPeriod = std::min(n / 3, 4000);
+        for (int period = std::max(2, options_.minBlockOperators); period <= maxPeriod; ++period) {
+            int run = 0;
+            for (int i = 0; i + period < n; ++i) {
+                run = signature[i] == signature[i + period] ? run + 1 : 0;
+                const int count = (run + period) / period;
+                if (count >= 3 && count * period > bestCount * bestPeriod) {
+                    bestPeriod = period;
+                    bestCount = count;
+                    bestStart = i - run + 1;
+                }
+            }
+        }
+        if (bestCount < 3) return;
+        // A stretch that repeats with a shorter period (a chain of Add/Mul/Relu motifs) is that
+        // motif: blocks smaller than minBlockOperators are no structure worth a box.
+        const int stretch = bestCount * bestPeriod;
+        for (int d = 1; d < bestPeriod; ++d) {
+            if (bestPeriod % d) continue;
+            bool periodic = true;
+            for (int i = bestStart; periodic && i + d < bestStart + stretch; ++i)
+                periodic = signature[i] == signature[i + d];
+            if (!periodic) continue;
+            if (d < options_.minBlockOperators) return;
+            bestCount = stretch / d;
+            bestPeriod = d;
+            break;
+        }
+        std::vector<int> blockOf(view_.nodes.size(), -1);
+        for (int k = 0; k < bestCount; ++k) {
+            ViewGroup block;
+            block.kind = ViewGroup::Kind::Scope;
+            block.title = "block." + std::to_string(k);
+            block.path = "/" + block.title;
+            block.parent = 0;
+            const int index = static_cast<int>(view_.groups.size());
+            for (int i = bestStart + k * bestPeriod; i < bestStart + (k + 1) * bestPeriod; ++i) {
+                block.children.push_back({ViewUnitRef::Kind::Node, ops[i]});
+                view_.nodes[ops[i]].group = index;
+                blockOf[ops[i]] = index;
+            }
+            view_.groups.push_back(std::move(block));
+        }
+        auto& top = view_.groups[0];
+        std::vector<ViewUnitRef> kept;
+        std::set<int> placed;
+        for (const auto& ref : top.children) {
+            const int block = ref.kind == ViewUnitRef::Kind::Node ? blockOf[ref.index] : -1;
+            if (block < 0)
+                kept.push_back(ref);
+            else if (placed.insert(block).second)
+                kept.push_back({ViewUnitRef::Kind::Group, block});
+        }
+        top.children = std::move(kept);
+        for (auto& g : view_.groups) g.depth = g.parent < 0 ? 0 : view_.groups[g.parent].depth + 1;
+    }
+
+    // What a group is built of, independent of names: its children's op types and arities and
+    // its child groups' structures, in order.
+    std::size_t structureOf(int group, std::vector<std::size_t>& memo) const {
+        if (memo[group]) return memo[group];
+        std::size_t h = 0xcbf29ce484222325ULL;
+        auto mix = [&](std::size_t v) { h = (h ^ v) * 0x100000001b3ULL; };
+        for (const auto& ref : view_.groups[group].children) {
+            if (ref.kind == ViewUnitRef::Kind::Group) {
+                mix(structureOf(ref.index, memo) + 0x51);
+            } else {
+                const auto& node = view_.nodes[ref.index];
+                mix(std::hash<std::string>{}(node.opType));
+                mix(node.inputs.size() * 31 + node.outputs.size());
+            }
+        }
+        return memo[group] = h | 1;
+    }
+
+    // Consecutive sibling groups built alike (a layer stack) go into one Repeat group.
+    void foldRepeats() {
+        std::vector<std::size_t> memo(view_.groups.size(), 0);
+        const std::size_t existing = view_.groups.size();
+        for (std::size_t g = 0; g < existing; ++g) {
+            std::vector<ViewUnitRef> old = view_.groups[g].children;
+            std::vector<ViewUnitRef> kept;
+            bool changed = false;
+            for (std::size_t i = 0; i < old.size();) {
+                std::size_t j = i;
+                if (old[i].kind == ViewUnitRef::Kind::Group &&
+                    view_.groups[old[i].index].kind == ViewGroup::Kind::Scope) {
+                    const std::size_t shape = structureOf(old[i].index, memo);
+                    while (j + 1 < old.size() && old[j + 1].kind == ViewUnitRef::Kind::Group &&
+                           view_.groups[old[j + 1].index].kind == ViewGroup::Kind::Scope &&
+                           structureOf(old[j + 1].index, memo) == shape)
+                        ++j;
+                }
+                if (j - i + 1 < 3) {
+                    kept.push_back(old[i]);
+                    ++i;
+                    continue;
+                }
+                ViewGroup repeat;
+                repeat.kind = ViewGroup::Kind::Repeat;
+                repeat.parent = static_cast<int>(g);
+                repeat.repeats = static_cast<int>(j - i + 1);
+                repeat.title = view_.groups[old[i].index].title + " \xe2\x80\xa6 " +
+                               view_.groups[old[j].index].title;
+                repeat.path = view_.groups[g].path + "/[" + view_.groups[old[i].index].title + "*" +
+                              std::to_string(repeat.repeats) + "]";
+                const int index = static_cast<int>(view_.groups.size());
+                for (std::size_t k = i; k <= j; ++k) {
+                    repeat.children.push_back(old[k]);
+                    view_.groups[old[k].index].parent = index;
+                }
+                view_.groups.push_back(std::move(repeat));
+                memo.push_back(0);
+                kept.push_back({ViewUnitRef::Kind::Group, index});
+                changed = true;
+                i = j + 1;
+            }
+            if (changed) view_.groups[g].children = std::move(kept);
+        }
+        updateDepths();  // repeats come after the groups they hold
+    }
+
+    // The child group of `ancestor` holding `group`; -1 when `group` is `ancestor` itself.
+    int childUnder(int group, int ancestor) const {
+        if (group == ancestor) return -1;
+        while (view_.groups[group].parent != ancestor) group = view_.groups[group].parent;
+        return group;
+    }
+
+    // A tensor whose readers sit in many different blocks (children of the lowest group holding
+    // the producer and every reader), other than the producer's own block, is read "far away":
+    // an attention mask read by every layer. The hidden state read by the query, key and value
+    // projections of the next layer is not (one block). Readers outside the producer's block get
+    // a row naming the producer; buildEdges draws no edge to them.
+    void markStubs() {
+        if (options_.stubReaderGroups <= 0) return;
+        for (int t = 0; t < static_cast<int>(view_.tensors.size()); ++t) {
+            auto& tensor = view_.tensors[t];
+            if (tensor.folded || tensor.producer < 0) continue;
+            std::vector<int> readers;
+            for (int reader : tensor.consumers)
+                if (view_.nodes[reader].kind == ViewNode::Kind::Operator) readers.push_back(reader);
+            if (static_cast<int>(readers.size()) < options_.stubReaderGroups) continue;
+            const int home = view_.nodes[tensor.producer].group;
+            int lca = home;
+            for (int reader : readers)
+                lca = view_.lowestCommonAncestor(lca, view_.nodes[reader].group);
+            const int homeBlock = childUnder(home, lca);
+            std::set<int> blocks;
+            std::vector<int> far;
+            for (int reader : readers) {
+                const int block = childUnder(view_.nodes[reader].group, lca);
+                if (block < 0 || block == homeBlock) continue;  // beside the producer
+                blocks.insert(block);
+                far.push_back(reader);
+            }
+            if (static_cast<int>(blocks.size()) < options_.stubReaderGroups) continue;
+            tensor.stub = true;
+            const auto& producer = view_.nodes[tensor.producer];
+            const std::string source = producer.kind != ViewNode::Kind::Operator ? producer.name
+                                       : producer.name.empty()                   ? producer.opType
+                                                               : lastComponent(producer.name);
+            for (int reader : far) {
+                if (!stubReads_.insert({t, reader}).second) continue;
+                auto& node = view_.nodes[reader];
+                const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(
+                    node.opType, static_cast<int>(opsetFor(node.domain)), node.domain);
+                for (int i = 0; i < static_cast<int>(node.inputs.size()); ++i) {
+                    if (node.inputs[i] != t) continue;
+                    ViewRow row;
+                    row.kind = ViewRow::Kind::Stub;
+                    row.label = inputLabel(schema, i);
+                    row.tensor = t;
+                    row.text = "\xe2\x86\x90 " + shortened(source, 28);  // a left arrow
+                    // Among the input rows, before the attributes.
+                    auto at = std::find_if(
+                        node.rows.begin(), node.rows.end(),
+                        [](const ViewRow& r) { return r.kind == ViewRow::Kind::Attribute; });
+                    node.rows.insert(at, std::move(row));
+                }
+            }
+        }
+    }
+
+    bool drawnAsStub(int tensor, int reader) const {
+        return stubReads_.count({tensor, reader}) > 0;
     }
 
     void countNodes() {
@@ -539,7 +794,7 @@ private:
             std::set<int> seen;
             for (int t : node.inputs) {
                 if (t < 0 || view_.tensors[t].folded || view_.tensors[t].producer < 0) continue;
-                if (!seen.insert(t).second) continue;
+                if (drawnAsStub(t, n) || !seen.insert(t).second) continue;
                 view_.edges.push_back({t, view_.tensors[t].producer, n});
             }
             if (node.kind == ViewNode::Kind::Output)
@@ -597,12 +852,13 @@ private:
     std::unordered_map<const onnx::GraphProto*, std::unordered_map<std::string, ViewTensorType>>
         types_;
     std::unordered_set<int> constantTensors_;
+    std::set<std::pair<int, int>> stubReads_;  // (tensor, reader) drawn as a stub row
 };
 
 }  // namespace
 
 NodeCategory categoryOfOperator(std::string_view opType, std::string_view domain) {
-    (void)domain;
+    if (domain == "ai.onnx.ml") return NodeCategory::ClassicalMl;
     const auto& table = categoryTable();
     auto it = table.find(opType);
     return it == table.end() ? NodeCategory::Other : it->second;
@@ -621,6 +877,7 @@ const char* categoryName(NodeCategory category) {
         case NodeCategory::Logic: return "logic";
         case NodeCategory::Control: return "control";
         case NodeCategory::Quantization: return "quantization";
+        case NodeCategory::ClassicalMl: return "classical ml";
         case NodeCategory::Input: return "input";
         case NodeCategory::Output: return "output";
         default: return "other";
@@ -662,7 +919,9 @@ ViewTensorType tensorTypeOf(const onnx::TypeProto& type) {
         for (const auto& d : tensor->shape().dim()) {
             ViewDim dim;
             if (d.has_dim_value()) dim.value = d.dim_value();
-            else if (d.has_dim_param()) dim.symbol = d.dim_param();
+            // onnx shape inference names the dims it cannot compute unk__N: unknown, not a symbol.
+            else if (d.has_dim_param() && d.dim_param().rfind("unk__", 0) != 0)
+                dim.symbol = d.dim_param();
             out.dims.push_back(dim);
         }
     }
@@ -736,7 +995,7 @@ std::string ViewNode::title() const {
 }
 
 int ViewGraph::opsetOf(const std::string& domain) const {
-    auto it = opsets.find(domain == "ai.onnx" ? "" : domain);
+    auto it = opsets.find(canonicalDomain(domain));
     return it == opsets.end() ? 0 : static_cast<int>(it->second);
 }
 
@@ -775,22 +1034,14 @@ Result<ViewGraph> buildViewGraph(std::shared_ptr<const onnx::ModelProto> model,
         ViewGraph view;
         view.model = model;
         for (const auto& o : model->opset_import())
-            view.opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = o.version();
-        auto inferred = std::make_shared<onnx::ModelProto>(copyWithoutBulkData(*model));
-        auto inferable = checkNodesAgainstSchemas(*model);
-        if (options.inferShapes && !inferable) view.shapeInferenceError = inferable.error().message;
-        if (options.inferShapes && inferable) {
-            try {
-                onnx::ShapeInferenceOptions inference;
-                inference.check_type = false;
-                inference.error_mode = 0;  // best effort: keep what could be inferred
-                onnx::shape_inference::InferShapes(*inferred, onnx::OpSchemaRegistry::Instance(),
-                                                   inference);
-            } catch (const std::exception& e) {
-                view.shapeInferenceError = e.what();
-            }
+            view.opsets[canonicalDomain(o.domain())] = o.version();
+        if (options.inferShapes) {
+            auto shapes = options.shapes ? options.shapes : inferShapes(*model);
+            if (!shapes->ok()) view.shapeInferenceError = shapes->message();
+            view.inferred = shapes->modelPointer();
+        } else {
+            view.inferred = std::make_shared<const onnx::ModelProto>(copyWithoutBulkData(*model));
         }
-        view.inferred = inferred;
         Builder(view, options).build();
         return view;
     } catch (const std::exception& e) {

@@ -9,6 +9,11 @@ subprocess with a time limit. It writes into --out:
   test_data_set_1/    the same with batch 2, when every input has a dynamic batch axis
   export.json         versions, opset, export time, PyTorch latency statistics
 
+`onnxlens_export.py --serve-timing DIR [--threads N]` times PyTorch for onnxlens's latency ratio,
+interleaved with the engine: it rebuilds the module exported into DIR (export.json's "arguments"),
+loads test_data_set_0's inputs, prints "timing: ready", and answers each "run" line on stdin
+with "timing: MS" (one timed forward pass), until stdin closes.
+
 Log lines go to stdout as they happen. A failure is one line "error: ..." and one line
 "hint: ..." on stderr and a distinct exit code (see EXIT_* below); argparse's usage errors
 exit 2 as usual.
@@ -288,6 +293,19 @@ def apply_text_task(torch, source, args):
     source.dynamic_axes = axes
 
 
+def load_source(torch, args):
+    """The module and example inputs the arguments name (the same for export and --serve-timing)."""
+    if args.torchvision:
+        source = load_torchvision(torch, args)
+    elif args.script:
+        source = load_script(torch, args)
+    else:
+        source = load_torchscript(torch, args)
+    if args.task:
+        apply_text_task(torch, source, args)
+    return source
+
+
 def batch_axis(axes):
     """The axis named 'batch' in one dynamic_axes entry (a dict or a list of axes)."""
     if isinstance(axes, dict):
@@ -360,11 +378,12 @@ def latency_statistics(samples_ms):
         return s[low] + (s[high] - s[low]) * (rank - low)
 
     mean = sum(s) / n
-    variance = sum((x - mean) ** 2 for x in s) / n
+    variance = sum((x - mean) ** 2 for x in s) / (n - 1) if n > 1 else 0.0
     return {
         "runs": n,
         "min_ms": s[0],
         "mean_ms": mean,
+        "p10_ms": percentile(10),
         "median_ms": percentile(50),
         "p90_ms": percentile(90),
         "p99_ms": percentile(99),
@@ -408,14 +427,7 @@ def export(args):
     torch.set_num_threads(args.threads if args.threads > 0 else (os.cpu_count() or 1))
     log("torch %s, onnx %s, Python %s" % (torch.__version__, onnx.__version__, platform.python_version()))
 
-    if args.torchvision:
-        source = load_torchvision(torch, args)
-    elif args.script:
-        source = load_script(torch, args)
-    else:
-        source = load_torchscript(torch, args)
-    if args.task:
-        apply_text_task(torch, source, args)
+    source = load_source(torch, args)
     if not source.inputs:
         raise ExportFailure(EXIT_USAGE, "no example inputs for %s" % source.name, "pass --input-shape")
     source.module.eval()
@@ -499,13 +511,70 @@ def export(args):
         "dynamic_batch": dynamic_batch,
         "data_sets": data_sets,
         "pytorch_latency": dict(latency, warmup=args.warmup, threads=torch.get_num_threads()),
+        # What --serve-timing needs to rebuild the same module.
+        "arguments": {"torchvision": args.torchvision, "script": os.path.abspath(args.script) if args.script else None,
+                      "torchscript": os.path.abspath(args.torchscript) if args.torchscript else None,
+                      "input_shape": args.input_shape, "task": args.task, "seed": args.seed},
     }
     with open(os.path.join(args.out, "export.json"), "w") as f:
         json.dump(summary, f, indent=2)
     log("wrote export.json")
 
 
+def serve_timing(argv):
+    """--serve-timing DIR [--threads N]: see the module docstring."""
+    parser = argparse.ArgumentParser(prog="onnxlens_export.py --serve-timing")
+    parser.add_argument("--serve-timing", required=True, metavar="DIR")
+    parser.add_argument("--threads", type=int, default=0)
+    options = parser.parse_args(argv)
+    torch = import_torch()
+    import onnx
+    import onnx.numpy_helper
+
+    folder = options.serve_timing
+    try:
+        with open(os.path.join(folder, "export.json")) as f:
+            summary = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ExportFailure(EXIT_USAGE, "%s/export.json: %s" % (folder, one_line(e)), "export the model again")
+    recorded = summary.get("arguments")
+    if not isinstance(recorded, dict):
+        raise ExportFailure(EXIT_USAGE, "%s/export.json does not say how the model was made" % folder,
+                            "export it again with this version of onnxlens")
+    args = argparse.Namespace(torchvision=None, script=None, torchscript=None, input_shape=None, task=None, seed=0)
+    for key, value in recorded.items():
+        setattr(args, key, value)
+    threads = options.threads or int(summary.get("pytorch_latency", {}).get("threads", 0) or 0)
+    torch.set_num_threads(threads if threads > 0 else (os.cpu_count() or 1))
+    source = load_source(torch, args)
+    source.module.eval()
+    inputs = []
+    data_set = os.path.join(folder, "test_data_set_0")
+    k = 0
+    while os.path.exists(os.path.join(data_set, "input_%d.pb" % k)):
+        proto = onnx.TensorProto()
+        with open(os.path.join(data_set, "input_%d.pb" % k), "rb") as f:
+            proto.ParseFromString(f.read())
+        inputs.append(torch.from_numpy(onnx.numpy_helper.to_array(proto).copy()))
+        k += 1
+    if not inputs:
+        raise ExportFailure(EXIT_USAGE, "%s has no input_0.pb" % data_set, "export the model again")
+    print("timing: ready", flush=True)
+    with torch.no_grad():
+        while sys.stdin.readline().strip() == "run":
+            start = time.perf_counter()
+            source.module(*inputs)
+            print("timing: %.6f" % ((time.perf_counter() - start) * 1000.0), flush=True)
+
+
 def main(argv):
+    if argv and argv[0] == "--serve-timing":
+        try:
+            serve_timing(argv)
+        except ExportFailure as failure:
+            sys.stderr.write("error: %s\nhint: %s\n" % (failure, failure.hint))
+            return failure.code
+        return EXIT_OK
     args = parse_arguments(argv)
     try:
         export(args)

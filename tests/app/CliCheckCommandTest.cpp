@@ -91,3 +91,45 @@ TEST(CliCheck, UnreadableFileIsAUsageError) {
     EXPECT_EQ(e.exitCode, 2);
     EXPECT_TRUE(contains(e.err, "empty.onnx: the file is empty")) << e.err;
 }
+
+namespace {
+
+std::string dynamicAxesModel(const char* name) {
+    return std::string(ONNXLENS_SOURCE_DIR) + "/tests/engine/data/dynamic_axes/" + name;
+}
+
+}  // namespace
+
+TEST(CliCheck, DynamicAxesExitCodesFollowTheVerdict) {
+    // Passes: the 2-row type embedding gets token types 0..1.
+    auto pass = runCli({"check", dynamicAxesModel("bert_type_embedding.onnx"), "--dynamic-axes"});
+    EXPECT_EQ(pass.exitCode, 0) << pass.out << pass.err;
+    EXPECT_TRUE(contains(pass.out, "dynamic axes: pass")) << pass.out;
+
+    // Passes after rejected widths, which are listed.
+    auto json =
+        runCli({"check", dynamicAxesModel("text_recognizer.onnx"), "--dynamic-axes", "--json"});
+    ASSERT_EQ(json.exitCode, 0) << json.out << json.err;
+    auto doc = json::parse(json.out);
+    EXPECT_EQ(doc["verdict"], "pass");
+    ASSERT_FALSE(doc["rejections"].empty());
+    EXPECT_TRUE(contains(doc["rejections"][0].get<std::string>(), "width 4 rejected"))
+        << doc["rejections"][0];
+    // --dim sets the example width.
+    json = runCli({"check", dynamicAxesModel("text_recognizer.onnx"), "--dynamic-axes", "--json",
+                   "--dim", "width=40"});
+    ASSERT_EQ(json.exitCode, 0) << json.out << json.err;
+    doc = json::parse(json.out);
+    EXPECT_EQ(doc["runs"][0]["bindings"]["width"], 40);
+
+    // Fails: the batch is baked into a Reshape.
+    auto fail = runCli({"check", dynamicAxesModel("fixed_batch.onnx"), "--dynamic-axes"});
+    EXPECT_EQ(fail.exitCode, 1) << fail.out << fail.err;
+    EXPECT_TRUE(contains(fail.out, "dynamic axes: fail")) << fail.out;
+
+    // A forced token-type range outside the table: the runs fail and nothing can be told.
+    auto broken = runCli({"check", dynamicAxesModel("bert_type_embedding.onnx"), "--dynamic-axes",
+                          "--int-range", "token_type_ids=5,9", "--json"});
+    EXPECT_EQ(broken.exitCode, 2) << broken.out << broken.err;
+    EXPECT_EQ(json::parse(broken.out)["verdict"], "cannot_tell");
+}

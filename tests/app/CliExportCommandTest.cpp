@@ -128,19 +128,24 @@ void checkPassingReport(const fs::path& out, const Json& doc, int runs) {
     EXPECT_EQ(lineOf(doc, "numbers")["status"], "pass");
     EXPECT_EQ(lineOf(doc, "dynamic_batch")["status"], "pass");
 
-    // Latency: the ratio is the engine's median over PyTorch's, both timed with `runs` runs.
-    EXPECT_EQ(lineOf(doc, "latency")["status"], "pass");
+    // Latency: the ratio is the engine's median over PyTorch's, both timed with `runs` runs,
+    // interleaved (the exporter serving timing rounds). A busy test machine is flagged "warn".
+    const std::string latencyStatus = lineOf(doc, "latency")["status"];
+    EXPECT_TRUE(latencyStatus == "pass" || latencyStatus == "warn") << doc.dump(2);
+    EXPECT_EQ(latencyStatus == "warn", doc["latency_busy"].get<bool>());
+    EXPECT_TRUE(doc["latency_interleaved"].get<bool>()) << doc["pytorch_timing"];
     EXPECT_EQ(doc["engine_latency"]["runs"].get<int>(), runs);
+    EXPECT_EQ(doc["pytorch_latency"]["runs"].get<int>(), runs);
     EXPECT_EQ(exported["pytorch_latency"]["runs"].get<int>(), runs);
-    const double torchMedian = exported["pytorch_latency"]["median_ms"].get<double>();
+    const double torchMedian = doc["pytorch_latency"]["median_ms"].get<double>();
     EXPECT_GT(torchMedian, 0);
     EXPECT_NEAR(doc["latency_ratio"].get<double>(),
                 doc["engine_latency"]["median_ms"].get<double>() / torchMedian, 1e-12);
 
     std::ifstream md(out / "report.md");
     const std::string text((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
-    for (const char* title : {"Exported", "ONNX checker passed", "Numbers match PyTorch",
-                              "Dynamic batch works", "Latency against PyTorch"})
+    for (const char* title :
+         {"Exported", "ONNX checker passed", "Numbers match PyTorch", "Dynamic batch works"})
         EXPECT_NE(text.find(std::string("| PASS | ") + title + " |"), std::string::npos)
             << title << "\n"
             << text;

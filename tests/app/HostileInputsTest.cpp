@@ -226,3 +226,48 @@ TEST(HostileInputs, GraphInputOf2To40ElementsMeetsTheDefaultLimitOfHalfThePhysic
     expectCleanError(runCli({"run", hostile("huge_input.onnx")}), 2,
                      {"huge_input.onnx", "'x'", limit.str()});
 }
+
+// Attribute values that break arithmetic: info and render see the model (onnx's shape inference
+// is guarded: it used to die with SIGFPE), run and check name the node, the attribute and the value.
+TEST(HostileInputs, ZeroStridesAreAnErrorNamingNodeAttributeAndValue) {
+    auto info = runCli({"info", hostile("conv_zero_strides.onnx")});
+    EXPECT_EQ(info.exitCode, 0) << info.out << info.err;
+    expectCleanError(runCli({"run", hostile("conv_zero_strides.onnx")}), 2,
+                     {"conv_zero_strides.onnx", "zero_stride_conv", "strides", "0"});
+    auto check = runCli({"check", hostile("conv_zero_strides.onnx")});
+    EXPECT_EQ(check.exitCode, 1) << check.out << check.err;
+    EXPECT_TRUE(contains(check.out, "engine compilation: FAILED")) << check.out;
+    EXPECT_TRUE(contains(check.out, "strides")) << check.out;
+}
+
+TEST(HostileInputs, HugeBlockSizeIsAnErrorNotADivisionByZero) {
+    EXPECT_EQ(runCli({"info", hostile("depth_to_space_huge_blocksize.onnx")}).exitCode, 0);
+    expectCleanError(runCli({"run", hostile("depth_to_space_huge_blocksize.onnx")}), 2,
+                     {"huge_block", "blocksize", "1099511627776"});
+    EXPECT_EQ(runCli({"check", hostile("depth_to_space_huge_blocksize.onnx")}).exitCode, 1);
+}
+
+TEST(HostileInputs, RankZeroRecurrentInputIsAnErrorNotACrash) {
+    auto info = runCli({"info", "--json", hostile("lstm_rank0_input.onnx")});
+    EXPECT_EQ(info.exitCode, 0) << info.err;
+    auto run = runCli({"run", hostile("lstm_rank0_input.onnx")});
+    EXPECT_LT(run.exitCode, 128) << run.err;
+    EXPECT_EQ(run.exitCode, 2) << run.out << run.err;
+    EXPECT_TRUE(contains(run.err, "rank0_lstm")) << run.err;
+}
+
+// `check` catches what `run` will: initializers whose dims do not hold (negative, or more
+// elements than the data has) fail the check, not only the run.
+TEST(HostileInputs, CheckFailsOnInitializersRunCannotLoad) {
+    for (const char* file : {"negative_dims_initializer.onnx", "short_data_initializer.onnx"}) {
+        auto check = runCli({"check", hostile(file)});
+        EXPECT_EQ(check.exitCode, 1) << file << "\n" << check.out << check.err;
+        EXPECT_TRUE(contains(check.out, "'w'")) << check.out;
+        auto json = runCli({"check", "--json", hostile(file)});
+        EXPECT_EQ(json.exitCode, 1);
+        EXPECT_TRUE(contains(json.out, "\"compilation\"")) << json.out;
+    }
+    expectCleanError(runCli({"run", hostile("short_data_initializer.onnx")}), 2,
+                     {"short_data_initializer.onnx", "'w'"});
+    EXPECT_EQ(runCli({"check", hostile("relu.onnx")}).exitCode, 0);
+}

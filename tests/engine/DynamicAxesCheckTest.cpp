@@ -86,9 +86,155 @@ TEST(DynamicAxesCheck, TinyBertChangesBatchAndSequence) {
     EXPECT_TRUE(result->passed()) << result->summary;
     EXPECT_EQ(result->symbols, (std::vector<std::string>{"batch", "sequence"}));
     ASSERT_EQ(result->runs.size(), 3u);
-    EXPECT_EQ(result->runs[2].bindings.at("sequence"), 6);
+    EXPECT_EQ(result->runs[2].bindings.at("sequence"), 10);  // the first second value: x2
     EXPECT_EQ(result->runs[2].bindings.at("batch"), 2);
-    EXPECT_EQ(result->outputs[0].shapes[2], (Shape{2, 6, 64}));
+    EXPECT_EQ(result->outputs[0].shapes[2], (Shape{2, 10, 64}));
+}
+
+const fs::path kExports =
+    fs::path(ONNXLENS_SOURCE_DIR) / "tests" / "engine" / "data" / "dynamic_axes";
+
+TEST(DynamicAxesCheck, BertStyleExportWithATwoRowTypeEmbeddingPasses) {
+    // token_type_ids indexes a 2-row embedding: random 0..9 made the run fail before.
+    auto session = compileFile(kExports / "bert_type_embedding.onnx");
+    ASSERT_TRUE(session);
+    const ValueRanges ranges = integerInputRanges(*session);
+    ASSERT_TRUE(ranges.count("token_type_ids"));
+    EXPECT_EQ(ranges.at("token_type_ids").low, 0);
+    EXPECT_EQ(ranges.at("token_type_ids").high, 1);
+    EXPECT_NE(ranges.at("token_type_ids").reason.find("2 rows"), std::string::npos)
+        << ranges.at("token_type_ids").reason;
+    ASSERT_TRUE(ranges.count("input_ids"));
+    EXPECT_EQ(ranges.at("input_ids").high, 29);  // the 30-word vocabulary
+    EXPECT_FALSE(ranges.count("attention_mask"));
+
+    auto result = checkDynamicAxes(*session, {});
+    ASSERT_TRUE(result) << result.error().message;
+    EXPECT_EQ(result->verdict, DynamicAxesCheckResult::Verdict::Passed) << result->summary;
+    EXPECT_EQ(dynamicAxesExitCode(*result), 0);
+    ASSERT_EQ(result->runs.size(), 3u);
+    EXPECT_TRUE(result->rejections.empty());
+    EXPECT_EQ(result->outputs[0].shapes[2], (Shape{2, 8, 8}));  // sequence 4 -> 8
+    EXPECT_TRUE(result->outputs[0].firstItemCompared);
+    EXPECT_TRUE(result->outputs[0].firstItem.passed);
+}
+
+TEST(DynamicAxesCheck, TextRecognizerWidthIsTriedUntilTheModelAcceptsIt) {
+    // The CNN divides the width by 4 and a Reshape pairs columns: widths must be multiples of 8.
+    auto session = compileFile(kExports / "text_recognizer.onnx");
+    ASSERT_TRUE(session);
+    EXPECT_EQ(strideGranularity(session->optimizedModel().graph()), 4);
+    auto result = checkDynamicAxes(*session, {});
+    ASSERT_TRUE(result) << result.error().message;
+    EXPECT_EQ(result->verdict, DynamicAxesCheckResult::Verdict::Passed) << result->summary;
+    // Width 4 (the default first value) is rejected and reported as such, not as a failure.
+    ASSERT_FALSE(result->rejections.empty());
+    EXPECT_EQ(result->rejections.front().rfind("width 4 rejected: ", 0), 0u)
+        << result->rejections.front();
+    EXPECT_NE(result->summary.find("width 4 rejected"), std::string::npos) << result->summary;
+    ASSERT_EQ(result->runs.size(), 3u);
+    EXPECT_EQ(result->runs[0].bindings.at("width"), 16);
+    EXPECT_EQ(result->runs[2].bindings.at("width"), 32);
+    EXPECT_EQ(result->outputs[0].shapes[2], (Shape{4, 2, 10}));  // time = width / 8
+
+    // An example width (a test data set's) is tried first; +1 would be rejected, x2 is accepted.
+    DynamicAxesCheckOptions options;
+    options.base = {{"width", 24}};
+    result = checkDynamicAxes(*session, options);
+    ASSERT_TRUE(result);
+    EXPECT_TRUE(result->passed()) << result->summary;
+    EXPECT_EQ(result->runs[0].bindings.at("width"), 24);
+    EXPECT_EQ(result->runs[2].bindings.at("width"), 48);
+}
+
+TEST(DynamicAxesCheck, AnExportWithoutADynamicBatchThatDeclaresOneFails) {
+    // x.view(1, -1) traced the batch into a Reshape; dynamic_axes still declares 'batch'.
+    auto session = compileFile(kExports / "fixed_batch.onnx");
+    ASSERT_TRUE(session);
+    auto result = checkDynamicAxes(*session, {});
+    ASSERT_TRUE(result);
+    EXPECT_EQ(result->verdict, DynamicAxesCheckResult::Verdict::Failed) << result->summary;
+    EXPECT_EQ(dynamicAxesExitCode(*result), 1);
+    EXPECT_NE(result->summary.find("batch 2 run"), std::string::npos) << result->summary;
+    ASSERT_EQ(result->runs.size(), 2u);
+    EXPECT_TRUE(result->runs[0].ok);
+    EXPECT_FALSE(result->runs[1].ok);
+    EXPECT_FALSE(result->outputs[0].shapesFollow);  // not "yes" when a run failed
+}
+
+TEST(DynamicAxesCheck, UnnamedDimsAreUnknownNotFixed) {
+    auto model = onnxlens::testing::makeModelShell(13);
+    auto& g = *model->mutable_graph();
+    auto x = onnxlens::testing::makeValueInfo("x", onnx::TensorProto::FLOAT, {"N", "4"});
+    x.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->clear_dim_param();
+    *g.add_input() = x;
+    onnxlens::testing::addNode(g, "Relu", "relu", {"x"}, {"out"});
+    *g.add_output() = onnxlens::testing::makeValueInfo("out", onnx::TensorProto::FLOAT, {"N", "4"});
+    auto session = compileProto(model);
+    EXPECT_EQ(unknownInputDims(session->inputs()), (std::vector<std::string>{"x:0"}));
+    auto result = checkDynamicAxes(*session, {});
+    ASSERT_TRUE(result);
+    EXPECT_EQ(result->verdict, DynamicAxesCheckResult::Verdict::CannotTell);
+    EXPECT_EQ(dynamicAxesExitCode(*result), 2);
+    EXPECT_NE(result->summary.find("x:0 are unknown"), std::string::npos) << result->summary;
+    EXPECT_EQ(result->summary.find("every input dimension is a fixed number"), std::string::npos)
+        << result->summary;
+
+    // Bound per input and axis, the unnamed dim gets its value.
+    auto feeds = prepareSessionFeeds(*session, {}, {{"x:0", 3}}, 0);
+    ASSERT_TRUE(feeds) << feeds.error().message;
+    EXPECT_EQ(feeds->at("x").tensor().shape(), (Shape{3, 4}));
+}
+
+TEST(DynamicAxesCheck, CandidateValues) {
+    EXPECT_EQ(secondValueCandidates(4, 1), (std::vector<std::int64_t>{8, 5, 12}));
+    EXPECT_EQ(secondValueCandidates(16, 4), (std::vector<std::int64_t>{32, 17, 20, 48}));
+    EXPECT_EQ(firstValueCandidates(0, 4, 8), (std::vector<std::int64_t>{4, 8, 16, 32, 64, 128}));
+    EXPECT_EQ(firstValueCandidates(24, 4, 1), (std::vector<std::int64_t>{24, 4, 16, 32, 64, 128}));
+}
+
+TEST(InputPreparation, IntegerRangesAndAxisBindings) {
+    auto range = parseIntegerRange("token_type_ids=0,1");
+    ASSERT_TRUE(range) << range.error().message;
+    EXPECT_EQ(range->first, "token_type_ids");
+    EXPECT_EQ(range->second.low, 0);
+    EXPECT_EQ(range->second.high, 1);
+    EXPECT_FALSE(parseIntegerRange("ids=3,1"));
+    EXPECT_FALSE(parseIntegerRange("ids=1"));
+    EXPECT_FALSE(parseIntegerRange("=1,2"));
+
+    // OneHot through Cast and Unsqueeze: 0..depth-1; the narrowest of two readers wins.
+    auto model = onnxlens::testing::makeModelShell(13);
+    auto& g = *model->mutable_graph();
+    *g.add_input() = onnxlens::testing::makeValueInfo("ids", onnx::TensorProto::INT64, {"N"});
+    *g.add_initializer() = onnxlens::testing::makeInt64Initializer("depth", {5});
+    *g.add_initializer() = onnxlens::testing::makeFloatInitializer("values", {2});
+    *g.add_initializer() = onnxlens::testing::makeInt64Initializer("axes", {1});
+    onnxlens::testing::addIntAttribute(
+        onnxlens::testing::addNode(g, "Cast", "cast", {"ids"}, {"ids32"}), "to",
+        onnx::TensorProto::INT32);
+    onnxlens::testing::addNode(g, "Unsqueeze", "unsqueeze", {"ids32", "axes"}, {"column"});
+    onnxlens::testing::addNode(g, "OneHot", "onehot", {"column", "depth", "values"}, {"out"});
+    *g.add_output() =
+        onnxlens::testing::makeValueInfo("out", onnx::TensorProto::FLOAT, {"N", "1", "5"});
+    const ValueRanges ranges = inferIndexRanges(g);
+    ASSERT_TRUE(ranges.count("ids"));
+    EXPECT_EQ(ranges.at("ids").high, 4);
+    EXPECT_NE(ranges.at("ids").reason.find("depth 5"), std::string::npos)
+        << ranges.at("ids").reason;
+
+    auto session = compileProto(model);
+    // OneHot's depth is a constant whose bytes the session releases: read from the model.
+    auto feeds = prepareFeeds(session->inputs(), {}, {{"N", 64}}, 7, ranges);
+    ASSERT_TRUE(feeds) << feeds.error().message;
+    const Tensor& ids = feeds->at("ids").tensor();
+    std::int64_t largest = 0;
+    for (std::int64_t v : ids.span<std::int64_t>()) largest = std::max(largest, v);
+    EXPECT_EQ(largest, 4);  // 64 draws from 0..4
+    // --int-range overrides the graph's range.
+    feeds = prepareSessionFeeds(*session, {}, {{"N", 64}}, 7, {{"ids", ValueRange{2, 2, ""}}});
+    ASSERT_TRUE(feeds);
+    for (std::int64_t v : feeds->at("ids").tensor().span<std::int64_t>()) EXPECT_EQ(v, 2);
 }
 
 TEST(DynamicAxesCheck, AModelWithoutDynamicAxesIsReportedInPlainWords) {

@@ -1,6 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <mutex>
+#include <thread>
 
 #include "onnxlens/workflows/LatencyStatistics.h"
 #include "onnxlens/workflows/ReferenceComparison.h"
@@ -78,4 +82,121 @@ TEST(LatencyStatistics, OpTypeShares) {
     ASSERT_EQ(byType.size(), 2u);
     EXPECT_EQ(byType[0].opType, "Conv");
     EXPECT_NEAR(byType[0].share, 0.75, 1e-12);
+}
+
+TEST(ReferenceComparison, CosineAndUninformativeReferences) {
+    const Tolerance tolerance{1e-3, 1e-4};
+    // Orthogonal vectors: cosine 0, computed by hand.
+    auto r = compareTensors(Tensor::fromVector<float>({2}, {1, 0}),
+                            Tensor::fromVector<float>({2}, {0, 1}), tolerance);
+    EXPECT_NEAR(r.cosineSimilarity, 0.0, 1e-12);
+    // a = 2e: cosine 1 although every element is off by 100%.
+    r = compareTensors(Tensor::fromVector<float>({3}, {2, 4, 6}),
+                       Tensor::fromVector<float>({3}, {1, 2, 3}), tolerance);
+    EXPECT_NEAR(r.cosineSimilarity, 1.0, 1e-9);
+    EXPECT_NEAR(r.maxRelError, 1.0, 1e-9);
+    EXPECT_EQ(uninformativeReferenceWarning(r, tolerance), "");
+
+    // Outputs of ~3e-9 (a MobileNetV2 export with random weights): all zeros pass too.
+    auto tiny = Tensor::fromVector<float>({3}, {3e-9f, -2e-9f, 1e-9f});
+    auto zeros = Tensor::fromVector<float>({3}, {0, 0, 0});
+    r = compareTensors(zeros, tiny, tolerance);
+    EXPECT_TRUE(r.passed);
+    const std::string warning = uninformativeReferenceWarning(r, tolerance);
+    EXPECT_EQ(warning.rfind("outputs are ~3e-09", 0), 0u) << warning;
+    EXPECT_NE(warning.find("the check cannot tell right from wrong; use real weights or inputs"),
+              std::string::npos);
+    EXPECT_NEAR(r.referenceMaxAbs, 3e-9, 1e-15);
+    EXPECT_EQ(r.cosineSimilarity, 0.0);  // only one side is all zeros
+
+    // Constant outputs.
+    auto half = Tensor::fromVector<float>({4}, {0.5f, 0.5f, 0.5f, 0.5f});
+    r = compareTensors(half, half, tolerance);
+    EXPECT_NE(uninformativeReferenceWarning(r, tolerance).find("outputs are constant"),
+              std::string::npos);
+    // Integers are compared exactly: no warning.
+    auto ints = Tensor::fromVector<std::int64_t>({2}, {0, 0});
+    EXPECT_EQ(uninformativeReferenceWarning(compareTensors(ints, ints, tolerance), tolerance), "");
+
+    r = compareTensors(Tensor::fromVector<float>({2}, {1.0f, 2.0f}),
+                       Tensor::fromVector<float>({2}, {1.0f, 2.0f}), tolerance);
+    EXPECT_EQ(describeAgreement(r, tolerance),
+              "max abs error 0, max rel error 0, cosine similarity 1.000000, 0 of 2 outside "
+              "|a - e| <= 1e-04 + 1e-03 * |e|");
+}
+
+TEST(LatencyComparison, RatioWithinNoiseAndBusyFromSamples) {
+    // Medians 10 and 11, P10-P90 spreads 9..11 and 10..12 overlap by 1 = the difference: not
+    // within noise; 9..12 and 10..13 overlap by 2 > 1: within noise.
+    const auto stats = [](std::vector<double> v) { return computeLatencyStatistics(std::move(v)); };
+    auto a = stats({9, 9, 10, 11, 11});
+    auto b = stats({10, 10, 11, 12, 12});
+    EXPECT_DOUBLE_EQ(a.p10Ms, 9);
+    EXPECT_DOUBLE_EQ(a.p90Ms, 11);
+    auto c = compareLatencies(a, b, true);
+    EXPECT_NEAR(c.ratio, 10.0 / 11.0, 1e-12);
+    EXPECT_FALSE(c.withinNoise);
+    EXPECT_FALSE(c.busy);
+    c = compareLatencies(stats({9, 9, 10, 12, 12}), stats({10, 10, 11, 13, 13}), true);
+    EXPECT_TRUE(c.withinNoise);
+    EXPECT_EQ(c.note.rfind("within noise", 0), 0u) << c.note;
+
+    // PyTorch's runs from 16 ms to 167 ms (the figures): CV far above 20%.
+    c = compareLatencies(stats({10, 10.2, 10.1, 9.9, 10}), stats({16, 17, 16, 167, 18}), false,
+                         "the engine", "PyTorch");
+    EXPECT_TRUE(c.busy);
+    EXPECT_EQ(c.note.rfind("the machine was busy: rerun (PyTorch's runs vary", 0), 0u) << c.note;
+}
+
+TEST(LatencyComparison, InterleavedRunsAlternateAndABusyThreadIsFlagged) {
+    std::vector<char> order;
+    auto timed = timeInterleaved(
+        [&]() -> onnxlens::Result<double> {
+            order.push_back('A');
+            return 1.0;
+        },
+        [&]() -> onnxlens::Result<double> {
+            order.push_back('B');
+            return 2.0;
+        },
+        1, 3);
+    ASSERT_TRUE(timed);
+    EXPECT_EQ(std::string(order.begin(), order.end()), "ABABABAB");
+    EXPECT_TRUE(timed->interleaved);
+    EXPECT_EQ(timed->a.runs, 3);
+    EXPECT_DOUBLE_EQ(timed->ratio, 0.5);
+    EXPECT_FALSE(timed->busy);
+
+    // A loaded machine: a busy thread holds what side B needs for 20 ms at a time, so B's
+    // runs take from ~0 to ~20 ms; the comparison must say "rerun", not give a ratio verdict.
+    std::mutex cpu;
+    std::atomic<bool> stop{false};
+    std::thread busy([&] {
+        while (!stop.load()) {
+            {
+                std::lock_guard<std::mutex> hold(cpu);
+                const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+                while (std::chrono::steady_clock::now() < until) {
+                }
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+    });
+    const auto work = [](std::mutex* needed) -> onnxlens::Result<double> {
+        const auto start = std::chrono::steady_clock::now();
+        if (needed) {
+            std::lock_guard<std::mutex> wait(*needed);  // blocked while the busy thread holds it
+        }
+        volatile double x = 0;
+        for (int i = 0; i < 20000; ++i) x = x + std::sqrt(static_cast<double>(i));
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count();
+    };
+    timed = timeInterleaved([&] { return work(nullptr); }, [&] { return work(&cpu); }, 2, 30, {},
+                            "the engine", "PyTorch");
+    stop = true;
+    busy.join();
+    ASSERT_TRUE(timed);
+    EXPECT_TRUE(timed->busy) << "PyTorch CV " << timed->b.coefficientOfVariation();
+    EXPECT_NE(timed->note.find("the machine was busy: rerun"), std::string::npos) << timed->note;
 }

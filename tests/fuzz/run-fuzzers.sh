@@ -9,7 +9,7 @@ shift || true
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(model_load session_run tensor_file layout_request)
+[ ${#targets[@]} -gt 0 ] || targets=(model_load session_run tensor_file layout_request operator_attributes)
 
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
 [ -f build/fuzz/CMakeCache.txt ] || cmake --preset fuzz >/dev/null

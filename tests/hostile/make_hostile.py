@@ -200,6 +200,30 @@ def main():
                [float_input("x", [1 << 20, 1 << 20])], [float_input("y", [1 << 20, 1 << 20])]),
          "huge_input.onnx")
 
+    # Attribute values that break arithmetic (issue 19): onnx 1.12's own shape inference divides
+    # by a zero stride and reads past the dims of a rank-0 LSTM input; the kernels would too.
+    conv_w = numpy_helper.from_array(rng.standard_normal((2, 3, 3, 3)).astype(np.float32), "w")
+    save(model([helper.make_node("Conv", ["x", "w"], ["y"], name="zero_stride_conv",
+                                 strides=[0, 0])],
+               [float_input("x", [1, 3, 8, 8])], [float_input("y", [1, 2, "H", "W"])], [conv_w]),
+         "conv_zero_strides.onnx")
+    save(model([helper.make_node("DepthToSpace", ["x"], ["y"], name="huge_block",
+                                 blocksize=1 << 40)],
+               [float_input("x", [1, 4, 2, 2])], [float_input("y", [1, "C", "H", "W"])]),
+         "depth_to_space_huge_blocksize.onnx")
+    lstm_w = numpy_helper.from_array(np.zeros((1, 8, 3), np.float32), "W")
+    lstm_r = numpy_helper.from_array(np.zeros((1, 8, 2), np.float32), "R")
+    save(model([helper.make_node("LSTM", ["x", "W", "R"], ["y"], name="rank0_lstm",
+                                 hidden_size=2)],
+               [float_input("x", [])], [float_input("y", ["T", 1, 1, 2])], [lstm_w, lstm_r]),
+         "lstm_rank0_input.onnx")
+    # Dims that need 4x the data the initializer holds: `check` must catch what `run` will.
+    short = helper.make_tensor("w", TensorProto.FLOAT, [2], [1.0, 2.0])
+    short.dims[0] = 8
+    save(model([helper.make_node("Add", ["x", "w"], ["y"], name="add")],
+               [float_input("x", [8])], [float_input("y", [8])], [short]),
+         "short_data_initializer.onnx")
+
 
 if __name__ == "__main__":
     main()

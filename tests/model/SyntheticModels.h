@@ -248,4 +248,63 @@ inline std::shared_ptr<onnx::ModelProto> makeFlatGraph(int count) {
     return model;
 }
 
+// A decoder as PyTorch 1.13 exports one, in `layers` blocks `/layers.N/...`: an attention mask
+// computed once at the top (`/mask/Unsqueeze`) and read by every layer; one LayerNorm weight
+// shared through weight-sharing Identity nodes (`Identity_N` -> `layers.N.norm.weight`); a
+// Reshape whose shape is a Cast of a Constant. Per layer: norm Mul, MatMul, mask Add, Reshape,
+// residual Add (5 operators); at the top: Cast, Sub, Mul, Unsqueeze (4).
+inline std::shared_ptr<onnx::ModelProto> makeMaskedDecoder(int layers, std::int64_t hidden = 8) {
+    auto model = makeModelShell();
+    auto& g = *model->mutable_graph();
+    g.set_name("masked_decoder");
+    *g.add_input() =
+        makeValueInfo("x", onnx::TensorProto::FLOAT, {"batch", "sequence", std::to_string(hidden)});
+    *g.add_input() =
+        makeValueInfo("attention_mask", onnx::TensorProto::INT64, {"batch", "sequence"});
+    auto constant = [&](const std::string& name, const onnx::TensorProto& value) {
+        auto* node = addNode(g, "Constant", name, {}, {name + "_output_0"});
+        auto* a = node->add_attribute();
+        a->set_name("value");
+        a->set_type(onnx::AttributeProto::TENSOR);
+        *a->mutable_t() = value;
+        return name + "_output_0";
+    };
+    auto cast = addNode(g, "Cast", "/mask/Cast", {"attention_mask"}, {"/mask/Cast_output_0"});
+    addIntAttribute(cast, "to", onnx::TensorProto::FLOAT);
+    const std::string one = constant("/mask/Constant", makeFloatInitializer("", {}, 1.0f));
+    addNode(g, "Sub", "/mask/Sub", {one, "/mask/Cast_output_0"}, {"/mask/Sub_output_0"});
+    const std::string big = constant("/mask/Constant_1", makeFloatInitializer("", {}, -1e4f));
+    addNode(g, "Mul", "/mask/Mul", {"/mask/Sub_output_0", big}, {"/mask/Mul_output_0"});
+    const std::string axes = constant("/mask/Constant_2", makeInt64Initializer("", {2}));
+    addNode(g, "Unsqueeze", "/mask/Unsqueeze", {"/mask/Mul_output_0", axes}, {"mask"});
+    *g.add_initializer() = makeFloatInitializer("shared.norm.weight", {hidden});
+    std::string x = "x";
+    for (int l = 0; l < layers; ++l) {
+        const std::string L = "/layers." + std::to_string(l);
+        const std::string weight = "layers." + std::to_string(l) + ".norm.weight";
+        addNode(g, "Identity", "Identity_" + std::to_string(l), {"shared.norm.weight"}, {weight});
+        addNode(g, "Mul", L + "/norm/Mul", {x, weight}, {L + "/norm/Mul_output_0"});
+        const std::string matrix = "layers." + std::to_string(l) + ".attention.weight";
+        *g.add_initializer() = makeFloatInitializer(matrix, {hidden, hidden});
+        addNode(g, "MatMul", L + "/attention/MatMul", {L + "/norm/Mul_output_0", matrix},
+                {L + "/attention/MatMul_output_0"});
+        addNode(g, "Add", L + "/attention/Add", {L + "/attention/MatMul_output_0", "mask"},
+                {L + "/attention/Add_output_0"});
+        onnx::TensorProto shape;
+        shape.set_data_type(onnx::TensorProto::INT32);
+        shape.add_dims(3);
+        for (std::int32_t v : {0, -1, static_cast<std::int32_t>(hidden)}) shape.add_int32_data(v);
+        const std::string shape32 = constant(L + "/Constant", shape);
+        auto* toInt64 = addNode(g, "Cast", L + "/Cast", {shape32}, {L + "/Cast_output_0"});
+        addIntAttribute(toInt64, "to", onnx::TensorProto::INT64);
+        addNode(g, "Reshape", L + "/Reshape", {L + "/attention/Add_output_0", L + "/Cast_output_0"},
+                {L + "/Reshape_output_0"});
+        addNode(g, "Add", L + "/Add", {L + "/Reshape_output_0", x}, {L + "/Add_output_0"});
+        x = L + "/Add_output_0";
+    }
+    *g.add_output() =
+        makeValueInfo(x, onnx::TensorProto::FLOAT, {"batch", "sequence", std::to_string(hidden)});
+    return model;
+}
+
 }  // namespace onnxlens::testing

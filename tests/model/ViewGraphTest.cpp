@@ -265,5 +265,135 @@ TEST(ViewGraph, BuildsEveryBackendTestModel) {
     EXPECT_GT(built, 100);
 }
 
+// Rows of a node as "label text" strings, with their kinds.
+std::vector<std::pair<ViewRow::Kind, std::string>> rowsOf(const ViewNode& node) {
+    std::vector<std::pair<ViewRow::Kind, std::string>> rows;
+    for (const auto& r : node.rows) rows.emplace_back(r.kind, r.label + " " + r.text);
+    return rows;
+}
+
+TEST(ViewGraph, ConstantChainsAndSharedWeightsFoldIntoTheirReaders) {
+    const int layers = 6;
+    auto view = buildViewGraph(testing::makeMaskedDecoder(layers));
+    ASSERT_TRUE(view) << view.error().message;
+    // Constant, the weight-sharing Identity nodes and the Cast of a Constant are not boxes:
+    // 4 mask operators + 5 per layer remain (counted by hand from the model's construction).
+    EXPECT_EQ(view->operatorCount, 4 + 5 * layers);
+    for (const auto& n : view->nodes) {
+        EXPECT_NE(n.opType, "Constant");
+        EXPECT_NE(n.opType, "Identity");
+        if (n.opType == "Cast") EXPECT_EQ(n.name, "/mask/Cast");  // reads a graph input: stays
+    }
+    const ViewNode* norm = nodeNamed(*view, "/layers.3/norm/Mul");
+    ASSERT_NE(norm, nullptr);
+    // The shared weight is a row of its reader, with the initializer's shape.
+    auto rows = rowsOf(*norm);
+    EXPECT_NE(std::find(rows.begin(), rows.end(),
+                        std::make_pair(ViewRow::Kind::Constant, std::string("B <8>"))),
+              rows.end());
+    const ViewNode* reshape = nodeNamed(*view, "/layers.3/Reshape");
+    ASSERT_NE(reshape, nullptr);
+    ASSERT_FALSE(reshape->rows.empty());
+    EXPECT_EQ(reshape->rows[0].kind, ViewRow::Kind::Constant);
+    EXPECT_EQ(reshape->rows[0].label, "shape");
+    // No edge carries a folded tensor.
+    for (const auto& e : view->edges) EXPECT_FALSE(view->tensors[e.tensor].folded);
+}
+
+TEST(ViewGraph, FoldingConstantsCanBeTurnedOff) {
+    ViewGraphOptions options;
+    options.foldConstants = false;
+    auto view = buildViewGraph(testing::makeMaskedDecoder(3), options);
+    ASSERT_TRUE(view) << view.error().message;
+    // Every node of the file is drawn: 3 mask Constants + 4 mask operators, and per layer an
+    // Identity, a Constant, a Cast and the 5 operators.
+    EXPECT_EQ(view->operatorCount, 3 + 4 + 3 * 8);
+    EXPECT_NE(nodeNamed(*view, "Identity_1"), nullptr);
+    EXPECT_NE(nodeNamed(*view, "/layers.1/Constant"), nullptr);
+}
+
+TEST(ViewGraph, AMaskReadByEveryLayerIsAStubAtEachReader) {
+    const int layers = 5;
+    auto view = buildViewGraph(testing::makeMaskedDecoder(layers));
+    ASSERT_TRUE(view) << view.error().message;
+    int mask = -1;
+    for (int t = 0; t < static_cast<int>(view->tensors.size()); ++t)
+        if (view->tensors[t].name == "mask") mask = t;
+    ASSERT_GE(mask, 0);
+    EXPECT_TRUE(view->tensors[mask].stub);
+    EXPECT_EQ(view->nodes[view->tensors[mask].producer].name, "/mask/Unsqueeze");
+    for (int l = 0; l < layers; ++l) {
+        const ViewNode* add = nodeNamed(*view, "/layers." + std::to_string(l) + "/attention/Add");
+        ASSERT_NE(add, nullptr);
+        auto stub = std::find_if(add->rows.begin(), add->rows.end(),
+                                 [](const ViewRow& r) { return r.kind == ViewRow::Kind::Stub; });
+        ASSERT_NE(stub, add->rows.end()) << l;
+        EXPECT_EQ(stub->tensor, mask);
+        EXPECT_EQ(stub->label, "B");  // Add's second input
+        EXPECT_EQ(stub->text, "\xe2\x86\x90 Unsqueeze");
+    }
+    // No edge draws the mask; the residual stream still flows layer to layer.
+    for (const auto& e : view->edges) EXPECT_NE(e.tensor, mask);
+    const int layer0 = view->findNodeByName("/layers.0/Add");
+    const int layer1 = view->findNodeByName("/layers.1/norm/Mul");
+    EXPECT_TRUE(std::any_of(view->edges.begin(), view->edges.end(),
+                            [&](const ViewEdge& e) { return e.from == layer0 && e.to == layer1; }));
+    // The residual Add (two groups read it: the next layer's norm and residual Add are in
+    // different groups, but only two) is no stub.
+    EXPECT_FALSE(view->tensors[view->nodes[layer0].outputs[0]].stub);
+
+    ViewGraphOptions edgesOnly;
+    edgesOnly.stubReaderGroups = 0;
+    auto drawn = buildViewGraph(testing::makeMaskedDecoder(layers), edgesOnly);
+    ASSERT_TRUE(drawn);
+    EXPECT_EQ(
+        std::count_if(drawn->edges.begin(), drawn->edges.end(),
+                      [&](const ViewEdge& e) { return drawn->tensors[e.tensor].name == "mask"; }),
+        layers);
+}
+
+TEST(ViewGraph, DimsShapeInferenceCouldNotComputeShowAsUnknown) {
+    onnx::TypeProto type;
+    auto* shape = type.mutable_tensor_type()->mutable_shape();
+    type.mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    shape->add_dim()->set_dim_param("batch");
+    shape->add_dim()->set_dim_param("unk__4");
+    shape->add_dim()->set_dim_value(768);
+    const ViewTensorType t = tensorTypeOf(type);
+    EXPECT_EQ(t.shapeText(), "batchx?x768");
+    EXPECT_FALSE(t.dims[1].isSymbolic());
+}
+
+TEST(ViewGraph, FilesWithoutScopesGetBlocksFromTheirRepeatedStructure) {
+    const int layers = 80;
+    auto model = testing::makeMaskedDecoder(layers);
+    // As older exporters write them: no scopes, nodes named by op type and position.
+    for (int i = 0; i < model->graph().node_size(); ++i) {
+        auto* node = model->mutable_graph()->mutable_node(i);
+        node->set_name(node->op_type() + "_" + std::to_string(i));
+    }
+    ViewGraphOptions options;
+    options.minBlockOperators = 4;  // this model's layers are 5 operators
+    auto view = buildViewGraph(model, options);
+    ASSERT_TRUE(view) << view.error().message;
+    std::vector<const ViewGroup*> blocks;
+    for (const auto& ref : view->groups[0].children)
+        if (ref.kind == ViewUnitRef::Kind::Group) blocks.push_back(&view->groups[ref.index]);
+    // One block per layer, give or take the ends (a block starts wherever the repetition
+    // does), in order, five operators each.
+    ASSERT_GE(blocks.size(), static_cast<std::size_t>(layers - 1));
+    ASSERT_LE(blocks.size(), static_cast<std::size_t>(layers));
+    for (std::size_t k = 0; k < blocks.size(); ++k) {
+        EXPECT_EQ(blocks[k]->title, "block." + std::to_string(k));
+        EXPECT_EQ(blocks[k]->nodeCount, 5);
+    }
+    // No Range groups: the level holds the blocks.
+    for (const auto& g : view->groups) EXPECT_NE(g.kind, ViewGroup::Kind::Range);
+    // With 8-operator blocks required, this chain of 5-operator layers is left alone.
+    auto plain = buildViewGraph(model);
+    ASSERT_TRUE(plain);
+    for (const auto& g : plain->groups) EXPECT_NE(g.kind, ViewGroup::Kind::Scope);
+}
+
 }  // namespace
 }  // namespace onnxlens

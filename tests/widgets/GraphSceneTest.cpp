@@ -69,13 +69,18 @@ TEST(GraphScene, LargeModelsOpenCollapsedAndExpandingAddsOnlyThatGroupsInside) {
 
     scene.setExpanded(encoder, true);
     scene.layoutRequest(groups);
-    // Only the encoder's level and its ancestors (the root) are laid out again.
-    EXPECT_EQ(groups, (std::vector<int>{encoder, 0}));
+    // Only the encoder's level is laid out; the root keeps its layout, the encoder's box grows.
+    EXPECT_EQ(groups, (std::vector<int>{encoder}));
     ASSERT_EQ(widgets::layoutSceneInProcess(scene), QString());
     EXPECT_NE(scene.groupItem(layer3), nullptr);
+    const int layer2 = groupAt(view, "/encoder/layer.2");
+    const int layer4 = groupAt(view, "/encoder/layer.4");
+    const QRectF above = scene.groupItem(layer2)->sceneBoundingRect();
+    const QRectF below = scene.groupItem(layer4)->sceneBoundingRect();
+    const QRectF closed = scene.groupItem(layer3)->sceneBoundingRect();
     scene.setExpanded(layer3, true);
     scene.layoutRequest(groups);
-    std::set<int> expected = {layer3, encoder, 0};
+    std::set<int> expected = {layer3};
     for (int g = 0; g < static_cast<int>(view.groups.size()); ++g)
         if (view.isAncestor(layer3, g)) expected.insert(g);  // a small group opens all the way
     EXPECT_EQ(std::set<int>(groups.begin(), groups.end()), expected);
@@ -83,15 +88,79 @@ TEST(GraphScene, LargeModelsOpenCollapsedAndExpandingAddsOnlyThatGroupsInside) {
     auto* matmul = scene.nodeItem(view.findNodeByName("/encoder/layer.3/attention/self/MatMul"));
     ASSERT_NE(matmul, nullptr);
     // Inside its group's frame.
-    EXPECT_TRUE(scene.groupItem(layer3)->sceneBoundingRect().contains(matmul->sceneBoundingRect()));
-    // Collapsing again reuses the cached inside: only the ancestors are laid out.
+    const QRectF open = scene.groupItem(layer3)->sceneBoundingRect();
+    EXPECT_TRUE(open.contains(matmul->sceneBoundingRect()));
+    // The rest stays in place: the layer above where it was, the layer below moved down by the
+    // growth, the opened group's top where the closed box's was.
+    EXPECT_EQ(scene.groupItem(layer2)->sceneBoundingRect().topLeft(), above.topLeft());
+    EXPECT_NEAR(open.top(), closed.top(), 0.5);
+    EXPECT_NEAR(scene.groupItem(layer4)->sceneBoundingRect().top() - below.top(),
+                open.height() - closed.height(), 0.5);
+    EXPECT_GE(scene.groupItem(layer4)->sceneBoundingRect().top(), open.bottom());
+    // Collapsing again and reopening reuse the cached inside: nothing is laid out.
     scene.setExpanded(layer3, false);
-    scene.layoutRequest(groups);
-    EXPECT_EQ(groups, (std::vector<int>{encoder, 0}));
-    ASSERT_EQ(widgets::layoutSceneInProcess(scene), QString());
+    EXPECT_FALSE(scene.needsLayout());
+    ASSERT_NE(scene.groupItem(layer3), nullptr);
+    EXPECT_FALSE(scene.groupItem(layer3)->isExpanded());
+    EXPECT_NEAR(scene.groupItem(layer4)->sceneBoundingRect().top(), below.top(), 0.5);
     scene.setExpanded(layer3, true);
-    scene.layoutRequest(groups);
-    EXPECT_EQ(groups, (std::vector<int>{encoder, 0}));
+    EXPECT_FALSE(scene.needsLayout());
+    EXPECT_NE(scene.nodeItem(view.findNodeByName("/encoder/layer.3/attention/self/MatMul")),
+              nullptr);
+}
+
+TEST(GraphScene, CollapsedBlocksStackTopToBottomInLayerOrder) {
+    const int layers = 30;
+    GraphScene scene(viewOf(testing::makeMaskedDecoder(layers)));
+    scene.expandForOverview(0, 1);  // every group collapsed
+    ASSERT_EQ(widgets::layoutSceneInProcess(scene), QString());
+    const auto& view = scene.view();
+    QRectF previous;
+    for (int l = 0; l < layers; ++l) {
+        const int g = groupAt(view, "/layers." + std::to_string(l));
+        ASSERT_GE(g, 0);
+        auto* item = scene.groupItem(g);
+        ASSERT_NE(item, nullptr) << l;
+        EXPECT_FALSE(item->isExpanded());
+        const QRectF rect = item->sceneBoundingRect();
+        if (l > 0)
+            EXPECT_GE(rect.top(), previous.bottom())
+                << "layers." << l << " is not below layers." << l - 1;
+        previous = rect;
+    }
+    // A column, not a strip: the mask's edges to every layer are stubs, not edges.
+    const QRectF content = scene.contentRect();
+    EXPECT_LE(content.width(), 3 * content.height());
+    EXPECT_GT(content.height(), content.width());
+}
+
+TEST(GraphScene, ClickingAStubSelectsTheTensorsProducer) {
+    GraphScene scene(viewOf(testing::makeMaskedDecoder(4)));
+    scene.expandForOverview();  // small: fully open
+    ASSERT_EQ(widgets::layoutSceneInProcess(scene), QString());
+    const auto& view = scene.view();
+    const int reader = view.findNodeByName("/layers.2/attention/Add");
+    auto* item = scene.nodeItem(reader);
+    ASSERT_NE(item, nullptr);
+    std::size_t stubRow = 0;
+    while (stubRow < view.nodes[reader].rows.size() &&
+           view.nodes[reader].rows[stubRow].kind != ViewRow::Kind::Stub)
+        ++stubRow;
+    ASSERT_LT(stubRow, view.nodes[reader].rows.size());
+    const int producer = view.tensors[view.nodes[reader].rows[stubRow].tensor].producer;
+    ASSERT_EQ(view.nodes[producer].name, "/mask/Unsqueeze");
+
+    widgets::GraphView graphView;
+    graphView.setScene(&scene);
+    graphView.resize(800, 600);
+    graphView.show();
+    graphView.setZoom(1.0);
+    const QPointF onStub = item->mapToScene(item->rowRect(stubRow).center());
+    graphView.centerOn(onStub);
+    ASSERT_EQ(item->stubTensorAt(item->rowRect(stubRow).center()),
+              view.nodes[reader].rows[stubRow].tensor);
+    QTest::mouseClick(graphView.viewport(), Qt::LeftButton, {}, graphView.mapFromScene(onStub));
+    EXPECT_TRUE(testing::waitFor([&] { return scene.selectedNode() == producer; }, 5000));
 }
 
 TEST(GraphScene, OutdatedResultsAreIgnored) {

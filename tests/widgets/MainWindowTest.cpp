@@ -2,24 +2,30 @@
 // recent-files menu; a failed open; find; the node panel; export.
 #include <gtest/gtest.h>
 
+#include <QDockWidget>
 #include <QDropEvent>
 #include <QImage>
 #include <QMimeData>
 #include <QProcess>
+#include <QScreen>
+#include <QTabWidget>
 #include <QTextBrowser>
 #include <QTreeWidget>
 #include <QXmlStreamReader>
+#include <map>
 
 #include "GuiTestSupport.h"
 #include "MainWindow.h"
 #include "widgets/graph/FindBar.h"
 #include "widgets/graph/GraphExport.h"
+#include "widgets/graph/GraphGroupItem.h"
 #include "widgets/graph/GraphNodeItem.h"
 #include "widgets/graph/GraphPage.h"
 #include "widgets/graph/GraphScene.h"
 #include "widgets/graph/GraphStyle.h"
 #include "widgets/graph/GraphView.h"
 #include "widgets/panels/NodePanel.h"
+#include "widgets/panels/RunPanel.h"
 
 namespace onnxlens {
 namespace {
@@ -152,6 +158,7 @@ TEST_F(MainWindowTest, FindSelectsAndCentresANodeInsideCollapsedGroups) {
     const QPoint centre = page->view()->mapFromScene(item->sceneBoundingRect().center());
     const QPoint viewCentre = page->view()->viewport()->rect().center();
     EXPECT_LE((centre - viewCentre).manhattanLength(), 8);
+    EXPECT_GE(page->view()->zoom(), widgets::GraphView::kLegibleZoom);  // its text reads
     // The groups on the way were expanded; the other layers stay collapsed.
     for (int g : view->groupChain(view->nodes[node].group)) EXPECT_TRUE(page->scene()->isExpanded(g));
     // The node panel follows the selection.
@@ -229,6 +236,94 @@ TEST_F(MainWindowTest, ExportsPngAndSvg) {
     for (int y = 0; y < image.height() && !found; y += 2)
         for (int x = 0; x < image.width() && !found; x += 2) found = image.pixelColor(x, y) == layer;
     EXPECT_TRUE(found);
+}
+
+TEST_F(MainWindowTest, NoShortcutIsBoundTwice) {
+    MainWindow window;
+    // Every action of the window, its menus, panels and docks, with every key sequence it has.
+    std::map<QString, QStringList> owners;
+    for (QAction* action : window.findChildren<QAction*>())
+        for (const QKeySequence& key : action->shortcuts())
+            if (!key.isEmpty()) owners[key.toString(QKeySequence::PortableText)] << action->text();
+    ASSERT_GT(owners.size(), 15u);  // the walk did reach the menus and panels
+    for (const auto& [key, actions] : owners)
+        EXPECT_EQ(actions.size(), 1)
+            << key.toStdString() << " is bound to " << actions.join(", ").toStdString();
+    EXPECT_TRUE(owners.count(QStringLiteral("Ctrl+Shift+E")));  // Export as SVG keeps it
+}
+
+TEST_F(MainWindowTest, OpensFittingTheScreenWithTheGraphTakingMostOfTheWindow) {
+    MainWindow window;
+    window.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&window));
+    const QRect screen = window.screen()->availableGeometry();
+    EXPECT_LE(window.frameGeometry().height(), screen.height());
+    EXPECT_LE(window.frameGeometry().width(), screen.width());
+    // The Run and Compare docks wait until used.
+    EXPECT_FALSE(window.runDock()->isVisible());
+    EXPECT_FALSE(window.compareDock()->isVisible());
+    EXPECT_FALSE(window.benchmarkDock()->isVisible());
+    GraphPage* page = openAndDraw(window, cnn_);
+    ASSERT_NE(page, nullptr);
+    EXPECT_GE(page->width() * page->height(), window.width() * window.height() / 2);
+}
+
+TEST_F(MainWindowTest, RunShowsTheRunDock) {
+    MainWindow window;
+    window.show();
+    GraphPage* page = openAndDraw(window, cnn_);
+    ASSERT_NE(page, nullptr);
+    QAction* run = window.runPanel()->runAction();
+    ASSERT_TRUE(testing::waitFor([&] { return run->isEnabled(); }));
+    EXPECT_FALSE(window.runDock()->isVisible());
+    run->trigger();
+    EXPECT_TRUE(window.runDock()->isVisible());
+    // Tabbed with Compare and Benchmark, not stacked beside them.
+    EXPECT_TRUE(window.tabifiedDockWidgets(window.runDock()).contains(window.compareDock()));
+}
+
+TEST_F(MainWindowTest, TabsOfFilesCalledModelOnnxAreNamedByTheirFolder) {
+    EXPECT_EQ(MainWindow::tabTitleFor(QStringLiteral("/data/resnet50/model.onnx")),
+              QStringLiteral("resnet50"));
+    EXPECT_EQ(MainWindow::tabTitleFor(QStringLiteral("/data/resnet50/resnet.onnx")),
+              QStringLiteral("resnet.onnx"));
+    ASSERT_TRUE(QDir(dir_.path()).mkpath(QStringLiteral("bert_base")));
+    const QString path =
+        testing::writeModel(dir_, QStringLiteral("bert_base/model.onnx"), *testing::makeSmallCnn());
+    MainWindow window;
+    window.show();
+    GraphPage* page = openAndDraw(window, path);
+    ASSERT_NE(page, nullptr);
+    auto* tabs = window.findChild<QTabWidget*>();
+    ASSERT_NE(tabs, nullptr);
+    EXPECT_EQ(tabs->tabText(tabs->indexOf(page)), QStringLiteral("bert_base"));
+    EXPECT_EQ(tabs->tabToolTip(tabs->indexOf(page)), QFileInfo(path).absoluteFilePath());
+}
+
+TEST_F(MainWindowTest, TheFirstViewOfALargeModelShowsItsInputsAtALegibleZoom) {
+    // 1,254 operators: opens collapsed, a column of 250 blocks far taller than the window.
+    const QString path =
+        testing::writeModel(dir_, QStringLiteral("decoder.onnx"), *testing::makeMaskedDecoder(250));
+    MainWindow window;
+    window.resize(1200, 800);
+    window.show();
+    GraphPage* page = openAndDraw(window, path);
+    ASSERT_NE(page, nullptr);
+    ASSERT_GT(page->document().view->operatorCount, 1000);
+    const QRectF inputs = page->scene()->inputsRect();
+    ASSERT_TRUE(inputs.isValid());
+    const QRectF visible =
+        page->view()->mapToScene(page->view()->viewport()->rect()).boundingRect();
+    EXPECT_TRUE(visible.contains(inputs)) << "inputs at " << inputs.x() << "," << inputs.y();
+    EXPECT_GE(page->view()->zoom(), widgets::GraphView::kLegibleZoom);
+    // The first block is drawn in view as well, below the inputs.
+    const auto& view = *page->document().view;
+    int first = -1;
+    for (int g = 0; g < static_cast<int>(view.groups.size()); ++g)
+        if (view.groups[g].path == "/layers.0") first = g;
+    ASSERT_GE(first, 0);
+    ASSERT_NE(page->scene()->groupItem(first), nullptr);
+    EXPECT_TRUE(visible.intersects(page->scene()->groupItem(first)->sceneBoundingRect()));
 }
 
 }  // namespace

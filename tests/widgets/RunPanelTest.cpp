@@ -15,16 +15,17 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include "GuiTestSupport.h"
 #include "MainWindow.h"
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/TensorFile.h"
-#include "widgets/panels/ComparePanel.h"
-#include "widgets/workers/EngineWorker.h"
 #include "widgets/graph/GraphPage.h"
+#include "widgets/panels/ComparePanel.h"
 #include "widgets/panels/ImageInput.h"
 #include "widgets/panels/RunPanel.h"
+#include "widgets/workers/EngineWorker.h"
 
 namespace onnxlens {
 namespace {
@@ -259,6 +260,77 @@ TEST_F(RunPanelTest, ComparePassesOnTheSampleDataSetAndFailsOnAPerturbedCopyWith
     EXPECT_EQ(text(perturbed.compare.resultsTable(), 0, QStringLiteral("Result")),
               QStringLiteral("pass"));
     EXPECT_EQ(perturbed.compare.lastComparison()->source, QStringLiteral("reference files"));
+}
+
+// x [? x 4] and ids [?] -> Gather of a 2-row table: dims with no name and no value.
+QString writeUnnamedDimsModel(const QTemporaryDir& dir) {
+    using namespace testing;
+    auto model = makeModelShell(13);
+    auto& g = *model->mutable_graph();
+    g.set_name("unnamed_dims");
+    auto x = makeValueInfo("x", onnx::TensorProto::FLOAT, {"N", "4"});
+    x.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->clear_dim_param();
+    *g.add_input() = x;
+    auto ids = makeValueInfo("ids", onnx::TensorProto::INT64, {"N"});
+    ids.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->clear_dim_param();
+    *g.add_input() = ids;
+    *g.add_initializer() = makeFloatInitializer("table", {2, 3});
+    addNode(g, "Relu", "relu", {"x"}, {"y"});
+    addNode(g, "Gather", "gather", {"table", "ids"}, {"rows"});
+    *g.add_output() = makeValueInfo("y", onnx::TensorProto::FLOAT, {"N", "4"});
+    *g.add_output() = makeValueInfo("rows", onnx::TensorProto::FLOAT, {"M", "3"});
+    const std::string path = (fs::path(dir.path().toStdString()) / "unnamed.onnx").string();
+    std::ofstream(path, std::ios::binary) << model->SerializeAsString();
+    return QString::fromStdString(path);
+}
+
+TEST_F(RunPanelTest, UnnamedDimsAreEditablePerInputAndAxisAndRemembered) {
+    QTemporaryDir dir;
+    const QString path = writeUnnamedDimsModel(dir);
+    {
+        Panels p;
+        ASSERT_TRUE(p.open(path));
+        EXPECT_EQ(p.run.symbols(), (QStringList{QStringLiteral("x:0"), QStringLiteral("ids:0")}));
+        EXPECT_EQ(text(p.run.dimsTable(), 0, QStringLiteral("Used by")),
+                  QStringLiteral("x[0] (unnamed ?)"));
+        EXPECT_EQ(p.run.symbolValue(QStringLiteral("x:0")), 1);
+        // ids indexes the 2-row table: random values 0..1, not 0..9.
+        const InputSource idsSource = p.run.inputSource(QStringLiteral("ids"));
+        EXPECT_EQ(idsSource.low, 0);
+        EXPECT_EQ(idsSource.high, 1);
+        p.run.setSymbolValue(QStringLiteral("x:0"), 3);
+        p.run.setSymbolValue(QStringLiteral("ids:0"), 5);
+        ASSERT_TRUE(p.runAndWait());
+        ASSERT_TRUE(p.run.lastOutcome()) << p.run.statusText().toStdString();
+        EXPECT_EQ(p.run.inputStatus(QStringLiteral("x")), QStringLiteral("ok, [3x4]"));
+        EXPECT_EQ(text(p.run.outputsTable(), 0, QStringLiteral("Shape")), QStringLiteral("[3x4]"));
+        EXPECT_EQ(text(p.run.outputsTable(), 1, QStringLiteral("Shape")), QStringLiteral("[5x3]"));
+    }
+    // Remembered per model.
+    Panels again;
+    ASSERT_TRUE(again.open(path));
+    EXPECT_EQ(again.run.symbolValue(QStringLiteral("x:0")), 3);
+    EXPECT_EQ(again.run.symbolValue(QStringLiteral("ids:0")), 5);
+    // The check says the dims are unknown, not fixed.
+    QSignalSpy checked(&again.compare, &ComparePanel::dynamicAxesFinished);
+    again.compare.checkDynamicAxes();
+    ASSERT_TRUE(testing::waitFor([&] { return checked.count() == 1; }, 60000));
+    EXPECT_EQ(again.compare.lastDynamicAxesCheck()->verdict,
+              engine::DynamicAxesCheckResult::Verdict::CannotTell);
+    EXPECT_TRUE(again.compare.dynamicAxesSummaryText().contains(QStringLiteral("are unknown")))
+        << again.compare.dynamicAxesSummaryText().toStdString();
+}
+
+TEST_F(RunPanelTest, DynamicAxesCheckPassesOnABertExportWithATwoRowTypeEmbedding) {
+    Panels p;
+    ASSERT_TRUE(p.open(QString::fromStdString((fs::path(ONNXLENS_SOURCE_DIR) / "tests" / "engine" /
+                                               "data" / "dynamic_axes" / "bert_type_embedding.onnx")
+                                                  .string())));
+    QSignalSpy checked(&p.compare, &ComparePanel::dynamicAxesFinished);
+    p.compare.checkDynamicAxes();
+    ASSERT_TRUE(testing::waitFor([&] { return checked.count() == 1; }, 60000));
+    EXPECT_TRUE(p.compare.lastDynamicAxesCheck()->passed())
+        << p.compare.dynamicAxesSummaryText().toStdString();
 }
 
 TEST_F(RunPanelTest, DynamicAxesCheckWithAndWithoutDynamicAxes) {

@@ -32,6 +32,8 @@ TEST(RunScreenshots, RunAndCompareDocksOnSqueezeNet) {
     auto* runDock = window.findChild<QDockWidget*>(QStringLiteral("runDock"));
     auto* compareDock = window.findChild<QDockWidget*>(QStringLiteral("compareDock"));
     ASSERT_TRUE(runDock && compareDock);
+    runDock->show();  // closed until used (Run > Run shows it; run() here is called directly)
+    compareDock->show();
     window.resizeDocks({runDock}, {620}, Qt::Vertical);
 
     run->fillFromDataSet(0);

@@ -5,7 +5,8 @@
 #include <QWidget>
 #include <vector>
 
-#include "widgets/EngineHeaders.h"
+#include "onnxlens/workflows/LatencyStatistics.h"
+#include "onnxlens/workflows/TensorStatistics.h"
 
 class QChart;
 class QChartView;

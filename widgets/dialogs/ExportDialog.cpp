@@ -25,6 +25,7 @@
 #include <optional>
 
 #include "widgets/dialogs/ExportDialog.h"
+#include "onnxlens/workflows/SklearnExportReport.h"
 #include "widgets/dialogs/ExportReportCard.h"
 
 namespace onnxlens::widgets {
@@ -83,6 +84,8 @@ void ExportDialog::buildForm() {
                          static_cast<int>(engine::ExportSourceKind::Script));
     sourceKind_->addItem(tr("TorchScript file (.pt)"),
                          static_cast<int>(engine::ExportSourceKind::TorchScript));
+    sourceKind_->addItem(tr("scikit-learn pipeline (.pkl; input shape N,F)"),
+                         static_cast<int>(engine::ExportSourceKind::Sklearn));
     connect(sourceKind_, &QComboBox::currentIndexChanged, this, &ExportDialog::updateSourceWidgets);
     form->addRow(tr("&Source:"), sourceKind_);
 
@@ -274,7 +277,9 @@ void ExportDialog::browseSource() {
     const QString file = QFileDialog::getOpenFileName(
         this, tr("Choose the model"), source_->text(),
         script ? tr("Python scripts (*.py)")
-               : tr("TorchScript files (*.pt *.pth *.ptl);;All files (*)"));
+        : sourceKind_->currentData().toInt() == static_cast<int>(engine::ExportSourceKind::Sklearn)
+            ? tr("Pickled scikit-learn models (*.pkl *.pickle *.joblib);;All files (*)")
+            : tr("TorchScript files (*.pt *.pth *.ptl);;All files (*)"));
     if (!file.isEmpty()) source_->setText(file);
 }
 
@@ -424,6 +429,12 @@ void ExportDialog::startValidation() {
     options.runs = running_.runs;
     options.threads = running_.threads;
     options.quantize = quantize_->isChecked();
+    // PyTorch timed in turn with the engine by the exporter script serving timing rounds.
+    if (const auto script =
+            engine::findExporterScript(QCoreApplication::applicationDirPath().toStdString())) {
+        options.python = running_.python;
+        options.exporterScript = *script;
+    }
     const std::filesystem::path folder = running_.outDir;
     auto cancel = validationCancel_;
     QPointer<ExportDialog> self(this);
@@ -460,6 +471,19 @@ void ExportDialog::startValidation() {
                 },
                 Qt::QueuedConnection);
         };
+        if (engine::isSklearnExport(folder)) {
+            engine::SklearnExportOptions sklearnOptions;
+            sklearnOptions.threads = options.threads;
+            auto sklearn = engine::validateSklearnExport(folder, sklearnOptions, progress, cancel.get());
+            if (!sklearn) {
+                result.error = qs(sklearn.error().message);
+            } else if (auto written = engine::writeSklearnExportReport(*sklearn); !written) {
+                result.error = qs(written.error().message);
+            } else {
+                result.report = std::move(sklearn->report);
+            }
+            return result;
+        }
         auto report = engine::validateExport(folder, options, progress, cancel.get());
         if (!report) {
             result.error = qs(report.error().message);

@@ -4,6 +4,7 @@
 #include <QGridLayout>
 #include <QLabel>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "widgets/dialogs/ExportReportCard.h"
 
@@ -19,6 +20,8 @@ QString statusText(engine::ReportStatus status) {
             return QStringLiteral("FAIL");
         case engine::ReportStatus::Skipped:
             return QStringLiteral("skip");
+        case engine::ReportStatus::Warning:
+            return QStringLiteral("WARN");
     }
     return {};
 }
@@ -55,6 +58,8 @@ QColor ExportReportCard::statusColor(engine::ReportStatus status) {
             return QColor(0xd9, 0x30, 0x25);
         case engine::ReportStatus::Skipped:
             return QColor(0x80, 0x86, 0x8b);
+        case engine::ReportStatus::Warning:
+            return QColor(0xc2, 0x6a, 0x00);
     }
     return {};
 }
@@ -76,8 +81,13 @@ void ExportReportCard::setReport(const engine::ExportReport& report) {
     hasReport_ = true;
     const QString name = QString::fromStdString(
         report.sourceName.empty() ? report.folder.filename().string() : report.sourceName);
-    heading_->setText(report.passed ? tr("%1: every check passed").arg(name)
-                                    : tr("%1: a check failed").arg(name));
+    const bool warned = std::any_of(report.lines.begin(), report.lines.end(),
+                                    [](const engine::ExportReportLine& l) {
+                                        return l.status == engine::ReportStatus::Warning;
+                                    });
+    heading_->setText(!report.passed ? tr("%1: a check failed").arg(name)
+                      : warned ? tr("%1: no check failed, but some cannot be trusted").arg(name)
+                               : tr("%1: every check passed").arg(name));
     int row = 0;
     for (const auto& line : report.lines) {
         const QColor color = statusColor(line.status);

@@ -1,4 +1,4 @@
-#include "widgets/EngineHeaders.h"  // first: Session.h before any Qt header
+// Engine headers first: Session.h before any Qt header.
 #pragma push_macro("slots")
 #undef slots
 #include "onnxlens/workflows/QuantizationReport.h"

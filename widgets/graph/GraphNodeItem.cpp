@@ -1,13 +1,21 @@
 #include "widgets/graph/GraphNodeItem.h"
 
 #include <QFontMetricsF>
+#include <QGraphicsScene>
+#include <QGraphicsSceneMouseEvent>
 #include <QPainter>
 #include <QStyleOptionGraphicsItem>
+#include <QTimer>
 
 #include "widgets/graph/GraphStyle.h"
 #include "widgets/graph/HeatLegend.h"
 
 namespace onnxlens::widgets {
+
+namespace {
+constexpr double kStubLength = 14;
+const QColor kStubColour(0x1f, 0x5f, 0xbf);
+}  // namespace
 
 GraphNodeItem::GraphNodeItem(const ViewGraph& view, int node, const QRectF& rect)
     : view_(view), node_(node), rect_(rect) {
@@ -36,7 +44,44 @@ void GraphNodeItem::clearHeat() {
     update();
 }
 
-QRectF GraphNodeItem::boundingRect() const { return rect_.adjusted(-3, -3, 3, 3); }
+QRectF GraphNodeItem::boundingRect() const {
+    return rect_.adjusted(-3 - kStubLength, -3, 3, 3);  // stubs reach out to the left
+}
+
+QRectF GraphNodeItem::rowRect(std::size_t row) const {
+    const auto& style = GraphStyle::standard();
+    const double headerHeight = style.titleMetrics.height() + 2 * style.padding;
+    const double rowHeight = style.rowMetrics.height();
+    return QRectF(rect_.left() + style.padding,
+                  rect_.top() + headerHeight + style.padding / 4 +
+                      static_cast<double>(row) * (rowHeight + style.rowSpacing),
+                  rect_.width() - 2 * style.padding, rowHeight);
+}
+
+int GraphNodeItem::stubTensorAt(QPointF point) const {
+    const auto& rows = view_.nodes[node_].rows;
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+        if (rows[r].kind != ViewRow::Kind::Stub) continue;
+        QRectF hit = rowRect(r);
+        hit.setLeft(rect_.left() - kStubLength - 2);
+        if (hit.contains(point)) return rows[r].tensor;
+    }
+    return -1;
+}
+
+void GraphNodeItem::mousePressEvent(QGraphicsSceneMouseEvent* event) {
+    const int tensor = event->button() == Qt::LeftButton ? stubTensorAt(event->pos()) : -1;
+    if (tensor >= 0 && showProducer_ && view_.tensors[tensor].producer >= 0) {
+        event->accept();
+        // Selecting the producer may rebuild the items (expanding its group): not from inside
+        // this item's handler.
+        QTimer::singleShot(
+            0, scene(),
+            [show = showProducer_, producer = view_.tensors[tensor].producer] { show(producer); });
+        return;
+    }
+    QGraphicsItem::mousePressEvent(event);
+}
 
 void GraphNodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
     const auto& style = GraphStyle::standard();
@@ -99,11 +144,21 @@ void GraphNodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opt
                 bold.setBold(true);
                 painter->setFont(bold);
             }
+            if (row.kind == ViewRow::Kind::Stub) {
+                // The stub: a short line into the node's left side, the row in link colour.
+                painter->setPen(QPen(kStubColour, 1.2));
+                const double yMid = line.center().y();
+                painter->drawLine(QPointF(rect_.left() - kStubLength, yMid),
+                                  QPointF(rect_.left(), yMid));
+                painter->drawEllipse(QPointF(rect_.left() - kStubLength, yMid), 1.8, 1.8);
+                painter->setPen(kStubColour);
+            }
             painter->drawText(line, Qt::AlignLeft | Qt::AlignVCenter, label);
             double labelWidth = (row.kind == ViewRow::Kind::Attribute ? rowMetrics : style.boldRowMetrics)
                                     .horizontalAdvance(label + ' ');
             painter->setFont(style.rowFont);
-            painter->setPen(QColor(0x10, 0x10, 0x10));
+            painter->setPen(row.kind == ViewRow::Kind::Stub ? kStubColour
+                                                            : QColor(0x10, 0x10, 0x10));
             painter->drawText(line.adjusted(labelWidth, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter,
                               QString::fromStdString(row.text));
             y += rowMetrics.height() + style.rowSpacing;

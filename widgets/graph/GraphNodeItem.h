@@ -4,6 +4,7 @@
 // header shows the node's share of the profiled run time instead of its category.
 #include <QColor>
 #include <QGraphicsItem>
+#include <functional>
 #include <optional>
 
 #include "onnxlens/model/ViewGraph.h"
@@ -28,6 +29,15 @@ public:
     bool isHeatShown() const { return heatShown_; }
     std::optional<QColor> heatColour() const { return heatColour_; }
 
+    // Stub rows (a far-away tensor): clicking one calls `show` with the tensor's producer node.
+    void setStubHandler(std::function<void(int producer)> show) { showProducer_ = std::move(show); }
+    // The stub row under `point` (item coordinates), as a tensor index; -1 when none.
+    int stubTensorAt(QPointF point) const;
+    QRectF rowRect(std::size_t row) const;
+
+protected:
+    void mousePressEvent(QGraphicsSceneMouseEvent* event) override;
+
 private:
     QString plainToolTip() const;
 
@@ -36,6 +46,7 @@ private:
     QRectF rect_;
     bool heatShown_ = false;
     std::optional<QColor> heatColour_;
+    std::function<void(int)> showProducer_;
 };
 
 }  // namespace onnxlens::widgets

@@ -24,7 +24,7 @@
 namespace onnxlens::widgets {
 
 GraphPage::GraphPage(std::shared_ptr<const ModelDocument> document, QWidget* parent)
-    : QWidget(parent), document_(std::move(document)) {
+    : QWidget(parent), document_(std::move(document)), fileView_(document_->view) {
     scene_ = new GraphScene(document_->view, this);
     scene_->expandForOverview();
     view_ = new GraphView(this);
@@ -132,6 +132,18 @@ void GraphPage::showFind() { findBar_->activate(); }
 
 void GraphPage::revealNode(int node) { scene_->revealNode(node); }
 
+QString GraphPage::expandAllGroups() {
+    const int operators = scene_->view().operatorCount;
+    if (operators > kExpandAllOperatorLimit)
+        return tr("Not expanding all groups: %1 operators are more than a drawing can show "
+                  "readably (limit %2). Expand the groups you need, or use Find (Ctrl+F).")
+            .arg(operators)
+            .arg(kExpandAllOperatorLimit);
+    scene_->expandAll();
+    emit scene_->layoutNeeded();
+    return {};
+}
+
 void GraphPage::cancelLayout() { client_->cancel(); }
 
 void GraphPage::retryLayout() {
@@ -161,12 +173,7 @@ void GraphPage::onLayoutFinished(const onnxlens::LayoutResult& result) {
     lastError_.clear();
     if (!drawn_) {
         drawn_ = true;
-        view_->fitToWindow();
-        if (view_->zoom() < 0.35) {  // too small to read: start at the top instead
-            view_->setZoom(0.6);
-            view_->centerOn(scene_->sceneRect().center().x(),
-                            scene_->sceneRect().top() + view_->viewport()->height() / 2.0 / view_->zoom());
-        }
+        view_->showTop(scene_->inputsRect());
         emit drawn();
     }
     emit layoutApplied(lastLayoutMs_);
@@ -196,7 +203,7 @@ void GraphPage::setShowOptimized(bool optimized) {
     if (optimized == showOptimized_) return;
     showOptimized_ = optimized;
     if (!optimized) {
-        showViewGraph(document_->view);
+        showViewGraph(fileView_);
         return;
     }
     if (optimized_) {
@@ -224,6 +231,28 @@ void GraphPage::setShowOptimized(bool optimized) {
     });
     auto document = document_;
     watcher->setFuture(QtConcurrent::run([document] { return buildOptimizedGraph(*document); }));
+}
+
+void GraphPage::setViewGraphOptions(const ViewGraphOptions& options) {
+    fileViewOptions_ = options;
+    const std::uint64_t build = ++fileViewBuild_;
+    using ViewResult = Result<ViewGraph>;
+    auto* watcher = new QFutureWatcher<ViewResult>(this);
+    connect(watcher, &QFutureWatcher<ViewResult>::finished, this, [this, watcher, build] {
+        watcher->deleteLater();
+        if (build != fileViewBuild_) return;  // asked again meanwhile
+        const ViewResult& result = watcher->result();
+        if (!result) {
+            showBanner(tr("Cannot rebuild the graph: %1")
+                           .arg(QString::fromStdString(result.error().message)));
+            return;
+        }
+        fileView_ = std::make_shared<const ViewGraph>(result.value());
+        if (!showOptimized_) showViewGraph(fileView_);
+    });
+    auto model = document_->view->model;
+    watcher->setFuture(
+        QtConcurrent::run([model, options] { return buildViewGraph(model, options); }));
 }
 
 void GraphPage::showViewGraph(std::shared_ptr<const ViewGraph> view) {

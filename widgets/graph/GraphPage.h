@@ -48,6 +48,10 @@ public:
 
     void showFind();
     void revealNode(int node);
+    // View > Expand All Groups: every group open, laid out level by level. A graph too large
+    // to read or lay out that way is refused: the returned message says why (empty: started).
+    QString expandAllGroups();
+    static constexpr int kExpandAllOperatorLimit = 20000;
     void cancelLayout();
     void retryLayout();
 
@@ -59,6 +63,11 @@ public:
     bool isOptimizedPending() const { return optimizedPending_; }
     std::shared_ptr<const ViewGraph> shownViewGraph() const;
     std::shared_ptr<const OptimizedGraph> optimizedGraph() const { return optimized_; }
+
+    // View > Show Constants and View > Fold Repeated Blocks: the file's graph built again with
+    // these options on a worker thread, then shown (the optimized graph is unaffected).
+    void setViewGraphOptions(const ViewGraphOptions& options);
+    const ViewGraphOptions& viewGraphOptions() const { return fileViewOptions_; }
 
     // Heat overlay on whichever graph is shown, with its legend in the view's top-right corner.
     void setNodeHeat(const NodeHeatMap& heat);
@@ -115,6 +124,9 @@ private:
     bool showOptimized_ = false;
     bool optimizedPending_ = false;
     std::shared_ptr<const OptimizedGraph> optimized_;
+    std::shared_ptr<const ViewGraph> fileView_;  // the file's graph as currently built
+    ViewGraphOptions fileViewOptions_;
+    std::uint64_t fileViewBuild_ = 0;  // the latest requested rebuild; older ones are dropped
 };
 
 }  // namespace onnxlens::widgets

@@ -32,6 +32,7 @@ GraphScene::~GraphScene() {
 void GraphScene::expandAll() {
     std::fill(expanded_.begin(), expanded_.end(), 1);
     placements_.clear();
+    pendingResize_.clear();
     ++generation_;
 }
 
@@ -62,11 +63,6 @@ bool GraphScene::isVisible(int group) const {
     return true;
 }
 
-void GraphScene::invalidateAncestors(int group) {
-    for (int g = view_->groups[group].parent; g >= 0; g = view_->groups[g].parent)
-        placements_.erase(g);
-}
-
 void GraphScene::setExpanded(int group, bool expanded) {
     if (group <= 0 || group >= static_cast<int>(expanded_.size())) return;
     if (static_cast<bool>(expanded_[group]) == expanded) return;
@@ -76,9 +72,111 @@ void GraphScene::setExpanded(int group, bool expanded) {
     if (expanded && view_->groups[group].nodeCount <= kOpenFullyNodeCount)
         for (int g = 0; g < static_cast<int>(expanded_.size()); ++g)
             if (view_->isAncestor(group, g)) expanded_[g] = 1;
-    invalidateAncestors(group);
+    // The rest of the graph keeps its place: only this group's inside is laid out (or taken
+    // from the cache), then its box grows or shrinks in its parent's placement.
+    pendingResize_.push_back(group);
     ++generation_;
-    emit layoutNeeded();
+    if (needsLayout()) {
+        emit layoutNeeded();
+        return;
+    }
+    resizePending();
+    rebuildItems();
+}
+
+void GraphScene::resizePending() {
+    std::vector<int> groups = std::move(pendingResize_);
+    pendingResize_.clear();
+    std::stable_sort(groups.begin(), groups.end(),
+                     [&](int a, int b) { return view_->groups[a].depth > view_->groups[b].depth; });
+    for (int g : groups) {
+        syncChildSizes(g);
+        resizeInParents(g);
+    }
+}
+
+void GraphScene::syncChildSizes(int group) {
+    // A cached inside may predate a change of its child groups made while it was hidden.
+    auto placement = placements_.find(group);
+    if (placement == placements_.end()) return;
+    const auto& units = view_->levels[group].units;
+    for (std::size_t u = 0; u < units.size(); ++u) {
+        if (units[u].kind != ViewUnitRef::Kind::Group) continue;
+        if (expanded_[units[u].index] && !placements_.count(units[u].index)) continue;
+        resizeUnit(placement->second, u, unitSize(units[u]));
+    }
+}
+
+void GraphScene::resizeInParents(int group) {
+    for (int g = group; g > 0; g = view_->groups[g].parent) {
+        const int parent = view_->groups[g].parent;
+        auto placement = placements_.find(parent);
+        if (placement == placements_.end() || !isVisible(g)) return;
+        const auto& units = view_->levels[parent].units;
+        const auto unit =
+            std::find(units.begin(), units.end(), ViewUnitRef{ViewUnitRef::Kind::Group, g});
+        if (unit == units.end()) return;
+        const QSizeF size = unitSize(*unit);
+        if (!resizeUnit(placement->second, static_cast<std::size_t>(unit - units.begin()), size))
+            return;  // same size: the ancestors are unchanged too
+    }
+}
+
+bool GraphScene::resizeUnit(GraphPlacement& placement, std::size_t unit, QSizeF size) {
+    NodePlacement& box = placement.nodes[unit];
+    const double dw = size.width() - box.width, dh = size.height() - box.height;
+    if (std::abs(dw) < 0.01 && std::abs(dh) < 0.01) return false;
+    const double top = box.y - box.height / 2, left = box.x - box.width / 2;
+    const double centreY = box.y, centreX = box.x, oldHalf = box.height / 2;
+    // The box keeps its top-left corner. Everything below its centre moves down by the growth
+    // (the layout flows top to bottom); boxes to its right on its ranks move right by the
+    // widening; nothing moves up or left, so what the person was looking at stays put.
+    for (std::size_t i = 0; i < placement.nodes.size(); ++i) {
+        if (i == unit) continue;
+        NodePlacement& other = placement.nodes[i];
+        const bool beside = std::abs(other.y - centreY) < oldHalf + other.height / 2;
+        if (other.y > centreY) other.y += dh;
+        if (beside && other.x > centreX) other.x += dw;
+    }
+    const double right = left + box.width;
+    auto move = [&](LayoutPoint& p) {
+        if (std::abs(p.y - centreY) < oldHalf && p.x > right) p.x += dw;  // routed past its side
+        if (p.y > centreY) p.y += dh;
+    };
+    for (auto& edge : placement.edges) {
+        for (auto& p : edge.spline) move(p);
+        move(edge.arrowTip);
+        move(edge.labelCentre);
+    }
+    box.width = size.width();
+    box.height = size.height();
+    box.y = top + box.height / 2;
+    box.x = left + box.width / 2;
+    // Back into the positive quadrant, and the graph's extent from what it now holds.
+    double minX = 0, maxX = 0, maxY = 0;
+    for (const auto& n : placement.nodes) {
+        minX = std::min(minX, n.x - n.width / 2);
+        maxX = std::max(maxX, n.x + n.width / 2);
+        maxY = std::max(maxY, n.y + n.height / 2);
+    }
+    for (const auto& edge : placement.edges)
+        for (const auto& p : edge.spline) {
+            minX = std::min(minX, p.x);
+            maxX = std::max(maxX, p.x);
+            maxY = std::max(maxY, p.y);
+        }
+    if (minX < 0) {
+        for (auto& n : placement.nodes) n.x -= minX;
+        for (auto& edge : placement.edges) {
+            for (auto& p : edge.spline) p.x -= minX;
+            edge.arrowTip.x -= minX;
+            edge.labelCentre.x -= minX;
+        }
+        maxX -= minX;
+    }
+    placement.width = std::max(maxX, 1.0);
+    placement.height = std::max(maxY, 1.0);
+    return true;
 }
 
 void GraphScene::toggleGroup(int group) {
@@ -133,7 +231,11 @@ LayoutRequest GraphScene::layoutRequest(std::vector<int>& groups) const {
             if (unit.kind == ViewUnitRef::Kind::Group && expanded_[unit.index] &&
                 inRequest[unit.index])
                 node.nestedGraph = "g" + std::to_string(unit.index);
-            if (unit.kind == ViewUnitRef::Kind::InPort) node.rank = LayoutNodeSpec::Rank::Source;
+            // Graph inputs on the first rank: the view opens on them.
+            if (unit.kind == ViewUnitRef::Kind::InPort ||
+                (unit.kind == ViewUnitRef::Kind::Node &&
+                 view_->nodes[unit.index].kind == ViewNode::Kind::Input))
+                node.rank = LayoutNodeSpec::Rank::Source;
             if (unit.kind == ViewUnitRef::Kind::OutPort) node.rank = LayoutNodeSpec::Rank::Sink;
             spec.nodes.push_back(std::move(node));
         }
@@ -163,6 +265,7 @@ bool GraphScene::applyLayout(const std::vector<int>& groups, const LayoutResult&
             return false;
     }
     for (std::size_t i = 0; i < groups.size(); ++i) placements_[groups[i]] = result.graphs[i];
+    resizePending();
     rebuildItems();
     return true;
 }
@@ -206,6 +309,7 @@ void GraphScene::placeGroup(int group, QPointF origin) {
         switch (unit.kind) {
             case ViewUnitRef::Kind::Node: {
                 auto* item = new GraphNodeItem(*view_, unit.index, rect);
+                item->setStubHandler([this](int producer) { revealNode(producer); });
                 addItem(item);
                 nodeItems_[unit.index] = item;
                 break;
@@ -278,7 +382,7 @@ void GraphScene::revealNode(int node) {
     for (int g : view_->groupChain(view_->nodes[node].group)) {
         if (g == 0 || expanded_[g]) continue;
         expanded_[g] = 1;
-        invalidateAncestors(g);
+        pendingResize_.push_back(g);
         changed = true;
     }
     if (!changed && nodeItems_.size() > static_cast<std::size_t>(node) && nodeItems_[node]) {
@@ -288,7 +392,12 @@ void GraphScene::revealNode(int node) {
     }
     pendingReveal_ = node;
     ++generation_;
-    emit layoutNeeded();
+    if (needsLayout()) {
+        emit layoutNeeded();
+        return;
+    }
+    resizePending();
+    rebuildItems();
 }
 
 void GraphScene::selectNode(int node) {
@@ -315,6 +424,16 @@ QRectF GraphScene::contentRect() const {
     auto it = placements_.find(0);
     if (it == placements_.end()) return QRectF(0, 0, 1, 1);
     return QRectF(-20, -20, it->second.width + 40, it->second.height + 40);
+}
+
+QRectF GraphScene::inputsRect() const {
+    QRectF rect;
+    for (std::size_t n = 0; n < nodeItems_.size(); ++n)
+        if (nodeItems_[n] && view_->nodes[n].kind == ViewNode::Kind::Input &&
+            view_->nodes[n].group == 0)
+            rect = rect.isValid() ? rect.united(nodeItems_[n]->sceneBoundingRect())
+                                  : nodeItems_[n]->sceneBoundingRect();
+    return rect;
 }
 
 void GraphScene::setNodeHeat(const NodeHeatMap& heat) {

@@ -67,6 +67,7 @@ public:
     const std::vector<GraphEdgeItem*>& edgeItems() const { return edgeItems_; }
     int selectedNode() const;
     QRectF contentRect() const;  // the composed graph, with a margin
+    QRectF inputsRect() const;   // the drawn graph inputs of the main graph; invalid when none
 
     // Heat overlay: operators found in `heat` are coloured by their share, the others grey;
     // collapsed groups by the summed share of the operators inside. The colour scale runs up to
@@ -99,30 +100,36 @@ signals:
     void heatScaleChanged();
 
 private:
-    void invalidateAncestors(int group);
-    QSizeF unitSize(const ViewUnitRef& unit) const;
-    void rebuildItems();
-    void placeGroup(int group, QPointF origin);
-    void onSelectionChanged();
-    void refreshHeat();  // scale from the boxes on screen, then every item's colour
-    void refreshSqnr();
+  // Expanded or collapsed groups whose box must take its new size in the placements of its
+  // ancestors, once its own inside is laid out.
+  void resizePending();
+  void resizeInParents(int group);
+  void syncChildSizes(int group);
+  static bool resizeUnit(GraphPlacement& placement, std::size_t unit, QSizeF size);
+  QSizeF unitSize(const ViewUnitRef& unit) const;
+  void rebuildItems();
+  void placeGroup(int group, QPointF origin);
+  void onSelectionChanged();
+  void refreshHeat();  // scale from the boxes on screen, then every item's colour
+  void refreshSqnr();
 
-    std::shared_ptr<const ViewGraph> view_;
-    std::vector<char> expanded_;
-    std::map<int, GraphPlacement> placements_;
-    std::uint64_t generation_ = 0;
-    int pendingReveal_ = -1;
-    std::vector<GraphNodeItem*> nodeItems_;
-    std::vector<GraphGroupItem*> groupItems_;
-    std::vector<GraphEdgeItem*> edgeItems_;
-    std::map<std::tuple<int, int, int>, QPointF> ports_;  // (group, kind, tensor) -> centre
-    bool heatShown_ = false;
-    std::vector<std::optional<NodeHeat>> nodeHeat_;  // per view node
-    std::vector<NodeHeat> groupHeat_;                // per view group
-    double maxHeatShare_ = 0;
-    bool sqnrShown_ = false;
-    std::vector<std::optional<double>> nodeSqnr_;   // per view node
-    std::vector<std::optional<double>> groupSqnr_;  // per view group: the weakest inside
+  std::shared_ptr<const ViewGraph> view_;
+  std::vector<char> expanded_;
+  std::map<int, GraphPlacement> placements_;
+  std::uint64_t generation_ = 0;
+  int pendingReveal_ = -1;
+  std::vector<int> pendingResize_;
+  std::vector<GraphNodeItem*> nodeItems_;
+  std::vector<GraphGroupItem*> groupItems_;
+  std::vector<GraphEdgeItem*> edgeItems_;
+  std::map<std::tuple<int, int, int>, QPointF> ports_;  // (group, kind, tensor) -> centre
+  bool heatShown_ = false;
+  std::vector<std::optional<NodeHeat>> nodeHeat_;  // per view node
+  std::vector<NodeHeat> groupHeat_;                // per view group
+  double maxHeatShare_ = 0;
+  bool sqnrShown_ = false;
+  std::vector<std::optional<double>> nodeSqnr_;   // per view node
+  std::vector<std::optional<double>> groupSqnr_;  // per view group: the weakest inside
 };
 
 }  // namespace onnxlens::widgets

@@ -36,6 +36,7 @@ QColor GraphStyle::headerColour(NodeCategory category) const {
         case NodeCategory::Logic: return {0x5b, 0x3b, 0x6b};
         case NodeCategory::Control: return {0x7a, 0x5c, 0x10};
         case NodeCategory::Quantization: return {0x70, 0x3a, 0x10};
+        case NodeCategory::ClassicalMl: return {0x1f, 0x6f, 0x8b};
         case NodeCategory::Input: return {0xe8, 0xf1, 0xfb};
         case NodeCategory::Output: return {0xfb, 0xee, 0xe6};
         default: return {0x22, 0x22, 0x22};
@@ -68,6 +69,8 @@ QSizeF GraphStyle::nodeSize(const ViewNode& node) const {
 }
 
 QString GraphStyle::collapsedGroupSubtitle(const ViewGroup& group) const {
+    if (group.kind == ViewGroup::Kind::Repeat)
+        return QStringLiteral("\u00d7%1 alike, %2 nodes").arg(group.repeats).arg(group.nodeCount);
     return QStringLiteral("%1 nodes").arg(group.nodeCount);
 }
 

@@ -35,8 +35,25 @@ void GraphView::fitToWindow() {
 }
 
 void GraphView::centreOnItemRect(const QRectF& rect) {
-    if (zoom() < 0.6) setZoom(1.0);
+    if (zoom() < kLegibleZoom) setZoom(1.0);
     centerOn(rect.center());
+    emit viewportChanged();
+}
+
+void GraphView::showTop(const QRectF& top) {
+    fitToWindow();
+    if (zoom() >= kLegibleZoom || !scene()) return;
+    setZoom(kLegibleZoom);
+    const QRectF visible = mapToScene(viewport()->rect()).boundingRect();
+    const QRectF content = scene()->itemsBoundingRect();
+    // Horizontally on the inputs; vertically with the inputs' row just under the top edge.
+    const double margin = 24 / zoom();
+    const double topY = (top.isValid() ? top.top() : content.top()) - margin;
+    double x = top.isValid() ? top.center().x() : content.center().x();
+    // A wide row of inputs starts at its left end rather than losing it off both sides.
+    if (top.isValid() && top.width() > visible.width())
+        x = top.left() - margin + visible.width() / 2;
+    centerOn(x, topY + visible.height() / 2);
     emit viewportChanged();
 }
 

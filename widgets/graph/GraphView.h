@@ -14,7 +14,13 @@ public:
     void setZoom(double factor);
     void zoomBy(double factor);
     void fitToWindow();
+    // Zoom at which node text (8-9 pt) reads without effort.
+    static constexpr double kLegibleZoom = 0.9;
+    // Centres on the rect, zooming in to a legible level first when zoomed out further.
     void centreOnItemRect(const QRectF& rect);
+    // The first view: the whole graph when it fits at a legible zoom, else the graph's top
+    // (`top`: its inputs) at that zoom, with the start of the flow below it.
+    void showTop(const QRectF& top);
 
 signals:
     void viewportChanged();

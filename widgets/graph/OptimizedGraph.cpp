@@ -1,6 +1,7 @@
 #include "widgets/graph/OptimizedGraph.h"
 
-#include "widgets/EngineHeaders.h"
+#include "onnxlens/engine/GraphOptimizer.h"
+#include "onnxlens/engine/Session.h"
 
 namespace onnxlens::widgets {
 

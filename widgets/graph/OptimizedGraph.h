@@ -4,7 +4,8 @@
 #include <memory>
 
 #include "onnxlens/model/ViewGraph.h"
-#include "widgets/EngineHeaders.h"
+#include "onnxlens/engine/GraphOptimizer.h"
+#include "onnxlens/engine/Session.h"
 #include "widgets/workers/ModelDocument.h"
 
 namespace onnxlens::widgets {

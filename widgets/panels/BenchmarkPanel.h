@@ -9,7 +9,8 @@
 #include <memory>
 
 #include "widgets/workers/BenchmarkWorker.h"
-#include "widgets/EngineHeaders.h"
+#include "onnxlens/workflows/BenchmarkRunner.h"
+#include "onnxlens/workflows/LatencyStatistics.h"
 #include "widgets/graph/GraphScene.h"
 
 class QAction;

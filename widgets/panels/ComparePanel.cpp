@@ -356,14 +356,21 @@ void ComparePanel::showComparison(const std::shared_ptr<const CompareOutcome>& o
     comparison_ = outcome;
     results_->setRowCount(static_cast<int>(outcome->outputs.size()));
     int failures = 0;
+    QStringList warnings;  // outputs whose pass proves little (near-zero or constant references)
     for (int row = 0; row < results_->rowCount(); ++row) {
         const auto& o = outcome->outputs[static_cast<std::size_t>(row)];
         const auto& r = o.result;
         failures += r.passed ? 0 : 1;
+        if (!o.warning.empty())
+            warnings << QStringLiteral("%1: %2").arg(QString::fromStdString(o.name),
+                                                     QString::fromStdString(o.warning));
         results_->setItem(row, OutputColumn, cell(QString::fromStdString(o.name)));
-        auto* verdict = cell(r.passed ? tr("pass") : tr("FAIL"));
-        verdict->setForeground(QBrush(r.passed ? kPassColour : kFailColour));
-        verdict->setToolTip(QString::fromStdString(r.problem));
+        auto* verdict = cell(!r.passed ? tr("FAIL") : o.warning.empty() ? tr("pass") : tr("pass?"));
+        verdict->setForeground(QBrush(r.passed && o.warning.empty() ? kPassColour : kFailColour));
+        verdict->setToolTip(
+            QString::fromStdString(r.problem.empty() ? o.warning : r.problem) +
+            QStringLiteral("\n") +
+            QString::fromStdString(engine::describeAgreement(r, outcome->tolerance)));
         results_->setItem(row, ResultColumn, verdict);
         results_->setItem(row, MaxAbsColumn, cell(figure(r.maxAbsError)));
         results_->setItem(row, MaxRelColumn, cell(figure(r.maxRelError)));
@@ -384,13 +391,23 @@ void ComparePanel::showComparison(const std::shared_ptr<const CompareOutcome>& o
     }
     results_->resizeColumnsToContents();
     const auto& t = outcome->tolerance;
-    if (failures == 0)
+    if (failures == 0 && !warnings.isEmpty())
         setSummary(summary_,
-                   tr("PASS: %n output(s) match %1 within rtol %2, atol %3 (run %4 ms).", nullptr,
-                      static_cast<int>(outcome->outputs.size()))
+                   tr("No output differs from %1 beyond |a − e| ≤ atol %2 + rtol %3 · |e|, but "
+                      "the check proves little: %4")
                        .arg(outcome->source)
-                       .arg(t.rtol)
                        .arg(t.atol)
+                       .arg(t.rtol)
+                       .arg(warnings.join(QStringLiteral("; "))),
+                   0);
+    else if (failures == 0)
+        setSummary(summary_,
+                   tr("PASS: %n output(s) match %1 within |a − e| ≤ atol %2 + rtol %3 · |e| (run "
+                      "%4 ms).",
+                      nullptr, static_cast<int>(outcome->outputs.size()))
+                       .arg(outcome->source)
+                       .arg(t.atol)
+                       .arg(t.rtol)
                        .arg(outcome->runMs, 0, 'f', 1),
                    1);
     else

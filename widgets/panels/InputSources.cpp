@@ -51,7 +51,7 @@ Result<engine::Value> valueFromSource(const engine::Session::IoInfo& input,
     if (!input.type.has_tensor_type())
         return Error{"is not a tensor: choose a .pb file holding its value"};
     const DataType dtype = engine::dataTypeOfTypeProto(input.type);
-    const engine::Shape shape = engine::concreteShape(input.type, choices.symbols);
+    const engine::Shape shape = engine::concreteShape(input.type, choices.symbols, 1, input.name);
     if (source.kind == Kind::Image) {
         if (source.file.empty()) return Error{"no image chosen"};
         auto tensor = imageToTensor(source.file, shape, dtype, choices.image);
@@ -68,6 +68,16 @@ Result<engine::Value> valueFromSource(const engine::Session::IoInfo& input,
     }
 }
 
+// An integer input that indexes a table stays inside it; others get the dtype's default.
+std::pair<double, double> randomRangeOf(const engine::Session::IoInfo& input,
+                                        const InputChoices& choices) {
+    const DataType dtype = engine::dataTypeOfTypeProto(input.type);
+    if (auto it = choices.integerRanges.find(input.name);
+        it != choices.integerRanges.end() && engine::isInteger(dtype))
+        return {it->second.low, it->second.high};
+    return defaultRandomRange(dtype);
+}
+
 }  // namespace
 
 PreparedFeeds prepareInputFeeds(const InputChoices& choices) {
@@ -78,8 +88,7 @@ PreparedFeeds prepareInputFeeds(const InputChoices& choices) {
         if (auto it = choices.sources.find(input.name); it != choices.sources.end())
             source = it->second;
         else
-            std::tie(source.low, source.high) =
-                defaultRandomRange(engine::dataTypeOfTypeProto(input.type));
+            std::tie(source.low, source.high) = randomRangeOf(input, choices);
         auto value = valueFromSource(input, source, choices, choices.seed + i);
         if (value)
             prepared.feeds[input.name] = std::move(*value);
@@ -91,19 +100,32 @@ PreparedFeeds prepareInputFeeds(const InputChoices& choices) {
 
 engine::FeedMaker feedMakerForOtherShapes(const InputChoices& choices) {
     InputChoices generated = choices;
+    // Integer inputs read from a file (a test data set) keep that file's range of values.
+    std::map<std::string, std::filesystem::path> integerFiles;
     for (auto& [name, source] : generated.sources)
         if (source.kind == InputSource::Kind::File || source.kind == InputSource::Kind::Image) {
+            for (const auto& input : generated.inputs)
+                if (input.name == name && source.kind == InputSource::Kind::File &&
+                    engine::isInteger(engine::dataTypeOfTypeProto(input.type)))
+                    integerFiles[name] = source.file;
             source = InputSource{};
             for (const auto& input : generated.inputs)
                 if (input.name == name)
-                    std::tie(source.low, source.high) =
-                        defaultRandomRange(engine::dataTypeOfTypeProto(input.type));
+                    std::tie(source.low, source.high) = randomRangeOf(input, generated);
         }
     return
-        [generated](
+        [generated, integerFiles](
             const engine::SymbolBindings& symbols) -> Result<std::map<std::string, engine::Value>> {
             InputChoices c = generated;
             c.symbols = symbols;
+            for (const auto& [name, file] : integerFiles) {
+                std::map<std::string, engine::Value> example;
+                if (auto value = engine::readValueFile(file)) example[name] = std::move(*value);
+                for (const auto& [input, range] : engine::observedIntegerRanges(example)) {
+                    c.sources[input].low = range.low;
+                    c.sources[input].high = range.high;
+                }
+            }
             PreparedFeeds prepared = prepareInputFeeds(c);
             if (!prepared.ok()) return prepared.combinedError();
             return std::move(prepared.feeds);

@@ -9,7 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "widgets/EngineHeaders.h"
+#include "onnxlens/workflows/DynamicAxesCheck.h"
+#include "onnxlens/workflows/InputPreparation.h"
+#include "onnxlens/engine/Session.h"
+#include "onnxlens/engine/Value.h"
 #include "widgets/panels/ImageInput.h"
 
 namespace onnxlens::widgets {
@@ -30,6 +33,7 @@ struct InputChoices {
     std::vector<engine::Session::IoInfo> inputs;  // the session's inputs, in order
     std::map<std::string, InputSource> sources;   // by input name; missing ones are Random
     engine::SymbolBindings symbols;               // unbound symbols are 1
+    engine::ValueRanges integerRanges;  // integer inputs that index a table (inferIndexRanges)
     std::uint64_t seed = 0;                       // input k uses seed + k
     ImagePreprocessing image;
 };

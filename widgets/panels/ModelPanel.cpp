@@ -114,11 +114,20 @@ void ModelPanel::showModel(const ModelDocument& document) {
     }
     auto* checks = section(tree_, tr("Checks"));
     row(checks, tr("onnx checker"), s.checker.ok ? tr("passed") : QString::fromStdString(s.checker.message));
+    // A model of a newer opset than the linked onnx library: which nodes onnxlens checked.
+    if (!s.checker.note.empty())
+        row(checks, tr("newer opset"), QString::fromStdString(s.checker.note));
+    if (!s.checker.newerOpsetWarning.empty())
+        row(checks, tr("unknown opset"), QString::fromStdString(s.checker.newerOpsetWarning));
     row(checks, tr("shape inference"),
         (s.shapeInference.ok ? tr("passed") : QString::fromStdString(s.shapeInference.message)) +
             tr(" (%1 of %2 node outputs have a shape)")
                 .arg(s.shapeInference.knownEdges)
-                .arg(s.shapeInference.totalEdges));
+                .arg(s.shapeInference.totalEdges) +
+            (s.shapeInference.shapedByOnnxlens > 0
+                 ? tr("; %1 of newer opsets shaped by onnxlens's rules")
+                       .arg(s.shapeInference.shapedByOnnxlens)
+                 : QString()));
     row(checks, tr("load time"), tr("%1 ms").arg(document.loadMs, 0, 'f', 0));
 }
 

@@ -9,6 +9,8 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
+#include "onnxlens/engine/GraphOptimizer.h"
+#include "onnxlens/model/OnnxDomains.h"
 #include "onnxlens/model/TensorTypes.h"
 #include "widgets/graph/GraphStyle.h"
 
@@ -100,7 +102,7 @@ void NodePanel::showNode(std::shared_ptr<const ViewGraph> view, int index) {
         addTensorRow(io, *view_, tensor, QString::fromStdString(node.name));
         return;
     }
-    const std::string domain = node.domain.empty() ? "ai.onnx" : node.domain;
+    const std::string domain = displayDomain(node.domain);
     const int modelOpset = view_->opsetOf(node.domain);
     const onnx::OpSchema* schema =
         onnx::OpSchemaRegistry::Schema(node.opType, modelOpset, node.domain);
@@ -117,6 +119,10 @@ void NodePanel::showNode(std::shared_ptr<const ViewGraph> view, int index) {
                                   schema ? QString::number(schema->since_version())
                                          : tr("unknown (no schema)")});
     new QTreeWidgetItem(general, {tr("category"), QString::fromLatin1(categoryName(node.category))});
+    if (node.proto) {
+        if (const auto pass = engine::optimizerPassOf(*node.proto); !pass.empty())
+            new QTreeWidgetItem(general, {tr("made by pass"), QString::fromStdString(pass)});
+    }
 
     if (node.proto && node.proto->attribute_size() > 0) {
         auto* attributes = section(tree_, tr("Attributes"));

@@ -4,7 +4,7 @@
 #include <QAbstractTableModel>
 #include <memory>
 
-#include "widgets/EngineHeaders.h"
+#include "onnxlens/workflows/BenchmarkRunner.h"
 
 namespace onnxlens::widgets {
 

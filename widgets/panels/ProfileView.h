@@ -5,7 +5,7 @@
 #include <QWidget>
 #include <memory>
 
-#include "widgets/EngineHeaders.h"
+#include "onnxlens/workflows/BenchmarkRunner.h"
 
 class QChartView;
 class QLabel;

@@ -339,8 +339,21 @@ QString RunPanel::settingsGroup() const {
     return QStringLiteral("run/models/") + QString::fromLatin1(key);
 }
 
+std::pair<double, double> RunPanel::randomRangeFor(int row) const {
+    const auto& input = compiled_->inputs[static_cast<std::size_t>(row)];
+    const engine::DataType dtype = engine::dataTypeOfTypeProto(input.type);
+    if (auto it = indexRanges_.find(input.name);
+        it != indexRanges_.end() && engine::isInteger(dtype))
+        return {it->second.low, it->second.high};
+    return defaultRandomRange(dtype);
+}
+
 void RunPanel::buildInputs() {
     inputs_->setRowCount(0);
+    // Integer inputs that index a table (an embedding, a one-hot depth) start inside it.
+    indexRanges_ = document_ && document_->loaded.proto
+                       ? engine::inferIndexRanges(document_->loaded.proto->graph())
+                       : engine::ValueRanges{};
     const auto& inputs = compiled_->inputs;
     inputs_->setRowCount(static_cast<int>(inputs.size()));
     for (int row = 0; row < inputs_->rowCount(); ++row) {
@@ -368,8 +381,13 @@ void RunPanel::buildInputs() {
         cellLayout->addWidget(edit, 1);
         cellLayout->addWidget(browse);
         inputs_->setCellWidget(row, SettingColumn, cell);
-        const auto [low, high] = defaultRandomRange(dtype);
+        const auto [low, high] = randomRangeFor(row);
         edit->setText(QStringLiteral("%1, %2").arg(low).arg(high));
+        if (auto it = indexRanges_.find(input.name); it != indexRanges_.end())
+            edit->setToolTip(tr("Random values %1..%2: the input %3")
+                                 .arg(low)
+                                 .arg(high)
+                                 .arg(QString::fromStdString(it->second.reason)));
         inputs_->setItem(row, StatusColumn, readOnlyItem(QString()));
         connect(combo, &QComboBox::currentIndexChanged, this,
                 [this, row] { onSourceChanged(row); });
@@ -413,6 +431,24 @@ void RunPanel::buildDims() {
                         << QStringLiteral("%1[%2]").arg(QString::fromStdString(input.name)).arg(d);
         }
         dims_->setItem(row, DimUsedByColumn, readOnlyItem(usedBy.join(QStringLiteral(", "))));
+        connect(spin, &QSpinBox::valueChanged, this, [this] { saveDims(); });
+    }
+    // Unnamed (`?`) dims, one row per input and axis, named by their binding key "input:axis".
+    for (const auto& key : engine::unknownInputDims(compiled_->inputs)) {
+        const int row = dims_->rowCount();
+        dims_->insertRow(row);
+        const QString name = QString::fromStdString(key);
+        auto* item = readOnlyItem(name);
+        item->setToolTip(tr("An unnamed (?) dim: the model does not say what it is"));
+        dims_->setItem(row, DimSymbolColumn, item);
+        auto* spin = new QSpinBox(dims_);
+        spin->setRange(1, 1'000'000);
+        spin->setValue(settings.value(QStringLiteral("dims/") + name, 1).toInt());
+        dims_->setCellWidget(row, DimValueColumn, spin);
+        const int colon = name.lastIndexOf(QLatin1Char(':'));
+        dims_->setItem(
+            row, DimUsedByColumn,
+            readOnlyItem(tr("%1[%2] (unnamed ?)").arg(name.left(colon), name.mid(colon + 1))));
         connect(spin, &QSpinBox::valueChanged, this, [this] { saveDims(); });
     }
     settings.endGroup();
@@ -476,8 +512,7 @@ void RunPanel::onSourceChanged(int row) {
     if (kind == InputSource::Kind::Random) {
         double low, high;
         if (!parseRange(edit->text(), low, high)) {
-            const auto range = defaultRandomRange(
-                engine::dataTypeOfTypeProto(compiled_->inputs[static_cast<std::size_t>(row)].type));
+            const auto range = randomRangeFor(row);
             edit->setText(QStringLiteral("%1, %2").arg(range.first).arg(range.second));
         }
         edit->setPlaceholderText(tr("min, max"));
@@ -522,8 +557,7 @@ InputSource RunPanel::inputSource(const QString& input) const {
     const QString text = settingEdit(inputs_, row)->text().trimmed();
     if (source.kind == InputSource::Kind::Random) {
         if (!parseRange(text, source.low, source.high))
-            std::tie(source.low, source.high) = defaultRandomRange(
-                engine::dataTypeOfTypeProto(compiled_->inputs[static_cast<std::size_t>(row)].type));
+            std::tie(source.low, source.high) = randomRangeFor(row);
     } else if (source.kind == InputSource::Kind::File || source.kind == InputSource::Kind::Image) {
         source.file = text.toStdString();
     }
@@ -600,6 +634,7 @@ InputChoices RunPanel::currentChoices() const {
         choices.sources[input.name] = inputSource(name);
     }
     choices.symbols = symbolBindings();
+    choices.integerRanges = indexRanges_;
     choices.seed = static_cast<std::uint64_t>(seed_->value());
     choices.image.scaling = static_cast<ImagePreprocessing::Scaling>(imageScaling_->currentIndex());
     if (choices.image.scaling == ImagePreprocessing::Scaling::Custom) {
@@ -710,8 +745,11 @@ void RunPanel::onRunFinished(const std::shared_ptr<const RunOutcome>& outcome) {
         const OutputView& out = outcome->outputs[static_cast<std::size_t>(row)];
         outputs_->setItem(row, OutName, readOnlyItem(QString::fromStdString(out.name)));
         if (!out.value.isTensor()) {
-            outputs_->setItem(row, OutType,
-                              readOnlyItem(out.value.isSequence() ? tr("sequence") : tr("none")));
+            const QString kind = out.value.isSequence()      ? tr("sequence")
+                                 : out.value.isMapSequence() ? tr("sequence of maps")
+                                 : out.value.isMap()         ? tr("map")
+                                                             : tr("none");
+            outputs_->setItem(row, OutType, readOnlyItem(kind));
             for (int c = OutShape; c < OutColumns; ++c)
                 outputs_->setItem(row, c, readOnlyItem(QString()));
             continue;
@@ -744,12 +782,40 @@ void RunPanel::onRunFinished(const std::shared_ptr<const RunOutcome>& outcome) {
     emit runFinished();
 }
 
+// ZipMap's output (one map per row, class label -> probability) as a table of row, label and
+// value; a single map as row 0. Tensors get the two-column index/value table back.
+void RunPanel::showMapEntries(const engine::Value& value) {
+    const bool maps = value.isMap() || value.isMapSequence();
+    values_->setColumnCount(maps ? 3 : 2);
+    values_->setHorizontalHeaderLabels(maps ? QStringList{tr("Row"), tr("Label"), tr("Probability")}
+                                            : QStringList{tr("Index"), tr("Value")});
+    if (!maps) return;
+    std::vector<const engine::Value*> rows;
+    if (value.isMap()) rows.push_back(&value);
+    else
+        for (const auto& m : value.maps()) rows.push_back(&m);
+    std::int64_t total = 0;
+    for (std::size_t r = 0; r < rows.size() && total < kValueRows; ++r) {
+        const engine::Tensor& keys = rows[r]->mapKeys();
+        const engine::Tensor& values = rows[r]->mapValues();
+        for (std::int64_t i = 0; i < keys.numel() && total < kValueRows; ++i, ++total) {
+            const int row = values_->rowCount();
+            values_->insertRow(row);
+            values_->setItem(row, 0, readOnlyItem(QString::number(r)));
+            values_->setItem(row, 1, readOnlyItem(elementText(keys, i)));
+            values_->setItem(row, 2, readOnlyItem(elementText(values, i)));
+        }
+    }
+    outputTabs_->setCurrentWidget(values_);
+}
+
 void RunPanel::showOutput(int index) {
     values_->setRowCount(0);
     top_->setRowCount(0);
     if (!outcome_ || index < 0 || index >= static_cast<int>(outcome_->outputs.size())) return;
     const OutputView& out = outcome_->outputs[static_cast<std::size_t>(index)];
     const QString name = QString::fromStdString(out.name);
+    showMapEntries(out.value);
     if (!out.value.isTensor()) {
         histogram_->setChart(
             makeHistogramChart({}, tr("Values of %1").arg(name), tr("value"), tr("not a tensor")));

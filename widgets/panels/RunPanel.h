@@ -48,7 +48,7 @@ class RunPanel : public QWidget {
     QAction* runAction() const { return runAction_; }
     QAction* cancelAction() const { return cancelAction_; }
 
-    // Symbolic dims (remembered per model in QSettings).
+    // Symbolic dims and unnamed (`?`) dims as "input:axis" (remembered per model in QSettings).
     QStringList symbols() const;
     qint64 symbolValue(const QString& symbol) const;  // -1 when there is no such symbol
     void setSymbolValue(const QString& symbol, qint64 value);
@@ -93,6 +93,7 @@ class RunPanel : public QWidget {
     void busyChanged(bool busy);
 
   private:
+    void showMapEntries(const engine::Value& value);
     void buildInputs();
     void buildDims();
     void setBusy(bool busy, const QString& what = {});
@@ -104,12 +105,15 @@ class RunPanel : public QWidget {
     void onRunFinished(const std::shared_ptr<const RunOutcome>& outcome);
     void onInputsRejected(const std::map<std::string, std::string>& problems);
     int rowOf(const QString& input) const;
+    // The random range row `row` starts with: its index range, else the dtype's default.
+    std::pair<double, double> randomRangeFor(int row) const;
     QString settingsGroup() const;
 
     EngineWorker* worker_;
     std::shared_ptr<const ModelDocument> document_;
     std::shared_ptr<const CompiledModel> compiled_;
     std::shared_ptr<const RunOutcome> outcome_;
+    engine::ValueRanges indexRanges_;  // integer inputs that index a table (inferIndexRanges)
     bool busy_ = false;
     bool awaitingRun_ = false;  // this panel asked for the job the worker is doing
 

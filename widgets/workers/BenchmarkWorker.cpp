@@ -5,7 +5,10 @@
 #include <chrono>
 #include <mutex>
 
-#include "widgets/EngineHeaders.h"
+#include "onnxlens/workflows/BenchmarkRunner.h"
+#include "onnxlens/workflows/InputPreparation.h"
+#include "onnxlens/engine/Session.h"
+#include "onnxlens/engine/Value.h"
 
 namespace onnxlens::widgets {
 
@@ -27,7 +30,7 @@ BenchmarkWorker::~BenchmarkWorker() {
 
 Result<std::map<std::string, engine::Value>> BenchmarkWorker::randomFeeds(
     const engine::Session& session) {
-    return engine::prepareFeeds(session.inputs(), {}, {}, 1);
+    return engine::prepareSessionFeeds(session, {}, {}, 1);
 }
 
 void BenchmarkWorker::cancel() {

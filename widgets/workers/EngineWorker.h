@@ -17,7 +17,11 @@
 #include <vector>
 
 #include "onnxlens/model/TestDataSet.h"
-#include "widgets/EngineHeaders.h"
+#include "onnxlens/workflows/DynamicAxesCheck.h"
+#include "onnxlens/workflows/ReferenceRun.h"
+#include "onnxlens/engine/Session.h"
+#include "onnxlens/workflows/TensorStatistics.h"
+#include "onnxlens/engine/Value.h"
 #include "widgets/panels/InputSources.h"
 #include "widgets/workers/ModelDocument.h"
 

@@ -15,7 +15,10 @@ Result<std::shared_ptr<const ModelDocument>> loadModelDocument(const QString& pa
     document->loaded = std::move(loaded.value());
     auto summary = summarizeModel(document->loaded);
     if (summary) document->summary = std::move(summary.value());
-    auto view = buildViewGraph(document->loaded.proto);
+    // The summary's shape inference, not a second one.
+    ViewGraphOptions viewOptions;
+    viewOptions.shapes = document->loaded.shapes->get(*document->loaded.proto);
+    auto view = buildViewGraph(document->loaded.proto, viewOptions);
     if (!view) return makeError(path.toStdString(), view.error().message);
     document->view = std::make_shared<const ViewGraph>(std::move(view.value()));
     document->loadMs = static_cast<double>(clock.nsecsElapsed()) / 1e6;

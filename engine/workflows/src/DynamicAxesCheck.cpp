@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 namespace onnxlens::engine {
 
@@ -101,7 +102,7 @@ std::string shapeMismatch(const onnx::TypeProto& type, const Shape& actual,
 Result<std::map<std::string, Value>> defaultFeeds(const Session& session,
                                                   const SymbolBindings& bindings,
                                                   std::uint64_t seed) {
-    return prepareFeeds(session.inputs(), {}, bindings, seed);
+    return prepareSessionFeeds(session, {}, bindings, seed);
 }
 
 std::string noDynamicAxesSummary(const Session& session) {
@@ -118,100 +119,309 @@ std::string noDynamicAxesSummary(const Session& session) {
 
 }  // namespace
 
+int dynamicAxesExitCode(const DynamicAxesCheckResult& result) {
+    switch (result.verdict) {
+        case Verdict::Passed:
+            return 0;
+        case Verdict::CannotTell:
+            return 2;
+        case Verdict::Failed:
+        case Verdict::NoDynamicAxes:
+            return 1;
+    }
+    return 1;
+}
+
+std::vector<std::int64_t> firstValueCandidates(std::int64_t example, std::int64_t defaultDim,
+                                               std::int64_t granularity) {
+    const std::int64_t g = std::max<std::int64_t>(1, granularity);
+    std::vector<std::int64_t> values;
+    const auto add = [&](std::int64_t v) {
+        if (v > 0 && std::find(values.begin(), values.end(), v) == values.end())
+            values.push_back(v);
+    };
+    add(example);
+    add(defaultDim);
+    for (std::int64_t v :
+         {defaultDim, std::int64_t{16}, std::int64_t{32}, std::int64_t{64}, std::int64_t{128}})
+        add((v + g - 1) / g * g);
+    return values;
+}
+
+std::vector<std::int64_t> secondValueCandidates(std::int64_t first, std::int64_t granularity) {
+    const std::int64_t g = std::max<std::int64_t>(1, granularity);
+    std::vector<std::int64_t> values;
+    for (std::int64_t v : {first * 2, first + 1, first + g, first * 3, (first + g) / g * g})
+        if (v > 0 && v != first && std::find(values.begin(), values.end(), v) == values.end())
+            values.push_back(v);
+    return values;
+}
+
+std::int64_t strideGranularity(const onnx::GraphProto& graph) {
+    std::int64_t product = 1;
+    for (const auto& node : graph.node()) {
+        // Conv, ConvTranspose, QLinearConv, MaxPool, AveragePool, LpPool, and the optimizer's
+        // fused or channel-blocked forms of them (BlockedConv, BlockedMaxPool ...).
+        const std::string& op = node.op_type();
+        if (op.find("Conv") == std::string::npos && op.find("Pool") == std::string::npos) continue;
+        std::int64_t largest = 1;
+        for (const auto& attr : node.attribute())
+            if (attr.name() == "strides")
+                for (auto stride : attr.ints()) largest = std::max(largest, stride);
+        product = std::min<std::int64_t>(64, product * largest);
+    }
+    return product;
+}
+
+namespace {
+
+std::string describeUnknownDims(const std::vector<std::string>& keys) {
+    std::string text;
+    for (const auto& key : keys) text += (text.empty() ? "" : ", ") + key;
+    return text;
+}
+
+// The non-batch symbols' values of `bindings`, for a rejection message: "width 5".
+std::string changedValuesText(const SymbolBindings& bindings, const std::string& batchSymbol,
+                              const std::vector<std::string>& symbols) {
+    std::string text;
+    for (const auto& symbol : symbols) {
+        if (symbol == batchSymbol) continue;
+        auto it = bindings.find(symbol);
+        if (it != bindings.end())
+            text += (text.empty() ? "" : ", ") + symbol + " " + std::to_string(it->second);
+    }
+    return text;
+}
+
+}  // namespace
+
 Result<DynamicAxesCheckResult> checkDynamicAxes(Session& session,
                                                 const DynamicAxesCheckOptions& options,
                                                 RunControl* control) {
     DynamicAxesCheckResult result;
     result.symbols = inputSymbols(session.inputs());
+    result.unknownDims = unknownInputDims(session.inputs());
+    std::vector<std::string> unboundUnknown;
+    for (const auto& key : result.unknownDims)
+        if (!options.base.count(key)) unboundUnknown.push_back(key);
     if (result.symbols.empty()) {
+        if (!result.unknownDims.empty()) {
+            result.verdict = Verdict::CannotTell;
+            result.summary =
+                "The model's input dims " + describeUnknownDims(result.unknownDims) +
+                " are unknown (`?`): neither fixed numbers nor named symbols, so the model does "
+                "not say which of them may change and the check cannot tell whether they work. "
+                "Give them values (Run dock, or --dim INPUT:AXIS=N) to run the model; name them "
+                "with dynamic_axes in torch.onnx.export to declare them.";
+            return result;
+        }
         result.verdict = Verdict::NoDynamicAxes;
         result.summary = noDynamicAxesSummary(session);
         return result;
     }
     result.batchSymbol = batchSymbolOf(session.inputs());
-
-    SymbolBindings first;
-    for (const auto& symbol : result.symbols) {
-        auto it = options.base.find(symbol);
-        first[symbol] =
-            it != options.base.end() && it->second > 0 ? it->second : options.defaultDim;
-    }
-    SymbolBindings batch1 = first, batch2 = first, changed = first;
-    if (!result.batchSymbol.empty()) {
-        batch1[result.batchSymbol] = 1;
-        batch2[result.batchSymbol] = 2;
-        changed[result.batchSymbol] = 2;
-    }
-    bool otherSymbols = false;
-    for (auto& [symbol, value] : changed)
-        if (symbol != result.batchSymbol) {
-            value += 1;
-            otherSymbols = true;
-        }
-
-    struct Plan {
-        std::string label;
-        SymbolBindings bindings;
-    };
-    std::vector<Plan> plans;
-    if (!result.batchSymbol.empty()) {
-        plans.push_back({"batch 1", batch1});
-        plans.push_back({"batch 2", batch2});
-    } else {
-        plans.push_back({"first values", first});
-    }
-    if (otherSymbols)
-        plans.push_back(
-            {result.batchSymbol.empty() ? "second values" : "batch 2, other dims changed",
-             changed});
+    const std::int64_t granularity = strideGranularity(session.optimizedModel().graph());
 
     const FeedMaker makeFeeds =
         options.makeFeeds ? options.makeFeeds : [&](const SymbolBindings& b) {
             return defaultFeeds(session, b, options.seed);
         };
+    std::vector<std::string> others;  // the non-batch symbols
+    for (const auto& symbol : result.symbols)
+        if (symbol != result.batchSymbol) others.push_back(symbol);
+    SymbolBindings fixed;  // "input:axis" entries the caller set
+    for (const auto& [key, value] : options.base)
+        if (std::find(result.symbols.begin(), result.symbols.end(), key) == result.symbols.end())
+            fixed[key] = value;
 
-    // The batch-2 feeds are made first so that the batch-1 feeds can be their first items.
-    std::vector<std::map<std::string, Value>> feeds(plans.size());
-    for (std::size_t p = 0; p < plans.size(); ++p) {
-        if (!result.batchSymbol.empty() && p == 0) continue;
-        auto made = makeFeeds(plans[p].bindings);
-        if (!made) return made.error();
-        feeds[p] = std::move(*made);
-    }
-    if (!result.batchSymbol.empty()) {
-        try {
-            for (const auto& input : session.inputs()) {
-                const Value& v = feeds[1].at(input.name);
-                feeds[0][input.name] = firstDimIs(input.type, result.batchSymbol) && v.isTensor()
-                                           ? Value(firstItem(v.tensor()))
-                                           : v;
-            }
-        } catch (const std::exception& e) {
-            return Error{std::string("batch-1 inputs: ") + e.what()};
-        }
-    }
-
-    std::vector<std::vector<Value>> outputs(plans.size());
-    for (std::size_t p = 0; p < plans.size(); ++p) {
-        if (options.progress)
-            options.progress(static_cast<int>(p) + 1, static_cast<int>(plans.size()),
-                             plans[p].label);
+    int step = 0;
+    const auto runOnce = [&](const std::string& label, const SymbolBindings& bindings,
+                             const std::map<std::string, Value>& feeds,
+                             std::vector<Value>& outputs) -> Result<DynamicAxesRun> {
+        if (options.progress) options.progress(++step, std::max(step, 3), label);
         DynamicAxesRun run;
-        run.label = plans[p].label;
-        run.bindings = plans[p].bindings;
-        auto out = session.run(feeds[p], control);
+        run.label = label;
+        run.bindings = bindings;
+        auto out = session.run(feeds, control);
         if (!out && control && control->cancel.load()) return out.error();
         if (out) {
             run.ok = true;
-            outputs[p] = std::move(*out);
-            for (const auto& v : outputs[p])
+            outputs = std::move(*out);
+            for (const auto& v : outputs)
                 run.outputShapes.push_back(v.isTensor() ? v.tensor().shape() : Shape{});
         } else {
             run.error = out.error().message;
-            result.problems.push_back("The " + run.label + " run (" + bindingsText(run.bindings) +
-                                      ") failed: " + run.error);
         }
-        result.runs.push_back(std::move(run));
+        return run;
+    };
+    const auto withFixed = [&](SymbolBindings bindings) {
+        for (const auto& [key, value] : fixed) bindings[key] = value;
+        return bindings;
+    };
+    const auto reject = [&](DynamicAxesRun run, const std::string& values) {
+        run.rejected = true;
+        result.rejections.push_back(values + " rejected: " + run.error);
+        result.rejected.push_back(std::move(run));
+    };
+    // Why `outputs` of a run with `bindings` do not follow the declared dims; empty when they do.
+    const auto followProblem = [&](const std::vector<Value>& outputs,
+                                   const SymbolBindings& bindings) -> std::string {
+        for (std::size_t k = 0; k < session.outputs().size() && k < outputs.size(); ++k) {
+            if (!outputs[k].isTensor()) continue;
+            std::string mismatch =
+                shapeMismatch(session.outputs()[k].type, outputs[k].tensor().shape(), bindings);
+            if (!mismatch.empty()) return mismatch;
+        }
+        return {};
+    };
+
+    // 1. The first values: batch 1 (the first item of batch 2's inputs) with each symbol's
+    // example, else the first candidate the model accepts.
+    std::map<std::string, std::vector<std::int64_t>> firstCandidates;
+    std::size_t firstTries = 1;
+    for (const auto& symbol : others) {
+        auto it = options.base.find(symbol);
+        firstCandidates[symbol] = firstValueCandidates(it != options.base.end() ? it->second : 0,
+                                                       options.defaultDim, granularity);
+        firstTries = std::max(firstTries, firstCandidates[symbol].size());
+    }
+    SymbolBindings first;
+    std::map<std::string, Value> batch2Feeds;
+    std::vector<Value> firstOutputs;
+    std::optional<DynamicAxesRun> firstRun;
+    for (std::size_t t = 0; t < firstTries && !firstRun; ++t) {
+        SymbolBindings bindings;
+        for (const auto& symbol : others) {
+            const auto& candidates = firstCandidates[symbol];
+            bindings[symbol] = candidates[std::min(t, candidates.size() - 1)];
+        }
+        if (t > 0 && bindings == first) continue;
+        first = bindings;
+        SymbolBindings made = withFixed(bindings);
+        if (!result.batchSymbol.empty()) made[result.batchSymbol] = 2;
+        auto feeds = makeFeeds(made);
+        if (!feeds) return feeds.error();
+        std::map<std::string, Value> feeds1;
+        if (!result.batchSymbol.empty()) {
+            try {
+                for (const auto& input : session.inputs()) {
+                    const Value& v = feeds->at(input.name);
+                    feeds1[input.name] = firstDimIs(input.type, result.batchSymbol) && v.isTensor()
+                                             ? Value(firstItem(v.tensor()))
+                                             : v;
+                }
+            } catch (const std::exception& e) {
+                return Error{std::string("batch-1 inputs: ") + e.what()};
+            }
+        } else {
+            feeds1 = *feeds;
+        }
+        SymbolBindings runBindings = bindings;
+        if (!result.batchSymbol.empty()) runBindings[result.batchSymbol] = 1;
+        auto run = runOnce(result.batchSymbol.empty() ? "first values" : "batch 1", runBindings,
+                           feeds1, firstOutputs);
+        if (!run) return run.error();
+        if (run->ok) {
+            firstRun = std::move(*run);
+            batch2Feeds = std::move(*feeds);
+        } else if (t + 1 < firstTries && !others.empty()) {
+            reject(std::move(*run),
+                   changedValuesText(runBindings, result.batchSymbol, result.symbols));
+        } else {
+            firstRun = std::move(*run);  // the last candidate failed too: nothing ran
+        }
+    }
+    if (!firstRun->ok) {
+        result.runs.push_back(*firstRun);
+        result.verdict = Verdict::CannotTell;
+        result.problems.push_back("The " + firstRun->label + " run (" +
+                                  bindingsText(firstRun->bindings) +
+                                  ") failed: " + firstRun->error);
+        result.summary =
+            "The check cannot tell: the model did not run with any of the values "
+            "tried (" +
+            std::to_string(result.rejected.size() + 1) +
+            "), so nothing can be compared. Last error: " + firstRun->error +
+            " Give example values (a test data set, the Run dock, or --dim).";
+        return result;
+    }
+
+    // 2. Batch 2 with the same values; its first item must equal the batch-1 run.
+    struct Counted {
+        DynamicAxesRun run;
+        std::vector<Value> outputs;
+    };
+    std::vector<Counted> counted;
+    counted.push_back({*firstRun, std::move(firstOutputs)});
+    if (!result.batchSymbol.empty()) {
+        SymbolBindings bindings = first;
+        bindings[result.batchSymbol] = 2;
+        std::vector<Value> outputs;
+        auto run = runOnce("batch 2", bindings, batch2Feeds, outputs);
+        if (!run) return run.error();
+        if (!run->ok)
+            result.problems.push_back("The batch 2 run (" + bindingsText(bindings) +
+                                      ") failed: " + run->error + " The batch size is not free.");
+        counted.push_back({std::move(*run), std::move(outputs)});
+    }
+
+    // 3. Second values of the other symbols, tried until one is accepted and the outputs follow.
+    if (!others.empty()) {
+        std::map<std::string, std::vector<std::int64_t>> secondCandidates;
+        std::size_t tries = 0;
+        for (const auto& symbol : others) {
+            secondCandidates[symbol] = secondValueCandidates(first.at(symbol), granularity);
+            tries = std::max(tries, secondCandidates[symbol].size());
+        }
+        const std::string label =
+            result.batchSymbol.empty() ? "second values" : "batch 2, other dims changed";
+        std::optional<Counted> accepted, inconsistent;
+        std::string inconsistency;
+        for (std::size_t t = 0; t < tries && !accepted; ++t) {
+            SymbolBindings bindings = first;
+            for (const auto& symbol : others) {
+                const auto& candidates = secondCandidates[symbol];
+                bindings[symbol] = candidates[std::min(t, candidates.size() - 1)];
+            }
+            if (!result.batchSymbol.empty()) bindings[result.batchSymbol] = 2;
+            auto feeds = makeFeeds(withFixed(bindings));
+            if (!feeds) return feeds.error();
+            std::vector<Value> outputs;
+            auto run = runOnce(label, bindings, *feeds, outputs);
+            if (!run) return run.error();
+            const std::string values =
+                changedValuesText(bindings, result.batchSymbol, result.symbols);
+            if (!run->ok) {
+                reject(std::move(*run), values);
+                continue;
+            }
+            std::string problem = followProblem(outputs, bindings);
+            if (problem.empty()) {
+                accepted = Counted{std::move(*run), std::move(outputs)};
+            } else if (!inconsistent) {
+                inconsistency = values + ": " + problem;
+                inconsistent = Counted{std::move(*run), std::move(outputs)};
+            }
+        }
+        if (accepted) {
+            counted.push_back(std::move(*accepted));
+        } else if (inconsistent) {
+            counted.push_back(std::move(*inconsistent));
+        } else {
+            std::string names;
+            for (const auto& s : others) names += (names.empty() ? "'" : ", '") + s + "'";
+            result.problems.push_back("No second value of " + names +
+                                      " was accepted by the model (" + std::to_string(tries) +
+                                      " tried; " + result.rejections.back() + ").");
+        }
+    }
+
+    for (const auto& c : counted) {
+        result.runs.push_back(c.run);
+        if (!c.run.ok && c.run.label != "batch 2")
+            result.problems.push_back("The " + c.run.label + " run (" +
+                                      bindingsText(c.run.bindings) + ") failed: " + c.run.error);
     }
 
     for (std::size_t k = 0; k < session.outputs().size(); ++k) {
@@ -219,11 +429,18 @@ Result<DynamicAxesCheckResult> checkDynamicAxes(Session& session,
         DynamicOutputCheck check;
         check.name = info.name;
         check.declared = describeDeclaredShape(info.type);
-        for (std::size_t p = 0; p < plans.size(); ++p) {
-            if (!result.runs[p].ok || k >= outputs[p].size() || !outputs[p][k].isTensor()) continue;
-            const Shape& shape = outputs[p][k].tensor().shape();
+        for (const auto& c : counted) {
+            if (!c.run.ok) {
+                if (check.shapesFollow) {
+                    check.shapesFollow = false;
+                    check.problem = "the " + c.run.label + " run failed";
+                }
+                continue;
+            }
+            if (k >= c.outputs.size() || !c.outputs[k].isTensor()) continue;
+            const Shape& shape = c.outputs[k].tensor().shape();
             check.shapes.push_back(shape);
-            std::string mismatch = shapeMismatch(info.type, shape, plans[p].bindings);
+            std::string mismatch = shapeMismatch(info.type, shape, c.run.bindings);
             if (!mismatch.empty() && check.shapesFollow) {
                 check.shapesFollow = false;
                 check.problem = mismatch;
@@ -231,11 +448,12 @@ Result<DynamicAxesCheckResult> checkDynamicAxes(Session& session,
                                           mismatch + ".");
             }
         }
-        const bool bothBatchRuns =
-            !result.batchSymbol.empty() && result.runs[0].ok && result.runs[1].ok;
-        if (bothBatchRuns && outputs[0][k].isTensor() && outputs[1][k].isTensor()) {
-            const Tensor& one = outputs[0][k].tensor();
-            const Tensor& two = outputs[1][k].tensor();
+        const bool bothBatchRuns = !result.batchSymbol.empty() && counted.size() >= 2 &&
+                                   counted[0].run.ok && counted[1].run.ok;
+        if (bothBatchRuns && k < counted[0].outputs.size() && k < counted[1].outputs.size() &&
+            counted[0].outputs[k].isTensor() && counted[1].outputs[k].isTensor()) {
+            const Tensor& one = counted[0].outputs[k].tensor();
+            const Tensor& two = counted[1].outputs[k].tensor();
             // Only outputs that carry the batch along axis 0 have a first item to compare.
             if (one.rank() >= 1 && two.rank() == one.rank() && one.dim(0) == 1 && two.dim(0) == 2) {
                 check.firstItemCompared = true;
@@ -256,8 +474,8 @@ Result<DynamicAxesCheckResult> checkDynamicAxes(Session& session,
     std::string symbols;
     for (const auto& s : result.symbols) symbols += (symbols.empty() ? "'" : ", '") + s + "'";
     if (result.passed()) {
-        result.summary = "The dynamic axes work: " + std::to_string(plans.size()) + " runs with " +
-                         symbols +
+        result.summary = "The dynamic axes work: " + std::to_string(result.runs.size()) +
+                         " runs with " + symbols +
                          " set to different values gave outputs whose shapes follow the symbols";
         result.summary += result.batchSymbol.empty()
                               ? "."
@@ -269,7 +487,14 @@ Result<DynamicAxesCheckResult> checkDynamicAxes(Session& session,
             result.summary += " (and " + std::to_string(result.problems.size() - 1) +
                               " more problem" + (result.problems.size() > 2 ? "s" : "") + ")";
     }
-    if (result.batchSymbol.empty() && result.verdict != Verdict::NoDynamicAxes)
+    if (!result.rejections.empty())
+        result.summary += " Values the model rejected (not counted against the axes): " +
+                          std::to_string(result.rejections.size()) +
+                          ", the first: " + result.rejections.front() + ".";
+    if (!unboundUnknown.empty())
+        result.summary += " Unknown (`?`) dims " + describeUnknownDims(unboundUnknown) +
+                          " were not checked and were set to 1.";
+    if (result.batchSymbol.empty())
         result.summary += " Dim 0 is fixed in every input, so the batch size cannot change.";
     return result;
 }

@@ -8,14 +8,15 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "onnxlens/workflows/InputPreparation.h"
-#include "onnxlens/workflows/ReferenceComparison.h"
-#include "onnxlens/workflows/ReferenceRun.h"
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/ModelLoader.h"
 #include "onnxlens/model/ModelSummary.h"
 #include "onnxlens/model/TestDataSet.h"
+#include "onnxlens/workflows/InputPreparation.h"
+#include "onnxlens/workflows/PytorchTimingServer.h"
+#include "onnxlens/workflows/ReferenceComparison.h"
+#include "onnxlens/workflows/ReferenceRun.h"
 
 namespace onnxlens::engine {
 
@@ -54,6 +55,7 @@ LatencyStatistics latencyFromJson(const Json& doc) {
     s.minMs = numberOr(doc, "min_ms", 0);
     s.meanMs = numberOr(doc, "mean_ms", 0);
     s.medianMs = numberOr(doc, "median_ms", 0);
+    s.p10Ms = numberOr(doc, "p10_ms", s.minMs);
     s.p90Ms = numberOr(doc, "p90_ms", 0);
     s.p99Ms = numberOr(doc, "p99_ms", 0);
     s.maxMs = numberOr(doc, "max_ms", 0);
@@ -62,9 +64,11 @@ LatencyStatistics latencyFromJson(const Json& doc) {
 }
 
 Json latencyToJson(const LatencyStatistics& s) {
-    return {{"runs", s.runs},          {"min_ms", s.minMs},      {"mean_ms", s.meanMs},
-            {"median_ms", s.medianMs}, {"p90_ms", s.p90Ms},      {"p99_ms", s.p99Ms},
-            {"max_ms", s.maxMs},       {"stddev_ms", s.stddevMs}};
+    return {{"runs", s.runs},          {"min_ms", s.minMs},
+            {"mean_ms", s.meanMs},     {"p10_ms", s.p10Ms},
+            {"median_ms", s.medianMs}, {"p90_ms", s.p90Ms},
+            {"p99_ms", s.p99Ms},       {"max_ms", s.maxMs},
+            {"stddev_ms", s.stddevMs}, {"coefficient_of_variation", s.coefficientOfVariation()}};
 }
 
 struct CancelledError {};
@@ -73,8 +77,8 @@ void checkCancel(const std::atomic<bool>* cancel) {
     if (cancel && cancel->load()) throw CancelledError{};
 }
 
-// Runs one data set and measures the largest absolute difference over every output.
-DataSetAgreement runDataSet(Session& session, const TestDataSet& set,
+// Runs one data set and compares every output with PyTorch's (the rule of `compare`).
+DataSetAgreement runDataSet(Session& session, const TestDataSet& set, const Tolerance& tolerance,
                             const std::atomic<bool>* cancel) {
     DataSetAgreement agreement;
     agreement.name = set.directory.filename().string();
@@ -92,6 +96,8 @@ DataSetAgreement runDataSet(Session& session, const TestDataSet& set,
         agreement.problem = outputs.error().message;
         return agreement;
     }
+    ComparisonResult total;
+    total.passed = true;
     for (std::size_t i = 0; i < set.outputFiles.size(); ++i) {
         const std::string& name = set.outputNames[i];
         auto it = std::find_if(session.outputs().begin(), session.outputs().end(),
@@ -106,29 +112,50 @@ DataSetAgreement runDataSet(Session& session, const TestDataSet& set,
             return agreement;
         }
         const auto k = static_cast<std::size_t>(it - session.outputs().begin());
-        const ComparisonResult r = compareValues((*outputs)[k], *expected);
+        const ComparisonResult r = compareValues((*outputs)[k], *expected, tolerance);
         if (r.elementCount == 0 && !r.problem.empty()) {
             agreement.problem = name + ": " + r.problem;
             return agreement;
         }
         // NaN in one side and not the other makes the error infinite rather than hiding it.
-        const double error = std::isnan(r.maxAbsError) ? INFINITY : r.maxAbsError;
-        agreement.maxAbsError = std::max(agreement.maxAbsError, error);
+        total.maxAbsError =
+            std::max(total.maxAbsError, std::isnan(r.maxAbsError) ? INFINITY : r.maxAbsError);
+        total.maxRelError = std::max(total.maxRelError, r.maxRelError);
+        total.cosineSimilarity = std::min(total.cosineSimilarity, r.cosineSimilarity);
+        total.outsideCount += r.outsideCount;
+        total.elementCount += r.elementCount;
+        total.floating = total.floating || r.floating;
+        total.passed = total.passed && r.passed;
+        if (agreement.warning.empty()) {
+            const std::string warning = uninformativeReferenceWarning(r, tolerance);
+            if (!warning.empty())
+                agreement.warning = (set.outputFiles.size() > 1 ? name + ": " : "") + warning;
+        }
     }
+    agreement.maxAbsError = total.maxAbsError;
+    agreement.maxRelError = total.maxRelError;
+    agreement.minCosineSimilarity = total.cosineSimilarity;
+    agreement.outsideCount = total.outsideCount;
+    agreement.elementCount = total.elementCount;
+    agreement.withinTolerance = total.passed;
+    agreement.agreement = describeAgreement(total, tolerance);
     return agreement;
 }
 
 ExportReportLine agreementLine(const std::string& key, const std::string& title,
-                               const DataSetAgreement& a, double threshold) {
+                               const DataSetAgreement& a) {
     ExportReportLine line{key, title, ReportStatus::Failed, {}};
     if (!a.problem.empty()) {
         line.figure = a.problem;
         return line;
     }
-    line.status = a.maxAbsError <= threshold ? ReportStatus::Passed : ReportStatus::Failed;
+    line.status = !a.withinTolerance  ? ReportStatus::Failed
+                  : a.warning.empty() ? ReportStatus::Passed
+                                      : ReportStatus::Warning;
     line.figure =
         (key == "dynamic_batch" ? "batch " + std::to_string(a.batch) + ": " : std::string()) +
-        format("max abs error %.3g (threshold %.0e)", a.maxAbsError, threshold);
+        a.agreement;
+    if (!a.warning.empty()) line.figure += "; " + a.warning;
     return line;
 }
 
@@ -169,6 +196,8 @@ const char* reportStatusName(ReportStatus status) {
             return "fail";
         case ReportStatus::Skipped:
             return "skip";
+        case ReportStatus::Warning:
+            return "warn";
     }
     return "fail";
 }
@@ -263,20 +292,20 @@ Result<ExportReport> validateExport(const fs::path& folder, const ExportReportOp
             return report;
         }
         report.engineThreads = (*session)->threads();
+        const Tolerance tolerance{options.rtol, options.maxAbsErrorThreshold};
         for (const auto& set : *found) {
             checkCancel(cancel);
             say("running " + set.directory.filename().string());
-            report.dataSets.push_back(runDataSet(**session, set, cancel));
+            report.dataSets.push_back(runDataSet(**session, set, tolerance, cancel));
         }
-        report.lines.push_back(agreementLine("numbers", "Numbers match PyTorch",
-                                             report.dataSets.front(),
-                                             options.maxAbsErrorThreshold));
+        report.lines.push_back(
+            agreementLine("numbers", "Numbers match PyTorch", report.dataSets.front()));
 
         // 4. Dynamic batch: the second data set has twice the batch of the first.
         const bool dynamicBatch = exported.value("dynamic_batch", false);
         if (report.dataSets.size() >= 2) {
-            report.lines.push_back(agreementLine("dynamic_batch", "Dynamic batch works",
-                                                 report.dataSets[1], options.maxAbsErrorThreshold));
+            report.lines.push_back(
+                agreementLine("dynamic_batch", "Dynamic batch works", report.dataSets[1]));
         } else {
             report.lines.push_back(
                 {"dynamic_batch", "Dynamic batch works",
@@ -301,32 +330,83 @@ Result<ExportReport> validateExport(const fs::path& folder, const ExportReportOp
                     : static_cast<int>(numberOr(exported["pytorch_latency"], "warmup", 2));
             const int runs =
                 options.runs > 0 ? options.runs : std::max(1, report.pytorchLatency.runs);
-            say("timing the engine: " + std::to_string(warmup) + " warm-up, " +
-                std::to_string(runs) + " runs");
             auto feeds = feedsFromTestDataSet(**session, found->front());
             std::string problem;
-            if (feeds)
+            if (!feeds) problem = feeds.error().message;
+            // PyTorch interleaved with the engine when the exporter can serve timing rounds.
+            std::unique_ptr<PytorchTimingServer> server;
+            std::string serverProblem = "no exporter script given";
+            if (problem.empty() && !options.python.empty() && !options.exporterScript.empty()) {
+                say("starting PyTorch for interleaved timing");
+                auto started = PytorchTimingServer::start(options.python, options.exporterScript,
+                                                          folder, options.threads);
+                if (started)
+                    server = std::move(*started);
+                else
+                    serverProblem = started.error().message;
+            }
+            RunControl control;
+            const TimedRun engineRun = [&]() -> Result<double> {
+                const auto start = std::chrono::steady_clock::now();
+                auto r = (*session)->run(*feeds, &control);
+                if (!r) return r.error();
+                return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                                 start)
+                    .count();
+            };
+            if (problem.empty() && server) {
+                say("timing the engine and PyTorch in turn: " + std::to_string(warmup) +
+                    " warm-up, " + std::to_string(runs) + " runs each");
+                auto timed = timeInterleaved(
+                    engineRun, [&] { return server->run(); }, warmup, runs,
+                    [&] { return cancel && cancel->load(); }, "the engine", "PyTorch");
+                if (!timed && cancel && cancel->load()) throw CancelledError{};
+                if (timed) {
+                    report.latency = *timed;
+                    report.engineLatency = timed->a;
+                    report.pytorchLatency = timed->b;
+                    report.pytorchThreads =
+                        options.threads > 0 ? options.threads : report.pytorchThreads;
+                    report.pytorchTiming =
+                        "interleaved with the engine (engine, PyTorch, engine, ...)";
+                } else {
+                    serverProblem = timed.error().message;
+                    server.reset();
+                }
+            }
+            if (problem.empty() && !server) {
+                say("timing the engine: " + std::to_string(warmup) + " warm-up, " +
+                    std::to_string(runs) + " runs");
                 report.engineLatency = timeEngine(**session, *feeds, warmup, runs, cancel, problem);
-            else
-                problem = feeds.error().message;
+                report.latency = compareLatencies(report.engineLatency, report.pytorchLatency,
+                                                  false, "the engine", "PyTorch");
+                report.pytorchTiming = "at export time, not interleaved (" + serverProblem + ")";
+            }
             if (!problem.empty()) {
                 latencyLine.status = ReportStatus::Failed;
                 latencyLine.figure = problem;
             } else {
                 report.hasEngineLatency = true;
                 const double torchMedian = report.pytorchLatency.medianMs;
-                report.latencyRatio =
-                    torchMedian > 0 ? report.engineLatency.medianMs / torchMedian : 0;
-                latencyLine.figure = format("engine median %.3f ms (%.0f threads), ",
-                                            report.engineLatency.medianMs, report.engineThreads) +
-                                     format("PyTorch median %.3f ms (%.0f threads)", torchMedian,
-                                            report.pytorchThreads);
+                report.latencyRatio = report.latency.ratio;
+                latencyLine.figure =
+                    format("engine median %.3f ms (P10-P90 %.3f-%.3f",
+                           report.engineLatency.medianMs, report.engineLatency.p10Ms,
+                           report.engineLatency.p90Ms) +
+                    format(" ms, %.0f threads), ", report.engineThreads) +
+                    format("PyTorch median %.3f ms (P10-P90 %.3f-%.3f", torchMedian,
+                           report.pytorchLatency.p10Ms, report.pytorchLatency.p90Ms) +
+                    format(" ms, %.0f threads)", report.pytorchThreads);
                 if (torchMedian > 0)
                     latencyLine.figure += format(", ratio %.3gx", report.latencyRatio);
+                latencyLine.figure += report.latency.interleaved ? ", timed interleaved"
+                                                                 : ", PyTorch timed at export";
                 const bool tooSlow =
                     options.maxLatencyRatio > 0 && report.latencyRatio > options.maxLatencyRatio;
-                latencyLine.status =
-                    tooSlow || torchMedian <= 0 ? ReportStatus::Failed : ReportStatus::Passed;
+                latencyLine.status = tooSlow || torchMedian <= 0 ? ReportStatus::Failed
+                                     : report.latency.busy       ? ReportStatus::Warning
+                                                                 : ReportStatus::Passed;
+                if (!report.latency.note.empty()) latencyLine.figure += "; " + report.latency.note;
                 if (tooSlow)
                     latencyLine.figure += format(" (limit %.2fx)", options.maxLatencyRatio);
                 if (torchMedian <= 0) latencyLine.figure += " (export.json has no PyTorch latency)";
@@ -351,9 +431,10 @@ std::string exportReportMarkdown(const ExportReport& report) {
     if (!report.onnxVersion.empty()) md << ", onnx " << report.onnxVersion;
     md << "\n\n| | check | result |\n|---|---|---|\n";
     for (const auto& line : report.lines) {
-        const char* mark = line.status == ReportStatus::Passed   ? "PASS"
-                           : line.status == ReportStatus::Failed ? "FAIL"
-                                                                 : "skip";
+        const char* mark = line.status == ReportStatus::Passed    ? "PASS"
+                           : line.status == ReportStatus::Failed  ? "FAIL"
+                           : line.status == ReportStatus::Warning ? "WARN"
+                                                                  : "skip";
         std::string figure = line.figure;
         std::replace(figure.begin(), figure.end(), '\n', ' ');
         std::string escaped;
@@ -364,14 +445,18 @@ std::string exportReportMarkdown(const ExportReport& report) {
     if (report.hasEngineLatency) {
         const auto& e = report.engineLatency;
         const auto& p = report.pytorchLatency;
-        md << "\n## Latency (ms)\n\n| | runs | min | mean | median | p90 | p99 | max "
-              "|\n|---|---|---|---|---|---|---|---|\n";
-        md << format("| onnxlens engine | %.0f | %.3f ", e.runs, e.minMs)
-           << format("| %.3f | %.3f | %.3f ", e.meanMs, e.medianMs, e.p90Ms)
-           << format("| %.3f | %.3f |\n", e.p99Ms, e.maxMs);
-        md << format("| PyTorch | %.0f | %.3f ", p.runs, p.minMs)
-           << format("| %.3f | %.3f | %.3f ", p.meanMs, p.medianMs, p.p90Ms)
-           << format("| %.3f | %.3f |\n", p.p99Ms, p.maxMs);
+        md << "\n## Latency (ms)\n\nPyTorch timed " << report.pytorchTiming << ".";
+        if (!report.latency.note.empty()) md << " " << report.latency.note << ".";
+        md << "\n\n| | runs | min | P10 | median | P90 | max | mean | CV |"
+              "\n|---|---|---|---|---|---|---|---|---|\n";
+        for (const auto& [name, s] : {std::pair{"onnxlens engine", &e}, std::pair{"PyTorch", &p}})
+            md << "| " << name << format(" | %.0f | %.3f ", s->runs, s->minMs)
+               << format("| %.3f | %.3f | %.3f ", s->p10Ms, s->medianMs, s->p90Ms)
+               << format("| %.3f | %.3f | %.0f%% |\n", s->maxMs, s->meanMs,
+                         100 * s->coefficientOfVariation());
+        md << format("\nRatio engine / PyTorch (medians): %.3gx", report.latencyRatio)
+           << (report.latency.withinNoise ? " (within noise)" : "")
+           << (report.latency.busy ? " (the machine was busy: rerun)" : "") << "\n";
     }
     return md.str();
 }
@@ -386,10 +471,17 @@ std::string exportReportJson(const ExportReport& report) {
     Json sets = Json::array();
     for (const auto& s : report.dataSets) {
         Json set = {{"name", s.name}, {"batch", s.batch}};
-        if (s.problem.empty())
+        if (s.problem.empty()) {
             set["max_abs_error"] = s.maxAbsError;
-        else
+            set["max_rel_error"] = s.maxRelError;
+            set["cosine_similarity"] = s.minCosineSimilarity;
+            set["outside_count"] = s.outsideCount;
+            set["element_count"] = s.elementCount;
+            set["within_tolerance"] = s.withinTolerance;
+            if (!s.warning.empty()) set["warning"] = s.warning;
+        } else {
             set["problem"] = s.problem;
+        }
         sets.push_back(set);
     }
     Json doc = {{"folder", report.folder.string()},
@@ -408,6 +500,11 @@ std::string exportReportJson(const ExportReport& report) {
         doc["engine_threads"] = report.engineThreads;
         doc["pytorch_threads"] = report.pytorchThreads;
         doc["latency_ratio"] = report.latencyRatio;
+        doc["latency_interleaved"] = report.latency.interleaved;
+        doc["latency_within_noise"] = report.latency.withinNoise;
+        doc["latency_busy"] = report.latency.busy;
+        doc["latency_note"] = report.latency.note;
+        doc["pytorch_timing"] = report.pytorchTiming;
     }
     if (report.quantized) {
         const auto& q = report.int8;

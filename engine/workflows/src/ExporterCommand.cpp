@@ -61,6 +61,19 @@ std::string validateExportRequest(const ExportRequest& r) {
     if (r.outDir.empty()) return "no output folder (--out DIR)";
     if (r.sourceKind != ExportSourceKind::Torchvision && !fs::is_regular_file(r.source))
         return r.source + ": no such file";
+    if (r.sourceKind == ExportSourceKind::Sklearn) {
+        const auto comma = r.inputShape.find(',');
+        const bool rowsAndFeatures = comma != std::string::npos && comma > 0 && comma + 1 < r.inputShape.size() &&
+                                     r.inputShape.find(',', comma + 1) == std::string::npos &&
+                                     std::all_of(r.inputShape.begin(), r.inputShape.end(),
+                                                 [](char c) { return (c >= '0' && c <= '9') || c == ','; });
+        if (!rowsAndFeatures)
+            return "a scikit-learn source needs --input-shape N,F (held-out rows, features), e.g. 200,8";
+        if (r.runs < 1 || r.warmup < 0) return "--runs must be >= 1 and --warmup >= 0";
+        if (!(r.timeoutSeconds > 0)) return "--timeout must be positive";
+        if (r.python.empty()) return "no Python interpreter given";
+        return {};
+    }
     if (r.sourceKind == ExportSourceKind::TorchScript && r.inputShape.empty() && r.task.empty())
         return "a TorchScript source needs --input-shape (e.g. 1x3x224x224)";
     if (!r.inputShape.empty() && !isShape(r.inputShape))
@@ -94,6 +107,21 @@ std::optional<fs::path> findExporterScript(const fs::path& executableDir) {
 }
 
 std::vector<std::string> exporterCommandLine(const ExportRequest& r, const fs::path& script) {
+    if (r.sourceKind == ExportSourceKind::Sklearn)
+        return {r.python,
+                "-u",
+                (script.parent_path() / "onnxlens_sklearn_export.py").string(),
+                "--pickle",
+                r.source,
+                "--input-shape",
+                r.inputShape,
+                "--out",
+                r.outDir.string(),
+                "--bench",
+                "--runs",
+                std::to_string(r.runs),
+                "--warmup",
+                std::to_string(r.warmup)};
     // -u: unbuffered, so the log streams line by line through the pipe.
     std::vector<std::string> argv = {r.python, "-u", script.string()};
     switch (r.sourceKind) {
@@ -106,6 +134,8 @@ std::vector<std::string> exporterCommandLine(const ExportRequest& r, const fs::p
         case ExportSourceKind::TorchScript:
             argv.insert(argv.end(), {"--torchscript", r.source});
             break;
+        case ExportSourceKind::Sklearn:
+            break;  // returned above
     }
     if (!r.inputShape.empty()) argv.insert(argv.end(), {"--input-shape", r.inputShape});
     argv.insert(argv.end(), {"--out", r.outDir.string()});

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <numeric>
 
@@ -46,12 +47,57 @@ LatencyStatistics computeLatencyStatistics(std::vector<double> samples) {
     s.maxMs = samples.back();
     s.meanMs = std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(samples.size());
     s.medianMs = percentile(samples, 50);
+    s.p10Ms = percentile(samples, 10);
     s.p90Ms = percentile(samples, 90);
     s.p99Ms = percentile(samples, 99);
     double sq = 0;
     for (double v : samples) sq += (v - s.meanMs) * (v - s.meanMs);
     s.stddevMs = samples.size() > 1 ? std::sqrt(sq / static_cast<double>(samples.size() - 1)) : 0.0;
     return s;
+}
+
+LatencyComparison compareLatencies(const LatencyStatistics& a, const LatencyStatistics& b,
+                                   bool interleaved, const std::string& aName,
+                                   const std::string& bName) {
+    LatencyComparison c;
+    c.a = a;
+    c.b = b;
+    c.interleaved = interleaved;
+    c.ratio = b.medianMs > 0 ? a.medianMs / b.medianMs : 0;
+    const double overlap = std::min(a.p90Ms, b.p90Ms) - std::max(a.p10Ms, b.p10Ms);
+    const double difference = std::fabs(a.medianMs - b.medianMs);
+    c.withinNoise = overlap > difference;
+    char text[200];
+    for (const auto& [side, name] : {std::pair{&a, &aName}, std::pair{&b, &bName}}) {
+        if (side->coefficientOfVariation() > kBusyCoefficientOfVariation) {
+            c.busy = true;
+            std::snprintf(text, sizeof text,
+                          "the machine was busy: rerun (%s's runs vary %.0f%%, more than %.0f%%)",
+                          name->c_str(), 100 * side->coefficientOfVariation(),
+                          100 * kBusyCoefficientOfVariation);
+            c.note = text;
+            break;
+        }
+    }
+    if (!c.busy && c.withinNoise)
+        c.note = "within noise: the P10-P90 spreads overlap by more than the medians differ";
+    return c;
+}
+
+Result<LatencyComparison> timeInterleaved(const TimedRun& a, const TimedRun& b, int warmup,
+                                          int runs, const std::function<bool()>& cancelled,
+                                          const std::string& aName, const std::string& bName) {
+    std::vector<double> samplesA, samplesB;
+    for (int round = 0; round < warmup + runs; ++round) {
+        for (int side = 0; side < 2; ++side) {
+            if (cancelled && cancelled()) return Error{"cancelled"};
+            auto ms = (side == 0 ? a : b)();
+            if (!ms) return Error{(side == 0 ? aName : bName) + ": " + ms.error().message};
+            if (round >= warmup) (side == 0 ? samplesA : samplesB).push_back(*ms);
+        }
+    }
+    return compareLatencies(computeLatencyStatistics(samplesA), computeLatencyStatistics(samplesB),
+                            true, aName, bName);
 }
 
 std::vector<OpTypeProfile> summarizeByOpType(const std::vector<std::vector<NodeProfile>>& runs) {

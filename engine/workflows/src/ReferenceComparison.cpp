@@ -1,6 +1,9 @@
 #include "onnxlens/workflows/ReferenceComparison.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <map>
 
 namespace onnxlens::engine {
 
@@ -68,12 +71,23 @@ ComparisonResult compareTensors(const Tensor& actual, const Tensor& expected,
         });
     } else {
         const bool exact = !isFloatingPoint(actual.dtype());
+        r.floating = !exact;
+        double dot = 0, normA = 0, normE = 0;
+        bool constant = n > 1;
         dispatchNumericOrBool(actual.dtype(), [&]<class T>() {
             const T* a = actual.data<T>();
             const T* e = expected.data<T>();
+            const double e0 = n > 0 ? toDouble(e[0]) : 0.0;
             for (std::int64_t i = 0; i < n; ++i) {
                 const double av = toDouble(a[i]);
                 const double ev = toDouble(e[i]);
+                if (ev != e0 && !(std::isnan(ev) && std::isnan(e0))) constant = false;
+                if (std::isfinite(av) && std::isfinite(ev)) {
+                    dot += av * ev;
+                    normA += av * av;
+                    normE += ev * ev;
+                    r.referenceMaxAbs = std::max(r.referenceMaxAbs, std::fabs(ev));
+                }
                 const bool aNan = std::isnan(av), eNan = std::isnan(ev);
                 double diff;
                 bool outside;
@@ -100,6 +114,11 @@ ComparisonResult compareTensors(const Tensor& actual, const Tensor& expected,
                     r.maxRelError = std::max(r.maxRelError, diff / std::fabs(ev));
             }
         });
+        r.referenceConstant = constant;
+        if (normA > 0 && normE > 0)
+            r.cosineSimilarity = dot / (std::sqrt(normA) * std::sqrt(normE));
+        else
+            r.cosineSimilarity = (normA == 0 && normE == 0) ? 1.0 : 0.0;
     }
     r.meanAbsError = n > 0 ? sumAbs / static_cast<double>(n) : 0.0;
     r.fractionOutside = n > 0 ? static_cast<double>(r.outsideCount) / static_cast<double>(n) : 0.0;
@@ -111,35 +130,124 @@ ComparisonResult compareTensors(const Tensor& actual, const Tensor& expected,
     return r;
 }
 
-ComparisonResult compareValues(const Value& actual, const Value& expected, const Tolerance& tolerance) {
-    if (actual.kind() != expected.kind()) {
-        auto kind = [](const Value& v) {
-            return v.isNone() ? "empty optional" : v.isTensor() ? "tensor" : "sequence";
-        };
-        return failed(std::string("got a ") + kind(actual) + ", expected a " + kind(expected));
-    }
-    if (actual.isNone()) {
-        ComparisonResult r;
-        r.passed = true;
-        return r;
-    }
-    if (actual.isTensor()) return compareTensors(actual.tensor(), expected.tensor(), tolerance);
-    const auto& a = actual.sequence();
-    const auto& e = expected.sequence();
+namespace {
+
+// Maps are equal when they hold the same keys (in any order) with values within tolerance.
+ComparisonResult compareMaps(const Value& actual, const Value& expected, const Tolerance& tolerance) {
+    if (actual.mapKeyType() != expected.mapKeyType())
+        return failed(std::string("map keys ") + dataTypeName(actual.mapKeyType()) + ", expected " +
+                      dataTypeName(expected.mapKeyType()));
+    const Tensor& ak = actual.mapKeys();
+    const Tensor& ek = expected.mapKeys();
+    if (ak.numel() != ek.numel())
+        return failed("map of " + std::to_string(ak.numel()) + " entries, expected " + std::to_string(ek.numel()));
+    // The position in `actual` of each expected key.
+    std::vector<std::int64_t> order(static_cast<std::size_t>(ek.numel()), -1);
+    bool found = true;
+    dispatchAny(ak.dtype(), [&]<class K>() {
+        if constexpr (std::is_same_v<K, std::string> || std::is_same_v<K, std::int64_t>) {
+            std::map<K, std::int64_t> position;
+            for (std::int64_t i = 0; i < ak.numel(); ++i) position[ak.data<K>()[i]] = i;
+            for (std::int64_t i = 0; i < ek.numel() && found; ++i) {
+                auto it = position.find(ek.data<K>()[i]);
+                found = it != position.end();
+                if (found) order[static_cast<std::size_t>(i)] = it->second;
+            }
+        }
+    });
+    if (!found) return failed("the map's keys differ from the expected keys");
+    const Tensor& av = actual.mapValues();
+    Tensor reordered(av.dtype(), {ek.numel()});
+    dispatchAny(av.dtype(), [&]<class T>() {
+        for (std::size_t i = 0; i < order.size(); ++i) reordered.data<T>()[i] = av.data<T>()[order[i]];
+    });
+    return compareTensors(reordered, expected.mapValues(), tolerance);
+}
+
+template <class Item, class Compare>
+ComparisonResult compareItems(const std::vector<Item>& a, const std::vector<Item>& e, const char* what,
+                              Compare compare) {
     if (a.size() != e.size())
-        return failed("sequence of " + std::to_string(a.size()) + " tensors, expected " +
+        return failed("sequence of " + std::to_string(a.size()) + " " + what + ", expected " +
                       std::to_string(e.size()));
     ComparisonResult total;
     total.passed = true;
     for (std::size_t i = 0; i < a.size(); ++i) {
-        ComparisonResult r = compareTensors(a[i], e[i], tolerance);
+        ComparisonResult r = compare(a[i], e[i]);
         if (!r.passed && total.passed) {
             total = r;
             total.problem = "sequence item " + std::to_string(i) + ": " + r.problem;
         }
-        total.elementCount += r.passed ? r.elementCount : 0;
+        if (total.passed) {
+            total.elementCount += r.elementCount;
+            total.maxAbsError = std::max(total.maxAbsError, r.maxAbsError);
+            total.maxRelError = std::max(total.maxRelError, r.maxRelError);
+        }
     }
     return total;
+}
+
+}  // namespace
+
+ComparisonResult compareValues(const Value& actual, const Value& expected, const Tolerance& tolerance) {
+    if (actual.kind() != expected.kind())
+        return failed(std::string("got ") + valueKindName(actual.kind()) + ", expected " +
+                      valueKindName(expected.kind()));
+    switch (actual.kind()) {
+        case Value::Kind::None: {
+            ComparisonResult r;
+            r.passed = true;
+            return r;
+        }
+        case Value::Kind::Tensor: return compareTensors(actual.tensor(), expected.tensor(), tolerance);
+        case Value::Kind::Map: return compareMaps(actual, expected, tolerance);
+        case Value::Kind::MapSequence:
+            return compareItems(actual.maps(), expected.maps(), "maps", [&](const Value& a, const Value& e) {
+                return compareMaps(a, e, tolerance);
+            });
+        case Value::Kind::Sequence: break;
+    }
+    return compareItems(actual.sequence(), expected.sequence(), "tensors", [&](const Tensor& a, const Tensor& e) {
+        return compareTensors(a, e, tolerance);
+    });
+}
+
+std::string uninformativeReferenceWarning(const ComparisonResult& result,
+                                          const Tolerance& tolerance) {
+    if (!result.floating || result.elementCount == 0) return {};
+    char text[256];
+    if (result.referenceMaxAbs <= std::max(tolerance.atol, 1e-6)) {
+        std::snprintf(text, sizeof text,
+                      "outputs are ~%.0e (largest magnitude %.3g, atol %.0e): the check cannot "
+                      "tell right from wrong; use real weights or inputs",
+                      result.referenceMaxAbs, result.referenceMaxAbs, tolerance.atol);
+        return text;
+    }
+    if (result.referenceConstant) {
+        std::snprintf(text, sizeof text,
+                      "outputs are constant (every element of magnitude %.6g): the check cannot "
+                      "tell right from wrong; use real weights or inputs",
+                      result.referenceMaxAbs);
+        return text;
+    }
+    return {};
+}
+
+std::string describeAgreement(const ComparisonResult& result, const Tolerance& tolerance) {
+    char text[320];
+    if (!result.floating) {
+        std::snprintf(text, sizeof text, "%lld of %lld elements differ (compared exactly)",
+                      static_cast<long long>(result.outsideCount),
+                      static_cast<long long>(result.elementCount));
+        return text;
+    }
+    std::snprintf(text, sizeof text,
+                  "max abs error %.3g, max rel error %.3g, cosine similarity %.6f, %lld of %lld "
+                  "outside |a - e| <= %.0e + %.0e * |e|",
+                  result.maxAbsError, result.maxRelError, result.cosineSimilarity,
+                  static_cast<long long>(result.outsideCount),
+                  static_cast<long long>(result.elementCount), tolerance.atol, tolerance.rtol);
+    return text;
 }
 
 Histogram absoluteErrorHistogram(const Tensor& actual, const Tensor& expected, int bins) {

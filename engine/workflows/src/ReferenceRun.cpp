@@ -49,6 +49,7 @@ Result<std::vector<OutputComparison>> compareWithReferences(const Session& sessi
         c.name = name;
         c.referenceFile = file;
         c.result = compareValues(actual[k], *expected, tolerance);
+        c.warning = uninformativeReferenceWarning(c.result, tolerance);
         if (histogramBins > 0 && actual[k].isTensor() && expected->isTensor())
             c.absoluteErrors =
                 absoluteErrorHistogram(actual[k].tensor(), expected->tensor(), histogramBins);

@@ -52,23 +52,54 @@ GVC_t* processGraphvizContext() {
     return context;
 }
 
+// dot's costs grow with crossings minimisation (mclimit), network simplex (nslimit) and spline
+// routing: small graphs get the full treatment, large ones bounded passes, so that the time
+// limit is never what ends a normal layout.
+struct DotOptions {
+    const char* ranksep = "0.3";
+    const char* splines = "spline";
+    const char* mclimit = nullptr;  // nullptr: dot's default
+    const char* nslimit = nullptr;
+    const char* searchsize = nullptr;
+};
+
+DotOptions dotOptionsFor(const LayoutGraphSpec& spec, const LayoutRequest& request) {
+    const std::size_t size = spec.nodes.size() + spec.edges.size();
+    DotOptions options;
+    if (static_cast<int>(spec.nodes.size()) > request.fastModeNodeCount) {
+        options.ranksep = "0.4";  // no label room of their own: a little more between ranks
+        options.mclimit = "0.2";
+        options.nslimit = "2";
+        options.searchsize = "10";
+        options.splines = size > 4000 ? "polyline" : "spline";
+    } else if (size > 400) {
+        options.mclimit = "0.5";
+        options.nslimit = "5";
+        options.searchsize = "30";
+    }
+    return options;
+}
+
 Result<GraphPlacement> layoutOne(GVC_t* context, const LayoutGraphSpec& spec,
                                  const std::map<std::string, const GraphPlacement*>& earlier,
                                  const LayoutRequest& request) {
     const bool fast = static_cast<int>(spec.nodes.size()) > request.fastModeNodeCount;
+    const DotOptions options = dotOptionsFor(spec, request);
     char graphName[] = "g";
     Agraph_t* raw = agopen(graphName, Agdirected, nullptr);
     std::unique_ptr<Agraph_t, GraphDeleter> graph(raw, GraphDeleter{context});
     agattr(raw, AGRAPH, const_cast<char*>("rankdir"), const_cast<char*>("TB"));
     agattr(raw, AGRAPH, const_cast<char*>("nodesep"), const_cast<char*>("0.25"));
-    agattr(raw, AGRAPH, const_cast<char*>("ranksep"), const_cast<char*>("0.3"));
-    agattr(raw, AGRAPH, const_cast<char*>("splines"), const_cast<char*>("spline"));
-    if (fast) {
-        agattr(raw, AGRAPH, const_cast<char*>("mclimit"), const_cast<char*>("0.2"));
-        agattr(raw, AGRAPH, const_cast<char*>("nslimit"), const_cast<char*>("2"));
-        agattr(raw, AGRAPH, const_cast<char*>("nslimit1"), const_cast<char*>("2"));
-        agattr(raw, AGRAPH, const_cast<char*>("searchsize"), const_cast<char*>("10"));
+    agattr(raw, AGRAPH, const_cast<char*>("ranksep"), const_cast<char*>(options.ranksep));
+    agattr(raw, AGRAPH, const_cast<char*>("splines"), const_cast<char*>(options.splines));
+    if (options.mclimit)
+        agattr(raw, AGRAPH, const_cast<char*>("mclimit"), const_cast<char*>(options.mclimit));
+    if (options.nslimit) {
+        agattr(raw, AGRAPH, const_cast<char*>("nslimit"), const_cast<char*>(options.nslimit));
+        agattr(raw, AGRAPH, const_cast<char*>("nslimit1"), const_cast<char*>(options.nslimit));
     }
+    if (options.searchsize)
+        agattr(raw, AGRAPH, const_cast<char*>("searchsize"), const_cast<char*>(options.searchsize));
     agattr(raw, AGNODE, const_cast<char*>("shape"), const_cast<char*>("box"));
     agattr(raw, AGNODE, const_cast<char*>("fixedsize"), const_cast<char*>("true"));
     agattr(raw, AGNODE, const_cast<char*>("label"), const_cast<char*>(""));

@@ -1,12 +1,25 @@
 #pragma once
-// Graph rewrites applied once at load: a list of small passes, each separately tested, each
-// preserving what the model computes (checked by running optimized and unoptimized models).
+// Graph rewrites applied once at load: a pipeline of small named passes, each separately tested,
+// each preserving what the model computes (checked by running optimized and unoptimized models).
+// The table of passes and how to add one: engine/src/optimizer/PassTable.h; the driver that runs
+// them: engine/src/optimizer/OptimizerDriver.cpp.
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
+
+#include "onnxlens/model/Result.h"
+
+namespace onnxlens {
+class InferredShapes;
+class ShapeInferenceCache;
+}  // namespace onnxlens
 
 namespace onnxlens::engine {
 
@@ -22,15 +35,44 @@ struct PassResult {
 };
 
 struct OptimizationReport {
-    std::vector<PassResult> passes;
+    std::vector<PassResult> passes;  // every pass that ran, in table order, with its rewrites
     int nodesBefore = 0, nodesAfter = 0;
+    // Shape inference valid for the optimized model (values the passes made may be missing), or
+    // null when none was run or a pass invalidated it.
+    std::shared_ptr<const InferredShapes> shapes;
 };
 
-// Runs every pass in order until nothing changes (at most a few rounds).
-OptimizationReport optimizeModel(onnx::ModelProto& model,
-                                 const std::filesystem::path& modelDirectory);
+struct OptimizerOptions {
+    // Only these passes (by name, as optimizerPassNames() lists them); all when empty.
+    std::set<std::string> passes;
+    // The shape inference cache of the model as it is given (LoadedModel::shapes), so that the
+    // passes reuse an inference already made (or made later) for the unoptimized model.
+    std::shared_ptr<ShapeInferenceCache> shapes;
+};
 
-// The passes. Each returns the number of rewrites it made.
+// Runs the passes of the table: the cleanup passes in rounds until nothing changes (at most a
+// few rounds), then the fusion passes once. Every node a pass wrote or rewrote carries the
+// pass's name (optimizerPassOf).
+OptimizationReport optimizeModel(onnx::ModelProto& model,
+                                 const std::filesystem::path& modelDirectory,
+                                 const OptimizerOptions& options = {});
+
+struct OptimizerPassInfo {
+    std::string name;
+    bool cleanup = false;  // repeated until nothing changes; else a fusion run once
+    bool needsShapes = false;
+};
+// The passes in the order they run.
+std::vector<OptimizerPassInfo> optimizerPasses();
+// Checks a list of pass names; the error names the unknown one and the known ones.
+Status checkOptimizerPassNames(const std::set<std::string>& names);
+
+// The optimizer pass that wrote or last rewrote this node ("" for a node as the model had it).
+// Kept in the node's doc_string, so it survives saving the optimized model.
+std::string optimizerPassOf(const onnx::NodeProto& node);
+
+// The passes, each run alone (the pipeline runs them through the table). Each returns the number
+// of rewrites it made.
 // Identity nodes whose output is not a graph output: consumers read the input instead.
 int eliminateIdentityNodes(onnx::GraphProto& graph);
 // Inference-mode Dropout (no training_mode input, mask unused) behaves as Identity.

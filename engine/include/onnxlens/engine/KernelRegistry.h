@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "onnxlens/engine/Kernel.h"
+#include "onnxlens/model/OnnxDomains.h"
 
 namespace onnxlens::engine {
 
@@ -49,6 +50,6 @@ private:
     std::map<std::pair<std::string, std::string>, std::vector<Range>> kernels_;
 };
 
-std::string canonicalDomain(const std::string& domain);  // "ai.onnx" -> ""
+using onnxlens::canonicalDomain;  // "ai.onnx" -> "" (OnnxDomains.h)
 
 }  // namespace onnxlens::engine

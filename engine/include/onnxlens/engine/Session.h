@@ -11,8 +11,6 @@
 #include <onnx/onnx_pb.h>
 
 #include "onnxlens/engine/GraphOptimizer.h"
-#include "onnxlens/engine/Kernel.h"
-#include "onnxlens/engine/KernelRegistry.h"
 #include "onnxlens/engine/Value.h"
 #include "onnxlens/model/ModelLoader.h"
 #include "onnxlens/model/Result.h"
@@ -26,7 +24,10 @@ struct UnsupportedNode {
 
 struct SessionOptions {
     int threads = 0;                 // intra-op threads; <= 0: number of cores
-    std::uint64_t maxTensorBytes = 0;  // 0: keep the global default (half of physical memory)
+    // The largest tensor this session's compile and runs may allocate (a broken or hostile model
+    // asking for terabytes fails with an error naming the node); 0: the process default, half of
+    // physical memory (maxTensorBytes() in Tensor.h).
+    std::uint64_t maxTensorBytes = 0;
     bool optimize = true;            // run the graph optimizer passes at load
     // optimizedModel() keeps its initializers' bytes (to show or save the optimized graph).
     // Otherwise each initializer's bytes are released as soon as the engine holds its tensor,
@@ -45,42 +46,6 @@ struct RunControl {
     std::atomic<bool> cancel{false};  // set from any thread to stop a run between nodes
     bool profile = false;             // fill `profile` with one entry per top-level node
     std::vector<NodeProfile> nodeProfiles;  // filled when profile is set
-};
-
-// A graph compiled for execution: value slots, kernels in topological order.
-class CompiledGraph;
-
-// A frame holds the values of one execution of a CompiledGraph; subgraphs look up free
-// names in their parent frames.
-struct Frame {
-    const CompiledGraph* graph = nullptr;
-    std::vector<Value> slots;
-    const Frame* parent = nullptr;
-    const Value* lookup(const std::string& name) const;
-};
-
-class CompiledGraph {
-public:
-    struct Step;
-    ~CompiledGraph();
-    // Runs with the given graph inputs (in graph-input order); free names resolve in `parent`.
-    std::vector<Value> run(ThreadPool& pool, std::vector<Value> inputs, const Frame* parent,
-                           const std::atomic<bool>* cancel, std::vector<NodeProfile>* profile) const;
-
-    const std::vector<std::string>& inputNames() const { return inputNames_; }
-    const std::vector<std::string>& outputNames() const { return outputNames_; }
-    int slotOf(const std::string& name) const;  // -1 when not a value of this graph
-
-private:
-    friend class GraphCompiler;
-    std::vector<std::string> slotNames_;
-    std::map<std::string, int> slotIndex_;
-    std::vector<std::string> inputNames_, outputNames_;
-    std::vector<int> inputSlots_, outputSlots_;
-    std::vector<std::pair<int, Value>> constants_;  // initializers
-    std::vector<int> freeSlots_;                    // names resolved in parent frames
-    std::vector<std::unique_ptr<Step>> steps_;
-    std::shared_ptr<void> ownedProtos_;            // expanded function bodies etc.
 };
 
 class Session {

@@ -21,8 +21,17 @@ onnx::TensorProto tensorToProto(const Tensor& tensor, const std::string& name = 
 
 Value valueFromSequenceProto(const onnx::SequenceProto& proto);
 Value valueFromOptionalProto(const onnx::OptionalProto& proto);
+// A map's values are stored as a SequenceProto of one-element tensors (numpy_helper.from_dict).
+Value valueFromMapProto(const onnx::MapProto& proto);
+onnx::MapProto mapToProto(const Value& map, const std::string& name = {});
+// Sequences of tensors (elem_type TENSOR) and of maps (elem_type MAP).
+onnx::SequenceProto sequenceToProto(const Value& sequence, const std::string& name = {});
 
-// Reads a .pb (TensorProto, or SequenceProto/OptionalProto when `expectedType` says so) or .npy
+// Writes any value as the ONNX message its kind is stored as in test data: TensorProto,
+// SequenceProto, MapProto, or an empty OptionalProto. Errors name the file.
+Status writeValuePbFile(const std::filesystem::path& file, const Value& value, const std::string& name);
+
+// Reads a .pb (TensorProto, or SequenceProto/MapProto/OptionalProto when `expectedType` says so) or .npy
 // file as a Value. Errors name the file.
 Result<Value> readValueFile(const std::filesystem::path& file,
                             const onnx::TypeProto* expectedType = nullptr);

@@ -12,11 +12,16 @@
 
 namespace onnxlens {
 
+class ShapeInferenceCache;
+
 struct LoadedModel {
     std::filesystem::path path;       // as given by the caller
     std::filesystem::path directory;  // folder external data is resolved against
     std::uint64_t fileBytes = 0;
     std::shared_ptr<onnx::ModelProto> proto;
+    // Shape inference of `proto` as loaded, run once on first need and shared by the summary, the
+    // view graph and the engine's optimizer (ShapeInference.h). Whoever changes `proto` resets it.
+    std::shared_ptr<ShapeInferenceCache> shapes;
 };
 
 struct LoadLimits {

@@ -11,7 +11,10 @@
 #include <vector>
 
 #include "onnxlens/model/ModelLoader.h"
+#include "onnxlens/model/OnnxDomains.h"
 #include "onnxlens/model/Result.h"
+#include "onnxlens/model/ShapeInference.h"
+#include "onnxlens/model/StructuralCopy.h"
 
 namespace onnxlens {
 
@@ -57,12 +60,21 @@ struct FunctionSummary {
 struct CheckerVerdict {
     bool ok = false;
     std::string message;  // empty when ok
+    // Set when the model's IR version or ai.onnx opset is newer than the onnx library knows:
+    // "the onnx checker in this build knows opsets up to 17; 3 nodes use newer versions and were
+    // checked by onnxlens instead" (NewerOpsets.h). Shown whether or not the check passed.
+    std::string note;
+    std::int64_t nodesCheckedByOnnxlens = 0;
+    // The model's ai.onnx opset is beyond every opset this build knows (neither the onnx library
+    // nor onnxlens's table): a warning, not a failure; run/compare/bench refuse such a model.
+    std::string newerOpsetWarning;
 };
 
 struct ShapeInferenceSummary {
     bool ok = false;
     std::string message;          // the first error when not ok
     std::int64_t knownEdges = 0;  // node outputs of the main graph whose shape (rank) is known
+    std::int64_t shapedByOnnxlens = 0;  // node outputs (subgraphs too) typed by ShapeRules.h
     std::int64_t totalEdges = 0;  // node outputs of the main graph
 };
 
@@ -88,29 +100,17 @@ struct ModelSummary {
     ShapeInferenceSummary shapeInference;
 };
 
-// "ai.onnx" for the default domain, else the domain itself.
-std::string displayDomain(const std::string& domain);
-
 // The onnx checker on a copy of the model without its bulk tensor data.
 CheckerVerdict runChecker(const onnx::ModelProto& model);
 
-// onnx shape inference on a copy without bulk tensor data; counts the main graph's node outputs
-// that got a shape. Skipped (not ok, with the reason) when checkNodesAgainstSchemas fails.
+// Shape inference on a copy without bulk tensor data (ShapeInferenceAnyOpset.h: onnx's where the
+// library knows the nodes, onnxlens's rules beyond); counts the main graph's node outputs that got
+// a shape, whatever their source. Skipped (not ok, with the reason) when checkNodesAgainstSchemas
+// fails.
 ShapeInferenceSummary runShapeInference(const onnx::ModelProto& model);
-
-// onnx's shape inference functions trust what the checker verifies node by node (required
-// attributes present, attribute types, input and output counts) and crash on nodes that break
-// it (onnx 1.12's Scan inference dereferences a missing num_scan_inputs). Every caller of
-// onnx::shape_inference runs this first, on the nodes of every graph, subgraph and local
-// function, and skips inference when it returns the first offending node.
-Status checkNodesAgainstSchemas(const onnx::ModelProto& model);
-
-// A copy of the model whose large tensors (more than `maxKeptBytes` of data, inline or external)
-// keep name, type and dims but hold one element of zero raw_data: what the checker and shape
-// inference need, without doubling the memory of a large model. Small tensors (shape inputs such as
-// Reshape's target) keep their data so shape inference can read them.
-onnx::ModelProto copyWithoutBulkData(const onnx::ModelProto& model,
-                                     std::size_t maxKeptBytes = 4096);
+// The same from an inference already run on `model` (ShapeInference.h).
+ShapeInferenceSummary summarizeShapeInference(const onnx::ModelProto& model,
+                                              const InferredShapes& shapes);
 
 Result<ModelSummary> summarizeModel(const LoadedModel& model);
 

@@ -17,6 +17,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "onnxlens/model/Result.h"
+#include "onnxlens/model/ShapeInference.h"
 
 namespace onnxlens {
 
@@ -36,6 +37,7 @@ enum class NodeCategory {
     Logic,          // Equal, Where, Not...
     Control,        // If, Loop, Scan
     Quantization,
+    ClassicalMl,    // every ai.onnx.ml operator (scalers, trees, SVMs, encoders, ZipMap)
     Input,
     Output,
 };
@@ -61,13 +63,14 @@ struct ViewTensorType {
 ViewTensorType tensorTypeOf(const onnx::TypeProto& type);
 ViewTensorType tensorTypeOf(const onnx::TensorProto& tensor);
 
-// One row under a node's title: an attribute (`kernel_shape = 3x3`) or a folded initializer or
-// Constant (`W <64x3x7x7>`).
+// One row under a node's title: an attribute (`kernel_shape = 3x3`), a folded initializer or
+// Constant (`W <64x3x7x7>`), or a stub: a tensor read by many nodes far apart (an attention
+// mask) drawn as a labelled row at each distant reader instead of an edge across the graph.
 struct ViewRow {
-    enum class Kind { Attribute, Initializer, Constant } kind = Kind::Attribute;
+    enum class Kind { Attribute, Initializer, Constant, Stub } kind = Kind::Attribute;
     std::string label;  // attribute name, or the schema's input name ("W", "B")
-    std::string text;   // "3x3", "<64x3x7x7>", "= [0, -1]"
-    int tensor = -1;    // folded rows: index into ViewGraph::tensors
+    std::string text;   // "3x3", "<64x3x7x7>", "= [0, -1]", "← Add_1"
+    int tensor = -1;    // folded and stub rows: index into ViewGraph::tensors
 };
 
 struct ViewNode {
@@ -97,13 +100,16 @@ struct ViewUnitRef {
 struct ViewGroup {
     // Range: a run of consecutive operators of a level too large to lay out at once (a flat
     // model of thousands of nodes), so that dot never sees more than a few hundred boxes.
-    enum class Kind { Root, Scope, Subgraph, Function, Range } kind = Kind::Root;
+    // Repeat: a run of sibling groups built alike (layers.0 ... layers.95), drawn collapsed as
+    // one "x96" box (ViewGraphOptions::foldRepeats).
+    enum class Kind { Root, Scope, Subgraph, Function, Range, Repeat } kind = Kind::Root;
     std::string path;   // unique: "/encoder/layer.0", "/If_0.then_branch"
     std::string title;  // "layer.0", "then_branch", the function's name
     int parent = -1;
     int depth = 0;
     std::vector<ViewUnitRef> children;  // nodes and groups, in model order
     int nodeCount = 0;                  // operators inside, at any depth
+    int repeats = 0;                    // Repeat: how many alike groups it holds
     const onnx::NodeProto* owner = nullptr;  // the If/Loop/Scan or function-call node
 };
 
@@ -114,6 +120,8 @@ struct ViewTensor {
     std::vector<int> consumers;
     const onnx::TensorProto* initializer = nullptr;  // initializer or Constant value
     bool folded = false;                             // drawn as a row, not an edge
+    // Read by nodes in many groups: drawn as a stub row at readers outside the producer's group.
+    bool stub = false;
 };
 
 struct ViewEdge {
@@ -156,10 +164,25 @@ struct ViewGraph {
 
 struct ViewGraphOptions {
     bool inferShapes = true;
+    // The model's shape inference when it already ran for this model state (LoadedModel::shapes):
+    // used instead of inferring again.
+    std::shared_ptr<const InferredShapes> shapes;
     int maxFunctionDepth = 8;
     int maxSubgraphDepth = 64;
     int maxLevelUnits = 300;  // a level with more children is split into Range groups
     int rangeSize = 150;      // operators per Range group
+    // Constant nodes and Identity/Cast/Unsqueeze/Squeeze/Reshape nodes whose inputs are all
+    // constant (PyTorch's weight-sharing Identity nodes, shape constants) become rows of the
+    // nodes reading them; false draws them as nodes.
+    bool foldConstants = true;
+    // A tensor read in at least this many groups besides its producer's is drawn as stubs at
+    // those readers (0: never).
+    int stubReaderGroups = 3;
+    // Files without name scopes: a run of at least three repeats of this many operators or
+    // more becomes groups block.0, block.1, ... (see groupRepeatedBlocks in ViewGraph.cpp).
+    int minBlockOperators = 8;
+    // Runs of at least three sibling groups built alike become one Repeat group ("x96").
+    bool foldRepeats = false;
 };
 
 Result<ViewGraph> buildViewGraph(std::shared_ptr<const onnx::ModelProto> model,

@@ -3,8 +3,13 @@
 // Runs batch 1, then batch 2 whose first item is the batch-1 input, then (when there are other
 // symbols) batch 2 with a second value for each other symbol; checks that every output's shape
 // follows its declared dims and that the batch-2 run's first item equals the batch-1 run within
-// tolerance. A model without symbolic input dims is reported as such: the most common export
-// mistake (torch.onnx.export without dynamic_axes).
+// tolerance. Values are picked so that the model can accept them: the first values of the other
+// symbols are the example (test data set, Run dock) or tried from candidates a convolution's
+// strides can divide; second values are tried in turn (x2, +1, + the strides' product, x3), and a
+// value the model rejects is reported as such, not as a failure of the axes. The verdict is
+// Failed only when no accepted value changes the outputs consistently. A model without symbolic
+// input dims is reported as such: the most common export mistake (torch.onnx.export without
+// dynamic_axes); one whose only free dims are unnamed (`?`) cannot be judged.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -20,8 +25,9 @@ namespace onnxlens::engine {
 using FeedMaker = std::function<Result<std::map<std::string, Value>>(const SymbolBindings&)>;
 
 struct DynamicAxesCheckOptions {
-    // First-run values of the symbols other than the batch symbol; unbound ones use
-    // `defaultDim`. The second value of a symbol is its first value + 1.
+    // First-run values of the symbols other than the batch symbol (an example's: a test data
+    // set's or the Run dock's); unbound ones are tried from `defaultDim` up. "INPUT:AXIS" entries
+    // set unnamed dims (kept fixed through the check; unbound ones are 1).
     SymbolBindings base;
     std::int64_t defaultDim = 4;
     Tolerance tolerance;
@@ -35,7 +41,8 @@ struct DynamicAxesCheckOptions {
 struct DynamicAxesRun {
     std::string label;  // "batch 1", "batch 2", "batch 2, other dims changed"
     SymbolBindings bindings;
-    bool ok = false;
+    bool ok = false;                  // the model ran
+    bool rejected = false;            // it did not, with a value the check then replaced by another
     std::string error;                // why the run failed
     std::vector<Shape> outputShapes;  // session output order (empty shape for non-tensors)
 };
@@ -51,11 +58,16 @@ struct DynamicOutputCheck {
 };
 
 struct DynamicAxesCheckResult {
-    enum class Verdict { NoDynamicAxes, Passed, Failed };
+    // CannotTell: the model ran with no value tried, or its only free dims are unnamed.
+    enum class Verdict { NoDynamicAxes, Passed, Failed, CannotTell };
     Verdict verdict = Verdict::Failed;
-    std::vector<std::string> symbols;  // symbolic input dims, in first-seen order
+    std::vector<std::string> symbols;      // symbolic input dims, in first-seen order
+    std::vector<std::string> unknownDims;  // unnamed input dims, as "input:axis"
     std::string batchSymbol;           // the symbol of dim 0, empty when dim 0 is fixed everywhere
-    std::vector<DynamicAxesRun> runs;
+    std::vector<DynamicAxesRun> runs;  // the runs the verdict rests on
+    std::vector<DynamicAxesRun> rejected;  // values the model refused, replaced by others
+    // "width 5 rejected: Reshape /Reshape_3: ..." per entry of `rejected`
+    std::vector<std::string> rejections;
     std::vector<DynamicOutputCheck> outputs;
     std::vector<std::string> problems;  // every reason for Failed, one sentence each
     std::string summary;                // plain words for the person who exported the model
@@ -68,6 +80,21 @@ std::vector<std::string> inputSymbols(const std::vector<Session::IoInfo>& inputs
 std::string describeDeclaredShape(const onnx::TypeProto& type);
 // The first item along axis 0 (shape [1, ...]); throws EngineError for rank-0 or empty tensors.
 Tensor firstItem(const Tensor& tensor);
+
+// The process exit code of `onnxlens-cli check --dynamic-axes`: 0 Passed, 1 Failed or
+// NoDynamicAxes, 2 CannotTell.
+int dynamicAxesExitCode(const DynamicAxesCheckResult& result);
+
+// The first values tried for a non-batch symbol whose example value is `example` (0: none):
+// the example, then `defaultDim`, then multiples of `granularity` (16, 32, 64, 128 rounded up).
+std::vector<std::int64_t> firstValueCandidates(std::int64_t example, std::int64_t defaultDim,
+                                               std::int64_t granularity);
+// Second values tried after `first`, in order: x2, +1, + granularity, x3, the next multiple of
+// granularity above first + 1. Unique, positive, none equal to `first`.
+std::vector<std::int64_t> secondValueCandidates(std::int64_t first, std::int64_t granularity);
+// The product of the largest stride of every Conv and pooling node (at most 64): widths that are
+// multiples of it survive the downsampling without rounding.
+std::int64_t strideGranularity(const onnx::GraphProto& graph);
 
 // Errors only when cancelled (control->cancel) or when the feeds cannot be made; a run that
 // fails is part of a Failed verdict.

@@ -16,9 +16,11 @@
 
 namespace onnxlens::engine {
 
-enum class ReportStatus { Passed, Failed, Skipped };
+// Warning: the check ran and did not fail, but its figure cannot be trusted (outputs near zero,
+// a busy machine); not a PASS.
+enum class ReportStatus { Passed, Failed, Skipped, Warning };
 
-const char* reportStatusName(ReportStatus status);  // "pass", "fail", "skip"
+const char* reportStatusName(ReportStatus status);  // "pass", "fail", "skip", "warn"
 
 // One line of the report card: a gate, whether it held, and the figure that says so.
 struct ExportReportLine {
@@ -29,12 +31,19 @@ struct ExportReportLine {
 };
 
 struct ExportReportOptions {
-    double maxAbsErrorThreshold = 1e-4;
+    // The numbers agree when |engine - PyTorch| <= atol + rtol * |PyTorch| for every element.
+    double maxAbsErrorThreshold = 1e-4;  // atol
+    double rtol = 1e-3;
     bool benchmark = true;  // the latency line; without it the line is skipped
     int warmup = -1;        // < 0: the warm-up and runs PyTorch was timed with (export.json)
     int runs = -1;
     int threads = 0;             // engine intra-op threads; <= 0: all cores
     double maxLatencyRatio = 0;  // > 0: the latency line fails when engine/PyTorch is above it
+    // Both set: PyTorch is timed interleaved with the engine (one run of each in turn) by the
+    // exporter script serving timing rounds (`python script --serve-timing FOLDER`). Otherwise,
+    // or when that server cannot start, the latency export.json recorded at export time.
+    std::string python;
+    std::filesystem::path exporterScript;
     // Also writes model.int8.onnx (dynamic int8, MatMul/Gemm/Conv per tensor) and validates it
     // against PyTorch with its own, looser tolerance: every output's SQNR >= int8MinSqnrDb.
     bool quantize = false;
@@ -61,7 +70,13 @@ struct DataSetAgreement {
     std::string name;        // "test_data_set_0"
     std::int64_t batch = 0;  // the first input's leading dim
     double maxAbsError = 0;  // over every output
-    std::string problem;     // why it could not be compared (a run error, a dtype mismatch)
+    double maxRelError = 0;
+    double minCosineSimilarity = 1;  // the least similar output
+    std::int64_t outsideCount = 0, elementCount = 0;
+    bool withinTolerance = false;  // no element outside atol + rtol * |expected|
+    std::string agreement;         // describeAgreement over every output
+    std::string warning;           // uninformativeReferenceWarning of the first output with one
+    std::string problem;           // why it could not be compared (a run error, a dtype mismatch)
 };
 
 struct ExportReport {
@@ -78,9 +93,11 @@ struct ExportReport {
     bool hasEngineLatency = false;
     LatencyStatistics engineLatency;
     int engineThreads = 0;
-    LatencyStatistics pytorchLatency;  // from export.json
+    LatencyStatistics pytorchLatency;  // interleaved with the engine, else from export.json
     int pytorchThreads = 0;
     double latencyRatio = 0;  // engine median / PyTorch median
+    LatencyComparison latency;  // the ratio's noise: interleaved, within noise, busy
+    std::string pytorchTiming;  // how PyTorch was timed ("interleaved with the engine", ...)
     bool quantized = false;   // the int8 lines were requested
     QuantizedExportFigures int8;
 };

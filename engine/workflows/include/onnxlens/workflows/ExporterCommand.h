@@ -9,12 +9,13 @@
 
 namespace onnxlens::engine {
 
-enum class ExportSourceKind { Torchvision, Script, TorchScript };
+// Sklearn: a pickled scikit-learn estimator or Pipeline, converted by onnxlens_sklearn_export.py.
+enum class ExportSourceKind { Torchvision, Script, TorchScript, Sklearn };
 
 struct ExportRequest {
     ExportSourceKind sourceKind = ExportSourceKind::Torchvision;
     std::string source;      // torchvision model name, or the .py / .pt file
-    std::string inputShape;  // "1x3x224x224" (TorchScript; optional otherwise)
+    std::string inputShape;  // "1x3x224x224" (TorchScript; optional otherwise); "N,F" (Sklearn)
     std::filesystem::path outDir;
     int opset = 0;  // 0: the exporter's default (newest torch supports, at most 17)
     std::string
@@ -34,7 +35,8 @@ std::string validateExportRequest(const ExportRequest& request);
 // the installed binary (`executableDir`/../share/...), else the source tree's copy.
 std::optional<std::filesystem::path> findExporterScript(const std::filesystem::path& executableDir);
 
-// argv for execv: python, -u, the script, its options.
+// argv for execv: python, -u, the script, its options. A Sklearn request runs
+// onnxlens_sklearn_export.py from the folder of `script`.
 std::vector<std::string> exporterCommandLine(const ExportRequest& request,
                                              const std::filesystem::path& script);
 

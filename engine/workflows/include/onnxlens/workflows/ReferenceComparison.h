@@ -26,7 +26,25 @@ struct ComparisonResult {
     std::int64_t elementCount = 0;
     std::vector<std::int64_t> worstIndex;  // multi-index of the largest absolute error
     double worstActual = 0, worstExpected = 0;
+    // Floating-point outputs: cos of the angle between actual and expected as vectors (1 when
+    // both are all zeros, 0 when only one is), and what the reference holds.
+    double cosineSimilarity = 1;
+    double referenceMaxAbs = 0;      // largest |expected| (finite elements)
+    bool referenceConstant = false;  // every expected element the same (more than one element)
+    bool floating = false;           // compared with a tolerance (float types)
 };
+
+// Why passing this comparison proves little, or empty: a floating-point reference whose largest
+// magnitude is within the tolerance's atol (or below 1e-6), where even all-zero outputs pass
+// ("outputs are ~3e-09: the check cannot tell right from wrong; use real weights or inputs"),
+// or one whose elements are all equal. The same rule for `compare`, the Compare dock and the
+// export report.
+std::string uninformativeReferenceWarning(const ComparisonResult& result,
+                                          const Tolerance& tolerance);
+
+// "max abs error 2.9e-15, max rel error 1.2e-06, cosine similarity 1.000000, 0 of 1000
+// outside |a - e| <= 1e-05 + 0.001 * |e|": every figure a verdict rests on, in one line.
+std::string describeAgreement(const ComparisonResult& result, const Tolerance& tolerance);
 
 ComparisonResult compareValues(const Value& actual, const Value& expected,
                                const Tolerance& tolerance = {});

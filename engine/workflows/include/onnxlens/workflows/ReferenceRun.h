@@ -19,6 +19,7 @@ struct OutputComparison {
     std::filesystem::path referenceFile;
     ComparisonResult result;
     Histogram absoluteErrors;  // empty for non-numeric outputs or when dtype/shape differ
+    std::string warning;       // uninformativeReferenceWarning: a pass here proves little
 };
 
 struct ReferenceRunResult {

@@ -13,49 +13,13 @@
 #endif
 
 #include "onnxlens/engine/GraphOptimizer.h"
+#include "onnxlens/model/OnnxDomains.h"
+#include "optimizer/Passes.h"
+#include "optimizer/RewriteSupport.h"
 
 namespace onnxlens::engine {
 
 namespace {
-
-bool inDefaultDomain(const onnx::NodeProto& node) {
-    return node.domain().empty() || node.domain() == "ai.onnx";
-}
-
-std::int64_t intAttribute(const onnx::NodeProto& node, const std::string& name,
-                          std::int64_t fallback) {
-    for (const auto& a : node.attribute())
-        if (a.name() == name) return a.i();
-    return fallback;
-}
-
-const onnx::AttributeProto* findAttribute(const onnx::NodeProto& node, const std::string& name) {
-    for (const auto& a : node.attribute())
-        if (a.name() == name) return &a;
-    return nullptr;
-}
-
-void setIntAttribute(onnx::NodeProto& node, const std::string& name, std::int64_t value) {
-    auto* a = node.add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(value);
-}
-
-// How many times each value is read: node inputs, subgraph reads (by name) and graph outputs.
-void countReads(const onnx::GraphProto& graph, std::unordered_map<std::string, int>& reads,
-                bool outputsToo) {
-    for (const auto& node : graph.node()) {
-        for (const auto& in : node.input())
-            if (!in.empty()) ++reads[in];
-        for (const auto& a : node.attribute()) {
-            if (a.has_g()) countReads(a.g(), reads, true);
-            for (const auto& g : a.graphs()) countReads(g, reads, true);
-        }
-    }
-    if (outputsToo)
-        for (const auto& o : graph.output()) ++reads[o.name()];
-}
 
 enum class Role { Plain, Conv, Pool };
 
@@ -90,14 +54,11 @@ std::int64_t preferredChannelBlock() {
 #endif
 }
 
-int convertToChannelBlockedLayout(onnx::ModelProto& model, std::int64_t block) {
+int convertToChannelBlockedLayout(PassContext& context, std::int64_t block) {
     if (block != 8 && block != 16) return 0;
-    onnx::GraphProto& graph = *model.mutable_graph();
-    std::unordered_set<std::string> overridable, names;
-    for (const auto& in : graph.input()) overridable.insert(in.name());
-    std::unordered_map<std::string, const onnx::TensorProto*> weights;
-    for (const auto& init : graph.initializer())
-        if (!overridable.count(init.name())) weights[init.name()] = &init;
+    onnx::GraphProto& graph = context.graph();
+    const GraphIndex& index = context.index();
+    std::unordered_set<std::string> names;
     // The rewrite follows the listed order: a graph listed out of dependency order, or one that
     // defines a name twice, is left to the compiler to order or refuse.
     for (const auto& in : graph.input()) names.insert(in.name());
@@ -117,15 +78,13 @@ int convertToChannelBlockedLayout(onnx::ModelProto& model, std::int64_t block) {
     for (int i = 0; i < graph.node_size(); ++i) {
         const onnx::NodeProto& node = graph.node(i);
         NodePlan& plan = plans[static_cast<std::size_t>(i)];
-        const bool conv = (inDefaultDomain(node) && node.op_type() == "Conv") ||
+        const bool conv = isOnnxOp(node, "Conv") ||
                           (node.domain() == kOnnxlensDomain && node.op_type() == "FusedConv");
         if (conv && node.output_size() == 1 && node.input_size() >= 2 && !node.input(0).empty()) {
-            auto w = weights.find(node.input(1));
-            if (w == weights.end() || w->second->data_type() != onnx::TensorProto::FLOAT ||
-                w->second->dims_size() != 4)
-                continue;
+            const onnx::TensorProto* w = index.constantInitializer(node.input(1));
+            if (!w || w->data_type() != onnx::TensorProto::FLOAT || w->dims_size() != 4) continue;
             const std::int64_t groups = intAttribute(node, "group", 1);
-            const std::int64_t m = w->second->dims(0), perGroup = w->second->dims(1);
+            const std::int64_t m = w->dims(0), perGroup = w->dims(1);
             if (groups < 1 || m < 1 || perGroup < 1) continue;
             if (groups > 1 && !(perGroup == 1 && m == groups)) continue;  // only depthwise
             plan.role = Role::Conv;
@@ -135,7 +94,7 @@ int convertToChannelBlockedLayout(onnx::ModelProto& model, std::int64_t block) {
                 !blockedChannels.count(node.input(0)) && plan.inChannels <= kPlainInputChannels;
             if (!plan.plainInput) ++blockedReads[node.input(0)];
             if (node.input_size() > 3 && !node.input(3).empty()) ++blockedReads[node.input(3)];
-        } else if (inDefaultDomain(node) && node.input_size() >= 1 &&
+        } else if (isDefaultDomain(node) && node.input_size() >= 1 &&
                    blockedChannels.count(node.input(0)) &&
                    (node.op_type() == "MaxPool" || node.op_type() == "AveragePool" ||
                     node.op_type() == "GlobalAveragePool")) {
@@ -155,8 +114,6 @@ int convertToChannelBlockedLayout(onnx::ModelProto& model, std::int64_t block) {
     }
     if (converted == 0) return 0;
 
-    std::unordered_map<std::string, int> reads;
-    countReads(graph, reads, true);
     auto freshName = [&](const std::string& base) {
         std::string name = base;
         for (int k = 2; names.count(name); ++k) name = base + "_" + std::to_string(k);
@@ -202,7 +159,7 @@ int convertToChannelBlockedLayout(onnx::ModelProto& model, std::int64_t block) {
         blocked.set_output(0, blockedOutput);
         blockedNameOf[plainOutput] = blockedOutput;
         rewritten.push_back(std::move(blocked));
-        if (reads[plainOutput] > blockedReads[plainOutput]) {
+        if (index.readCount(plainOutput) > blockedReads[plainOutput]) {
             onnx::NodeProto reorder;
             reorder.set_name(node.name() + "/ReorderFromBlocked");
             reorder.set_domain(kOnnxlensDomain);
@@ -215,13 +172,7 @@ int convertToChannelBlockedLayout(onnx::ModelProto& model, std::int64_t block) {
     }
     graph.clear_node();
     for (auto& node : rewritten) *graph.add_node() = std::move(node);
-    bool imported = false;
-    for (const auto& imp : model.opset_import()) imported |= imp.domain() == kOnnxlensDomain;
-    if (!imported) {
-        auto* imp = model.add_opset_import();
-        imp->set_domain(kOnnxlensDomain);
-        imp->set_version(1);
-    }
+    importOnnxlensDomain(context.model());
     return converted;
 }
 

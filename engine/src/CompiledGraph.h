@@ -1,0 +1,55 @@
+#pragma once
+// The executor's internals: a graph compiled for execution and the frame of values one execution
+// of it holds. Used by the compiler and executor (Session.cpp) and by the kernels that run
+// subgraphs (If, Loop, Scan, SequenceMap); not part of the engine's public headers.
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "onnxlens/engine/Kernel.h"
+#include "onnxlens/engine/Session.h"
+#include "onnxlens/engine/ThreadPool.h"
+#include "onnxlens/engine/Value.h"
+
+namespace onnxlens::engine {
+
+// A graph compiled for execution: value slots, kernels in topological order.
+class CompiledGraph;
+
+// A frame holds the values of one execution of a CompiledGraph; subgraphs look up free
+// names in their parent frames.
+struct Frame {
+    const CompiledGraph* graph = nullptr;
+    std::vector<Value> values;  // indexed by the graph's slots
+    const Frame* parent = nullptr;
+    const Value* lookup(const std::string& name) const;
+};
+
+class CompiledGraph {
+  public:
+    struct Step;
+    ~CompiledGraph();
+    // Runs with the given graph inputs (in graph-input order); free names resolve in `parent`.
+    std::vector<Value> run(ThreadPool& pool, std::vector<Value> inputs, const Frame* parent,
+                           const std::atomic<bool>* cancel,
+                           std::vector<NodeProfile>* profile) const;
+
+    const std::vector<std::string>& inputNames() const { return inputNames_; }
+    const std::vector<std::string>& outputNames() const { return outputNames_; }
+    int slotOf(const std::string& name) const;  // -1 when not a value of this graph
+
+  private:
+    friend class GraphCompiler;
+    std::vector<std::string> slotNames_;
+    std::map<std::string, int> slotIndex_;
+    std::vector<std::string> inputNames_, outputNames_;
+    std::vector<int> inputSlots_, outputSlots_;
+    std::vector<std::pair<int, Value>> constants_;  // initializers
+    std::vector<int> freeSlots_;                    // names resolved in parent frames
+    std::vector<std::unique_ptr<Step>> steps_;
+    std::shared_ptr<void> ownedProtos_;  // expanded function bodies etc.
+};
+
+}  // namespace onnxlens::engine

@@ -1,0 +1,20 @@
+#pragma once
+// SessionOptions::maxTensorBytes, per session: the limit holds on the thread that compiles or runs
+// the session, for as long as the scope lives (tensors are allocated on that thread; the intra-op
+// threads only fill them), so two sessions in one process keep their own limits.
+#include <cstdint>
+
+namespace onnxlens::engine {
+
+class ScopedTensorByteLimit {
+  public:
+    explicit ScopedTensorByteLimit(std::uint64_t bytes);  // 0: the process default
+    ~ScopedTensorByteLimit();
+    ScopedTensorByteLimit(const ScopedTensorByteLimit&) = delete;
+    ScopedTensorByteLimit& operator=(const ScopedTensorByteLimit&) = delete;
+
+  private:
+    std::uint64_t saved_;
+};
+
+}  // namespace onnxlens::engine

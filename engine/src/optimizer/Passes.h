@@ -1,0 +1,29 @@
+#pragma once
+// Every optimizer pass, as the pass table (PassTable.cpp) runs it: one function of a
+// PassContext returning how many rewrites it made. What each pass does is said in
+// onnxlens/engine/GraphOptimizer.h, beside the wrapper that runs it alone.
+#include <cstdint>
+
+#include "optimizer/PassContext.h"
+
+namespace onnxlens::engine {
+
+// EliminationPasses.cpp
+int eliminateIdentityNodes(PassContext& context);
+int eliminateInferenceDropout(PassContext& context);
+// ConstantFolding.cpp
+int foldConstants(PassContext& context);
+// BatchNormFolding.cpp
+int foldBatchNormIntoConv(PassContext& context);
+// ConvFusions.cpp
+int fuseConvAdd(PassContext& context);
+int fuseConvActivation(PassContext& context);
+// ChannelBlockedLayoutPass.cpp
+int convertToChannelBlockedLayout(PassContext& context, std::int64_t block);
+// TransformerFusions.cpp
+int fuseGelu(PassContext& context);
+int fuseLayerNormalization(PassContext& context);
+int fuseMatMulBias(PassContext& context);
+int fuseMatMulGelu(PassContext& context);
+
+}  // namespace onnxlens::engine

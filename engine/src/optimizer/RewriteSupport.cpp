@@ -1,0 +1,120 @@
+#include "optimizer/RewriteSupport.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "onnxlens/engine/EngineError.h"
+#include "onnxlens/engine/TensorProto.h"
+#include "onnxlens/model/TensorTypes.h"
+
+namespace onnxlens::engine {
+
+const onnx::AttributeProto* findAttribute(const onnx::NodeProto& node, const std::string& name) {
+    for (const auto& a : node.attribute())
+        if (a.name() == name) return &a;
+    return nullptr;
+}
+
+std::int64_t intAttribute(const onnx::NodeProto& node, const std::string& name,
+                          std::int64_t fallback) {
+    const auto* a = findAttribute(node, name);
+    return a ? a->i() : fallback;
+}
+
+void setIntAttribute(onnx::NodeProto& node, const std::string& name, std::int64_t value) {
+    auto* a = node.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(value);
+}
+
+void setStringAttribute(onnx::NodeProto& node, const std::string& name, const std::string& value) {
+    auto* a = node.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(value);
+}
+
+onnx::NodeProto makeNode(const std::string& op, const std::string& domain, const std::string& name,
+                         const std::vector<std::string>& inputs, const std::string& output) {
+    onnx::NodeProto node;
+    node.set_op_type(op);
+    node.set_domain(domain);
+    node.set_name(name);
+    for (const auto& in : inputs) node.add_input(in);
+    node.add_output(output);
+    return node;
+}
+
+void renameUses(onnx::GraphProto& graph, const std::string& from, const std::string& to) {
+    for (auto& node : *graph.mutable_node()) {
+        for (auto& in : *node.mutable_input())
+            if (in == from) in = to;
+        for (auto& attr : *node.mutable_attribute()) {
+            if (attr.has_g()) renameUses(*attr.mutable_g(), from, to);
+            for (auto& g : *attr.mutable_graphs()) renameUses(g, from, to);
+        }
+    }
+}
+
+void removeNodes(onnx::GraphProto& graph, const std::vector<bool>& remove) {
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+    for (int i = 0; i < graph.node_size(); ++i)
+        if (!remove[static_cast<std::size_t>(i)]) kept.Add(std::move(*graph.mutable_node(i)));
+    graph.mutable_node()->Swap(&kept);
+}
+
+std::optional<Tensor> constantTensor(const GraphIndex& index, const std::string& name,
+                                     const std::filesystem::path& modelDirectory) {
+    const auto* proto = index.constant(name);
+    if (!proto) return std::nullopt;
+    try {
+        return tensorFromProto(*proto, modelDirectory);
+    } catch (const EngineError&) {
+        return std::nullopt;
+    }
+}
+
+std::optional<double> constantScalar(const GraphIndex& index, const std::string& name) {
+    const auto* proto = index.constant(name);
+    // Checked from the dims first, so that a large weight is never decoded to find out.
+    if (!proto || elementCount(*proto).value_or(0) != 1) return std::nullopt;
+    auto t = constantTensor(index, name);
+    if (!t || t->numel() != 1 || !isFloatingPoint(t->dtype())) return std::nullopt;
+    return t->valueAsDouble(0);
+}
+
+bool constantScalarNear(const GraphIndex& index, const std::string& name, double expected) {
+    auto v = constantScalar(index, name);
+    return v && std::abs(*v - expected) <= 1e-4 * std::max(1.0, std::abs(expected));
+}
+
+bool Rewriter::free(const std::vector<int>& nodes) const {
+    for (int n : nodes)
+        if (used_.count(n)) return false;
+    return true;
+}
+
+void Rewriter::replace(const std::vector<int>& nodes, onnx::NodeProto fused) {
+    int last = nodes.front();
+    for (int n : nodes) last = std::max(last, n);
+    for (int n : nodes) used_.insert(n);
+    replacements_[last] = std::move(fused);
+    ++count_;
+}
+
+int Rewriter::apply() {
+    if (count_ == 0) return 0;
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+    for (int i = 0; i < graph_.node_size(); ++i) {
+        auto r = replacements_.find(i);
+        if (r != replacements_.end())
+            kept.Add(std::move(r->second));
+        else if (!used_.count(i))
+            kept.Add(std::move(*graph_.mutable_node(i)));
+    }
+    graph_.mutable_node()->Swap(&kept);
+    return count_;
+}
+
+}  // namespace onnxlens::engine

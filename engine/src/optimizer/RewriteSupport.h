@@ -1,0 +1,63 @@
+#pragma once
+// Small tools the optimizer passes share for reading and rewriting nodes.
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "onnxlens/engine/Tensor.h"
+#include "onnxlens/model/GraphIndex.h"
+
+namespace onnxlens::engine {
+
+const onnx::AttributeProto* findAttribute(const onnx::NodeProto& node, const std::string& name);
+std::int64_t intAttribute(const onnx::NodeProto& node, const std::string& name,
+                          std::int64_t fallback);
+void setIntAttribute(onnx::NodeProto& node, const std::string& name, std::int64_t value);
+void setStringAttribute(onnx::NodeProto& node, const std::string& name, const std::string& value);
+
+onnx::NodeProto makeNode(const std::string& op, const std::string& domain, const std::string& name,
+                         const std::vector<std::string>& inputs, const std::string& output);
+
+// Every read of `from` (node inputs, also inside subgraphs that see it as an outer name) now
+// reads `to`.
+void renameUses(onnx::GraphProto& graph, const std::string& from, const std::string& to);
+
+// Removes the nodes marked in `remove` (indexed like graph.node()), keeping the others' order.
+void removeNodes(onnx::GraphProto& graph, const std::vector<bool>& remove);
+
+// A constant's value as an engine tensor (GraphIndex::constant), or nothing when it is not a
+// constant or cannot be read.
+std::optional<Tensor> constantTensor(const GraphIndex& index, const std::string& name,
+                                     const std::filesystem::path& modelDirectory = {});
+
+// A single-element floating constant's value.
+std::optional<double> constantScalar(const GraphIndex& index, const std::string& name);
+// True when `name` is a floating scalar constant within 1e-4 (relative) of `expected`.
+bool constantScalarNear(const GraphIndex& index, const std::string& name, double expected);
+
+// The pending rewrites of one pass that replaces chains of nodes by one node each.
+class Rewriter {
+  public:
+    explicit Rewriter(onnx::GraphProto& graph) : graph_(graph) {}
+    // True when none of `nodes` is part of an earlier rewrite of this pass.
+    bool free(const std::vector<int>& nodes) const;
+    // `fused` takes the place of the last of `nodes` (everything it reads is computed by then);
+    // the others are removed.
+    void replace(const std::vector<int>& nodes, onnx::NodeProto fused);
+    // Applies the rewrites; returns how many there were.
+    int apply();
+
+  private:
+    onnx::GraphProto& graph_;
+    std::unordered_set<int> used_;
+    std::unordered_map<int, onnx::NodeProto> replacements_;
+    int count_ = 0;
+};
+
+}  // namespace onnxlens::engine

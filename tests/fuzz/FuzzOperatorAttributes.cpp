@@ -1,0 +1,19 @@
+// Structure-aware fuzz target: the bytes choose an operator the engine registers, the shapes of
+// its inputs (zero-size dims, rank 0, rank 8, ...), which of its schema's attributes are set and
+// to which hostile value (0, -1, huge, NaN, empty and wrong-length lists), and whether the inputs
+// are constants the optimizer folds at compile time. The one-node model is compiled and run under
+// a small tensor limit; every failure must be an error value. Mutating bytes of a serialized model
+// (fuzz_session_run) rarely reaches these values; here every input is a valid model of one node.
+#include <cstddef>
+#include <cstdint>
+
+#include "OperatorCases.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    static const auto operators = onnxlens::testing::registeredOperators();
+    onnxlens::testing::ByteChoices source(data, size);
+    const auto choices = onnxlens::testing::drawCaseChoices(operators, source);
+    const auto c = onnxlens::testing::buildOperatorCase(operators, choices);
+    (void)onnxlens::testing::runOperatorCase(c);
+    return 0;
+}

@@ -1,0 +1,443 @@
+#pragma once
+// One-node models for every operator the engine registers, with attribute values and input
+// shapes chosen to be hostile (0, -1, huge, empty and wrong-length lists, NaN, zero-size dims,
+// rank 0 and rank 8). Shared by the structure-aware fuzz target (choices drawn from the fuzzer's
+// bytes) and the deterministic sweep in tests/engine/HostileAttributesTest.cpp (choices
+// enumerated). Every case must end in an error value or a result, never a crash.
+#include <onnx/defs/schema.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "onnxlens/engine/KernelRegistry.h"
+#include "onnxlens/engine/Session.h"
+#include "onnxlens/model/ModelLoader.h"
+
+namespace onnxlens::testing {
+
+// Where the choices of one case come from: a fuzzer's bytes, or an enumeration.
+class ChoiceSource {
+  public:
+    virtual ~ChoiceSource() = default;
+    // A number in [0, bound); bound >= 1.
+    virtual std::uint32_t pick(std::uint32_t bound) = 0;
+};
+
+// Reads choices from bytes; past the end every choice is 0 (the first, plain option).
+class ByteChoices final : public ChoiceSource {
+  public:
+    ByteChoices(const std::uint8_t* data, std::size_t size) : data_(data), size_(size) {}
+    std::uint32_t pick(std::uint32_t bound) override {
+        if (bound <= 1) return 0;
+        std::uint32_t v = 0;
+        for (int i = 0; i < (bound > 256 ? 2 : 1); ++i)
+            v = (v << 8) | (pos_ < size_ ? data_[pos_++] : 0);
+        return v % bound;
+    }
+
+  private:
+    const std::uint8_t* data_;
+    std::size_t size_;
+    std::size_t pos_ = 0;
+};
+
+// The operators under test: every (domain, op, since-version) range the engine registers.
+inline std::vector<engine::KernelRegistry::Entry> registeredOperators() {
+    auto entries = engine::KernelRegistry::global().entries();
+    std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.domain, a.opType, a.sinceVersion) <
+               std::tie(b.domain, b.opType, b.sinceVersion);
+    });
+    return entries;
+}
+
+// The opset a case imports for its operator: the range's first version, raised to the onnx
+// library's schema for that operator when the range starts before the operator existed.
+inline int caseOpset(const engine::KernelRegistry::Entry& e) { return std::max(e.sinceVersion, 1); }
+
+inline const onnx::OpSchema* schemaOf(const engine::KernelRegistry::Entry& e) {
+    const std::string domain = e.domain.empty() ? onnx::ONNX_DOMAIN : e.domain;
+    return onnx::OpSchemaRegistry::Schema(e.opType, caseOpset(e), domain);
+}
+
+// Values hostile to a kernel's arithmetic, per attribute type.
+inline constexpr std::int64_t kHugeInt = std::int64_t{1} << 40;
+inline const std::vector<std::int64_t>& hostileInts() {
+    static const std::vector<std::int64_t> v{0,
+                                             -1,
+                                             1,
+                                             2,
+                                             3,
+                                             kHugeInt,
+                                             -kHugeInt,
+                                             std::numeric_limits<std::int64_t>::max(),
+                                             std::numeric_limits<std::int64_t>::min()};
+    return v;
+}
+inline const std::vector<std::vector<std::int64_t>>& hostileIntLists() {
+    static const std::vector<std::vector<std::int64_t>> v{
+        {},
+        {0},
+        {0, 0},
+        {-1, -1},
+        {1, 1},
+        {2, 2},
+        {kHugeInt, kHugeInt},
+        {0, 0, 0, 0},
+        {-1, -1, -1, -1},
+        {1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+        {3, 0, -2},
+        {std::numeric_limits<std::int64_t>::max()}};
+    return v;
+}
+inline const std::vector<float>& hostileFloats() {
+    static const std::vector<float> v{0.0f,
+                                      -1.0f,
+                                      1.0f,
+                                      std::numeric_limits<float>::quiet_NaN(),
+                                      std::numeric_limits<float>::infinity(),
+                                      1e30f,
+                                      -1e30f};
+    return v;
+}
+inline const std::vector<std::vector<float>>& hostileFloatLists() {
+    static const std::vector<std::vector<float>> v{
+        {},
+        {0.0f, 0.0f},
+        {std::numeric_limits<float>::quiet_NaN()},
+        {-1.0f, -1.0f, -1.0f, -1.0f},
+        {1e30f, 1e30f, 1e30f, 1e30f, 1e30f},
+        {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}};
+    return v;
+}
+inline const std::vector<std::string>& hostileStrings() {
+    static const std::vector<std::string> v{"", "bogus", "NOTSET", std::string(300, 'x')};
+    return v;
+}
+
+// Input shapes: plain, zero-size, rank 0, rank 1, rank 2, rank 8, and one with a big dim.
+inline const std::vector<engine::Shape>& hostileShapes() {
+    static const std::vector<engine::Shape> v{
+        {2, 3, 4, 5}, {0, 3, 4, 5}, {}, {3}, {2, 3}, {1, 1, 1, 1, 1, 1, 1, 2}, {1, 3, 1, 4096}};
+    return v;
+}
+
+struct AttributeChoice {
+    std::string name;
+    onnx::AttributeProto::AttributeType type = onnx::AttributeProto::UNDEFINED;
+    std::uint32_t valueIndex = 0;
+};
+
+struct CaseChoices {
+    std::size_t operatorIndex = 0;
+    std::vector<std::uint32_t> inputShapes;   // index into hostileShapes(), per input
+    std::vector<AttributeChoice> attributes;  // set on the node, others left at their defaults
+    bool inputsAsInitializers = false;  // constant inputs: the optimizer folds at compile time
+    std::uint32_t valueSeed = 0;
+};
+
+inline std::uint32_t hostileValueCount(onnx::AttributeProto::AttributeType type) {
+    switch (type) {
+        case onnx::AttributeProto::INT:
+            return static_cast<std::uint32_t>(hostileInts().size());
+        case onnx::AttributeProto::INTS:
+            return static_cast<std::uint32_t>(hostileIntLists().size());
+        case onnx::AttributeProto::FLOAT:
+            return static_cast<std::uint32_t>(hostileFloats().size());
+        case onnx::AttributeProto::FLOATS:
+            return static_cast<std::uint32_t>(hostileFloatLists().size());
+        case onnx::AttributeProto::STRING:
+            return static_cast<std::uint32_t>(hostileStrings().size());
+        case onnx::AttributeProto::TENSOR:
+            return 3;
+        case onnx::AttributeProto::GRAPH:
+            return 2;
+        default:
+            return 0;
+    }
+}
+
+inline void setHostileAttribute(onnx::NodeProto& node, const AttributeChoice& choice) {
+    auto* a = node.add_attribute();
+    a->set_name(choice.name);
+    a->set_type(choice.type);
+    const std::uint32_t i = choice.valueIndex;
+    switch (choice.type) {
+        case onnx::AttributeProto::INT:
+            a->set_i(hostileInts()[i % hostileInts().size()]);
+            break;
+        case onnx::AttributeProto::INTS:
+            for (auto x : hostileIntLists()[i % hostileIntLists().size()]) a->add_ints(x);
+            break;
+        case onnx::AttributeProto::FLOAT:
+            a->set_f(hostileFloats()[i % hostileFloats().size()]);
+            break;
+        case onnx::AttributeProto::FLOATS:
+            for (auto x : hostileFloatLists()[i % hostileFloatLists().size()]) a->add_floats(x);
+            break;
+        case onnx::AttributeProto::STRING:
+            a->set_s(hostileStrings()[i % hostileStrings().size()]);
+            break;
+        case onnx::AttributeProto::TENSOR: {
+            auto* t = a->mutable_t();
+            if (i % 3 == 0) {  // a float scalar
+                t->set_data_type(onnx::TensorProto::FLOAT);
+                t->add_float_data(1.0f);
+            } else if (i % 3 == 1) {  // an empty int64 vector
+                t->set_data_type(onnx::TensorProto::INT64);
+                t->add_dims(0);
+            } else {  // dims that claim more data than it holds
+                t->set_data_type(onnx::TensorProto::FLOAT);
+                t->add_dims(kHugeInt);
+                t->add_float_data(0.0f);
+            }
+            break;
+        }
+        case onnx::AttributeProto::GRAPH: {
+            auto* g = a->mutable_g();
+            g->set_name("hostile_body");
+            if (i % 2 == 1) {  // a body with an output nobody defines
+                g->add_output()->set_name("undefined_in_body");
+            }
+            break;
+        }
+        default:
+            break;
+    }
+}
+
+// The element type an input gets: the first of these the schema allows.
+inline onnx::TensorProto::DataType inputElementType(const onnx::OpSchema* schema,
+                                                    std::size_t inputIndex) {
+    if (!schema || schema->inputs().empty()) return onnx::TensorProto::FLOAT;
+    const auto& formal = schema->inputs()[std::min(inputIndex, schema->inputs().size() - 1)];
+    std::vector<std::string> allowed;
+    for (const auto& c : schema->typeConstraintParams())
+        if (c.type_param_str == formal.GetTypeStr()) allowed = c.allowed_type_strs;
+    if (allowed.empty()) allowed.push_back(formal.GetTypeStr());
+    static const std::vector<std::pair<std::string, onnx::TensorProto::DataType>> preference{
+        {"tensor(float)", onnx::TensorProto::FLOAT},
+        {"tensor(int64)", onnx::TensorProto::INT64},
+        {"tensor(int32)", onnx::TensorProto::INT32},
+        {"tensor(uint8)", onnx::TensorProto::UINT8},
+        {"tensor(int8)", onnx::TensorProto::INT8},
+        {"tensor(bool)", onnx::TensorProto::BOOL},
+        {"tensor(double)", onnx::TensorProto::DOUBLE},
+        {"tensor(float16)", onnx::TensorProto::FLOAT16}};
+    for (const auto& [name, type] : preference)
+        if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) return type;
+    return onnx::TensorProto::FLOAT;
+}
+
+// How many inputs a case feeds: every single and optional formal input, a variadic one twice.
+inline std::size_t caseInputCount(const onnx::OpSchema* schema) {
+    if (!schema) return 2;
+    std::size_t n = 0;
+    for (const auto& formal : schema->inputs())
+        n += formal.GetOption() == onnx::OpSchema::Variadic ? 2 : 1;
+    return n;
+}
+
+// Small values for the element type: integers 0..2 (valid indices, axes and sizes for small
+// shapes), floats in -2..2.
+inline engine::Tensor hostileInputTensor(onnx::TensorProto::DataType type,
+                                         const engine::Shape& shape, std::uint32_t seed) {
+    const auto dtype = static_cast<engine::DataType>(type);
+    engine::Tensor t = engine::Tensor::zeros(dtype, shape);
+    const std::int64_t n = t.numel();
+    std::uint32_t state = seed * 2654435761u + 1;
+    auto next = [&state] {
+        state = state * 1664525u + 1013904223u;
+        return state >> 8;
+    };
+    for (std::int64_t i = 0; i < n; ++i) {
+        const std::uint32_t r = next();
+        switch (type) {
+            case onnx::TensorProto::FLOAT:
+                t.data<float>()[i] = static_cast<float>(r % 401) / 100.0f - 2.0f;
+                break;
+            case onnx::TensorProto::DOUBLE:
+                t.data<double>()[i] = static_cast<double>(r % 401) / 100.0 - 2.0;
+                break;
+            case onnx::TensorProto::INT64:
+                t.data<std::int64_t>()[i] = r % 3;
+                break;
+            case onnx::TensorProto::INT32:
+                t.data<std::int32_t>()[i] = static_cast<std::int32_t>(r % 3);
+                break;
+            case onnx::TensorProto::UINT8:
+                t.data<std::uint8_t>()[i] = static_cast<std::uint8_t>(r % 3);
+                break;
+            case onnx::TensorProto::INT8:
+                t.data<std::int8_t>()[i] = static_cast<std::int8_t>(r % 3);
+                break;
+            case onnx::TensorProto::BOOL:
+                t.data<bool>()[i] = (r & 1) != 0;
+                break;
+            default:
+                break;  // float16: zeros
+        }
+    }
+    return t;
+}
+
+struct OperatorCase {
+    std::string label;  // "Conv-11 strides=[0, 0] shapes=[0,0]"
+    LoadedModel model;
+    std::map<std::string, engine::Value> feeds;
+};
+
+inline std::string describeShape(const engine::Shape& s) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < s.size(); ++i) out += (i ? "x" : "") + std::to_string(s[i]);
+    return out + "]";
+}
+
+// Builds the case the choices describe.
+inline OperatorCase buildOperatorCase(const std::vector<engine::KernelRegistry::Entry>& operators,
+                                      const CaseChoices& choices) {
+    const auto& entry = operators[choices.operatorIndex % operators.size()];
+    const onnx::OpSchema* schema = schemaOf(entry);
+    OperatorCase c;
+    c.label = (entry.domain.empty() ? "" : entry.domain + ".") + entry.opType + "-" +
+              std::to_string(caseOpset(entry));
+    auto proto = std::make_shared<onnx::ModelProto>();
+    proto->set_ir_version(8);
+    auto* opset = proto->add_opset_import();
+    opset->set_domain(entry.domain);
+    opset->set_version(caseOpset(entry));
+    if (!entry.domain.empty()) {
+        auto* def = proto->add_opset_import();
+        def->set_domain("");
+        def->set_version(17);
+    }
+    auto* graph = proto->mutable_graph();
+    graph->set_name("hostile_case");
+    auto* node = graph->add_node();
+    node->set_op_type(entry.opType);
+    node->set_domain(entry.domain);
+    node->set_name("under_test");
+    const std::size_t inputs = caseInputCount(schema);
+    std::string shapes;
+    for (std::size_t i = 0; i < inputs; ++i) {
+        const std::string name = "x" + std::to_string(i);
+        node->add_input(name);
+        const auto type = inputElementType(schema, i);
+        const std::uint32_t shapeIndex =
+            i < choices.inputShapes.size() ? choices.inputShapes[i] : 0;
+        const engine::Shape& shape = hostileShapes()[shapeIndex % hostileShapes().size()];
+        shapes += (i ? "," : "") + describeShape(shape);
+        engine::Tensor value =
+            hostileInputTensor(type, shape, choices.valueSeed + static_cast<std::uint32_t>(i));
+        if (choices.inputsAsInitializers) {
+            auto* init = graph->add_initializer();
+            init->set_name(name);
+            init->set_data_type(type);
+            for (auto d : shape) init->add_dims(d);
+            init->set_raw_data(std::string(static_cast<const char*>(value.raw() ? value.raw() : ""),
+                                           value.byteSize()));
+        } else {
+            auto* in = graph->add_input();
+            in->set_name(name);
+            auto* tt = in->mutable_type()->mutable_tensor_type();
+            tt->set_elem_type(type);
+            auto* dims = tt->mutable_shape();
+            for (auto d : shape) dims->add_dim()->set_dim_value(d);
+            c.feeds.emplace(name, engine::Value(std::move(value)));
+        }
+    }
+    const int outputs = schema ? std::max(1, schema->min_output()) : 1;
+    for (int o = 0; o < outputs; ++o) {
+        const std::string name = "y" + std::to_string(o);
+        node->add_output(name);
+        graph->add_output()->set_name(name);
+    }
+    std::string attrs;
+    for (const auto& a : choices.attributes) {
+        setHostileAttribute(*node, a);
+        attrs += " " + a.name + "#" + std::to_string(a.valueIndex);
+    }
+    c.label += attrs + " shapes=" + shapes + (choices.inputsAsInitializers ? " constant" : "");
+    c.model.path = "hostile_case.onnx";
+    c.model.proto = std::move(proto);
+    return c;
+}
+
+// The attributes the schema declares (name and type), in name order.
+inline std::vector<AttributeChoice> declaredAttributes(const engine::KernelRegistry::Entry& entry) {
+    std::vector<AttributeChoice> out;
+    if (const onnx::OpSchema* schema = schemaOf(entry))
+        for (const auto& [name, attr] : schema->attributes())
+            if (hostileValueCount(attr.type) > 0) out.push_back({name, attr.type, 0});
+    return out;
+}
+
+// Draws a whole case from the fuzzer's bytes.
+inline CaseChoices drawCaseChoices(const std::vector<engine::KernelRegistry::Entry>& operators,
+                                   ChoiceSource& source) {
+    CaseChoices choices;
+    choices.operatorIndex = source.pick(static_cast<std::uint32_t>(operators.size()));
+    const auto& entry = operators[choices.operatorIndex];
+    for (std::size_t i = 0, n = caseInputCount(schemaOf(entry)); i < n; ++i)
+        choices.inputShapes.push_back(
+            source.pick(static_cast<std::uint32_t>(hostileShapes().size())));
+    for (auto a : declaredAttributes(entry)) {
+        if (source.pick(2) == 0) continue;
+        a.valueIndex = source.pick(hostileValueCount(a.type));
+        choices.attributes.push_back(a);
+    }
+    choices.inputsAsInitializers = source.pick(4) == 0;
+    choices.valueSeed = source.pick(1u << 16);
+    return choices;
+}
+
+// Cancels a run still going after the limit (a Loop with a huge trip count is valid, not a bug).
+class RunWatchdog {
+  public:
+    RunWatchdog(engine::RunControl& control, std::chrono::milliseconds limit)
+        : thread_([this, &control, limit] {
+              std::unique_lock lock(mutex_);
+              if (!done_.wait_for(lock, limit, [this] { return finished_; })) control.cancel = true;
+          }) {}
+    ~RunWatchdog() {
+        {
+            std::lock_guard lock(mutex_);
+            finished_ = true;
+        }
+        done_.notify_one();
+        thread_.join();
+    }
+    RunWatchdog(const RunWatchdog&) = delete;
+    RunWatchdog& operator=(const RunWatchdog&) = delete;
+
+  private:
+    std::mutex mutex_;
+    std::condition_variable done_;
+    bool finished_ = false;
+    std::thread thread_;
+};
+
+// Compiles and runs a case under a small tensor limit; returns the error message ("" when it ran).
+inline std::string runOperatorCase(const OperatorCase& c) {
+    engine::SessionOptions options;
+    options.threads = 1;
+    options.maxTensorBytes = 16u << 20;
+    auto session = engine::Session::create(c.model, options);
+    if (!session) return session.error().message;
+    engine::RunControl control;
+    RunWatchdog watchdog(control, std::chrono::milliseconds(2000));
+    auto outputs = (*session)->run(c.feeds, &control);
+    return outputs ? std::string() : outputs.error().message;
+}
+
+}  // namespace onnxlens::testing
