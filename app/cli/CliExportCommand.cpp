@@ -22,7 +22,7 @@ const char* kUsage =
     "onnxlens-cli export (--torchvision NAME | --script FILE | --torchscript FILE --input-shape S | "
     "--sklearn PIPELINE.pkl --input-shape N,F) [--out DIR] "
     "[--opset N] [--task T] [--static-batch] [--bench] [--runs N] [--warmup N] [--threads N] "
-    "[--max-ratio R] "
+    "[--max-ratio R] [--quantize [--int8-min-sqnr DB]] "
     "[--python PATH] [--timeout S] [--json]";
 
 fs::path executableDir() {
@@ -109,8 +109,8 @@ int validateSklearnFolder(const engine::ExportRequest& request, bool bench, bool
 int runExportCommand(const std::vector<std::string>& args) {
     Arguments a(args,
                 {"torchvision", "script", "torchscript", "sklearn", "input-shape", "out", "opset", "task",
-                 "runs", "warmup", "threads", "python", "timeout", "max-ratio"},
-                {"json", "bench", "static-batch"});
+                 "runs", "warmup", "threads", "python", "timeout", "max-ratio", "int8-min-sqnr"},
+                {"json", "bench", "static-batch", "quantize"});
     if (!a.positionals().empty())
         throw UsageError("unexpected argument '" + a.positionals()[0] + "'\nusage: " + kUsage);
     const engine::ExportRequest request = requestFromArguments(a);
@@ -162,6 +162,8 @@ int runExportCommand(const std::vector<std::string>& args) {
     // PyTorch timed in turn with the engine by the same script, serving timing rounds.
     options.python = request.python;
     options.exporterScript = *script;
+    options.quantize = a.flag("quantize");
+    options.int8MinSqnrDb = a.doubleValue("int8-min-sqnr", options.int8MinSqnrDb);
     auto report = engine::validateExport(request.outDir, options, [&](const std::string& step) {
         if (!json) std::printf("%s\n", step.c_str());
         std::fflush(stdout);

@@ -23,6 +23,7 @@
 #include <algorithm>
 
 #include "widgets/dialogs/ExportDialog.h"
+#include "widgets/dialogs/QuantizeDialog.h"
 #include "widgets/graph/GraphExport.h"
 #include "widgets/graph/GraphPage.h"
 #include "widgets/graph/GraphScene.h"
@@ -239,6 +240,27 @@ void MainWindow::createActions() {
                    tr("Show a run of alike blocks (layers.0 \u2026 layers.95) as one \u00d796 box "
                       "that expands"),
                    [](ViewGraphOptions& options, bool on) { options.foldRepeats = on; });
+    quantizationErrorAction_ = view->addAction(tr("Colour by &Quantization Error"));
+    quantizationErrorAction_->setCheckable(true);
+    quantizationErrorAction_->setStatusTip(
+        tr("Paint each quantized node by the SQNR of its output against the float model"));
+    connect(quantizationErrorAction_, &QAction::toggled, this, [this](bool on) {
+        GraphPage* p = currentPage();
+        if (!p) return;
+        if (!on) {
+            p->clearQuantizationError();
+            return;
+        }
+        auto it = quantizationErrors_.find(p->document().path);
+        if (it == quantizationErrors_.end()) {
+            QSignalBlocker quiet(quantizationErrorAction_);
+            quantizationErrorAction_->setChecked(false);
+            statusBar()->showMessage(tr("No quantization report for this model: run Tools > Quantize Model first"),
+                                     8000);
+            return;
+        }
+        p->setQuantizationError(it->second);
+    });
     view->addSeparator();
     view->addAction(modelDock_->toggleViewAction());
     view->addAction(nodeDock_->toggleViewAction());
@@ -272,6 +294,7 @@ void MainWindow::createActions() {
     // Ctrl+Shift+E is File > Export > As SVG.
     tools->addAction(tr("&Export from PyTorch && Benchmark…"), this, &MainWindow::showExportDialog)
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
+    tools->addAction(tr("&Quantize Model…"), this, &MainWindow::showQuantizeDialog);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About onnxlens"), this, [this] {
@@ -303,6 +326,40 @@ void MainWindow::showExportDialog() {
     exportDialog()->show();
     exportDialog_->raise();
     exportDialog_->activateWindow();
+}
+
+widgets::QuantizeDialog* MainWindow::quantizeDialog() {
+    if (!quantizeDialog_) {
+        quantizeDialog_ = new widgets::QuantizeDialog(this);
+        connect(quantizeDialog_, &widgets::QuantizeDialog::finished, this, [this] {
+            const auto sqnr = quantizeDialog_->sqnrByNode();
+            quantizationErrors_[QFileInfo(quantizeDialog_->modelPath()).absoluteFilePath()] = sqnr;
+            quantizationErrors_[QFileInfo(quantizeDialog_->outputPath()).absoluteFilePath()] = sqnr;
+        });
+        connect(quantizeDialog_, &widgets::QuantizeDialog::openInt8Requested, this, [this](const QString& path) {
+            // Reopened files replace a tab showing an older version of them.
+            const QString absolute = QFileInfo(path).absoluteFilePath();
+            for (int i = 0; i < tabs_->count(); ++i)
+                if (page(i)->document().path == absolute) {
+                    emit tabs_->tabCloseRequested(i);
+                    break;
+                }
+            openFile(absolute);
+        });
+    }
+    return quantizeDialog_;
+}
+
+void MainWindow::showQuantizeDialog() {
+    GraphPage* p = currentPage();
+    if (!p) {
+        statusBar()->showMessage(tr("Open a model to quantize first"), 8000);
+        return;
+    }
+    quantizeDialog()->setModel(p->document().path);
+    quantizeDialog_->show();
+    quantizeDialog_->raise();
+    quantizeDialog_->activateWindow();
 }
 
 QStringList MainWindow::recentFiles() const {
@@ -434,6 +491,10 @@ void MainWindow::onCurrentTabChanged() {
         foldRepeatsAction_->setChecked(p && p->viewGraphOptions().foldRepeats);
     }
     runPanel_->setDocument(p ? p->sharedDocument() : nullptr);  // compiles on the engine thread
+    if (quantizationErrorAction_) {
+        QSignalBlocker quiet(quantizationErrorAction_);
+        quantizationErrorAction_->setChecked(p && p->hasQuantizationError());
+    }
     if (!p) {
         modelPanel_->clear();
         setWindowTitle(QStringLiteral("onnxlens"));

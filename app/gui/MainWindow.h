@@ -4,7 +4,9 @@
 // Models are loaded on a worker thread; a file that fails shows the error and changes nothing.
 #include <QMainWindow>
 #include <QStringList>
+#include <map>
 #include <memory>
+#include <string>
 
 class QTabWidget;
 class QMenu;
@@ -14,6 +16,7 @@ class QAction;
 namespace onnxlens::widgets {
 class BenchmarkPanel;
 class ExportDialog;
+class QuantizeDialog;
 class GraphPage;
 class ModelPanel;
 class NodePanel;
@@ -60,6 +63,12 @@ public:
     // Tools > Export from PyTorch & Benchmark (created on first use).
     widgets::ExportDialog* exportDialog();
     void showExportDialog();
+
+    // Tools > Quantize Model... on the current tab's model (created on first use).
+    widgets::QuantizeDialog* quantizeDialog();
+    void showQuantizeDialog();
+    // View > Colour by Quantization Error (checkable; needs a report for the current model).
+    QAction* quantizationErrorAction() const { return quantizationErrorAction_; }
 
     // File > Export: by the file's extension (.svg or .png). Empty string on success.
     QString exportCurrent(const QString& path);
@@ -110,6 +119,10 @@ private:
     QDockWidget* compareDock_;
     QMenu* recentMenu_;
     widgets::ExportDialog* exportDialog_ = nullptr;
+    widgets::QuantizeDialog* quantizeDialog_ = nullptr;
+    QAction* quantizationErrorAction_ = nullptr;
+    // Per model file (absolute path): profileNameOf -> SQNR of the last quantization report.
+    std::map<QString, std::map<std::string, double>> quantizationErrors_;
     int pendingLoads_ = 0;
     QString lastError_;
 };

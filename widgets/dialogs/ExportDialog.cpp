@@ -114,6 +114,10 @@ void ExportDialog::buildForm() {
     form->addRow(tr("&Opset:"), opset_);
     dynamicBatch_ = new QCheckBox(tr("Dynamic batch axis (also checks batch 2)"), this);
     form->addRow(tr("&Dynamic axes:"), dynamicBatch_);
+    quantize_ = new QCheckBox(tr("Quantize (int8, dynamic)"), this);
+    quantize_->setToolTip(tr("Also writes model.int8.onnx (int8 weights of MatMul, Gemm and Conv) and "
+                             "validates it against PyTorch: SQNR >= 20 dB"));
+    form->addRow(tr("&int8:"), quantize_);
     task_ = new QComboBox(this);
     task_->addItem(tr("none (vision or generic model)"), QString());
     for (const auto& t : engine::exportTasks()) task_->addItem(qs(t), qs(t));
@@ -301,7 +305,7 @@ void ExportDialog::setBusy(bool busy) {
     progress_->setRange(0, busy ? 0 : 1);  // an indeterminate bar while the exporter works
     progress_->setValue(busy ? 0 : 1);
     for (QWidget* w : std::initializer_list<QWidget*>{sourceKind_, source_, inputShape_, outDir_,
-                                                      opset_, dynamicBatch_, task_, runs_, warmup_,
+                                                      opset_, dynamicBatch_, quantize_, task_, runs_, warmup_,
                                                       threads_, python_, timeout_})
         w->setEnabled(!busy);
     if (!busy)
@@ -424,6 +428,7 @@ void ExportDialog::startValidation() {
     options.warmup = running_.warmup;
     options.runs = running_.runs;
     options.threads = running_.threads;
+    options.quantize = quantize_->isChecked();
     // PyTorch timed in turn with the engine by the exporter script serving timing rounds.
     if (const auto script =
             engine::findExporterScript(QCoreApplication::applicationDirPath().toStdString())) {

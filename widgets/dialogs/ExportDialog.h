@@ -46,6 +46,8 @@ class ExportDialog : public QDialog {
     QString errorText() const { return errorText_; }
     QString logText() const;
     ExportReportCard* reportCard() const { return card_; }
+    // "Quantize (int8, dynamic)": model.int8.onnx beside model.onnx, with its rows on the card.
+    QCheckBox* quantizeBox() const { return quantize_; }
 
   signals:
     void modelExported(const QString& modelPath);  // model.onnx is written; open it
@@ -79,6 +81,7 @@ class ExportDialog : public QDialog {
     QLineEdit* outDir_;
     QSpinBox* opset_;
     QCheckBox* dynamicBatch_;
+    QCheckBox* quantize_;
     QComboBox* task_;
     QSpinBox* runs_;
     QSpinBox* warmup_;

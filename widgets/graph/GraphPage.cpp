@@ -16,6 +16,7 @@
 #include "widgets/graph/GraphScene.h"
 #include "widgets/graph/GraphView.h"
 #include "widgets/graph/HeatLegend.h"
+#include "widgets/graph/QuantizationLegend.h"
 #include "widgets/workers/LayoutClient.h"
 #include "widgets/graph/MinimapView.h"
 #include "widgets/graph/OptimizedGraph.h"
@@ -64,6 +65,9 @@ GraphPage::GraphPage(std::shared_ptr<const ModelDocument> document, QWidget* par
     heatLegend_ = new HeatLegend(this);
     heatLegend_->hide();
     graphArea->addWidget(heatLegend_, 0, 0, Qt::AlignRight | Qt::AlignTop);
+    sqnrLegend_ = new QuantizationLegend(this);
+    sqnrLegend_->hide();
+    graphArea->addWidget(sqnrLegend_, 0, 0, Qt::AlignRight | Qt::AlignTop);
     graphArea->setContentsMargins(0, 0, 0, 0);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -271,12 +275,39 @@ void GraphPage::showViewGraph(std::shared_ptr<const ViewGraph> view) {
     delete old;
     if (heat_) scene_->setNodeHeat(*heat_);
     updateHeatLegend();
+    if (sqnr_) scene_->setNodeSqnr(*sqnr_);
+    updateQuantizationLegend();
     drawn_ = false;  // fit the new graph to the window once it is laid out
     emit viewGraphChanged();
     runLayout();
 }
 
+void GraphPage::setQuantizationError(const std::map<std::string, double>& sqnr) {
+    if (heat_) clearHeat();
+    sqnr_ = sqnr;
+    scene_->setNodeSqnr(sqnr);
+    updateQuantizationLegend();
+}
+
+void GraphPage::clearQuantizationError() {
+    sqnr_.reset();
+    scene_->clearNodeSqnr();
+    updateQuantizationLegend();
+}
+
+void GraphPage::updateQuantizationLegend() {
+    if (!sqnr_) {
+        sqnrLegend_->hide();
+        return;
+    }
+    const int coloured = scene_->sqnrNodeCount();
+    sqnrLegend_->setSummary(coloured, scene_->weakestSqnr(), scene_->view().operatorCount - coloured);
+    sqnrLegend_->show();
+    sqnrLegend_->raise();
+}
+
 void GraphPage::setNodeHeat(const NodeHeatMap& heat) {
+    if (sqnr_) clearQuantizationError();
     heat_ = heat;
     scene_->setNodeHeat(heat);
     updateHeatLegend();

@@ -22,6 +22,7 @@ class GraphView;
 class HeatLegend;
 class LayoutClient;
 class MinimapView;
+class QuantizationLegend;
 struct OptimizedGraph;
 
 class GraphPage : public QWidget {
@@ -73,6 +74,13 @@ public:
     void clearHeat();
     HeatLegend* heatLegend() const { return heatLegend_; }
 
+    // View > Colour by Quantization Error: nodes by the SQNR of their output (profileNameOf ->
+    // dB, from a quantization report), with its legend in the same corner.
+    void setQuantizationError(const std::map<std::string, double>& sqnr);
+    void clearQuantizationError();
+    bool hasQuantizationError() const { return sqnr_.has_value(); }
+    QuantizationLegend* quantizationLegend() const { return sqnrLegend_; }
+
 signals:
     void drawn();                     // the first layout is on screen
     void layoutApplied(double ms);    // any layout (first or after expanding) is on screen
@@ -86,6 +94,7 @@ private:
     void connectScene();
     void showViewGraph(std::shared_ptr<const ViewGraph> view);
     void updateHeatLegend();
+    void updateQuantizationLegend();
     void runLayout();
     void onLayoutFinished(const onnxlens::LayoutResult& result);
     void onLayoutFailed(const QString& message);
@@ -110,6 +119,8 @@ private:
     double lastLayoutMs_ = 0;
     HeatLegend* heatLegend_;
     std::optional<NodeHeatMap> heat_;
+    QuantizationLegend* sqnrLegend_;
+    std::optional<std::map<std::string, double>> sqnr_;
     bool showOptimized_ = false;
     bool optimizedPending_ = false;
     std::shared_ptr<const OptimizedGraph> optimized_;

@@ -4,6 +4,7 @@
 #include <QTimer>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "onnxlens/model/NodeNames.h"
 #include "widgets/graph/GraphEdgeItem.h"
@@ -11,6 +12,7 @@
 #include "widgets/graph/GraphNodeItem.h"
 #include "widgets/graph/GraphStyle.h"
 #include "widgets/graph/HeatLegend.h"
+#include "widgets/graph/QuantizationLegend.h"
 
 namespace onnxlens::widgets {
 
@@ -280,6 +282,7 @@ void GraphScene::rebuildItems() {
     setSceneRect(contentRect());
     blocker.unblock();
     if (heatShown_) refreshHeat();
+    if (sqnrShown_) refreshSqnr();
     emit rebuilt();  // views adjust to the new extent before anything is centred
     if (pendingReveal_ >= 0 && nodeItems_[pendingReveal_]) {
         int node = pendingReveal_;
@@ -513,6 +516,71 @@ void GraphScene::refreshHeat() {
             groupItems_[g]->setHeat(colour(groupHeat_[g].share), tip(groupHeat_[g]));
     }
     emit heatScaleChanged();
+}
+
+void GraphScene::setNodeSqnr(const std::map<std::string, double>& sqnr) {
+    if (heatShown_) clearHeat();
+    sqnrShown_ = true;
+    nodeSqnr_.assign(view_->nodes.size(), std::nullopt);
+    groupSqnr_.assign(view_->groups.size(), std::nullopt);
+    for (std::size_t n = 0; n < view_->nodes.size(); ++n) {
+        const auto& node = view_->nodes[n];
+        if (node.kind != ViewNode::Kind::Operator || !node.proto) continue;
+        auto it = sqnr.find(profileNameOf(*node.proto));
+        if (it == sqnr.end()) continue;
+        nodeSqnr_[n] = it->second;
+        for (int g : view_->groupChain(node.group))
+            groupSqnr_[g] = groupSqnr_[g] ? std::min(*groupSqnr_[g], it->second) : it->second;
+    }
+    refreshSqnr();
+}
+
+void GraphScene::clearNodeSqnr() {
+    if (!sqnrShown_) return;
+    sqnrShown_ = false;
+    nodeSqnr_.clear();
+    groupSqnr_.clear();
+    for (auto* item : nodeItems_)
+        if (item) item->clearHeat();
+    for (auto* item : groupItems_)
+        if (item) item->clearHeat();
+}
+
+std::optional<double> GraphScene::sqnrOfNode(int node) const {
+    if (node < 0 || node >= static_cast<int>(nodeSqnr_.size())) return std::nullopt;
+    return nodeSqnr_[node];
+}
+
+int GraphScene::sqnrNodeCount() const {
+    return static_cast<int>(std::count_if(nodeSqnr_.begin(), nodeSqnr_.end(), [](const auto& s) { return s.has_value(); }));
+}
+
+double GraphScene::weakestSqnr() const {
+    double weakest = std::numeric_limits<double>::infinity();
+    for (const auto& s : nodeSqnr_)
+        if (s) weakest = std::min(weakest, *s);
+    return weakest;
+}
+
+void GraphScene::refreshSqnr() {
+    auto tip = [](double db) {
+        return std::isfinite(db) ? tr("output SQNR %1 dB against the float model").arg(db, 0, 'f', 1)
+                                 : tr("output identical to the float model");
+    };
+    for (std::size_t n = 0; n < nodeItems_.size(); ++n) {
+        if (!nodeItems_[n]) continue;
+        if (nodeSqnr_[n])
+            nodeItems_[n]->setHeat(sqnrColour(*nodeSqnr_[n]), tip(*nodeSqnr_[n]));
+        else
+            nodeItems_[n]->setHeat(std::nullopt, tr("not quantized (float)"));
+    }
+    for (std::size_t g = 0; g < groupItems_.size(); ++g) {
+        if (!groupItems_[g]) continue;
+        if (groupItems_[g]->isExpanded() || !groupSqnr_[g])
+            groupItems_[g]->clearHeat();
+        else
+            groupItems_[g]->setHeat(sqnrColour(*groupSqnr_[g]), tr("weakest inside: ") + tip(*groupSqnr_[g]));
+    }
 }
 
 void GraphScene::onSelectionChanged() {

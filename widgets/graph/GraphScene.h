@@ -81,6 +81,16 @@ public:
     double maxHeatShare() const { return maxHeatShare_; }
     int heatedNodeCount() const;  // operators the heat map covers
 
+    // Quantization-error overlay (replaces the heat overlay while shown): operators found in
+    // `sqnr` (profileNameOf -> dB) coloured by sqnrColour, the others grey; collapsed groups by
+    // the weakest operator inside. Kept across re-layouts until clearNodeSqnr().
+    void setNodeSqnr(const std::map<std::string, double>& sqnr);
+    void clearNodeSqnr();
+    bool hasSqnr() const { return sqnrShown_; }
+    std::optional<double> sqnrOfNode(int node) const;
+    int sqnrNodeCount() const;
+    double weakestSqnr() const;
+
 signals:
     void layoutNeeded();
     void nodeSelected(int node);  // -1: nothing (or a group) selected
@@ -101,6 +111,7 @@ private:
   void placeGroup(int group, QPointF origin);
   void onSelectionChanged();
   void refreshHeat();  // scale from the boxes on screen, then every item's colour
+  void refreshSqnr();
 
   std::shared_ptr<const ViewGraph> view_;
   std::vector<char> expanded_;
@@ -116,6 +127,9 @@ private:
   std::vector<std::optional<NodeHeat>> nodeHeat_;  // per view node
   std::vector<NodeHeat> groupHeat_;                // per view group
   double maxHeatShare_ = 0;
+  bool sqnrShown_ = false;
+  std::vector<std::optional<double>> nodeSqnr_;   // per view node
+  std::vector<std::optional<double>> groupSqnr_;  // per view group: the weakest inside
 };
 
 }  // namespace onnxlens::widgets

@@ -55,21 +55,23 @@ QSize HeatLegend::sizeHint() const {
 
 QString HeatLegend::title() const { return tr("Share of run time per box"); }
 
-void HeatLegend::paintEvent(QPaintEvent*) {
-    QPainter p(this);
+void paintColourScaleLegend(QWidget& widget, const QString& title,
+                            const std::function<QColor(double)>& colourAt, const QString& low,
+                            const QString& high, const QString& greyLabel, const QString& caption) {
+    QPainter p(&widget);
     p.setRenderHint(QPainter::Antialiasing);
     p.setPen(QColor(0x99, 0x99, 0x99));
     p.setBrush(QColor(255, 255, 255, 230));
-    p.drawRoundedRect(QRectF(rect()).adjusted(0.5, 0.5, -0.5, -0.5), 4, 4);
-    const QFontMetrics fm(font());
+    p.drawRoundedRect(QRectF(widget.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 4, 4);
+    const QFontMetrics fm(widget.font());
     const int margin = 8;
     const int line = fm.height();
+    const int width = widget.width();
     p.setPen(Qt::black);
-    p.drawText(QRect(margin, 4, width() - 2 * margin, line), Qt::AlignLeft | Qt::AlignVCenter,
-               title());
-    const QRect bar(margin, 4 + line + 3, width() - 2 * margin - 40, line);
+    p.drawText(QRect(margin, 4, width - 2 * margin, line), Qt::AlignLeft | Qt::AlignVCenter, title);
+    const QRect bar(margin, 4 + line + 3, width - 2 * margin - 40, line);
     QLinearGradient gradient(bar.topLeft(), bar.topRight());
-    for (int i = 0; i <= 8; ++i) gradient.setColorAt(i / 8.0, heatColour(i / 8.0));
+    for (int i = 0; i <= 8; ++i) gradient.setColorAt(i / 8.0, colourAt(i / 8.0));
     p.setPen(QColor(0x60, 0x60, 0x60));
     p.setBrush(gradient);
     p.drawRect(bar);
@@ -78,15 +80,19 @@ void HeatLegend::paintEvent(QPaintEvent*) {
     p.drawRect(grey);
     p.setPen(Qt::black);
     const int labels = bar.bottom() + 2;
-    p.drawText(QRect(bar.left(), labels, bar.width(), line), Qt::AlignLeft | Qt::AlignVCenter,
-               QStringLiteral("0 %"));
+    p.drawText(QRect(bar.left(), labels, bar.width(), line), Qt::AlignLeft | Qt::AlignVCenter, low);
     p.drawText(QRect(bar.left(), labels, bar.width(), line), Qt::AlignRight | Qt::AlignVCenter,
-               QStringLiteral("%1 %").arg(100.0 * maxShare_, 0, 'f', 1));
-    p.drawText(QRect(grey.left() - 6, labels, grey.width() + 12, line), Qt::AlignCenter,
-               tr("none"));
+               high);
+    p.drawText(QRect(grey.left() - 6, labels, grey.width() + 12, line), Qt::AlignCenter, greyLabel);
     p.setPen(QColor(0x44, 0x44, 0x44));
-    p.drawText(QRect(margin, labels + line + 2, width() - 2 * margin, line),
-               Qt::AlignLeft | Qt::AlignVCenter, caption());
+    p.drawText(QRect(margin, labels + line + 2, width - 2 * margin, line),
+               Qt::AlignLeft | Qt::AlignVCenter, caption);
+}
+
+void HeatLegend::paintEvent(QPaintEvent*) {
+    paintColourScaleLegend(*this, title(), heatColour, QStringLiteral("0 %"),
+                           QStringLiteral("%1 %").arg(100.0 * maxShare_, 0, 'f', 1), tr("none"),
+                           caption());
 }
 
 }  // namespace onnxlens::widgets

@@ -5,12 +5,19 @@
 // away by the optimizer, or inside a subgraph).
 #include <QColor>
 #include <QWidget>
+#include <functional>
 
 namespace onnxlens::widgets {
 
 // `fraction` of the hottest node's share, 0..1 (clamped).
 QColor heatColour(double fraction);
 inline const QColor kNotProfiledColour{0xd5, 0xd5, 0xd5};
+
+// Paints a legend box on `widget`: the title, a bar coloured by colourAt(0..1) with its two end
+// labels, a grey swatch labelled `greyLabel`, and the caption (the heat and quantization legends).
+void paintColourScaleLegend(QWidget& widget, const QString& title,
+                            const std::function<QColor(double)>& colourAt, const QString& low,
+                            const QString& high, const QString& greyLabel, const QString& caption);
 
 class HeatLegend : public QWidget {
     Q_OBJECT

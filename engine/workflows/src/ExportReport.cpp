@@ -413,6 +413,7 @@ Result<ExportReport> validateExport(const fs::path& folder, const ExportReportOp
             }
         }
         report.lines.push_back(latencyLine);
+        if (options.quantize) addQuantizedExportLines(report, options, progress, cancel);
     } catch (const CancelledError&) {
         return makeError(folder.string(), "cancelled");
     }
@@ -504,6 +505,17 @@ std::string exportReportJson(const ExportReport& report) {
         doc["latency_busy"] = report.latency.busy;
         doc["latency_note"] = report.latency.note;
         doc["pytorch_timing"] = report.pytorchTiming;
+    }
+    if (report.quantized) {
+        const auto& q = report.int8;
+        doc["int8"] = {{"model", q.model.string()},     {"bytes", q.bytes},   {"size_ratio", q.sizeRatio},
+                       {"quantized", q.quantizedPerOpType}, {"max_abs_error", q.maxAbsError},
+                       {"cosine", q.cosine},           {"sqnr_db", std::isfinite(q.sqnrDb) ? Json(q.sqnrDb) : Json("inf")},
+                       {"problem", q.problem}};
+        if (q.hasLatency) {
+            doc["int8"]["engine_latency"] = latencyToJson(q.latency);
+            doc["int8"]["speedup"] = q.speedup;
+        }
     }
     return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }

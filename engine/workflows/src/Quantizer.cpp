@@ -299,8 +299,8 @@ class DynamicQuantizer {
             if (qdq) return {};
             if (node.input_size() > 2 && !node.input(2).empty()) {
                 const auto* b = constant(node.input(2));
-                if (b == nullptr) return "bias is not a constant initializer";
-                if (b->data_type() != onnx::TensorProto::FLOAT || b->dims_size() != 1)
+                if (b != nullptr &&
+                    (b->data_type() != onnx::TensorProto::FLOAT || b->dims_size() != 1))
                     return "bias is not a float32 vector";
             }
             return {};
@@ -492,8 +492,28 @@ class DynamicQuantizer {
             replacedConstants_.insert(c);
             return name;
         }
-        Tensor b = constantTensor(c);
         const std::int64_t spatial = constant(node.input(1))->dims_size() - 2;
+        if (constant(c) == nullptr) {
+            // A computed bias (exporters route shared zeros through Identity): reshaped per run
+            // to [1, M, 1, ...], as ONNX Runtime's quantizer does.
+            const std::string key = "|shape" + std::to_string(spatial);
+            auto shapeIt = reshapedBiases_.find(key);
+            if (shapeIt == reshapedBiases_.end()) {
+                std::vector<std::int64_t> dims{1, -1};
+                for (std::int64_t d = 0; d < spatial; ++d) dims.push_back(1);
+                const std::string name =
+                    unique("conv_bias_shape_rank" + std::to_string(spatial + 2));
+                addInitializer(Tensor::fromVector<std::int64_t>(
+                                   {static_cast<std::int64_t>(dims.size())}, dims),
+                               name);
+                shapeIt = reshapedBiases_.emplace(key, name).first;
+            }
+            const std::string reshaped = unique(c + "_reshaped");
+            addNode("Reshape", unique(c + "_reshape_" + node.output(0)), {c, shapeIt->second},
+                    {reshaped});
+            return reshaped;
+        }
+        Tensor b = constantTensor(c);
         Shape shape{b.numel()};
         for (std::int64_t d = 0; d < spatial; ++d) shape.push_back(1);
         const std::string key = c + "|bias" + std::to_string(spatial);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,23 @@ struct ExportReportOptions {
     // or when that server cannot start, the latency export.json recorded at export time.
     std::string python;
     std::filesystem::path exporterScript;
+    // Also writes model.int8.onnx (dynamic int8, MatMul/Gemm/Conv per tensor) and validates it
+    // against PyTorch with its own, looser tolerance: every output's SQNR >= int8MinSqnrDb.
+    bool quantize = false;
+    double int8MinSqnrDb = 20.0;
+};
+
+// The int8 model of an export (ExportReportOptions::quantize).
+struct QuantizedExportFigures {
+    std::filesystem::path model;  // model.int8.onnx beside model.onnx
+    std::uint64_t bytes = 0;
+    double sizeRatio = 0;  // float / int8 file size
+    std::map<std::string, int> quantizedPerOpType;
+    double maxAbsError = 0, cosine = 0, sqnrDb = 0;  // against PyTorch, worst output over the data sets
+    bool hasLatency = false;
+    LatencyStatistics latency;
+    double speedup = 0;  // engine float median / engine int8 median
+    std::string problem;  // why it could not be quantized or run
 };
 
 // Called from the validating thread between steps ("running test_data_set_1").
@@ -80,7 +98,13 @@ struct ExportReport {
     double latencyRatio = 0;  // engine median / PyTorch median
     LatencyComparison latency;  // the ratio's noise: interleaved, within noise, busy
     std::string pytorchTiming;  // how PyTorch was timed ("interleaved with the engine", ...)
+    bool quantized = false;   // the int8 lines were requested
+    QuantizedExportFigures int8;
 };
+
+// The int8 lines of the report (int8_numbers, int8_size, int8_latency), appended to `report`.
+void addQuantizedExportLines(ExportReport& report, const ExportReportOptions& options,
+                             const ExportReportProgress& progress, const std::atomic<bool>* cancel);
 
 // Runs every check on the folder. Fails (an Error naming the folder) only when the folder is not
 // an export at all (no export.json, or it is not JSON); everything else is a failed line.

@@ -1,0 +1,166 @@
+// Tools > Quantize Model..., offscreen: the sample CNN quantized on a worker thread to a report
+// card (the verdict follows the tolerance set in the dialog), the int8 model opened in a new tab
+// and coloured by quantization error with its legend; Cancel leaves nothing behind. Before any Qt
+// header: Session.h (through QuantizationReport.h) has a member named `slots`.
+#include "onnxlens/workflows/QuantizationReport.h"
+//
+#include <gtest/gtest.h>
+
+#include <QCheckBox>
+#include <QDoubleSpinBox>
+#include <QFile>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <filesystem>
+
+#include "GuiTestSupport.h"
+#include "MainWindow.h"
+#include "onnxlens/model/NodeNames.h"
+#include "widgets/dialogs/QuantizationReportCard.h"
+#include "widgets/dialogs/QuantizeDialog.h"
+#include "widgets/graph/GraphNodeItem.h"
+#include "widgets/graph/GraphPage.h"
+#include "widgets/graph/GraphScene.h"
+#include "widgets/graph/QuantizationLegend.h"
+
+namespace onnxlens {
+namespace {
+
+using gui::MainWindow;
+using widgets::QuantizeDialog;
+
+QString sample(const char* name) {
+    return QString::fromStdString(std::string(ONNXLENS_SOURCE_DIR) + "/resources/samples/" + name +
+                                  "/model.onnx");
+}
+
+TEST(QuantizeDialogTest, QuantizesToAReportCardAndColoursTheInt8Model) {
+    testing::clearSettings();
+    QTemporaryDir dir;
+    MainWindow window;
+    window.show();
+    auto* floatPage = testing::openAndDraw(window, sample("mnist_cnn"));
+    ASSERT_NE(floatPage, nullptr) << window.lastError().toStdString();
+
+    window.showQuantizeDialog();
+    QuantizeDialog* dialog = window.quantizeDialog();
+    ASSERT_TRUE(dialog->isVisible());
+    EXPECT_EQ(dialog->modelPath(), floatPage->document().path);
+    EXPECT_TRUE(dialog->outputEdit()->text().endsWith(QStringLiteral("model.int8.onnx")));
+    const QString output = dir.filePath(QStringLiteral("cnn.int8.onnx"));
+    dialog->outputEdit()->setText(output);
+    dialog->opTypeBox(QStringLiteral("Conv"))->setChecked(true);
+    dialog->perChannelBox()->setChecked(true);
+    dialog->runsBox()->setValue(2);
+
+    testing::StallMeter stalls;
+    ASSERT_TRUE(dialog->start()) << dialog->errorText().toStdString();
+    EXPECT_EQ(dialog->state(), QuantizeDialog::State::Running);
+    ASSERT_TRUE(testing::waitFor([&] { return dialog->state() != QuantizeDialog::State::Running; },
+                                 120000));
+    ASSERT_EQ(dialog->state(), QuantizeDialog::State::Done) << dialog->errorText().toStdString();
+    EXPECT_LT(stalls.worstStallMs(),
+              500 * testing::kStallBoundScale);  // the work ran off the GUI thread
+    EXPECT_TRUE(QFile::exists(output));
+    EXPECT_TRUE(QFile::exists(dialog->reportFolder() + QStringLiteral("/report.json")));
+
+    // The card: every output against the tolerance, then the nodes, weakest first.
+    auto* card = dialog->reportCard();
+    const auto report = dialog->report();
+    ASSERT_NE(report, nullptr);
+    EXPECT_TRUE(card->passed());
+    EXPECT_TRUE(card->verdictText().startsWith(QStringLiteral("PASS")));
+    ASSERT_EQ(card->outputTable()->rowCount(), 1);
+    EXPECT_EQ(card->outputTable()->item(0, 0)->text(), QStringLiteral("log_probs"));
+    EXPECT_EQ(card->outputTable()->item(0, 4)->text(),
+              QString::fromStdString(engine::formatSqnr(report->outputs[0].figures.sqnrDb)));
+    EXPECT_EQ(card->nodeTable()->rowCount(), 4);  // 2 Conv + 2 Gemm
+    EXPECT_EQ(card->nodeTable()->item(0, 0)->text(), QString::fromStdString(report->nodes[0].name));
+    EXPECT_TRUE(card->footerText().contains(QStringLiteral("smaller")));
+    // A tolerance above the model's SQNR turns the verdict to FAIL, without rerunning.
+    dialog->toleranceBox()->setValue(report->outputs[0].figures.sqnrDb + 1);
+    EXPECT_FALSE(card->passed());
+    EXPECT_TRUE(card->verdictText().startsWith(QStringLiteral("FAIL")));
+    EXPECT_EQ(card->outputTable()->item(0, 7)->text(), QStringLiteral("fail"));
+
+    // Open int8 model: a new tab; View > Colour by Quantization Error paints its nodes.
+    ASSERT_TRUE(dialog->openButton()->isEnabled());
+    dialog->openButton()->click();
+    ASSERT_TRUE(
+        testing::waitFor([&] { return window.pageCount() == 2 && window.page(1)->isDrawn(); }));
+    auto* int8Page = window.page(1);
+    EXPECT_EQ(window.currentPage(), int8Page);
+    window.quantizationErrorAction()->setChecked(true);
+    ASSERT_TRUE(int8Page->hasQuantizationError());
+    auto* scene = int8Page->scene();
+    std::size_t int8Nodes = 0;
+    for (const auto& n : report->nodes) int8Nodes += n.int8Nodes.size();
+    // Both Conv share nothing; each node's DynamicQuantizeLinear, integer op, Cast, two Mul and
+    // Add.
+    EXPECT_EQ(scene->sqnrNodeCount(), static_cast<int>(int8Nodes));
+    EXPECT_TRUE(int8Page->quantizationLegend()->isVisible());
+    EXPECT_TRUE(int8Page->quantizationLegend()->caption().startsWith(
+        QStringLiteral("%1 quantized").arg(int8Nodes)));
+    const auto sqnr = dialog->sqnrByNode();
+    int checked = 0;
+    for (std::size_t n = 0; n < scene->view().nodes.size(); ++n) {
+        const auto& node = scene->view().nodes[n];
+        auto* item = scene->nodeItem(static_cast<int>(n));
+        if (!item || !node.proto) continue;
+        auto it = sqnr.find(profileNameOf(*node.proto));
+        if (it == sqnr.end()) {
+            EXPECT_EQ(item->heatColour(), std::nullopt) << node.proto->name();
+        } else {
+            EXPECT_EQ(item->heatColour(), widgets::sqnrColour(it->second)) << node.proto->name();
+            ++checked;
+        }
+    }
+    EXPECT_EQ(checked, static_cast<int>(int8Nodes));
+    window.quantizationErrorAction()->setChecked(false);
+    EXPECT_FALSE(int8Page->hasQuantizationError());
+    EXPECT_FALSE(int8Page->quantizationLegend()->isVisible());
+
+    // The float tab has no overlay; the action follows the tab.
+    window.quantizationErrorAction()->setChecked(true);
+    EXPECT_TRUE(int8Page->hasQuantizationError());
+    window.openFile(floatPage->document().path);  // switches back to the float tab
+    EXPECT_FALSE(window.quantizationErrorAction()->isChecked());
+}
+
+TEST(QuantizeDialogTest, CancelWritesNothingAndBadOutputIsRefused) {
+    testing::clearSettings();
+    QTemporaryDir dir;
+    MainWindow window;
+    window.show();
+    auto* page = testing::openAndDraw(window, sample("tiny_bert"));
+    ASSERT_NE(page, nullptr);
+    window.showQuantizeDialog();
+    QuantizeDialog* dialog = window.quantizeDialog();
+
+    // The input itself as output: refused before anything runs.
+    dialog->outputEdit()->setText(page->document().path);
+    EXPECT_FALSE(dialog->start());
+    EXPECT_TRUE(dialog->errorText().contains(QStringLiteral("is the input model")))
+        << dialog->errorText().toStdString();
+
+    const QString output = dir.filePath(QStringLiteral("bert.int8.onnx"));
+    dialog->outputEdit()->setText(output);
+    dialog->runsBox()->setValue(100000);  // long enough to be cancelled while timing
+    ASSERT_TRUE(dialog->start());
+    ASSERT_TRUE(testing::waitFor(
+        [&] { return dialog->statusText().contains(QStringLiteral("timing")); }, 60000))
+        << dialog->statusText().toStdString();
+    dialog->cancel();
+    ASSERT_TRUE(
+        testing::waitFor([&] { return dialog->state() != QuantizeDialog::State::Running; }, 60000));
+    EXPECT_EQ(dialog->state(), QuantizeDialog::State::Cancelled);
+    EXPECT_FALSE(QFile::exists(output));
+    EXPECT_FALSE(dialog->openButton()->isEnabled());
+    EXPECT_EQ(std::filesystem::directory_iterator(dir.path().toStdString()),
+              std::filesystem::directory_iterator());
+}
+
+}  // namespace
+}  // namespace onnxlens
