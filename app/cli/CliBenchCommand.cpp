@@ -6,6 +6,7 @@
 #include <map>
 
 #include "CliSession.h"
+#include "onnxlens/engine/TensorByteLimit.h"
 #include "onnxlens/model/CostModel.h"
 #include "onnxlens/workflows/BenchmarkRunner.h"
 #include "onnxlens/workflows/DynamicAxesCheck.h"
@@ -84,6 +85,7 @@ int runSweep(const Arguments& a, const LoadedSession& loaded, int warmup, int ru
     for (const auto& combo : combos) {
         auto dims = fixed;
         for (const auto& [k, v] : combo) dims[k] = v;
+        const engine::ScopedTensorByteLimit limit(parseMaxMemory(a));
         auto feeds = engine::prepareFeeds(session.inputs(), files, dims,
                                           static_cast<std::uint64_t>(a.intValue("seed", 0)), ranges);
         std::string label;

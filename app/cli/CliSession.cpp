@@ -1,4 +1,5 @@
 #include "CliSession.h"
+#include "onnxlens/engine/TensorByteLimit.h"
 
 #include <charconv>
 #include <iostream>
@@ -101,6 +102,8 @@ std::map<std::string, engine::Value> prepareFeedsFromArguments(const LoadedSessi
     }
     engine::ValueRanges ranges = loaded.indexRanges;
     for (const auto& [name, range] : parseIntegerRanges(args)) ranges[name] = range;
+    // Generated inputs obey --max-memory like the session's own tensors.
+    const engine::ScopedTensorByteLimit limit(parseMaxMemory(args));
     auto feeds = engine::prepareFeeds(session.inputs(), files, parseDims(args),
                                       static_cast<std::uint64_t>(args.intValue("seed", 0)), ranges);
     // Named after the model too: a generated input has no file of its own to name.

@@ -10,7 +10,7 @@
 
 #include "CompiledGraph.h"
 #include "GradientExpansion.h"
-#include "TensorByteLimit.h"
+#include "onnxlens/engine/TensorByteLimit.h"
 #include "OpenMpThreads.h"
 #include "onnxlens/engine/GraphOptimizer.h"
 #include "onnxlens/engine/KernelRegistry.h"

@@ -1,6 +1,6 @@
 #include "onnxlens/engine/Tensor.h"
 
-#include "TensorByteLimit.h"
+#include "onnxlens/engine/TensorByteLimit.h"
 
 #include <unistd.h>
 

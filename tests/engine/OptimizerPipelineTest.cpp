@@ -60,7 +60,8 @@ TEST(OptimizerPipeline, PassTableListsThePassesInTheOrderTheyRun) {
         names.push_back(pass.name);
         if (pass.cleanup) cleanup.push_back(pass.name);
     }
-    const std::vector<std::string> expectedCleanup = {"eliminate-identity",
+    const std::vector<std::string> expectedCleanup = {"compute-float16-in-float",
+                                                      "eliminate-identity",
                                                       "eliminate-inference-dropout",
                                                       "fold-constants", "fold-batchnorm-into-conv"};
     EXPECT_EQ(cleanup, expectedCleanup);

@@ -167,21 +167,24 @@ TEST(LatencyComparison, InterleavedRunsAlternateAndABusyThreadIsFlagged) {
     EXPECT_DOUBLE_EQ(timed->ratio, 0.5);
     EXPECT_FALSE(timed->busy);
 
-    // A loaded machine: a busy thread holds what side B needs for 20 ms at a time, so B's
-    // runs take from ~0 to ~20 ms; the comparison must say "rerun", not give a ratio verdict.
+    // A loaded machine: a busy thread holds what side B needs 5 ms out of every 6, so each of
+    // B's runs waits anywhere from 0 to 5 ms; the comparison must say "rerun", not give a ratio
+    // verdict. Timing starts only once the busy thread holds the lock (no race with its start).
     std::mutex cpu;
-    std::atomic<bool> stop{false};
+    std::atomic<bool> stop{false}, holding{false};
     std::thread busy([&] {
         while (!stop.load()) {
             {
                 std::lock_guard<std::mutex> hold(cpu);
-                const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+                holding = true;
+                const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(5);
                 while (std::chrono::steady_clock::now() < until) {
                 }
             }
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
     });
+    while (!holding.load()) std::this_thread::yield();
     const auto work = [](std::mutex* needed) -> onnxlens::Result<double> {
         const auto start = std::chrono::steady_clock::now();
         if (needed) {

@@ -72,8 +72,9 @@ Result<std::vector<InputSet>> inputSets(const QuantizedModelFile& q, const Sessi
     if (!sets.empty()) return sets;
     for (int k = 0; k < std::max(1, options.randomInputSets); ++k) {
         // prepareFeeds seeds input i with seed + i: sets start far enough apart not to share data.
+        // The same inputs `run --seed` makes: integer inputs that index a table stay inside it.
         const std::uint64_t seed = options.seed + static_cast<std::uint64_t>(k) * 1000;
-        auto feeds = prepareFeeds(session.inputs(), {}, options.dims, seed);
+        auto feeds = prepareSessionFeeds(session, {}, options.dims, seed);
         if (!feeds) return makeError(q.input.string(), feeds.error().message);
         sets.push_back({"random (seed " + std::to_string(seed) + ")", std::move(*feeds)});
     }
