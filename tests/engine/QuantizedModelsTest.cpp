@@ -167,8 +167,12 @@ TEST(QuantizedModels, TinyBertInt8AgreesWithOnnxRuntimeWithinItsOptimizationLeve
         auto expected = engine::readValueFile(dir / "test_data_set_0" /
                                               ("output_" + std::to_string(i) + ".pb"));
         ASSERT_TRUE(expected);
+        // Plus one float32 rounding step at these outputs' magnitude (< 4): a build without
+        // -march=native (the sanitized one) sums the exported LayerNorm in another order, and
+        // ONNX Runtime's own "all" level lands one step outside the spread of the others too.
+        const double oneStep = 2.384185791015625e-07;
         EXPECT_TRUE(tensorsClose((*outputs)[static_cast<std::size_t>(i)].tensor(),
-                                 expected->tensor(), {0.0, spread[i]}))
+                                 expected->tensor(), {0.0, spread[i] + oneStep}))
             << "output " << i;
     }
     auto counts = opCounts(s->optimizedModel());
