@@ -36,6 +36,8 @@ onnxlens_build() {
   local root
   root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
   cd "$root"
+  # Paths relative to the checkout in ccache's keys: a fresh clone elsewhere reuses the cache.
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset" -j "$(nproc)"
 }
