@@ -31,6 +31,12 @@ class FourierTransform {
             out.clear();
             return;
         }
+        // A single sample is its own transform (either direction, 1/n = 1). Eigen's kissfft
+        // reads an empty scratch buffer for n = 1 (UBSan, found by fuzz_operator_attributes).
+        if (in.size() == 1) {
+            out = in;
+            return;
+        }
         if (inverse)
             fft_.inv(out, in);  // scaled by 1/n
         else

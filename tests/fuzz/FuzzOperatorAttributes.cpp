@@ -6,6 +6,8 @@
 // (fuzz_session_run) rarely reaches these values; here every input is a valid model of one node.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 
 #include "OperatorCases.h"
 
@@ -14,6 +16,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     onnxlens::testing::ByteChoices source(data, size);
     const auto choices = onnxlens::testing::drawCaseChoices(operators, source);
     const auto c = onnxlens::testing::buildOperatorCase(operators, choices);
+    // Triage: ONNXLENS_FUZZ_VERBOSE=1 prints the case a crashing input builds.
+    static const bool verbose = std::getenv("ONNXLENS_FUZZ_VERBOSE") != nullptr;
+    if (verbose) std::fprintf(stderr, "case %s\n", c.label.c_str());
     (void)onnxlens::testing::runOperatorCase(c);
     return 0;
 }
