@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -167,37 +169,49 @@ TEST(LatencyComparison, InterleavedRunsAlternateAndABusyThreadIsFlagged) {
     EXPECT_DOUBLE_EQ(timed->ratio, 0.5);
     EXPECT_FALSE(timed->busy);
 
-    // A loaded machine: a busy thread holds what side B needs 5 ms out of every 6, so each of
-    // B's runs waits anywhere from 0 to 5 ms; the comparison must say "rerun", not give a ratio
-    // verdict. Timing starts only once the busy thread holds the lock (no race with its start).
-    std::mutex cpu;
-    std::atomic<bool> stop{false}, holding{false};
+    // A loaded machine: every other run of side B has to wait for a busy thread's 3 ms burst
+    // of work (the CPU taken by another process), so B's runs alternate between ~3 ms and ~0 ms;
+    // the comparison must say "rerun", not give a ratio verdict. The bursts are requested by B
+    // itself, so the schedule does not depend on how the threads happen to be scheduled.
+    std::mutex m;
+    std::condition_variable changed;
+    int requested = 0, done = 0;
+    bool stop = false;
     std::thread busy([&] {
-        while (!stop.load()) {
-            {
-                std::lock_guard<std::mutex> hold(cpu);
-                holding = true;
-                const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(5);
-                while (std::chrono::steady_clock::now() < until) {
-                }
+        std::unique_lock<std::mutex> lock(m);
+        for (;;) {
+            changed.wait(lock, [&] { return stop || requested > done; });
+            if (stop) return;
+            lock.unlock();
+            const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(3);
+            while (std::chrono::steady_clock::now() < until) {
             }
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            lock.lock();
+            ++done;
+            changed.notify_all();
         }
     });
-    while (!holding.load()) std::this_thread::yield();
-    const auto work = [](std::mutex* needed) -> onnxlens::Result<double> {
+    int bRuns = 0;
+    const auto work = [&](bool loaded) -> onnxlens::Result<double> {
         const auto start = std::chrono::steady_clock::now();
-        if (needed) {
-            std::lock_guard<std::mutex> wait(*needed);  // blocked while the busy thread holds it
+        if (loaded && bRuns++ % 2 == 0) {
+            std::unique_lock<std::mutex> lock(m);
+            ++requested;
+            changed.notify_all();
+            changed.wait(lock, [&] { return done == requested; });
         }
         volatile double x = 0;
         for (int i = 0; i < 20000; ++i) x = x + std::sqrt(static_cast<double>(i));
         return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count();
     };
-    timed = timeInterleaved([&] { return work(nullptr); }, [&] { return work(&cpu); }, 2, 30, {},
+    timed = timeInterleaved([&] { return work(false); }, [&] { return work(true); }, 2, 30, {},
                             "the engine", "PyTorch");
-    stop = true;
+    {
+        std::lock_guard<std::mutex> lock(m);
+        stop = true;
+    }
+    changed.notify_all();
     busy.join();
     ASSERT_TRUE(timed);
     EXPECT_TRUE(timed->busy) << "PyTorch CV " << timed->b.coefficientOfVariation();
