@@ -11,6 +11,7 @@
 
 #include "onnxlens/model/OnnxDomains.h"
 #include "onnxlens/model/ModelSummary.h"
+#include "onnxlens/model/NodeAttributes.h"
 #include "onnxlens/model/ShapeInferenceGuard.h"
 #include "onnxlens/model/TensorTypes.h"
 
@@ -116,24 +117,6 @@ class ValueTypes {
     std::set<std::string> initializers_;
     std::map<std::string, const onnx::TensorProto*> initializerTensors_;
 };
-
-std::int64_t intAttribute(const onnx::NodeProto& node, const std::string& name,
-                          std::int64_t fallback) {
-    for (const auto& a : node.attribute())
-        if (a.name() == name) return a.i();
-    return fallback;
-}
-std::string stringAttribute(const onnx::NodeProto& node, const std::string& name,
-                            const std::string& fallback) {
-    for (const auto& a : node.attribute())
-        if (a.name() == name) return a.s();
-    return fallback;
-}
-std::vector<std::int64_t> intsAttribute(const onnx::NodeProto& node, const std::string& name) {
-    for (const auto& a : node.attribute())
-        if (a.name() == name) return {a.ints().begin(), a.ints().end()};
-    return {};
-}
 
 // Elementwise operators: one operation per output element (per extra input for variadic ones).
 const std::set<std::string>& elementwiseOps() {

@@ -3,6 +3,8 @@
 #include <onnx/defs/schema.h>
 #include <onnx/defs/shape_inference.h>
 
+#include "onnxlens/model/NodeAttributes.h"
+
 #include <map>
 #include <mutex>
 #include <set>
@@ -14,11 +16,6 @@
 namespace onnxlens {
 namespace {
 
-const onnx::AttributeProto* findAttribute(const onnx::NodeProto& node, const std::string& name) {
-    for (const auto& a : node.attribute())
-        if (a.name() == name) return &a;
-    return nullptr;
-}
 
 // Attributes whose every value must be positive wherever they appear (window geometry, block
 // and group sizes, hidden sizes): onnx's inference divides by them, multiplies them together or

@@ -11,17 +11,6 @@
 
 namespace onnxlens::engine {
 
-const onnx::AttributeProto* findAttribute(const onnx::NodeProto& node, const std::string& name) {
-    for (const auto& a : node.attribute())
-        if (a.name() == name) return &a;
-    return nullptr;
-}
-
-std::int64_t intAttribute(const onnx::NodeProto& node, const std::string& name,
-                          std::int64_t fallback) {
-    const auto* a = findAttribute(node, name);
-    return a ? a->i() : fallback;
-}
 
 void setIntAttribute(onnx::NodeProto& node, const std::string& name, std::int64_t value) {
     auto* a = node.add_attribute();

@@ -12,12 +12,12 @@
 
 #include "onnxlens/engine/Tensor.h"
 #include "onnxlens/model/GraphIndex.h"
+#include "onnxlens/model/NodeAttributes.h"
 
 namespace onnxlens::engine {
 
-const onnx::AttributeProto* findAttribute(const onnx::NodeProto& node, const std::string& name);
-std::int64_t intAttribute(const onnx::NodeProto& node, const std::string& name,
-                          std::int64_t fallback);
+using onnxlens::findAttribute;
+using onnxlens::intAttribute;
 void setIntAttribute(onnx::NodeProto& node, const std::string& name, std::int64_t value);
 void setStringAttribute(onnx::NodeProto& node, const std::string& name, const std::string& value);
 

@@ -17,7 +17,9 @@
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/ExternalData.h"
 #include "onnxlens/model/ModelSummary.h"
+#include "onnxlens/model/NodeAttributes.h"
 #include "onnxlens/model/NodeNames.h"
+#include "onnxlens/model/OnnxDomains.h"
 
 namespace onnxlens::engine {
 
@@ -30,24 +32,6 @@ constexpr const char* kMetadataKey = "onnxlens.quantization";
 // Runtime's quantize_dynamic does for int8 weights).
 constexpr int kWeightMax = 127;
 
-bool isDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
-
-const onnx::AttributeProto* findAttribute(const onnx::NodeProto& node, const std::string& name) {
-    for (const auto& a : node.attribute())
-        if (a.name() == name) return &a;
-    return nullptr;
-}
-
-std::int64_t intAttribute(const onnx::NodeProto& node, const std::string& name,
-                          std::int64_t fallback) {
-    const auto* a = findAttribute(node, name);
-    return a ? a->i() : fallback;
-}
-
-float floatAttribute(const onnx::NodeProto& node, const std::string& name, float fallback) {
-    const auto* a = findAttribute(node, name);
-    return a ? a->f() : fallback;
-}
 
 void addIntAttribute(onnx::NodeProto& node, const std::string& name, std::int64_t value) {
     auto* a = node.add_attribute();
