@@ -17,6 +17,7 @@
 #include "onnxlens/workflows/PytorchTimingServer.h"
 #include "onnxlens/workflows/ReferenceComparison.h"
 #include "onnxlens/workflows/ReferenceRun.h"
+#include "ReportText.h"
 
 namespace onnxlens::engine {
 
@@ -25,15 +26,9 @@ using Json = nlohmann::json;
 
 namespace {
 
-std::string format(const char* pattern, double a, double b = 0, double c = 0) {
-    char buffer[256];
-    std::snprintf(buffer, sizeof buffer, pattern, a, b, c);
-    return buffer;
-}
-
 std::string describeBytes(std::uint64_t bytes) {
-    if (bytes >= (1u << 20)) return format("%.1f MB", static_cast<double>(bytes) / (1 << 20));
-    if (bytes >= (1u << 10)) return format("%.1f KB", static_cast<double>(bytes) / (1 << 10));
+    if (bytes >= (1u << 20)) return formatNumbers("%.1f MB", static_cast<double>(bytes) / (1 << 20));
+    if (bytes >= (1u << 10)) return formatNumbers("%.1f KB", static_cast<double>(bytes) / (1 << 10));
     return std::to_string(bytes) + " bytes";
 }
 
@@ -180,13 +175,13 @@ LatencyStatistics timeEngine(Session& session, const std::map<std::string, Value
     return computeLatencyStatistics(samples);
 }
 
-void finish(ExportReport& report) {
+}  // namespace
+
+void concludeExportReport(ExportReport& report) {
     report.passed =
         std::none_of(report.lines.begin(), report.lines.end(),
                      [](const ExportReportLine& l) { return l.status == ReportStatus::Failed; });
 }
-
-}  // namespace
 
 const char* reportStatusName(ReportStatus status) {
     switch (status) {
@@ -249,7 +244,7 @@ Result<ExportReport> validateExport(const fs::path& folder, const ExportReportOp
                                              {"latency", "Latency against PyTorch"}})
                 report.lines.push_back(
                     {key, title, ReportStatus::Skipped, "the model did not load"});
-            finish(report);
+            concludeExportReport(report);
             return report;
         }
         report.modelBytes = model->fileBytes;
@@ -288,7 +283,7 @@ Result<ExportReport> validateExport(const fs::path& folder, const ExportReportOp
                 {"dynamic_batch", "Dynamic batch works", ReportStatus::Skipped, setupProblem});
             report.lines.push_back(
                 {"latency", "Latency against PyTorch", ReportStatus::Skipped, setupProblem});
-            finish(report);
+            concludeExportReport(report);
             return report;
         }
         report.engineThreads = (*session)->threads();
@@ -390,15 +385,15 @@ Result<ExportReport> validateExport(const fs::path& folder, const ExportReportOp
                 const double torchMedian = report.pytorchLatency.medianMs;
                 report.latencyRatio = report.latency.ratio;
                 latencyLine.figure =
-                    format("engine median %.3f ms (P10-P90 %.3f-%.3f",
+                    formatNumbers("engine median %.3f ms (P10-P90 %.3f-%.3f",
                            report.engineLatency.medianMs, report.engineLatency.p10Ms,
                            report.engineLatency.p90Ms) +
-                    format(" ms, %.0f threads), ", report.engineThreads) +
-                    format("PyTorch median %.3f ms (P10-P90 %.3f-%.3f", torchMedian,
+                    formatNumbers(" ms, %.0f threads), ", report.engineThreads) +
+                    formatNumbers("PyTorch median %.3f ms (P10-P90 %.3f-%.3f", torchMedian,
                            report.pytorchLatency.p10Ms, report.pytorchLatency.p90Ms) +
-                    format(" ms, %.0f threads)", report.pytorchThreads);
+                    formatNumbers(" ms, %.0f threads)", report.pytorchThreads);
                 if (torchMedian > 0)
-                    latencyLine.figure += format(", ratio %.3gx", report.latencyRatio);
+                    latencyLine.figure += formatNumbers(", ratio %.3gx", report.latencyRatio);
                 latencyLine.figure += report.latency.interleaved ? ", timed interleaved"
                                                                  : ", PyTorch timed at export";
                 const bool tooSlow =
@@ -408,7 +403,7 @@ Result<ExportReport> validateExport(const fs::path& folder, const ExportReportOp
                                                                  : ReportStatus::Passed;
                 if (!report.latency.note.empty()) latencyLine.figure += "; " + report.latency.note;
                 if (tooSlow)
-                    latencyLine.figure += format(" (limit %.2fx)", options.maxLatencyRatio);
+                    latencyLine.figure += formatNumbers(" (limit %.2fx)", options.maxLatencyRatio);
                 if (torchMedian <= 0) latencyLine.figure += " (export.json has no PyTorch latency)";
             }
         }
@@ -417,7 +412,7 @@ Result<ExportReport> validateExport(const fs::path& folder, const ExportReportOp
     } catch (const CancelledError&) {
         return makeError(folder.string(), "cancelled");
     }
-    finish(report);
+    concludeExportReport(report);
     return report;
 }
 
@@ -450,11 +445,11 @@ std::string exportReportMarkdown(const ExportReport& report) {
         md << "\n\n| | runs | min | P10 | median | P90 | max | mean | CV |"
               "\n|---|---|---|---|---|---|---|---|---|\n";
         for (const auto& [name, s] : {std::pair{"onnxlens engine", &e}, std::pair{"PyTorch", &p}})
-            md << "| " << name << format(" | %.0f | %.3f ", s->runs, s->minMs)
-               << format("| %.3f | %.3f | %.3f ", s->p10Ms, s->medianMs, s->p90Ms)
-               << format("| %.3f | %.3f | %.0f%% |\n", s->maxMs, s->meanMs,
+            md << "| " << name << formatNumbers(" | %.0f | %.3f ", s->runs, s->minMs)
+               << formatNumbers("| %.3f | %.3f | %.3f ", s->p10Ms, s->medianMs, s->p90Ms)
+               << formatNumbers("| %.3f | %.3f | %.0f%% |\n", s->maxMs, s->meanMs,
                          100 * s->coefficientOfVariation());
-        md << format("\nRatio engine / PyTorch (medians): %.3gx", report.latencyRatio)
+        md << formatNumbers("\nRatio engine / PyTorch (medians): %.3gx", report.latencyRatio)
            << (report.latency.withinNoise ? " (within noise)" : "")
            << (report.latency.busy ? " (the machine was busy: rerun)" : "") << "\n";
     }

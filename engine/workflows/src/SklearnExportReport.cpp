@@ -15,6 +15,7 @@
 #include "onnxlens/workflows/LatencyStatistics.h"
 #include "onnxlens/workflows/ReferenceComparison.h"
 #include "onnxlens/workflows/ReferenceRun.h"
+#include "ReportText.h"
 
 namespace onnxlens::engine {
 
@@ -24,12 +25,6 @@ using Json = nlohmann::json;
 namespace {
 
 struct Cancelled {};
-
-std::string printf3(const char* pattern, double a, double b = 0, double c = 0) {
-    char buffer[256];
-    std::snprintf(buffer, sizeof buffer, pattern, a, b, c);
-    return buffer;
-}
 
 Result<Json> readExportJson(const fs::path& folder) {
     const fs::path file = folder / "export.json";
@@ -90,12 +85,6 @@ double engineMedianMs(Session& session, const std::map<std::string, Value>& feed
     return computeLatencyStatistics(samples).medianMs;
 }
 
-void finish(ExportReport& report) {
-    report.passed =
-        std::none_of(report.lines.begin(), report.lines.end(),
-                     [](const ExportReportLine& l) { return l.status == ReportStatus::Failed; });
-}
-
 }  // namespace
 
 bool isSklearnExport(const fs::path& folder) {
@@ -146,7 +135,7 @@ Result<SklearnExportReport> validateSklearnExport(const fs::path& folder,
                                                 {"labels", "Labels match scikit-learn"},
                                                 {"probabilities", valuesTitle},
                                                 {"throughput", "Throughput against scikit-learn"}});
-            finish(report);
+            concludeExportReport(report);
             return s;
         }
         report.modelBytes = model->fileBytes;
@@ -195,7 +184,7 @@ Result<SklearnExportReport> validateSklearnExport(const fs::path& folder,
                 {"labels", "Labels match scikit-learn", ReportStatus::Failed, setup});
             skipRest(setup, {{"probabilities", valuesTitle},
                              {"throughput", "Throughput against scikit-learn"}});
-            finish(report);
+            concludeExportReport(report);
             return s;
         }
         const auto& set = found->front();
@@ -243,7 +232,7 @@ Result<SklearnExportReport> validateSklearnExport(const fs::path& folder,
             values.status = r.passed ? ReportStatus::Passed : ReportStatus::Failed;
             values.figure =
                 r.passed || r.elementCount > 0
-                    ? printf3(regression ? "max abs error %.3g (tolerance %.0e + %.0e x |value|)"
+                    ? formatNumbers(regression ? "max abs error %.3g (tolerance %.0e + %.0e x |value|)"
                                          : "max abs error %.3g (tolerance %.0e)",
                               r.maxAbsError, options.probabilityTolerance,
                               options.probabilityTolerance)
@@ -282,11 +271,11 @@ Result<SklearnExportReport> validateSklearnExport(const fs::path& folder,
                     t.sklearnRowsPerSecond = it->second.value("rows_per_second", 0.0);
                 }
                 s.throughput.push_back(t);
-                figure += (figure.empty() ? "" : "; ") + printf3("batch %.0f: engine %.0f rows/s",
+                figure += (figure.empty() ? "" : "; ") + formatNumbers("batch %.0f: engine %.0f rows/s",
                                                                  static_cast<double>(batch),
                                                                  t.engineRowsPerSecond);
                 if (t.sklearnRowsPerSecond > 0)
-                    figure += printf3(", scikit-learn %.0f rows/s (%.2fx)", t.sklearnRowsPerSecond,
+                    figure += formatNumbers(", scikit-learn %.0f rows/s (%.2fx)", t.sklearnRowsPerSecond,
                                       t.engineRowsPerSecond / t.sklearnRowsPerSecond);
             }
             throughput.status = problem.empty() ? ReportStatus::Passed : ReportStatus::Failed;
@@ -298,7 +287,7 @@ Result<SklearnExportReport> validateSklearnExport(const fs::path& folder,
     } catch (const Cancelled&) {
         return makeError(folder.string(), "cancelled");
     }
-    finish(report);
+    concludeExportReport(report);
     return s;
 }
 
@@ -310,10 +299,10 @@ std::string sklearnExportReportMarkdown(const SklearnExportReport& s) {
               "engine / scikit-learn |\n"
               "|---|---|---|---|\n";
         for (const auto& t : s.throughput)
-            md << printf3("| %.0f | %.0f | %.0f ", static_cast<double>(t.batch),
+            md << formatNumbers("| %.0f | %.0f | %.0f ", static_cast<double>(t.batch),
                           t.engineRowsPerSecond, t.sklearnRowsPerSecond)
                << (t.sklearnRowsPerSecond > 0
-                       ? printf3("| %.2fx |\n", t.engineRowsPerSecond / t.sklearnRowsPerSecond)
+                       ? formatNumbers("| %.2fx |\n", t.engineRowsPerSecond / t.sklearnRowsPerSecond)
                        : std::string("| - |\n"));
     }
     return md.str();

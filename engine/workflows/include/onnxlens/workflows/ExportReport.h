@@ -102,6 +102,9 @@ struct ExportReport {
     QuantizedExportFigures int8;
 };
 
+// Sets report.passed: no line failed (warnings and skipped lines do not fail it).
+void concludeExportReport(ExportReport& report);
+
 // The int8 lines of the report (int8_numbers, int8_size, int8_latency), appended to `report`.
 void addQuantizedExportLines(ExportReport& report, const ExportReportOptions& options,
                              const ExportReportProgress& progress, const std::atomic<bool>* cancel);
