@@ -10,25 +10,25 @@
 
 #include "CompiledGraph.h"
 #include "GradientExpansion.h"
-#include "onnxlens/engine/TensorByteLimit.h"
 #include "OpenMpThreads.h"
 #include "onnxlens/engine/GraphOptimizer.h"
 #include "onnxlens/engine/KernelRegistry.h"
+#include "onnxlens/engine/TensorByteLimit.h"
 #include "onnxlens/engine/TensorProto.h"
+#include "onnxlens/model/NodeNames.h"
 #include "onnxlens/model/OnnxDomains.h"
 #include "onnxlens/model/ShapeInference.h"
 #include "onnxlens/model/ShapeInferenceGuard.h"
-#include "onnxlens/model/NodeNames.h"
 
 namespace onnxlens::engine {
 
 struct CompiledGraph::Step {
     std::unique_ptr<Kernel> kernel;
     const onnx::NodeProto* node = nullptr;
-    std::vector<int> inputSlots;   // -1: absent optional input
-    std::vector<int> outputSlots;  // -1: unused output
-    std::vector<int> releaseAfter; // slots whose last reader is this step
-    std::string label;             // "node 'name' (OpType)" for error messages
+    std::vector<int> inputSlots;    // -1: absent optional input
+    std::vector<int> outputSlots;   // -1: unused output
+    std::vector<int> releaseAfter;  // slots whose last reader is this step
+    std::string label;              // "node 'name' (OpType)" for error messages
 };
 
 namespace {
@@ -83,13 +83,14 @@ static void releaseTensorBytes(onnx::TensorProto& t) {
 
 // Compiles one graph (main graph or subgraph) into a CompiledGraph.
 class GraphCompiler {
-public:
+  public:
     GraphCompiler(CompileShared& shared, OpsetMap opsets)
         : shared_(shared), opsets_(std::move(opsets)) {}
 
     std::shared_ptr<CompiledGraph> compile(const onnx::GraphProto& original) {
         const onnx::GraphProto* source = &original;
-        if (hasGradientNodes(original)) source = &shared_.ownedGraphs.emplace_back(expandGradientNodes(original));
+        if (hasGradientNodes(original))
+            source = &shared_.ownedGraphs.emplace_back(expandGradientNodes(original));
         const onnx::GraphProto& graph = *source;
         auto compiled = std::shared_ptr<CompiledGraph>(new CompiledGraph());
         graph_ = compiled.get();
@@ -98,14 +99,15 @@ public:
             graph_->inputNames_.push_back(input.name());
             graph_->inputSlots_.push_back(define(input.name()));
         }
-        onnx::GraphProto* releasable =
-            shared_.releasableGraph == &original && source == &original ? shared_.releasableGraph
-                                                                        : nullptr;
+        onnx::GraphProto* releasable = shared_.releasableGraph == &original && source == &original
+                                           ? shared_.releasableGraph
+                                           : nullptr;
         for (int i = 0; i < graph.initializer_size(); ++i) {
             const auto& init = graph.initializer(i);
             int slot = define(init.name());
             if (!shared_.checkOnly) {
-                graph_->constants_.emplace_back(slot, Value(tensorFromProto(init, shared_.modelDirectory)));
+                graph_->constants_.emplace_back(
+                    slot, Value(tensorFromProto(init, shared_.modelDirectory)));
                 if (releasable) releaseTensorBytes(*releasable->mutable_initializer(i));
             }
         }
@@ -118,6 +120,8 @@ public:
         for (const auto* node : order) addNode(*node);
 
         for (const auto& output : graph.output()) {
+            if (output.name().empty())
+                throw EngineError("graph '" + graph.name() + "' has an output without a name");
             int slot = use(output.name());
             graph_->outputNames_.push_back(output.name());
             graph_->outputSlots_.push_back(slot);
@@ -128,7 +132,7 @@ public:
 
     const std::vector<std::string>& freeNames() const { return freeNames_; }
 
-private:
+  private:
     int slotFor(const std::string& name) {
         auto it = graph_->slotIndex_.find(name);
         if (it != graph_->slotIndex_.end()) return it->second;
@@ -169,7 +173,8 @@ private:
                 auto it = producer.find(in);
                 if (it != producer.end() && it->second != i) deps.insert(it->second);
                 if (it != producer.end() && it->second == i)
-                    throw EngineError(nodeLabel(graph.node(i)) + " reads its own output '" + in + "'");
+                    throw EngineError(nodeLabel(graph.node(i)) + " reads its own output '" + in +
+                                      "'");
             }
             // Subgraphs read outer names implicitly.
             for (const auto& name : subgraphOuterReads(graph.node(i))) {
@@ -242,8 +247,8 @@ private:
 
         if (factory == nullptr) {
             if (expandFunction(node, domain, version)) return;
-            shared_.unsupported.push_back({node.name(), node.op_type(), displayDomain(domain),
-                                           version});
+            shared_.unsupported.push_back(
+                {node.name(), node.op_type(), displayDomain(domain), version});
             // Keep compiling so that every unsupported node is reported together.
             for (const auto& out : node.output())
                 if (!out.empty()) define(out);
@@ -276,7 +281,8 @@ private:
             }
         }
         for (const auto& in : node.input()) step->inputSlots.push_back(use(in));
-        for (const auto& name : implicitReads) implicitUses_.push_back({graph_->steps_.size(), use(name)});
+        for (const auto& name : implicitReads)
+            implicitUses_.push_back({graph_->steps_.size(), use(name)});
         for (const auto& out : node.output()) {
             if (out.empty()) {
                 step->outputSlots.push_back(-1);
@@ -299,15 +305,18 @@ private:
         const auto& known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
         auto range = known.find(domain);
         if (range == known.end() || version > range->second.second) return;
-        const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), version, domain);
+        const onnx::OpSchema* schema =
+            onnx::OpSchemaRegistry::Schema(node.op_type(), version, domain);
         if (!schema) return;
         auto outside = [](int count, int lo, int hi) { return count < lo || count > hi; };
         if (outside(node.input_size(), schema->min_input(), schema->max_input()))
-            throw EngineError(label + ": has " + std::to_string(node.input_size()) + " inputs, the operator takes " +
-                              std::to_string(schema->min_input()) + " to " + std::to_string(schema->max_input()));
+            throw EngineError(label + ": has " + std::to_string(node.input_size()) +
+                              " inputs, the operator takes " + std::to_string(schema->min_input()) +
+                              " to " + std::to_string(schema->max_input()));
         if (outside(node.output_size(), schema->min_output(), schema->max_output()))
             throw EngineError(label + ": has " + std::to_string(node.output_size()) +
-                              " outputs, the operator produces " + std::to_string(schema->min_output()) + " to " +
+                              " outputs, the operator produces " +
+                              std::to_string(schema->min_output()) + " to " +
                               std::to_string(schema->max_output()));
     }
 
@@ -375,8 +384,10 @@ private:
         std::vector<const onnx::NodeProto*> bodyNodes;
         for (const auto& inner : function->node()) {
             onnx::NodeProto& copy = shared_.ownedNodes.emplace_back(inner);
-            if (copy.name().empty()) copy.set_name(node.name() + "/" + inner.op_type());
-            else copy.set_name(node.name() + "/" + inner.name());
+            if (copy.name().empty())
+                copy.set_name(node.name() + "/" + inner.op_type());
+            else
+                copy.set_name(node.name() + "/" + inner.name());
             for (auto& in : *copy.mutable_input()) in = mapName(in);
             for (auto& out : *copy.mutable_output()) out = mapName(out);
             auto* attrs = copy.mutable_attribute();
@@ -444,8 +455,8 @@ const Value* Frame::lookup(const std::string& name) const {
     return nullptr;
 }
 
-std::vector<Value> CompiledGraph::run(ThreadPool& pool, std::vector<Value> inputs, const Frame* parent,
-                                      const std::atomic<bool>* cancel,
+std::vector<Value> CompiledGraph::run(ThreadPool& pool, std::vector<Value> inputs,
+                                      const Frame* parent, const std::atomic<bool>* cancel,
                                       std::vector<NodeProfile>* profile) const {
     Frame frame;
     frame.graph = this;
@@ -463,8 +474,10 @@ std::vector<Value> CompiledGraph::run(ThreadPool& pool, std::vector<Value> input
     std::vector<bool> unresolved(slotNames_.size(), false);
     for (int slot : freeSlots_) {
         const Value* v = parent ? parent->lookup(slotNames_[slot]) : nullptr;
-        if (v) frame.values[slot] = *v;
-        else unresolved[slot] = true;
+        if (v)
+            frame.values[slot] = *v;
+        else
+            unresolved[slot] = true;
     }
 
     KernelContext ctx(pool, &frame, cancel);
@@ -481,7 +494,8 @@ std::vector<Value> CompiledGraph::run(ThreadPool& pool, std::vector<Value> input
             }
             const Value& v = frame.values[slot];
             if (v.isNone() && unresolved[slot])
-                throw EngineError(step->label + ": input '" + slotNames_[slot] + "' is not defined");
+                throw EngineError(step->label + ": input '" + slotNames_[slot] +
+                                  "' is not defined");
             stepInputs.push_back(&v);
         }
         stepOutputs.assign(step->outputSlots.size(), Value());
@@ -505,7 +519,8 @@ std::vector<Value> CompiledGraph::run(ThreadPool& pool, std::vector<Value> input
                  std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count()});
         }
         for (std::size_t o = 0; o < step->outputSlots.size(); ++o)
-            if (step->outputSlots[o] >= 0) frame.values[step->outputSlots[o]] = std::move(stepOutputs[o]);
+            if (step->outputSlots[o] >= 0)
+                frame.values[step->outputSlots[o]] = std::move(stepOutputs[o]);
         for (int slot : step->releaseAfter) frame.values[slot] = Value();
     }
     std::vector<Value> outputs;
@@ -517,7 +532,7 @@ std::vector<Value> CompiledGraph::run(ThreadPool& pool, std::vector<Value> input
 // ---------------------------------------------------------------------------------------------
 
 struct Session::State {
-    onnx::ModelProto model;  // optimized copy (weights stay external where they were)
+    onnx::ModelProto model;            // optimized copy (weights stay external where they were)
     std::uint64_t maxTensorBytes = 0;  // SessionOptions::maxTensorBytes
     std::unique_ptr<ThreadPool> pool;
     std::shared_ptr<CompiledGraph> graph;
@@ -565,11 +580,13 @@ std::vector<UnsupportedNode> Session::findUnsupportedNodes(const onnx::ModelProt
     return shared.unsupported;
 }
 
-Result<std::unique_ptr<Session>> Session::create(const LoadedModel& loaded, const SessionOptions& options) {
+Result<std::unique_ptr<Session>> Session::create(const LoadedModel& loaded,
+                                                 const SessionOptions& options) {
     return createFrom(loaded, nullptr, options);
 }
 
-Result<std::unique_ptr<Session>> Session::create(LoadedModel&& loaded, const SessionOptions& options) {
+Result<std::unique_ptr<Session>> Session::create(LoadedModel&& loaded,
+                                                 const SessionOptions& options) {
     std::shared_ptr<onnx::ModelProto> taken = std::move(loaded.proto);
     if (taken && taken.use_count() == 1) return createFrom(loaded, taken.get(), options);
     loaded.proto = std::move(taken);
@@ -592,7 +609,8 @@ void checkAttributeValues(const onnx::GraphProto& graph) {
 
 }  // namespace
 
-Result<std::unique_ptr<Session>> Session::createFrom(const LoadedModel& loaded, onnx::ModelProto* owned,
+Result<std::unique_ptr<Session>> Session::createFrom(const LoadedModel& loaded,
+                                                     onnx::ModelProto* owned,
                                                      const SessionOptions& options) {
     const std::string where = loaded.path.string();
     if (!owned && !loaded.proto) return makeError(where, "no model loaded");
@@ -620,7 +638,8 @@ Result<std::unique_ptr<Session>> Session::createFrom(const LoadedModel& loaded, 
         shared.registry = &KernelRegistry::global();
         shared.modelDirectory = loaded.directory;
         shared.model = &state->model;
-        if (!options.keepOptimizedModelWeights) shared.releasableGraph = state->model.mutable_graph();
+        if (!options.keepOptimizedModelWeights)
+            shared.releasableGraph = state->model.mutable_graph();
         fillLocalFunctions(shared, state->model);
         GraphCompiler compiler(shared, opsetImports(state->model));
         state->graph = compiler.compile(state->model.graph());
@@ -636,7 +655,8 @@ Result<std::unique_ptr<Session>> Session::createFrom(const LoadedModel& loaded, 
     }
 
     std::set<std::string> initializerNames;
-    for (const auto& init : state->model.graph().initializer()) initializerNames.insert(init.name());
+    for (const auto& init : state->model.graph().initializer())
+        initializerNames.insert(init.name());
     for (const auto& input : state->model.graph().input()) {
         if (initializerNames.count(input.name())) continue;
         session->inputs_.push_back({input.name(), input.type()});
@@ -649,7 +669,8 @@ Result<std::unique_ptr<Session>> Session::createFrom(const LoadedModel& loaded, 
     return session;
 }
 
-Result<std::vector<Value>> Session::run(const std::map<std::string, Value>& feeds, RunControl* control) {
+Result<std::vector<Value>> Session::run(const std::map<std::string, Value>& feeds,
+                                        RunControl* control) {
     const auto& graph = *state_->graph;
     std::vector<Value> inputs(graph.inputNames().size());
     std::set<std::string> known;
@@ -667,7 +688,8 @@ Result<std::vector<Value>> Session::run(const std::map<std::string, Value>& feed
         if (!hasDefault) return makeError("input '" + name + "'", "no value given");
     }
     for (const auto& [name, value] : feeds)
-        if (!known.count(name)) return makeError("input '" + name + "'", "the model has no such input");
+        if (!known.count(name))
+            return makeError("input '" + name + "'", "the model has no such input");
     try {
         std::vector<NodeProfile>* profile = nullptr;
         if (control && control->profile) {

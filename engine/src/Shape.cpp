@@ -6,15 +6,21 @@
 
 namespace onnxlens::engine {
 
-std::int64_t shapeElementCount(std::span<const std::int64_t> shape) {
+std::optional<std::int64_t> checkedElementCount(std::span<const std::int64_t> shape) {
     std::int64_t count = 1;
     for (std::int64_t d : shape) {
-        if (d < 0) throw EngineError("negative dimension in shape " + shapeToString(shape));
-        if (d != 0 && count > std::numeric_limits<std::int64_t>::max() / d)
-            throw EngineError("shape " + shapeToString(shape) + " overflows a 64-bit element count");
+        if (d < 0 || (d != 0 && count > std::numeric_limits<std::int64_t>::max() / d))
+            return std::nullopt;
         count *= d;
     }
     return count;
+}
+
+std::int64_t shapeElementCount(std::span<const std::int64_t> shape) {
+    if (auto count = checkedElementCount(shape)) return *count;
+    for (std::int64_t d : shape)
+        if (d < 0) throw EngineError("negative dimension in shape " + shapeToString(shape));
+    throw EngineError("shape " + shapeToString(shape) + " overflows a 64-bit element count");
 }
 
 std::vector<std::int64_t> shapeStrides(std::span<const std::int64_t> shape) {
@@ -66,8 +72,7 @@ std::vector<std::int64_t> broadcastStrides(std::span<const std::int64_t> input,
     std::vector<std::int64_t> strides(outputShape.size(), 0);
     auto own = shapeStrides(input);
     std::size_t offset = outputShape.size() - input.size();
-    for (std::size_t i = 0; i < input.size(); ++i)
-        strides[offset + i] = input[i] == 1 ? 0 : own[i];
+    for (std::size_t i = 0; i < input.size(); ++i) strides[offset + i] = input[i] == 1 ? 0 : own[i];
     return strides;
 }
 

@@ -450,7 +450,13 @@ std::vector<onnx::TypeProto> col2ImRule(const onnx::NodeProto&, int, const Shape
     Dims out = {(*shape)[0], unknown()};
     if (block && isKnown((*shape)[1])) {
         std::int64_t blockSize = 1;
-        for (auto b : *block) blockSize *= b;
+        for (auto b : *block) {
+            if (b <= 0 || blockSize > std::numeric_limits<std::int64_t>::max() / b) {
+                blockSize = 0;  // hostile block shape: leave the dim unknown
+                break;
+            }
+            blockSize *= b;
+        }
         if (blockSize > 0) out[1] = known((*shape)[1].dim_value() / blockSize);
     }
     for (auto d : *image) out.push_back(known(d));

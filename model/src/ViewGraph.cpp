@@ -1,11 +1,5 @@
 #include "onnxlens/model/ViewGraph.h"
 
-#include "onnxlens/model/ModelSummary.h"
-#include "onnxlens/model/OnnxDomains.h"
-#include "onnxlens/model/StructuralCopy.h"
-#include "onnxlens/model/TensorTypes.h"
-
-
 #include <onnx/defs/schema.h>
 
 #include <algorithm>
@@ -14,6 +8,11 @@
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
+
+#include "onnxlens/model/ModelSummary.h"
+#include "onnxlens/model/OnnxDomains.h"
+#include "onnxlens/model/StructuralCopy.h"
+#include "onnxlens/model/TensorTypes.h"
 
 namespace onnxlens {
 
@@ -26,16 +25,17 @@ const std::unordered_map<std::string_view, NodeCategory>& categoryTable() {
             for (auto op : ops) t.emplace(op, c);
         };
         add(NodeCategory::Layer,
-            {"Conv", "ConvTranspose", "ConvInteger", "Gemm", "MatMul", "MatMulInteger", "QLinearConv",
-             "QLinearMatMul", "LSTM", "GRU", "RNN", "Einsum", "Attention", "MultiHeadAttention",
-             "FusedConv", "FusedGemm", "FusedMatMul", "DeformConv"});
+            {"Conv", "ConvTranspose", "ConvInteger", "Gemm", "MatMul", "MatMulInteger",
+             "QLinearConv", "QLinearMatMul", "LSTM", "GRU", "RNN", "Einsum", "Attention",
+             "MultiHeadAttention", "FusedConv", "FusedGemm", "FusedMatMul", "DeformConv"});
         add(NodeCategory::Activation,
-            {"Relu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Gelu", "FastGelu", "LeakyRelu",
-             "Elu", "Selu", "Celu", "PRelu", "HardSigmoid", "HardSwish", "Softplus", "Softsign",
-             "ThresholdedRelu", "Mish", "Hardmax", "Erf", "BiasGelu", "QuickGelu", "Clip"});
-        add(NodeCategory::Pool,
-            {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "LpPool",
-             "GlobalLpPool", "MaxRoiPool", "RoiAlign", "MaxUnpool"});
+            {"Relu",     "Sigmoid",         "Tanh",        "Softmax",   "LogSoftmax",
+             "Gelu",     "FastGelu",        "LeakyRelu",   "Elu",       "Selu",
+             "Celu",     "PRelu",           "HardSigmoid", "HardSwish", "Softplus",
+             "Softsign", "ThresholdedRelu", "Mish",        "Hardmax",   "Erf",
+             "BiasGelu", "QuickGelu",       "Clip"});
+        add(NodeCategory::Pool, {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+                                 "LpPool", "GlobalLpPool", "MaxRoiPool", "RoiAlign", "MaxUnpool"});
         add(NodeCategory::Normalization,
             {"BatchNormalization", "LayerNormalization", "InstanceNormalization",
              "GroupNormalization", "LpNormalization", "LRN", "MeanVarianceNormalization",
@@ -44,20 +44,70 @@ const std::unordered_map<std::string_view, NodeCategory>& categoryTable() {
         add(NodeCategory::Shape,
             {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Shape", "Size", "Expand",
              "Tile", "DepthToSpace", "SpaceToDepth", "ConstantOfShape", "Identity"});
-        add(NodeCategory::Tensor,
-            {"Concat", "Split", "Gather", "GatherElements", "GatherND", "Scatter",
-             "ScatterElements", "ScatterND", "Slice", "Pad", "Resize", "Upsample", "Cast",
-             "CastLike", "Range", "OneHot", "TopK", "NonZero", "Compress", "Trilu", "Unique",
-             "ReverseSequence", "SplitToSequence", "ConcatFromSequence", "Constant"});
-        add(NodeCategory::Arithmetic,
-            {"Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Exp", "Log", "Abs", "Neg", "Reciprocal",
-             "Floor", "Ceil", "Round", "Sum", "Mean", "Max", "Min", "Mod", "Sign", "Sin", "Cos",
-             "Tan", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd",
-             "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare",
-             "ArgMax", "ArgMin", "CumSum"});
+        add(NodeCategory::Tensor, {"Concat",
+                                   "Split",
+                                   "Gather",
+                                   "GatherElements",
+                                   "GatherND",
+                                   "Scatter",
+                                   "ScatterElements",
+                                   "ScatterND",
+                                   "Slice",
+                                   "Pad",
+                                   "Resize",
+                                   "Upsample",
+                                   "Cast",
+                                   "CastLike",
+                                   "Range",
+                                   "OneHot",
+                                   "TopK",
+                                   "NonZero",
+                                   "Compress",
+                                   "Trilu",
+                                   "Unique",
+                                   "ReverseSequence",
+                                   "SplitToSequence",
+                                   "ConcatFromSequence",
+                                   "Constant"});
+        add(NodeCategory::Arithmetic, {"Add",
+                                       "Sub",
+                                       "Mul",
+                                       "Div",
+                                       "Pow",
+                                       "Sqrt",
+                                       "Exp",
+                                       "Log",
+                                       "Abs",
+                                       "Neg",
+                                       "Reciprocal",
+                                       "Floor",
+                                       "Ceil",
+                                       "Round",
+                                       "Sum",
+                                       "Mean",
+                                       "Max",
+                                       "Min",
+                                       "Mod",
+                                       "Sign",
+                                       "Sin",
+                                       "Cos",
+                                       "Tan",
+                                       "ReduceMean",
+                                       "ReduceSum",
+                                       "ReduceMax",
+                                       "ReduceMin",
+                                       "ReduceProd",
+                                       "ReduceL1",
+                                       "ReduceL2",
+                                       "ReduceLogSum",
+                                       "ReduceLogSumExp",
+                                       "ReduceSumSquare",
+                                       "ArgMax",
+                                       "ArgMin",
+                                       "CumSum"});
         add(NodeCategory::Logic,
-            {"Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Not", "And", "Or",
-             "Xor", "Where", "IsNaN", "IsInf", "BitShift"});
+            {"Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Not", "And", "Or", "Xor",
+             "Where", "IsNaN", "IsInf", "BitShift"});
         add(NodeCategory::Control, {"If", "Loop", "Scan"});
         add(NodeCategory::Quantization,
             {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"});
@@ -88,9 +138,9 @@ std::string formatFloat(double value) {
 
 // Small integer tensors (Reshape shapes, axes) are more useful as values than as shapes.
 std::string smallTensorValues(const onnx::TensorProto& tensor) {
-    std::int64_t count = 1;
-    for (auto d : tensor.dims()) count *= d;
-    if (count > 8) return {};
+    auto elements = elementCount(tensor);
+    if (!elements || *elements > 8) return {};
+    auto count = static_cast<std::int64_t>(*elements);
     std::vector<std::string> values;
     using T = onnx::TensorProto;
     if (tensor.data_type() == T::INT64) {
@@ -132,7 +182,7 @@ std::string lastComponent(const std::string& path) {
 }
 
 class Builder {
-public:
+  public:
     Builder(ViewGraph& view, const ViewGraphOptions& options) : view_(view), options_(options) {
         for (const auto& f : view.inferred->functions())
             functions_[f.domain() + "::" + f.name()] = &f;
@@ -156,7 +206,7 @@ public:
         buildLevels();
     }
 
-private:
+  private:
     struct Scope {
         std::unordered_map<std::string, int> tensors;  // name -> tensor index
         const Scope* outer = nullptr;
@@ -266,7 +316,8 @@ private:
         recordTypes(graph);
         std::unordered_map<std::string, const onnx::TensorProto*> originalInitializers;
         if (original)
-            for (const auto& init : original->initializer()) originalInitializers[init.name()] = &init;
+            for (const auto& init : original->initializer())
+                originalInitializers[init.name()] = &init;
         std::unordered_set<std::string> initializerNames;
         for (const auto& init : graph.initializer()) {
             int t = newTensor(init.name(), scope);
@@ -292,8 +343,8 @@ private:
         std::set<std::string> graphOutputs;
         for (const auto& output : graph.output()) graphOutputs.insert(output.name());
 
-        for (const auto& proto : graph.node()) addOperator(proto, graph, group, scope, graphOutputs,
-                                                            pathPrefix, depth);
+        for (const auto& proto : graph.node())
+            addOperator(proto, graph, group, scope, graphOutputs, pathPrefix, depth);
 
         for (const auto& output : graph.output()) {
             ViewNode node;
@@ -377,8 +428,8 @@ private:
                 std::string values = view_.tensors[t].initializer
                                          ? smallTensorValues(*view_.tensors[t].initializer)
                                          : std::string();
-                row.text = values.empty() ? "<" + view_.tensors[t].type.shapeText() + ">"
-                                          : "= " + values;
+                row.text =
+                    values.empty() ? "<" + view_.tensors[t].type.shapeText() + ">" : "= " + values;
                 node.rows.push_back(std::move(row));
             }
         }
@@ -412,9 +463,9 @@ private:
             if (a.type() == onnx::AttributeProto::GRAPH) bodies.push_back(&a.g());
             for (const auto& g : a.graphs()) bodies.push_back(&g);
             for (std::size_t b = 0; b < bodies.size(); ++b) {
-                std::string owner = proto.name().empty() ? proto.op_type() + "_" +
-                                                               std::to_string(index)
-                                                         : lastComponent(proto.name());
+                std::string owner = proto.name().empty()
+                                        ? proto.op_type() + "_" + std::to_string(index)
+                                        : lastComponent(proto.name());
                 std::string title = owner + "." + a.name() +
                                     (bodies.size() > 1 ? "[" + std::to_string(b) + "]" : "");
                 int sub = addGroup(ViewGroup::Kind::Subgraph,
@@ -432,10 +483,10 @@ private:
     void addFunctionCall(const onnx::NodeProto& call, const onnx::FunctionProto& function,
                          const onnx::GraphProto& graph, int group, Scope& scope, int depth) {
         std::string title = call.name().empty() ? call.op_type() : lastComponent(call.name());
-        int sub = addGroup(ViewGroup::Kind::Function,
-                           view_.groups[group].path + "/" + title + "#" +
-                               std::to_string(view_.groups.size()),
-                           title, group);
+        int sub = addGroup(
+            ViewGroup::Kind::Function,
+            view_.groups[group].path + "/" + title + "#" + std::to_string(view_.groups.size()),
+            title, group);
         view_.groups[sub].owner = &call;
         Scope inner;  // functions see only their formal inputs
         for (int i = 0; i < function.input_size() && i < call.input_size(); ++i) {
@@ -484,8 +535,10 @@ private:
             int parent = groups[g].parent;
             for (auto& ref : groups[parent].children)
                 if (ref.kind == ViewUnitRef::Kind::Group && ref.index == g) ref = only;
-            if (only.kind == ViewUnitRef::Kind::Node) view_.nodes[only.index].group = parent;
-            else groups[only.index].parent = parent;
+            if (only.kind == ViewUnitRef::Kind::Node)
+                view_.nodes[only.index].group = parent;
+            else
+                groups[only.index].parent = parent;
             groups[g].children.clear();
             removed[g] = true;
         }
@@ -511,7 +564,8 @@ private:
     void splitLargeLevels() {
         const std::size_t groupCount = view_.groups.size();
         for (std::size_t g = 0; g < groupCount; ++g) {
-            if (static_cast<int>(view_.groups[g].children.size()) <= options_.maxLevelUnits) continue;
+            if (static_cast<int>(view_.groups[g].children.size()) <= options_.maxLevelUnits)
+                continue;
             std::vector<ViewUnitRef> old = std::move(view_.groups[g].children);
             std::vector<ViewUnitRef> kept;
             std::vector<ViewUnitRef> run;
@@ -526,16 +580,20 @@ private:
                 range.parent = static_cast<int>(g);
                 auto name = [&](const ViewUnitRef& ref) {
                     return ref.kind == ViewUnitRef::Kind::Node
-                               ? view_.nodes[ref.index].name.empty() ? view_.nodes[ref.index].opType
-                                                                     : lastComponent(view_.nodes[ref.index].name)
+                               ? view_.nodes[ref.index].name.empty()
+                                     ? view_.nodes[ref.index].opType
+                                     : lastComponent(view_.nodes[ref.index].name)
                                : view_.groups[ref.index].title;
                 };
                 range.title = name(run.front()) + " … " + name(run.back());
-                range.path = view_.groups[g].path + "/[" + std::to_string(view_.groups.size()) + "]";
+                range.path =
+                    view_.groups[g].path + "/[" + std::to_string(view_.groups.size()) + "]";
                 const int index = static_cast<int>(view_.groups.size());
                 for (const auto& ref : run) {
-                    if (ref.kind == ViewUnitRef::Kind::Node) view_.nodes[ref.index].group = index;
-                    else view_.groups[ref.index].parent = index;
+                    if (ref.kind == ViewUnitRef::Kind::Node)
+                        view_.nodes[ref.index].group = index;
+                    else
+                        view_.groups[ref.index].parent = index;
                 }
                 range.children = std::move(run);
                 run.clear();
@@ -823,7 +881,8 @@ private:
                 levels[g].units.push_back(child);
             }
         auto unit = [&](int g, ViewUnitRef ref) {
-            auto [it, inserted] = unitIndex[g].emplace(ref, static_cast<int>(levels[g].units.size()));
+            auto [it, inserted] =
+                unitIndex[g].emplace(ref, static_cast<int>(levels[g].units.size()));
             if (inserted) levels[g].units.push_back(ref);
             return it->second;
         };
@@ -840,8 +899,8 @@ private:
                 addEdge(g, unit(g, unitOf(e.from, g)),
                         unit(g, {ViewUnitRef::Kind::OutPort, e.tensor}), e.tensor, false);
             for (int g = to; g != lca; g = view_.groups[g].parent)
-                addEdge(g, unit(g, {ViewUnitRef::Kind::InPort, e.tensor}),
-                        unit(g, unitOf(e.to, g)), e.tensor, false);
+                addEdge(g, unit(g, {ViewUnitRef::Kind::InPort, e.tensor}), unit(g, unitOf(e.to, g)),
+                        e.tensor, false);
         }
     }
 
@@ -866,21 +925,36 @@ NodeCategory categoryOfOperator(std::string_view opType, std::string_view domain
 
 const char* categoryName(NodeCategory category) {
     switch (category) {
-        case NodeCategory::Layer: return "layer";
-        case NodeCategory::Activation: return "activation";
-        case NodeCategory::Pool: return "pool";
-        case NodeCategory::Normalization: return "normalization";
-        case NodeCategory::Dropout: return "dropout";
-        case NodeCategory::Shape: return "shape";
-        case NodeCategory::Tensor: return "tensor";
-        case NodeCategory::Arithmetic: return "arithmetic";
-        case NodeCategory::Logic: return "logic";
-        case NodeCategory::Control: return "control";
-        case NodeCategory::Quantization: return "quantization";
-        case NodeCategory::ClassicalMl: return "classical ml";
-        case NodeCategory::Input: return "input";
-        case NodeCategory::Output: return "output";
-        default: return "other";
+        case NodeCategory::Layer:
+            return "layer";
+        case NodeCategory::Activation:
+            return "activation";
+        case NodeCategory::Pool:
+            return "pool";
+        case NodeCategory::Normalization:
+            return "normalization";
+        case NodeCategory::Dropout:
+            return "dropout";
+        case NodeCategory::Shape:
+            return "shape";
+        case NodeCategory::Tensor:
+            return "tensor";
+        case NodeCategory::Arithmetic:
+            return "arithmetic";
+        case NodeCategory::Logic:
+            return "logic";
+        case NodeCategory::Control:
+            return "control";
+        case NodeCategory::Quantization:
+            return "quantization";
+        case NodeCategory::ClassicalMl:
+            return "classical ml";
+        case NodeCategory::Input:
+            return "input";
+        case NodeCategory::Output:
+            return "output";
+        default:
+            return "other";
     }
 }
 
@@ -902,12 +976,15 @@ std::string ViewTensorType::shapeText() const {
     return joinDims(parts, "x");
 }
 
-std::string ViewTensorType::text() const { return elementTypeName(elementType) + "[" + shapeText() + "]"; }
+std::string ViewTensorType::text() const {
+    return elementTypeName(elementType) + "[" + shapeText() + "]";
+}
 
 ViewTensorType tensorTypeOf(const onnx::TypeProto& type) {
     ViewTensorType out;
     const onnx::TypeProto_Tensor* tensor = nullptr;
-    if (type.has_tensor_type()) tensor = &type.tensor_type();
+    if (type.has_tensor_type())
+        tensor = &type.tensor_type();
     else if (type.has_sparse_tensor_type()) {
         out.elementType = type.sparse_tensor_type().elem_type();
         return out;
@@ -951,19 +1028,25 @@ std::string attributeValueText(const onnx::AttributeProto& a, std::size_t maxLen
                        ? elementTypeName(static_cast<std::int32_t>(a.i()))
                        : std::to_string(a.i());
             break;
-        case A::FLOAT: text = formatFloat(a.f()); break;
-        case A::STRING: text = "\"" + a.s() + "\""; break;
+        case A::FLOAT:
+            text = formatFloat(a.f());
+            break;
+        case A::STRING:
+            text = "\"" + a.s() + "\"";
+            break;
         case A::TENSOR: {
             std::string values = smallTensorValues(a.t());
             text = values.empty() ? "<tensor " + tensorTypeOf(a.t()).text() + ">" : values;
             break;
         }
-        case A::GRAPH: text = "<graph>"; break;
+        case A::GRAPH:
+            text = "<graph>";
+            break;
         case A::INTS: {
             auto parts = list(a.ints(), [](std::int64_t v) { return std::to_string(v); });
             // Kernel sizes and strides read better as 3x3 than [3, 3].
-            bool spatial = a.name() == "kernel_shape" || a.name() == "strides" ||
-                           a.name() == "dilations";
+            bool spatial =
+                a.name() == "kernel_shape" || a.name() == "strides" || a.name() == "dilations";
             text = spatial ? joinDims(parts, "x") : "[" + joinDims(parts, ", ") + "]";
             break;
         }
@@ -977,9 +1060,15 @@ std::string attributeValueText(const onnx::AttributeProto& a, std::size_t maxLen
                             ", ") +
                    "]";
             break;
-        case A::GRAPHS: text = "<" + std::to_string(a.graphs_size()) + " graphs>"; break;
-        case A::TENSORS: text = "<" + std::to_string(a.tensors_size()) + " tensors>"; break;
-        default: text = "<?>"; break;
+        case A::GRAPHS:
+            text = "<" + std::to_string(a.graphs_size()) + " graphs>";
+            break;
+        case A::TENSORS:
+            text = "<" + std::to_string(a.tensors_size()) + " tensors>";
+            break;
+        default:
+            text = "<?>";
+            break;
     }
     return shortened(text, maxLength);
 }

@@ -33,9 +33,7 @@ constexpr std::size_t kMaxFoldedBytes = std::size_t{64} << 20;
 // Shape (with start/end) or Size of a value whose dims are all known.
 Tensor shapeOrSize(const onnx::NodeProto& node, const std::vector<std::int64_t>& dims) {
     if (node.op_type() == "Size") {
-        std::int64_t n = 1;
-        for (auto d : dims) n *= d;
-        return Tensor::scalar<std::int64_t>(n);
+        return Tensor::scalar<std::int64_t>(shapeElementCount(dims));
     }
     const auto rank = static_cast<std::int64_t>(dims.size());
     std::int64_t start = intAttribute(node, "start", 0), end = intAttribute(node, "end", rank);
@@ -119,7 +117,8 @@ int foldConstants(PassContext& context) {
         // Shape/Size of a statically shaped value.
         if ((node.op_type() == "Shape" || node.op_type() == "Size") && node.input_size() == 1 &&
             !constantProto(node.input(0))) {
-            if (auto dims = context.shapes().staticDimsOf(node.input(0))) {
+            auto dims = context.shapes().staticDimsOf(node.input(0));
+            if (dims && checkedElementCount(*dims)) {
                 addFolded(tensorToProto(shapeOrSize(node, *dims), node.output(0)));
                 remove[static_cast<std::size_t>(i)] = true;
                 ++rewrites;

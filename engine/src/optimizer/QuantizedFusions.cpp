@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "onnxlens/engine/GraphOptimizer.h"
+#include "onnxlens/engine/Shape.h"
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/OnnxDomains.h"
 #include "optimizer/Passes.h"
@@ -25,8 +26,7 @@ bool isColumnScale(const GraphIndex& index, const std::string& value, std::int64
     }
     const auto dims = initializerDims(index, value);
     if (!dims || initializerType(index, value) != kOnnxFloat) return false;
-    std::int64_t count = 1;
-    for (auto d : *dims) count *= d;
+    const auto count = checkedElementCount(*dims);
     return count == 1 || (dims->size() == 1 && (*dims)[0] == columns);
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -10,6 +11,8 @@ using Shape = std::vector<std::int64_t>;
 
 // Number of elements; throws EngineError when a dim is negative or the product overflows int64.
 std::int64_t shapeElementCount(std::span<const std::int64_t> shape);
+// The same count, nullopt instead of the error (for passes that skip what they cannot count).
+std::optional<std::int64_t> checkedElementCount(std::span<const std::int64_t> shape);
 // Row-major strides in elements.
 std::vector<std::int64_t> shapeStrides(std::span<const std::int64_t> shape);
 // "[2x3x4]" ("[]" for a scalar).
