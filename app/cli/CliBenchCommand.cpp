@@ -25,14 +25,16 @@ std::vector<engine::SymbolBindings> sweepCombinations(const Arguments& a) {
         std::size_t start = 0;
         while (start <= list.size()) {
             const auto comma = list.find(',', start);
-            const std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+            const std::string item =
+                list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
             try {
                 std::size_t used = 0;
                 const long long v = std::stoll(item, &used);
                 if (used != item.size() || v < 1) throw std::invalid_argument(item);
                 values.push_back(v);
             } catch (const std::exception&) {
-                throw UsageError("option --sweep " + text + ": '" + item + "' is not a positive integer");
+                throw UsageError("option --sweep " + text + ": '" + item +
+                                 "' is not a positive integer");
             }
             if (comma == std::string::npos) break;
             start = comma + 1;
@@ -70,8 +72,10 @@ int runSweep(const Arguments& a, const LoadedSession& loaded, int warmup, int ru
         if (std::find(symbols.begin(), symbols.end(), symbol) != symbols.end()) continue;
         std::string known;
         for (const auto& s : symbols) known += (known.empty() ? "" : ", ") + s;
-        throw UsageError(a.positionals()[0] + ": --sweep " + symbol + ": the model's inputs have no dim named '" +
-                         symbol + "' (" + (known.empty() ? "they have no symbolic dims" : "symbols: " + known) + ")");
+        throw UsageError(a.positionals()[0] + ": --sweep " + symbol +
+                         ": the model's inputs have no dim named '" + symbol + "' (" +
+                         (known.empty() ? "they have no symbolic dims" : "symbols: " + known) +
+                         ")");
     }
     std::map<std::string, std::filesystem::path> files;
     for (const auto& text : a.values("input")) {
@@ -81,19 +85,23 @@ int runSweep(const Arguments& a, const LoadedSession& loaded, int warmup, int ru
     const auto fixed = parseDims(a);
     auto rows = nlohmann::json::array();
     if (!a.flag("json"))
-        std::printf("%-32s %10s %10s %10s %14s\n", "dims", "median ms", "p90 ms", "min ms", "items/s");
+        std::printf("%-32s %10s %10s %10s %14s\n", "dims", "median ms", "p90 ms", "min ms",
+                    "items/s");
     for (const auto& combo : combos) {
         auto dims = fixed;
         for (const auto& [k, v] : combo) dims[k] = v;
         const engine::ScopedTensorByteLimit limit(parseMaxMemory(a));
-        auto feeds = engine::prepareFeeds(session.inputs(), files, dims,
-                                          static_cast<std::uint64_t>(a.intValue("seed", 0)), ranges);
+        auto feeds =
+            engine::prepareFeeds(session.inputs(), files, dims,
+                                 static_cast<std::uint64_t>(a.intValue("seed", 0)), ranges);
         std::string label;
-        for (const auto& [k, v] : combo) label += (label.empty() ? "" : " ") + k + "=" + std::to_string(v);
+        for (const auto& [k, v] : combo)
+            label += (label.empty() ? "" : " ") + k + "=" + std::to_string(v);
         nlohmann::json row{{"dims", combo}};
         if (!feeds) {
             row["error"] = feeds.error().message;
-            if (!a.flag("json")) std::printf("%-32s rejected: %s\n", label.c_str(), feeds.error().message.c_str());
+            if (!a.flag("json"))
+                std::printf("%-32s rejected: %s\n", label.c_str(), feeds.error().message.c_str());
             rows.push_back(row);
             continue;
         }
@@ -101,12 +109,14 @@ int runSweep(const Arguments& a, const LoadedSession& loaded, int warmup, int ru
         auto result = runner.run(*feeds);
         if (!result) {
             row["error"] = result.error().message;
-            if (!a.flag("json")) std::printf("%-32s rejected: %s\n", label.c_str(), result.error().message.c_str());
+            if (!a.flag("json"))
+                std::printf("%-32s rejected: %s\n", label.c_str(), result.error().message.c_str());
             rows.push_back(row);
             continue;
         }
         const auto& st = result->statistics;
-        const double itemsPerSecond = st.medianMs > 0 ? 1000.0 * static_cast<double>(itemsPerRun(combo)) / st.medianMs : 0;
+        const double itemsPerSecond =
+            st.medianMs > 0 ? 1000.0 * static_cast<double>(itemsPerRun(combo)) / st.medianMs : 0;
         row["median_ms"] = st.medianMs;
         row["p90_ms"] = st.p90Ms;
         row["min_ms"] = st.minMs;
@@ -114,12 +124,15 @@ int runSweep(const Arguments& a, const LoadedSession& loaded, int warmup, int ru
         row["items_per_second"] = itemsPerSecond;
         rows.push_back(row);
         if (!a.flag("json"))
-            std::printf("%-32s %10.3f %10.3f %10.3f %14.1f\n", label.c_str(), st.medianMs, st.p90Ms, st.minMs,
-                        itemsPerSecond);
+            std::printf("%-32s %10.3f %10.3f %10.3f %14.1f\n", label.c_str(), st.medianMs, st.p90Ms,
+                        st.minMs, itemsPerSecond);
     }
     if (a.flag("json"))
-        printJson({{"model", a.positionals()[0]}, {"threads", session.threads()}, {"warmup", warmup},
-                   {"runs", runs}, {"sweep", rows}});
+        printJson({{"model", a.positionals()[0]},
+                   {"threads", session.threads()},
+                   {"warmup", warmup},
+                   {"runs", runs},
+                   {"sweep", rows}});
     return kExitOk;
 }
 
@@ -127,22 +140,26 @@ int runSweep(const Arguments& a, const LoadedSession& loaded, int warmup, int ru
 
 int runBenchCommand(const std::vector<std::string>& args) {
     Arguments a(args,
-                {"warmup", "runs", "threads", "dim", "profile", "seed", "input", "max-memory", "sweep",
-                 "int-range"},
+                {"warmup", "runs", "threads", "dim", "profile", "seed", "input", "max-memory",
+                 "sweep", "int-range"},
                 {"json", "no-optimize", "allow-newer-opset"});
-    a.requirePositionals(1, "onnxlens-cli bench MODEL [--warmup N] [--runs N] [--threads N] "
-                            "[--dim S=N|INPUT:AXIS=N]... [--input NAME=FILE]... [--int-range NAME=LO,HI]... "
-                            "[--profile FILE] [--sweep SYMBOL=V1,V2,...]... [--max-memory BYTES|NG] "
-                            "[--allow-newer-opset] [--json]");
+    a.requirePositionals(
+        1,
+        "onnxlens-cli bench MODEL [--warmup N] [--runs N] [--threads N] "
+        "[--dim S=N|INPUT:AXIS=N]... [--input NAME=FILE]... [--int-range NAME=LO,HI]... "
+        "[--profile FILE] [--sweep SYMBOL=V1,V2,...]... [--max-memory BYTES|NG] "
+        "[--allow-newer-opset] [--json]");
     const int warmup = static_cast<int>(a.intValue("warmup", 5));
     const int runs = static_cast<int>(a.intValue("runs", 50));
     if (warmup < 0 || runs < 1) throw UsageError("--warmup must be >= 0 and --runs >= 1");
 
     const auto loadStart = std::chrono::steady_clock::now();
-    auto loaded = loadSession(a.positionals()[0], static_cast<int>(a.intValue("threads", 0)), !a.flag("no-optimize"),
-                              parseMaxMemory(a), a.flag("allow-newer-opset"));
+    auto loaded =
+        loadSession(a.positionals()[0], static_cast<int>(a.intValue("threads", 0)),
+                    !a.flag("no-optimize"), parseMaxMemory(a), a.flag("allow-newer-opset"));
     const double loadMs =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - loadStart).count();
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - loadStart)
+            .count();
     if (!a.values("sweep").empty()) {
         if (a.value("profile")) throw UsageError("--sweep and --profile exclude each other");
         return runSweep(a, loaded, warmup, runs);
@@ -167,7 +184,8 @@ int runBenchCommand(const std::vector<std::string>& args) {
     if (profiling) {
         auto dims = parseDims(a);
         auto cost = computeModelCost(*loaded.model.proto, {dims.begin(), dims.end()});
-        if (auto measured = engine::measurePeakThroughput(loaded.session->threads())) peak = *measured;
+        if (auto measured = engine::measurePeakThroughput(loaded.session->threads()))
+            peak = *measured;
         if (cost) rates = engine::nodeRates(*cost, result.nodes, peak.gflops);
     }
 
@@ -192,22 +210,27 @@ int runBenchCommand(const std::vector<std::string>& args) {
         printJson(doc);
         return kExitOk;
     }
-    std::printf("%s: %d runs after %d warm-up, %d threads, load %.1f ms\n", a.positionals()[0].c_str(), stats.runs,
-                warmup, loaded.session->threads(), loadMs);
-    std::printf("  min %.3f ms  mean %.3f ms  median %.3f ms  p90 %.3f ms  p99 %.3f ms  max %.3f ms  stddev %.3f ms\n",
-                stats.minMs, stats.meanMs, stats.medianMs, stats.p90Ms, stats.p99Ms, stats.maxMs, stats.stddevMs);
+    std::printf("%s: %d runs after %d warm-up, %d threads, load %.1f ms\n",
+                a.positionals()[0].c_str(), stats.runs, warmup, loaded.session->threads(), loadMs);
+    std::printf(
+        "  min %.3f ms  mean %.3f ms  median %.3f ms  p90 %.3f ms  p99 %.3f ms  max %.3f ms  "
+        "stddev %.3f ms\n",
+        stats.minMs, stats.meanMs, stats.medianMs, stats.p90Ms, stats.p99Ms, stats.maxMs,
+        stats.stddevMs);
     if (profiling) {
         std::printf("  per op type (per run):\n");
         for (const auto& op : result.opTypes)
-            std::printf("    %-28s %9.3f ms  %5.1f%%  (%d calls)\n", op.opType.c_str(), op.totalMs / stats.runs,
-                        100.0 * op.share, op.calls / stats.runs);
+            std::printf("    %-28s %9.3f ms  %5.1f%%  (%d calls)\n", op.opType.c_str(),
+                        op.totalMs / stats.runs, 100.0 * op.share, op.calls / stats.runs);
         std::printf("  peak %.1f GFLOP/s (%s)\n", peak.gflops, peak.method.c_str());
         std::printf("  heaviest nodes (achieved GFLOP/s, share of peak):\n");
         auto top = rates;
-        std::sort(top.begin(), top.end(), [](const auto& x, const auto& y) { return x.perRunMs > y.perRunMs; });
+        std::sort(top.begin(), top.end(),
+                  [](const auto& x, const auto& y) { return x.perRunMs > y.perRunMs; });
         for (std::size_t i = 0; i < std::min<std::size_t>(top.size(), 10); ++i)
             std::printf("    %-40s %-14s %9.3f ms %8.1f GFLOP/s %5.1f%%\n", top[i].nodeName.c_str(),
-                        top[i].opType.c_str(), top[i].perRunMs, top[i].gflops, 100.0 * top[i].peakShare);
+                        top[i].opType.c_str(), top[i].perRunMs, top[i].gflops,
+                        100.0 * top[i].peakShare);
         std::printf("  profile written to %s (Chrome trace JSON)\n", a.value("profile")->c_str());
     }
     return kExitOk;

@@ -27,7 +27,8 @@ Arguments::Arguments(const std::vector<std::string>& args,
                 if (inlineValue) {
                     values_[name].push_back(*inlineValue);
                 } else {
-                    if (i + 1 >= args.size()) throw UsageError("option --" + name + " needs a value");
+                    if (i + 1 >= args.size())
+                        throw UsageError("option --" + name + " needs a value");
                     values_[name].push_back(args[++i]);
                 }
             } else {

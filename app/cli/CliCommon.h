@@ -3,12 +3,11 @@
 #include <cstdint>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace onnxlens::cli {
 
@@ -17,13 +16,13 @@ enum ExitCode : int { kExitOk = 0, kExitCheckFailed = 1, kExitUsage = 2 };
 
 // Thrown for usage and input errors; main() prints "onnxlens-cli: <message>" and exits 2.
 class UsageError : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 
 // A tiny argv parser: positionals, `--flag`, `--key value`, `--key=value`, repeatable keys.
 class Arguments {
-public:
+  public:
     // `valueOptions`: options that take a value; `flagOptions`: options without one.
     Arguments(const std::vector<std::string>& args, const std::vector<std::string>& valueOptions,
               const std::vector<std::string>& flagOptions);
@@ -38,7 +37,7 @@ public:
     // Exactly `count` positionals or a UsageError with `usage`.
     void requirePositionals(std::size_t count, const std::string& usage) const;
 
-private:
+  private:
     std::vector<std::string> positionals_;
     std::map<std::string, std::vector<std::string>> values_;
     std::map<std::string, int> flags_;

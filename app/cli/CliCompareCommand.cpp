@@ -2,8 +2,8 @@
 #include <cstdio>
 
 #include "CliSession.h"
-#include "onnxlens/workflows/ReferenceRun.h"
 #include "onnxlens/model/TestDataSet.h"
+#include "onnxlens/workflows/ReferenceRun.h"
 
 namespace onnxlens::cli {
 

@@ -42,7 +42,9 @@ struct RunningCase {
         r.outcome = Outcome::Failed;
         r.reason = std::string("uncaught exception: ") + e.what();
     }
-    std::string text = r.outcome == Outcome::Passed ? "P" : r.outcome == Outcome::Skipped ? "S" : "F";
+    std::string text = r.outcome == Outcome::Passed    ? "P"
+                       : r.outcome == Outcome::Skipped ? "S"
+                                                       : "F";
     text += "\n" + std::to_string(r.seconds) + "\n" + r.reason;
     const char* p = text.data();
     std::size_t left = text.size();
@@ -70,7 +72,9 @@ ConformanceCaseResult parseChildResult(const fs::path& dir, const std::string& t
             r.reason = "the case's process ended without a result";
         return r;
     }
-    r.outcome = text[0] == 'P' ? Outcome::Passed : text[0] == 'S' ? Outcome::Skipped : Outcome::Failed;
+    r.outcome = text[0] == 'P'   ? Outcome::Passed
+                : text[0] == 'S' ? Outcome::Skipped
+                                 : Outcome::Failed;
     auto firstNl = text.find('\n');
     auto secondNl = firstNl == std::string::npos ? std::string::npos : text.find('\n', firstNl + 1);
     if (secondNl != std::string::npos) {
@@ -110,18 +114,22 @@ std::vector<ConformanceCaseResult> runIsolated(const std::vector<fs::path>& case
             if (polls[i].revents & (POLLIN | POLLHUP | POLLERR)) {
                 char buf[4096];
                 ssize_t n = ::read(rc.fd, buf, sizeof buf);
-                if (n > 0) rc.buffer.append(buf, static_cast<std::size_t>(n));
-                else done = true;
+                if (n > 0)
+                    rc.buffer.append(buf, static_cast<std::size_t>(n));
+                else
+                    done = true;
             }
             const double elapsed =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - rc.started).count();
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - rc.started)
+                    .count();
             if (!done && elapsed > timeoutSeconds) {
                 ::kill(rc.pid, SIGKILL);
                 ::waitpid(rc.pid, nullptr, 0);
                 ::close(rc.fd);
                 auto& r = results[rc.index];
                 r = parseChildResult(cases[rc.index], "", 0);
-                r.reason = "timed out after " + std::to_string(static_cast<int>(timeoutSeconds)) + " s";
+                r.reason =
+                    "timed out after " + std::to_string(static_cast<int>(timeoutSeconds)) + " s";
                 r.seconds = elapsed;
                 running.erase(running.begin() + static_cast<long>(i));
                 polls.erase(polls.begin() + static_cast<long>(i));
@@ -162,7 +170,9 @@ const char* outcomeName(Outcome o) {
 }  // namespace
 
 int runConformanceCommand(const std::vector<std::string>& args) {
-    Arguments a(args, {"json", "filter", "rtol", "atol", "jobs", "timeout", "baseline", "write-baseline", "threads"},
+    Arguments a(args,
+                {"json", "filter", "rtol", "atol", "jobs", "timeout", "baseline", "write-baseline",
+                 "threads"},
                 {"verbose"});
     const std::string usage =
         "onnxlens-cli conformance DIR... [--filter SUBSTRING] [--rtol R] [--atol A] [--jobs N] "
@@ -173,8 +183,8 @@ int runConformanceCommand(const std::vector<std::string>& args) {
     options.tolerance.rtol = a.doubleValue("rtol", options.tolerance.rtol);
     options.tolerance.atol = a.doubleValue("atol", options.tolerance.atol);
     options.threads = static_cast<int>(a.intValue("threads", 1));
-    const int jobs = static_cast<int>(
-        std::max<std::int64_t>(1, a.intValue("jobs", std::max(1u, std::thread::hardware_concurrency()))));
+    const int jobs = static_cast<int>(std::max<std::int64_t>(
+        1, a.intValue("jobs", std::max(1u, std::thread::hardware_concurrency()))));
     const double timeout = a.doubleValue("timeout", 120.0);
     const std::string filter = a.value("filter").value_or("");
 
@@ -183,7 +193,8 @@ int runConformanceCommand(const std::vector<std::string>& args) {
         std::error_code ec;
         if (!fs::is_directory(dir, ec)) throw UsageError(dir + ": not a folder");
         auto found = engine::findConformanceCases(dir);
-        if (found.empty()) throw UsageError(dir + ": holds no test case (no model.onnx in it or its subfolders)");
+        if (found.empty())
+            throw UsageError(dir + ": holds no test case (no model.onnx in it or its subfolders)");
         for (auto& c : found)
             if (filter.empty() || c.filename().string().find(filter) != std::string::npos)
                 cases.push_back(c);
@@ -214,7 +225,8 @@ int runConformanceCommand(const std::vector<std::string>& args) {
     }
     for (const auto& suite : suiteOrder) {
         const auto& c = perSuite[suite];
-        std::cout << suite << ": " << c[0] << " passed, " << c[1] << " failed, " << c[2] << " skipped\n";
+        std::cout << suite << ": " << c[0] << " passed, " << c[1] << " failed, " << c[2]
+                  << " skipped\n";
     }
 
     if (auto jsonFile = a.value("json")) {
@@ -236,7 +248,8 @@ int runConformanceCommand(const std::vector<std::string>& args) {
     if (auto baselineOut = a.value("write-baseline")) {
         std::ofstream out(*baselineOut);
         if (!out) throw UsageError(*baselineOut + ": cannot be written");
-        out << "# Conformance cases that pass; `conformance --baseline` fails when one of them stops passing.\n";
+        out << "# Conformance cases that pass; `conformance --baseline` fails when one of them "
+               "stops passing.\n";
         for (const auto& r : results)
             if (r.outcome == Outcome::Passed) out << r.suite << "/" << r.name << "\n";
     }
@@ -257,7 +270,8 @@ int runConformanceCommand(const std::vector<std::string>& args) {
                 ++regressions;
             }
         }
-        std::cout << "baseline: " << expected.size() << " cases, " << regressions << " regressions\n";
+        std::cout << "baseline: " << expected.size() << " cases, " << regressions
+                  << " regressions\n";
         exitCode = regressions > 0 ? kExitCheckFailed : kExitOk;
     }
     std::cout << passed << " passed, " << failed << " failed" << std::endl;

@@ -19,7 +19,8 @@ namespace {
 namespace fs = std::filesystem;
 
 const char* kUsage =
-    "onnxlens-cli export (--torchvision NAME | --script FILE | --torchscript FILE --input-shape S | "
+    "onnxlens-cli export (--torchvision NAME | --script FILE | --torchscript FILE --input-shape S "
+    "| "
     "--sklearn PIPELINE.pkl --input-shape N,F) [--out DIR] "
     "[--opset N] [--task T] [--static-batch] [--bench] [--runs N] [--warmup N] [--threads N] "
     "[--max-ratio R] [--quantize [--int8-min-sqnr DB]] "
@@ -43,12 +44,14 @@ engine::ExportRequest requestFromArguments(const Arguments& a) {
     if (auto v = a.value("sklearn"))
         r.sourceKind = engine::ExportSourceKind::Sklearn, r.source = *v, ++sources;
     if (sources != 1)
-        throw UsageError("give exactly one of --torchvision, --script, --torchscript, --sklearn\nusage: " +
-                         std::string(kUsage));
+        throw UsageError(
+            "give exactly one of --torchvision, --script, --torchscript, --sklearn\nusage: " +
+            std::string(kUsage));
     if (a.value("out")) {
         r.outDir = *a.value("out");
     } else if (r.sourceKind == engine::ExportSourceKind::Sklearn) {
-        r.outDir = fs::path(r.source).replace_extension("").string() + "_onnx";  // beside the pickle
+        r.outDir =
+            fs::path(r.source).replace_extension("").string() + "_onnx";  // beside the pickle
     } else {
         throw UsageError("--out DIR is required\nusage: " + std::string(kUsage));
     }
@@ -88,12 +91,14 @@ int validateSklearnFolder(const engine::ExportRequest& request, bool bench, bool
     options.warmup = request.warmup;
     options.runs = request.runs;
     options.threads = request.threads;
-    auto report = engine::validateSklearnExport(request.outDir, options, [&](const std::string& step) {
-        if (!json) std::printf("%s\n", step.c_str());
-        std::fflush(stdout);
-    });
+    auto report =
+        engine::validateSklearnExport(request.outDir, options, [&](const std::string& step) {
+            if (!json) std::printf("%s\n", step.c_str());
+            std::fflush(stdout);
+        });
     if (!report) throw UsageError(report.error().message);
-    if (auto written = engine::writeSklearnExportReport(*report); !written) throw UsageError(written.error().message);
+    if (auto written = engine::writeSklearnExportReport(*report); !written)
+        throw UsageError(written.error().message);
     if (json) {
         auto doc = nlohmann::json::parse(engine::sklearnExportReportJson(*report));
         doc["exported"] = true;
@@ -107,10 +112,11 @@ int validateSklearnFolder(const engine::ExportRequest& request, bool bench, bool
 }  // namespace
 
 int runExportCommand(const std::vector<std::string>& args) {
-    Arguments a(args,
-                {"torchvision", "script", "torchscript", "sklearn", "input-shape", "out", "opset", "task",
-                 "runs", "warmup", "threads", "python", "timeout", "max-ratio", "int8-min-sqnr"},
-                {"json", "bench", "static-batch", "quantize"});
+    Arguments a(
+        args,
+        {"torchvision", "script", "torchscript", "sklearn", "input-shape", "out", "opset", "task",
+         "runs", "warmup", "threads", "python", "timeout", "max-ratio", "int8-min-sqnr"},
+        {"json", "bench", "static-batch", "quantize"});
     if (!a.positionals().empty())
         throw UsageError("unexpected argument '" + a.positionals()[0] + "'\nusage: " + kUsage);
     const engine::ExportRequest request = requestFromArguments(a);

@@ -18,7 +18,8 @@
 namespace onnxlens::cli {
 
 int runRenderCommand(const std::vector<std::string>& args) {
-    const std::string usage = "usage: onnxlens-cli render MODEL --out FILE.svg|FILE.png [--expand-all] [--scale S]";
+    const std::string usage =
+        "usage: onnxlens-cli render MODEL --out FILE.svg|FILE.png [--expand-all] [--scale S]";
     Arguments arguments(args, {"out", "scale"}, {"json", "expand-all"});
     arguments.requirePositionals(1, usage);
     auto out = arguments.value("out");
@@ -42,15 +43,19 @@ int runRenderCommand(const std::vector<std::string>& args) {
     static char* argv[] = {name, nullptr};
     QApplication app(argc, argv);
     widgets::GraphScene scene(std::make_shared<const ViewGraph>(std::move(view.value())));
-    if (arguments.flag("expand-all")) scene.expandAll();
-    else scene.expandForOverview();
+    if (arguments.flag("expand-all"))
+        scene.expandAll();
+    else
+        scene.expandForOverview();
     QString error = widgets::layoutSceneInProcess(scene);
     if (error.isEmpty()) {
         const QString path = QString::fromStdString(*out);
-        error = extension == ".svg"
-                    ? widgets::exportSceneSvg(scene, path,
-                                              QString::fromStdString(std::filesystem::path(modelPath).filename().string()))
-                    : widgets::exportScenePng(scene, path, scale);
+        error =
+            extension == ".svg"
+                ? widgets::exportSceneSvg(
+                      scene, path,
+                      QString::fromStdString(std::filesystem::path(modelPath).filename().string()))
+                : widgets::exportScenePng(scene, path, scale);
     }
     if (!error.isEmpty()) throw UsageError(error.toStdString());
     const QRectF rect = scene.contentRect();

@@ -62,7 +62,8 @@ int runRunCommand(const std::vector<std::string>& args) {
         outDir = *out;
         std::error_code ec;
         std::filesystem::create_directories(outDir, ec);
-        if (ec) throw UsageError(outDir.string() + ": cannot create the folder (" + ec.message() + ")");
+        if (ec)
+            throw UsageError(outDir.string() + ": cannot create the folder (" + ec.message() + ")");
     }
     nlohmann::json doc = {{"model", a.positionals()[0]}, {"outputs", nlohmann::json::array()}};
     const auto& infos = loaded.session->outputs();
@@ -81,14 +82,17 @@ int runRunCommand(const std::vector<std::string>& args) {
             }
             if (!a.flag("json")) {
                 std::cout << infos[k].name << ": " << describeTensor(t);
-                if (s.numeric) std::cout << "  min " << s.min << "  max " << s.max << "  mean " << s.mean;
+                if (s.numeric)
+                    std::cout << "  min " << s.min << "  max " << s.max << "  mean " << s.mean;
                 std::cout << "\n";
             }
             if (!outDir.empty()) {
                 auto proto = engine::tensorToProto(t, infos[k].name);
                 auto base = outDir / ("output_" + std::to_string(k));
-                if (auto st = writeTensorPbFile(base.string() + ".pb", proto); !st) throw UsageError(st.error().message);
-                if (t.dtype() != engine::DataType::BFloat16 && t.dtype() != engine::DataType::String)
+                if (auto st = writeTensorPbFile(base.string() + ".pb", proto); !st)
+                    throw UsageError(st.error().message);
+                if (t.dtype() != engine::DataType::BFloat16 &&
+                    t.dtype() != engine::DataType::String)
                     if (auto st = writeNpyFile(base.string() + ".npy", proto); !st)
                         throw UsageError(st.error().message);
             }
@@ -102,13 +106,15 @@ int runRunCommand(const std::vector<std::string>& args) {
                 entry["length"] = value.sequence().size();
                 described = "sequence of " + std::to_string(value.sequence().size()) + " tensors";
             } else if (value.isMap() || value.isMapSequence()) {
-                const std::string types = std::string("map<") + engine::dataTypeName(value.mapKeyType()) +
-                                          "," + engine::dataTypeName(value.mapValueType()) + ">";
+                const std::string types = std::string("map<") +
+                                          engine::dataTypeName(value.mapKeyType()) + "," +
+                                          engine::dataTypeName(value.mapValueType()) + ">";
                 entry["key_type"] = engine::dataTypeName(value.mapKeyType());
                 entry["value_type"] = engine::dataTypeName(value.mapValueType());
                 if (value.isMap()) {
                     entry["length"] = value.mapKeys().numel();
-                    described = types + " of " + std::to_string(value.mapKeys().numel()) + " entries";
+                    described =
+                        types + " of " + std::to_string(value.mapKeys().numel()) + " entries";
                 } else {
                     entry["length"] = value.maps().size();
                     described = "sequence of " + std::to_string(value.maps().size()) + " " + types;

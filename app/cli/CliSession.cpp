@@ -1,14 +1,14 @@
 #include "CliSession.h"
-#include "onnxlens/engine/TensorByteLimit.h"
 
 #include <charconv>
 #include <iostream>
 #include <limits>
 #include <map>
 
-#include "onnxlens/model/StructuralCopy.h"
 #include "onnxlens/engine/OpsetSupport.h"
+#include "onnxlens/engine/TensorByteLimit.h"
 #include "onnxlens/model/NewerOpsets.h"
+#include "onnxlens/model/StructuralCopy.h"
 
 namespace onnxlens::cli {
 

@@ -5,9 +5,9 @@
 #include <string>
 
 #include "CliCommon.h"
-#include "onnxlens/workflows/InputPreparation.h"
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/model/ModelLoader.h"
+#include "onnxlens/workflows/InputPreparation.h"
 
 namespace onnxlens::cli {
 

@@ -35,12 +35,14 @@ const Command kCommands[] = {
     {"optimize", onnxlens::cli::runOptimizeCommand,
      "MODEL OUT [--passes A,B]: save the optimized graph (--list-passes: the passes)"},
     {"quantize", onnxlens::cli::runQuantizeCommand,
-     "MODEL OUT.onnx [--per-channel] [--op-types MatMul,Gemm,Conv] [--exclude NODE]... [--format qoperator|qdq] "
+     "MODEL OUT.onnx [--per-channel] [--op-types MatMul,Gemm,Conv] [--exclude NODE]... [--format "
+     "qoperator|qdq] "
      "[--json] [--report DIR]: dynamic int8 quantization of the weights"},
     {"export", onnxlens::cli::runExportCommand,
      "(--torchvision NAME | --script FILE | --torchscript FILE --input-shape S) --out DIR [--opset "
      "N] "
-     "[--task T] [--bench] [--quantize] [--runs N] [--warmup N] [--threads N] [--python PATH] [--timeout S]: "
+     "[--task T] [--bench] [--quantize] [--runs N] [--warmup N] [--threads N] [--python PATH] "
+     "[--timeout S]: "
      "PyTorch to ONNX, validated against PyTorch"},
 };
 

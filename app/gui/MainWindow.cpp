@@ -188,11 +188,13 @@ void MainWindow::createActions() {
     view->addAction(tr("&Find…"), this, onPage([](GraphPage* p) { p->showFind(); }))
         ->setShortcut(QKeySequence::Find);
     view->addSeparator();
-    QAction* zoomIn = view->addAction(tr("Zoom &In"), this, onPage([](GraphPage* p) { p->view()->zoomBy(1.25); }));
+    QAction* zoomIn = view->addAction(tr("Zoom &In"), this,
+                                      onPage([](GraphPage* p) { p->view()->zoomBy(1.25); }));
     zoomIn->setShortcuts({QKeySequence::ZoomIn, QKeySequence(tr("Ctrl+="))});
     view->addAction(tr("Zoom &Out"), this, onPage([](GraphPage* p) { p->view()->zoomBy(0.8); }))
         ->setShortcut(QKeySequence::ZoomOut);
-    view->addAction(tr("&Fit to Window"), this, onPage([](GraphPage* p) { p->view()->fitToWindow(); }))
+    view->addAction(tr("&Fit to Window"), this,
+                    onPage([](GraphPage* p) { p->view()->fitToWindow(); }))
         ->setShortcut(QKeySequence(tr("Ctrl+0")));
     view->addAction(tr("&Actual Size"), this, onPage([](GraphPage* p) { p->view()->setZoom(1.0); }))
         ->setShortcut(QKeySequence(tr("Ctrl+1")));
@@ -202,9 +204,9 @@ void MainWindow::createActions() {
                             statusBar()->showMessage(refused, 10000);
                     }));
     view->addAction(tr("&Collapse to Overview"), this, onPage([](GraphPage* p) {
-        p->scene()->expandForOverview(0);
-        emit p->scene()->layoutNeeded();
-    }));
+                        p->scene()->expandForOverview(0);
+                        emit p->scene()->layoutNeeded();
+                    }));
     view->addAction(tr("Cancel &Layout"), this, onPage([](GraphPage* p) { p->cancelLayout(); }))
         ->setShortcut(QKeySequence(tr("Ctrl+.")));
     showOptimizedAction_ = view->addAction(tr("Show &Optimized Graph"));
@@ -255,8 +257,9 @@ void MainWindow::createActions() {
         if (it == quantizationErrors_.end()) {
             QSignalBlocker quiet(quantizationErrorAction_);
             quantizationErrorAction_->setChecked(false);
-            statusBar()->showMessage(tr("No quantization report for this model: run Tools > Quantize Model first"),
-                                     8000);
+            statusBar()->showMessage(
+                tr("No quantization report for this model: run Tools > Quantize Model first"),
+                8000);
             return;
         }
         p->setQuantizationError(it->second);
@@ -336,16 +339,17 @@ widgets::QuantizeDialog* MainWindow::quantizeDialog() {
             quantizationErrors_[QFileInfo(quantizeDialog_->modelPath()).absoluteFilePath()] = sqnr;
             quantizationErrors_[QFileInfo(quantizeDialog_->outputPath()).absoluteFilePath()] = sqnr;
         });
-        connect(quantizeDialog_, &widgets::QuantizeDialog::openInt8Requested, this, [this](const QString& path) {
-            // Reopened files replace a tab showing an older version of them.
-            const QString absolute = QFileInfo(path).absoluteFilePath();
-            for (int i = 0; i < tabs_->count(); ++i)
-                if (page(i)->document().path == absolute) {
-                    emit tabs_->tabCloseRequested(i);
-                    break;
-                }
-            openFile(absolute);
-        });
+        connect(quantizeDialog_, &widgets::QuantizeDialog::openInt8Requested, this,
+                [this](const QString& path) {
+                    // Reopened files replace a tab showing an older version of them.
+                    const QString absolute = QFileInfo(path).absoluteFilePath();
+                    for (int i = 0; i < tabs_->count(); ++i)
+                        if (page(i)->document().path == absolute) {
+                            emit tabs_->tabCloseRequested(i);
+                            break;
+                        }
+                    openFile(absolute);
+                });
     }
     return quantizeDialog_;
 }
@@ -362,9 +366,7 @@ void MainWindow::showQuantizeDialog() {
     quantizeDialog_->activateWindow();
 }
 
-QStringList MainWindow::recentFiles() const {
-    return QSettings().value(kRecentKey).toStringList();
-}
+QStringList MainWindow::recentFiles() const { return QSettings().value(kRecentKey).toStringList(); }
 
 void MainWindow::addRecentFile(const QString& path) {
     QSettings settings;
@@ -381,12 +383,13 @@ void MainWindow::rebuildRecentMenu() {
     const QStringList files = recentFiles();
     for (int i = 0; i < files.size(); ++i) {
         QAction* action = recentMenu_->addAction(
-            QStringLiteral("&%1 %2").arg((i + 1) % 10).arg(QFileInfo(files[i]).fileName()),
-            this, [this, i] { openRecent(i); });
+            QStringLiteral("&%1 %2").arg((i + 1) % 10).arg(QFileInfo(files[i]).fileName()), this,
+            [this, i] { openRecent(i); });
         action->setToolTip(files[i]);
         action->setStatusTip(files[i]);
     }
-    if (files.isEmpty()) recentMenu_->addAction(tr("(none)"))->setEnabled(false);
+    if (files.isEmpty())
+        recentMenu_->addAction(tr("(none)"))->setEnabled(false);
     else {
         recentMenu_->addSeparator();
         recentMenu_->addAction(tr("Clear List"), this, [this] {
@@ -426,7 +429,8 @@ void MainWindow::openFile(const QString& path) {
         auto* page = new GraphPage(result.value(), tabs_);
         connect(page, &GraphPage::nodeSelected, this, [this, page](int node) {
             if (page != currentPage()) return;
-            if (node < 0) nodePanel_->clear();
+            if (node < 0)
+                nodePanel_->clear();
             else {
                 nodePanel_->showNode(page->shownViewGraph(), node);
                 nodeDock_->raise();
@@ -457,7 +461,8 @@ void MainWindow::openFile(const QString& path) {
         page->start();
         emit documentOpened(page);
     });
-    watcher->setFuture(QtConcurrent::run([absolute] { return widgets::loadModelDocument(absolute); }));
+    watcher->setFuture(
+        QtConcurrent::run([absolute] { return widgets::loadModelDocument(absolute); }));
 }
 
 void MainWindow::showOpenError(const QString& path, const QString& message) {
@@ -473,8 +478,12 @@ void MainWindow::showOpenError(const QString& path, const QString& message) {
     emit openFailed(path, message);
 }
 
-GraphPage* MainWindow::currentPage() const { return qobject_cast<GraphPage*>(tabs_->currentWidget()); }
-GraphPage* MainWindow::page(int index) const { return qobject_cast<GraphPage*>(tabs_->widget(index)); }
+GraphPage* MainWindow::currentPage() const {
+    return qobject_cast<GraphPage*>(tabs_->currentWidget());
+}
+GraphPage* MainWindow::page(int index) const {
+    return qobject_cast<GraphPage*>(tabs_->widget(index));
+}
 int MainWindow::pageCount() const { return tabs_->count(); }
 
 void MainWindow::onCurrentTabChanged() {
@@ -525,14 +534,19 @@ QString MainWindow::exportCurrent(const QString& path) {
 void MainWindow::chooseAndExport(const QString& format) {
     GraphPage* p = currentPage();
     if (!p) return;
-    QString suggested = QFileInfo(p->document().path).completeBaseName() + QLatin1Char('.') + format;
-    QString filter = format == QStringLiteral("svg") ? tr("SVG image (*.svg)") : tr("PNG image (*.png)");
+    QString suggested =
+        QFileInfo(p->document().path).completeBaseName() + QLatin1Char('.') + format;
+    QString filter =
+        format == QStringLiteral("svg") ? tr("SVG image (*.svg)") : tr("PNG image (*.png)");
     QString path = QFileDialog::getSaveFileName(this, tr("Export graph"), suggested, filter);
     if (path.isEmpty()) return;
-    if (!path.endsWith(QLatin1Char('.') + format, Qt::CaseInsensitive)) path += QLatin1Char('.') + format;
+    if (!path.endsWith(QLatin1Char('.') + format, Qt::CaseInsensitive))
+        path += QLatin1Char('.') + format;
     QString error = exportCurrent(path);
-    if (error.isEmpty()) statusBar()->showMessage(tr("Exported %1").arg(path), 5000);
-    else QMessageBox::warning(this, tr("Export failed"), error);
+    if (error.isEmpty())
+        statusBar()->showMessage(tr("Exported %1").arg(path), 5000);
+    else
+        QMessageBox::warning(this, tr("Export failed"), error);
 }
 
 namespace {

@@ -30,7 +30,7 @@ namespace onnxlens::gui {
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
-public:
+  public:
     explicit MainWindow(QWidget* parent = nullptr);
     ~MainWindow() override;
 
@@ -73,18 +73,18 @@ public:
     // File > Export: by the file's extension (.svg or .png). Empty string on success.
     QString exportCurrent(const QString& path);
 
-signals:
+  signals:
     void documentOpened(onnxlens::widgets::GraphPage* page);
     void openFailed(const QString& path, const QString& message);
 
-protected:
+  protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dragMoveEvent(QDragMoveEvent* event) override;
     void dropEvent(QDropEvent* event) override;
     void closeEvent(QCloseEvent* event) override;
     void showEvent(QShowEvent* event) override;
 
-private:
+  private:
     void fitToScreen();
     void showBottomDock(QDockWidget* dock);
     void createActions();

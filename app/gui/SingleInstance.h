@@ -10,7 +10,7 @@ namespace onnxlens::gui {
 
 class SingleInstance : public QObject {
     Q_OBJECT
-public:
+  public:
     // `name`: the socket's name; the default is per user ($ONNXLENS_INSTANCE_NAME overrides).
     explicit SingleInstance(QString name = defaultName(), QObject* parent = nullptr);
     ~SingleInstance() override;
@@ -21,10 +21,10 @@ public:
     // Becomes the running instance; false if the socket cannot be created.
     bool listen();
 
-signals:
+  signals:
     void filesReceived(const QStringList& files);
 
-private:
+  private:
     QString name_;
     QLocalServer* server_ = nullptr;
 };

@@ -22,8 +22,9 @@ int main(int argc, char** argv) {
     parser.setApplicationDescription(QStringLiteral("An inspector for ONNX models"));
     parser.addHelpOption();
     parser.addVersionOption();
-    QCommandLineOption newInstance(QStringLiteral("new-instance"),
-                                   QStringLiteral("Open a new window instead of using a running onnxlens."));
+    QCommandLineOption newInstance(
+        QStringLiteral("new-instance"),
+        QStringLiteral("Open a new window instead of using a running onnxlens."));
     parser.addOption(newInstance);
     // For tests and timing: print "drawn PATH in MS ms" for each model once it is on screen and
     // quit when all are (exit code 1 if one failed to open or lay out).
@@ -41,13 +42,14 @@ int main(int argc, char** argv) {
         instance.listen();
     }
     onnxlens::gui::MainWindow window;
-    QObject::connect(&instance, &onnxlens::gui::SingleInstance::filesReceived, &window,
-                     [&window](const QStringList& received) {
-                         window.openFiles(received);
-                         window.setWindowState((window.windowState() & ~Qt::WindowMinimized) | Qt::WindowActive);
-                         window.raise();
-                         window.activateWindow();
-                     });
+    QObject::connect(
+        &instance, &onnxlens::gui::SingleInstance::filesReceived, &window,
+        [&window](const QStringList& received) {
+            window.openFiles(received);
+            window.setWindowState((window.windowState() & ~Qt::WindowMinimized) | Qt::WindowActive);
+            window.raise();
+            window.activateWindow();
+        });
     QElapsedTimer sinceStart;
     sinceStart.start();
     if (parser.isSet(exitWhenDrawn)) {
@@ -58,14 +60,17 @@ int main(int argc, char** argv) {
         };
         QObject::connect(&window, &onnxlens::gui::MainWindow::documentOpened, &window,
                          [done, failures, &sinceStart](onnxlens::widgets::GraphPage* page) {
-                             QObject::connect(page, &onnxlens::widgets::GraphPage::drawn, page, [page, done, &sinceStart] {
-                                 QTextStream(stdout) << "drawn " << page->document().path << " in "
-                                                     << sinceStart.elapsed() << " ms" << Qt::endl;
-                                 done();
-                             });
-                             QObject::connect(page, &onnxlens::widgets::GraphPage::layoutFailed, page,
-                                              [done, failures](const QString& message) {
-                                                  QTextStream(stderr) << "layout failed: " << message << Qt::endl;
+                             QObject::connect(page, &onnxlens::widgets::GraphPage::drawn, page,
+                                              [page, done, &sinceStart] {
+                                                  QTextStream(stdout)
+                                                      << "drawn " << page->document().path << " in "
+                                                      << sinceStart.elapsed() << " ms" << Qt::endl;
+                                                  done();
+                                              });
+                             QObject::connect(page, &onnxlens::widgets::GraphPage::layoutFailed,
+                                              page, [done, failures](const QString& message) {
+                                                  QTextStream(stderr)
+                                                      << "layout failed: " << message << Qt::endl;
                                                   ++*failures;
                                                   done();
                                               });

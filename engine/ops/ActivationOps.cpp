@@ -1,10 +1,9 @@
 // Activations: pointwise nonlinearities, PRelu, and the normalising Softmax, LogSoftmax, Hardmax.
+#include <Eigen/Core>
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <type_traits>
-
-#include <Eigen/Core>
 
 #include "Broadcast.h"
 #include "ElementwiseUnary.h"
@@ -23,15 +22,25 @@ namespace {
 struct ReluOp : UnaryOpTraits {
     static constexpr TypeSet kTypes = TypeSet::SignedNumeric;  // integers since opset 14
     static constexpr bool kVectorized = true;
-    template <class T> T operator()(T x) const { return x > T(0) ? x : T(0); }
-    template <class A> auto array(const A& x) const { return x.max(typename A::Scalar(0)); }
+    template <class T>
+    T operator()(T x) const {
+        return x > T(0) ? x : T(0);
+    }
+    template <class A>
+    auto array(const A& x) const {
+        return x.max(typename A::Scalar(0));
+    }
 };
 
 struct LeakyReluOp : UnaryOpTraits {
     static constexpr bool kVectorized = true;
     explicit LeakyReluOp(const NodeInfo& node) : alpha(node.getFloat("alpha", 0.01f)) {}
-    template <class T> T operator()(T x) const { return x >= T(0) ? x : static_cast<T>(x * alpha); }
-    template <class A> auto array(const A& x) const {
+    template <class T>
+    T operator()(T x) const {
+        return x >= T(0) ? x : static_cast<T>(x * alpha);
+    }
+    template <class A>
+    auto array(const A& x) const {
         using S = typename A::Scalar;
         return (x >= S(0)).select(x, x * S(alpha));
     }
@@ -42,7 +51,8 @@ struct EluOp : UnaryOpTraits {
     static constexpr bool kVectorized = true;
     static constexpr double kCost = 10;
     explicit EluOp(const NodeInfo& node) : alpha(node.getFloat("alpha", 1.0f)) {}
-    template <class A> auto array(const A& x) const {
+    template <class A>
+    auto array(const A& x) const {
         using S = typename A::Scalar;
         return (x >= S(0)).select(x, (x.exp() - S(1)) * S(alpha));
     }
@@ -55,7 +65,8 @@ struct SeluOp : UnaryOpTraits {
     explicit SeluOp(const NodeInfo& node)
         : alpha(node.getFloat("alpha", 1.67326319217681884765625f)),
           gamma(node.getFloat("gamma", 1.05070102214813232421875f)) {}
-    template <class A> auto array(const A& x) const {
+    template <class A>
+    auto array(const A& x) const {
         using S = typename A::Scalar;
         return (x > S(0)).select(x * S(gamma), (x.exp() * S(alpha) - S(alpha)) * S(gamma));
     }
@@ -68,7 +79,8 @@ struct CeluOp : UnaryOpTraits {
     explicit CeluOp(const NodeInfo& node) : alpha(node.getFloat("alpha", 1.0f)) {
         require(alpha != 0.0f, "Celu: alpha must not be 0");
     }
-    template <class A> auto array(const A& x) const {
+    template <class A>
+    auto array(const A& x) const {
         using S = typename A::Scalar;
         return x.max(S(0)) + (((x / S(alpha)).exp() - S(1)) * S(alpha)).min(S(0));
     }
@@ -78,14 +90,18 @@ struct CeluOp : UnaryOpTraits {
 struct SigmoidOp : UnaryOpTraits {
     static constexpr bool kVectorized = true;
     static constexpr double kCost = 10;
-    template <class A> auto array(const A& x) const { return x.logistic(); }
+    template <class A>
+    auto array(const A& x) const {
+        return x.logistic();
+    }
 };
 
 struct HardSigmoidOp : UnaryOpTraits {
     static constexpr bool kVectorized = true;
     explicit HardSigmoidOp(const NodeInfo& node)
         : alpha(node.getFloat("alpha", 0.2f)), beta(node.getFloat("beta", 0.5f)) {}
-    template <class A> auto array(const A& x) const {
+    template <class A>
+    auto array(const A& x) const {
         using S = typename A::Scalar;
         return (x * S(alpha) + S(beta)).max(S(0)).min(S(1));
     }
@@ -94,7 +110,8 @@ struct HardSigmoidOp : UnaryOpTraits {
 
 struct HardSwishOp : UnaryOpTraits {
     static constexpr bool kVectorized = true;
-    template <class A> auto array(const A& x) const {
+    template <class A>
+    auto array(const A& x) const {
         using S = typename A::Scalar;
         return x * (x * S(1.0 / 6.0) + S(0.5)).max(S(0)).min(S(1));
     }
@@ -103,14 +120,18 @@ struct HardSwishOp : UnaryOpTraits {
 struct TanhOp : UnaryOpTraits {
     static constexpr bool kVectorized = true;
     static constexpr double kCost = 10;
-    template <class A> auto array(const A& x) const { return x.tanh(); }
+    template <class A>
+    auto array(const A& x) const {
+        return x.tanh();
+    }
 };
 
 // log(1 + e^x) written as max(x, 0) + log1p(e^-|x|) so large |x| neither overflows nor loses bits.
 struct SoftplusOp : UnaryOpTraits {
     static constexpr bool kVectorized = true;
     static constexpr double kCost = 20;
-    template <class A> auto array(const A& x) const {
+    template <class A>
+    auto array(const A& x) const {
         using S = typename A::Scalar;
         return x.max(S(0)) + (-x.abs()).exp().log1p();
     }
@@ -146,7 +167,8 @@ struct MishOp : UnaryOpTraits {
 
 struct SoftsignOp : UnaryOpTraits {
     static constexpr bool kVectorized = true;
-    template <class A> auto array(const A& x) const {
+    template <class A>
+    auto array(const A& x) const {
         using S = typename A::Scalar;
         return x / (x.abs() + S(1));
     }
@@ -155,7 +177,8 @@ struct SoftsignOp : UnaryOpTraits {
 struct ThresholdedReluOp : UnaryOpTraits {
     static constexpr bool kVectorized = true;
     explicit ThresholdedReluOp(const NodeInfo& node) : alpha(node.getFloat("alpha", 1.0f)) {}
-    template <class A> auto array(const A& x) const {
+    template <class A>
+    auto array(const A& x) const {
         using S = typename A::Scalar;
         return (x > S(alpha)).select(x, S(0));
     }
@@ -168,13 +191,15 @@ struct ShrinkOp : UnaryOpTraits {
     explicit ShrinkOp(const NodeInfo& node)
         : bias(node.getFloat("bias", 0.0f)), lambd(node.getFloat("lambd", 0.5f)) {}
     // Integer inputs: computed in double, then converted back by the caller.
-    template <class T> double operator()(T x) const {
+    template <class T>
+    double operator()(T x) const {
         const double v = static_cast<double>(x);
         if (v < -lambd) return v + bias;
         if (v > lambd) return v - bias;
         return 0.0;
     }
-    template <class A> auto array(const A& x) const {
+    template <class A>
+    auto array(const A& x) const {
         using S = typename A::Scalar;
         return (x < S(-lambd)).select(x + S(bias), (x > S(lambd)).select(x - S(bias), S(0)));
     }
@@ -185,7 +210,7 @@ struct ShrinkOp : UnaryOpTraits {
 // PRelu: slope broadcast against x (numpy rules, unidirectional in the spec).
 
 class PReluKernel final : public Kernel {
-public:
+  public:
     explicit PReluKernel(const NodeInfo& node) : perChannelSlope_(node.opsetVersion() < 7) {}
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
@@ -198,23 +223,23 @@ public:
             perChannel[0] = slope.dim(0);
             slope = slope.reshaped(perChannel);
         }
-        require(x.dtype() == slope.dtype(), std::string("PRelu: slope type ") +
-                                                dataTypeName(slope.dtype()) + " differs from input type " +
-                                                dataTypeName(x.dtype()));
+        require(x.dtype() == slope.dtype(),
+                std::string("PRelu: slope type ") + dataTypeName(slope.dtype()) +
+                    " differs from input type " + dataTypeName(x.dtype()));
         dispatchTypeSet<TypeSet::SignedNumeric>(x.dtype(), "PRelu", [&]<class T>() {
             using C = ComputeType<T>;
             Tensor y = broadcastBinary<T, T, T>(ctx, x, slope, 2.0, [](T a, T s) {
                 const C v = static_cast<C>(a);
                 return v < C(0) ? static_cast<T>(v * static_cast<C>(s)) : a;
             });
-            require(y.shape() == x.shape(), "PRelu: slope of shape " + shapeToString(slope.shape()) +
-                                                " does not broadcast to input shape " +
-                                                shapeToString(x.shape()));
+            require(y.shape() == x.shape(),
+                    "PRelu: slope of shape " + shapeToString(slope.shape()) +
+                        " does not broadcast to input shape " + shapeToString(x.shape()));
             outputs[0] = Value(y);
         });
     }
 
-private:
+  private:
     bool perChannelSlope_;
 };
 
@@ -231,8 +256,10 @@ struct NormLayout {
     std::int64_t outer = 1, n = 1, inner = 1;
 };
 
-template <class T> using ArrayXX = Eigen::Array<T, Eigen::Dynamic, Eigen::Dynamic>;
-template <class T> using ArrayX = Eigen::Array<T, Eigen::Dynamic, 1>;
+template <class T>
+using ArrayXX = Eigen::Array<T, Eigen::Dynamic, Eigen::Dynamic>;
+template <class T>
+using ArrayX = Eigen::Array<T, Eigen::Dynamic, 1>;
 
 // One [n x cols] column-major block whose columns are normalised (inner == 1, cols rows at once).
 template <class T>
@@ -302,8 +329,9 @@ void normalise(KernelContext& ctx, NormKind kind, const NormLayout& l, const T* 
     }
 }
 
-template <NormKind kKind> class NormaliseKernel final : public Kernel {
-public:
+template <NormKind kKind>
+class NormaliseKernel final : public Kernel {
+  public:
     explicit NormaliseKernel(const NodeInfo& node)
         : coerceTo2D_(node.opsetVersion() < 13),
           axis_(node.getInt("axis", coerceTo2D_ ? 1 : -1)),
@@ -332,7 +360,7 @@ public:
         });
     }
 
-private:
+  private:
     NormLayout layoutOf(const Shape& shape) const {
         const auto rank = static_cast<std::int64_t>(shape.size());
         NormLayout l;
@@ -346,7 +374,8 @@ private:
             const std::int64_t axis = normalizeAxis(axis_, rank);
             for (std::int64_t d = 0; d < axis; ++d) l.outer *= shape[static_cast<std::size_t>(d)];
             l.n = shape[static_cast<std::size_t>(axis)];
-            for (std::int64_t d = axis + 1; d < rank; ++d) l.inner *= shape[static_cast<std::size_t>(d)];
+            for (std::int64_t d = axis + 1; d < rank; ++d)
+                l.inner *= shape[static_cast<std::size_t>(d)];
         }
         return l;
     }
@@ -359,21 +388,33 @@ private:
 struct GeluErfOp : UnaryOpTraits {
     static constexpr bool kVectorized = true;
     static constexpr double kCost = 12;
-    template <class T> T operator()(T x) const { return geluErf(x); }
-    template <class A> auto array(const A& x) const { return geluErfArray(x); }
+    template <class T>
+    T operator()(T x) const {
+        return geluErf(x);
+    }
+    template <class A>
+    auto array(const A& x) const {
+        return geluErfArray(x);
+    }
 };
 
 struct GeluTanhOp : UnaryOpTraits {
     static constexpr bool kVectorized = true;
     static constexpr double kCost = 12;
-    template <class T> T operator()(T x) const { return geluTanh(x); }
-    template <class A> auto array(const A& x) const { return geluTanhArray(x); }
+    template <class T>
+    T operator()(T x) const {
+        return geluTanh(x);
+    }
+    template <class A>
+    auto array(const A& x) const {
+        return geluTanhArray(x);
+    }
 };
 
 // Gelu (onnx opset 20, and com.onnxlens Gelu written by the optimizer's GELU pattern fusion):
 // `approximate` is "none" (erf) or "tanh".
 class GeluKernel final : public Kernel {
-public:
+  public:
     explicit GeluKernel(const NodeInfo& node) {
         const std::string approximate = node.getString("approximate", "none");
         require(approximate == "none" || approximate == "tanh",
@@ -390,7 +431,7 @@ public:
         });
     }
 
-private:
+  private:
     bool tanh_ = false;
 };
 

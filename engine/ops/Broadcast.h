@@ -21,7 +21,7 @@
 namespace onnxlens::engine::ops {
 
 class BroadcastPlan {
-public:
+  public:
     BroadcastPlan(std::initializer_list<const Shape*> inputs)
         : BroadcastPlan(std::vector<const Shape*>(inputs)) {}
 
@@ -67,11 +67,13 @@ public:
     // Calls fn(outOffset, count, inputOffsets, innerStrides) for consecutive spans covering the
     // output range [begin, end). Along a span, input k advances by innerStrides[k] (0 or 1)
     // per element from inputOffsets[k]. The arrays hold one entry per input.
-    template <class Fn> void forEachSpan(std::int64_t begin, std::int64_t end, Fn&& fn) const {
+    template <class Fn>
+    void forEachSpan(std::int64_t begin, std::int64_t end, Fn&& fn) const {
         if (begin >= end) return;
         const std::size_t outer = dims_.size() - 1;
         std::vector<std::int64_t> index(outer, 0);
-        std::vector<std::int64_t> rowOffsets(inputCount_, 0), offsets(inputCount_), inner(inputCount_);
+        std::vector<std::int64_t> rowOffsets(inputCount_, 0), offsets(inputCount_),
+            inner(inputCount_);
         for (std::size_t k = 0; k < inputCount_; ++k) inner[k] = strides_[k].back();
 
         // Multi-index of the row holding `begin`.
@@ -80,13 +82,15 @@ public:
         for (std::size_t d = outer; d-- > 0;) {
             index[d] = row % dims_[d];
             row /= dims_[d];
-            for (std::size_t k = 0; k < inputCount_; ++k) rowOffsets[k] += index[d] * strides_[k][d];
+            for (std::size_t k = 0; k < inputCount_; ++k)
+                rowOffsets[k] += index[d] * strides_[k][d];
         }
 
         std::int64_t out = begin;
         while (out < end) {
             const std::int64_t count = std::min(innerSize_ - pos, end - out);
-            for (std::size_t k = 0; k < inputCount_; ++k) offsets[k] = rowOffsets[k] + pos * inner[k];
+            for (std::size_t k = 0; k < inputCount_; ++k)
+                offsets[k] = rowOffsets[k] + pos * inner[k];
             fn(out, count, offsets.data(), inner.data());
             out += count;
             pos = 0;
@@ -109,7 +113,7 @@ public:
         });
     }
 
-private:
+  private:
     std::size_t inputCount_;
     Shape outputShape_;
     std::int64_t numel_ = 0;
@@ -147,11 +151,11 @@ Tensor broadcastBinary(KernelContext& ctx, const Tensor& a, const Tensor& b, dou
     const A* pa = a.data<A>();
     const B* pb = b.data<B>();
     R* po = out.data<R>();
-    plan.parallelSpans(ctx, cost,
-                       [&](std::int64_t o, std::int64_t n, const std::int64_t* off,
-                           const std::int64_t* inner) {
-                           binarySpan(pa + off[0], inner[0], pb + off[1], inner[1], po + o, n, op);
-                       });
+    plan.parallelSpans(
+        ctx, cost,
+        [&](std::int64_t o, std::int64_t n, const std::int64_t* off, const std::int64_t* inner) {
+            binarySpan(pa + off[0], inner[0], pb + off[1], inner[1], po + o, n, op);
+        });
     return out;
 }
 

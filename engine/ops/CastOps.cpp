@@ -1,4 +1,6 @@
 // Cast and CastLike: every pair of the numeric, bool and string element types.
+#include <onnx/onnx_pb.h>
+
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -7,8 +9,6 @@
 #include <cstring>
 #include <string>
 #include <type_traits>
-
-#include <onnx/onnx_pb.h>
 
 #include "ElementwiseUnary.h"
 #include "OpFamilies.h"
@@ -23,7 +23,8 @@ namespace {
 // ("0.5", "100.0"), scientific otherwise ("1e-05", "1.5e+20"), and "nan", "inf", "-inf".
 
 // Shortest scientific digits of v (as type T) that round-trip: returns e.g. "-1.25e+03".
-template <class T> std::string shortestScientific(T v) {
+template <class T>
+std::string shortestScientific(T v) {
     char buf[64];
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
         auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
@@ -78,7 +79,8 @@ std::string numpyStyle(const std::string& scientific, double magnitude) {
            std::to_string(absExp);
 }
 
-template <class T> std::string toNumpyString(const T& v) {
+template <class T>
+std::string toNumpyString(const T& v) {
     if constexpr (std::is_same_v<T, bool>) {
         return v ? "True" : "False";
     } else if constexpr (std::is_integral_v<T>) {
@@ -93,7 +95,8 @@ template <class T> std::string toNumpyString(const T& v) {
 
 // Strings to numbers: decimal and scientific notation, "nan"/"inf" in any case, a leading '+'.
 // Text that is not a number is an error (numpy raises too).
-template <class T> T parseNumber(const std::string& text) {
+template <class T>
+T parseNumber(const std::string& text) {
     const char* begin = text.c_str();
     while (*begin == ' ' || *begin == '\t') ++begin;
     char* end = nullptr;
@@ -149,7 +152,8 @@ Tensor castTensor(KernelContext& ctx, const Tensor& x, DataType to) {
         });
         return out;
     }
-    if (to == DataType::BFloat16 && (x.dtype() == DataType::Float || x.dtype() == DataType::Double)) {
+    if (to == DataType::BFloat16 &&
+        (x.dtype() == DataType::Float || x.dtype() == DataType::Double)) {
         const Tensor f = x.castTo(DataType::Float);
         Tensor out(to, x.shape());
         const float* src = f.data<float>();
@@ -175,13 +179,13 @@ DataType castTarget(const NodeInfo& node) {
 }
 
 void requireCastable(DataType type) {
-    require(type != DataType::Complex64 && type != DataType::Complex128 &&
-                type != DataType::Undefined,
-            std::string("Cast: unsupported type ") + dataTypeName(type));
+    require(
+        type != DataType::Complex64 && type != DataType::Complex128 && type != DataType::Undefined,
+        std::string("Cast: unsupported type ") + dataTypeName(type));
 }
 
 class CastKernel final : public Kernel {
-public:
+  public:
     explicit CastKernel(const NodeInfo& node) : to_(castTarget(node)) { requireCastable(to_); }
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
@@ -190,12 +194,12 @@ public:
         outputs[0] = Value(castTensor(ctx, x, to_));
     }
 
-private:
+  private:
     DataType to_;
 };
 
 class CastLikeKernel final : public Kernel {
-public:
+  public:
     explicit CastLikeKernel(const NodeInfo&) {}
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {

@@ -253,9 +253,9 @@ ConvProblem forwardProblem(const WindowAttributes& attrs, std::int64_t groups, c
                            const Tensor& w) {
     require(x.size() >= 3,
             "input X must have rank >= 3 (N, C, spatial...), got " + shapeToString(x));
-    require(w.rank() == static_cast<int>(x.size()),
-            "weights W " + shapeToString(w.shape()) + " must have the rank of X " +
-                shapeToString(x));
+    require(
+        w.rank() == static_cast<int>(x.size()),
+        "weights W " + shapeToString(w.shape()) + " must have the rank of X " + shapeToString(x));
     require(groups > 0, "group must be positive");
     ConvProblem pr;
     pr.batch = x[0];
@@ -268,8 +268,7 @@ ConvProblem forwardProblem(const WindowAttributes& attrs, std::int64_t groups, c
     require(pr.outChannels % groups == 0, "output channels " + std::to_string(pr.outChannels) +
                                               " are not divisible by group " +
                                               std::to_string(groups));
-    pr.geometry =
-        makeWindowGeometry(attrs, Shape(x.begin() + 2, x.end()), kernelShapeOf(attrs, w));
+    pr.geometry = makeWindowGeometry(attrs, Shape(x.begin() + 2, x.end()), kernelShapeOf(attrs, w));
     resolveForwardWindow(pr.geometry, attrs.autoPad, false);
     return pr;
 }
@@ -456,8 +455,8 @@ class DnnlConvolution {
         return attr;
     }
 
-    void create(const ConvProblem& pr, bool hasBias, const ConvEpilogue& epilogue,
-                Layouts layouts, const Key& key) {
+    void create(const ConvProblem& pr, bool hasBias, const ConvEpilogue& epilogue, Layouts layouts,
+                const Key& key) {
         using tag = dnnl::memory::format_tag;
         using dt = dnnl::memory::data_type;
         const WindowGeometry& g = pr.geometry;
@@ -627,7 +626,8 @@ class BlockedConvKernel : public Kernel {
           block_(node.getInt("block")),
           activation_(FusedActivation::fromNode(node)),
           plain_(node) {
-        require(block_ == 8 || block_ == 16, "block must be 8 or 16, got " + std::to_string(block_));
+        require(block_ == 8 || block_ == 16,
+                "block must be 8 or 16, got " + std::to_string(block_));
         require(groups_ > 0, "group must be positive");
     }
 
@@ -638,8 +638,8 @@ class BlockedConvKernel : public Kernel {
         const Tensor* bias = optionalInputTensor(inputs, 2);
         const Tensor* sum = optionalInputTensor(inputs, 3);
         require(x.dtype() == DataType::Float && w.dtype() == DataType::Float,
-                std::string("BlockedConv computes in float, got X ") + dataTypeName(x.dtype()) + " and W " +
-                    dataTypeName(w.dtype()));
+                std::string("BlockedConv computes in float, got X ") + dataTypeName(x.dtype()) +
+                    " and W " + dataTypeName(w.dtype()));
         require(w.rank() == 4, "BlockedConv weights must be [M, C/group, kH, kW], got " +
                                    shapeToString(w.shape()));
         const bool blockedInput = x.rank() == 5;
@@ -663,18 +663,16 @@ class BlockedConvKernel : public Kernel {
         const DnnlConvolution::Layouts layouts{blockedInput ? block_ : 0, block_};
         if (dnnl_.supports(pr, layouts)) {
             Tensor y(DataType::Float, yShape);
-            dnnl_.run(pr, x.data<float>(), w, bias ? bias->data<float>() : nullptr,
-                      y.data<float>(), ConvEpilogue{sum ? sum->data<float>() : nullptr, activation_},
-                      layouts);
+            dnnl_.run(pr, x.data<float>(), w, bias ? bias->data<float>() : nullptr, y.data<float>(),
+                      ConvEpilogue{sum ? sum->data<float>() : nullptr, activation_}, layouts);
             outputs[0] = Value(std::move(y));
             return;
         }
 #endif
         const Value xPlain(blockedInput ? fromChannelBlocked(ctx.pool(), x, inChannels) : x);
         const Value zPlain(sum ? fromChannelBlocked(ctx.pool(), *sum, pr.outChannels) : Tensor());
-        const std::vector<const Value*> plainInputs{&xPlain, inputs[1],
-                                                    inputs.size() > 2 ? inputs[2] : nullptr,
-                                                    sum ? &zPlain : nullptr};
+        const std::vector<const Value*> plainInputs{
+            &xPlain, inputs[1], inputs.size() > 2 ? inputs[2] : nullptr, sum ? &zPlain : nullptr};
         std::vector<Value> plainOutputs(1);
         plain_.run(ctx, plainInputs, plainOutputs);
         outputs[0] = Value(toChannelBlocked(ctx.pool(), plainOutputs[0].tensor(), block_));

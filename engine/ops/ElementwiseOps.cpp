@@ -6,7 +6,6 @@
 #include <optional>
 #include <string>
 #include <type_traits>
-
 #include <unsupported/Eigen/SpecialFunctions>
 
 #include "Broadcast.h"
@@ -18,7 +17,8 @@ namespace onnxlens::engine::ops {
 namespace {
 
 // Two's-complement negation without signed-overflow undefined behaviour (-INT_MIN wraps).
-template <class T> T wrappingNegate(T x) {
+template <class T>
+T wrappingNegate(T x) {
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
         return static_cast<T>(std::make_unsigned_t<T>(0) - static_cast<std::make_unsigned_t<T>>(x));
     else
@@ -31,26 +31,37 @@ template <class T> T wrappingNegate(T x) {
 struct AbsOp : UnaryOpTraits {
     static constexpr TypeSet kTypes = TypeSet::Numeric;
     static constexpr bool kVectorized = true;
-    template <class T> T operator()(T x) const {
+    template <class T>
+    T operator()(T x) const {
         if constexpr (std::is_unsigned_v<T>)
             return x;
         else
             return x < T(0) ? wrappingNegate(x) : x;
     }
-    template <class A> auto array(const A& x) const { return x.abs(); }
+    template <class A>
+    auto array(const A& x) const {
+        return x.abs();
+    }
 };
 
 struct NegOp : UnaryOpTraits {
     static constexpr TypeSet kTypes = TypeSet::SignedNumeric;
     static constexpr bool kVectorized = true;
-    template <class T> T operator()(T x) const { return wrappingNegate(x); }
-    template <class A> auto array(const A& x) const { return -x; }
+    template <class T>
+    T operator()(T x) const {
+        return wrappingNegate(x);
+    }
+    template <class A>
+    auto array(const A& x) const {
+        return -x;
+    }
 };
 
 struct SignOp : UnaryOpTraits {
     static constexpr TypeSet kTypes = TypeSet::Numeric;
     // NaN stays NaN, as in numpy.
-    template <class T> T operator()(T x) const {
+    template <class T>
+    T operator()(T x) const {
         if constexpr (std::is_unsigned_v<T>)
             return x > T(0) ? T(1) : T(0);
         else
@@ -59,12 +70,18 @@ struct SignOp : UnaryOpTraits {
 };
 
 // Float functions that Eigen vectorises: one struct per function, named after the ONNX op.
-#define ONNXLENS_EIGEN_UNARY(NAME, COST, EXPR, SCALAR)                     \
-    struct NAME##Op : UnaryOpTraits {                                       \
-        static constexpr bool kVectorized = true;                           \
-        static constexpr double kCost = COST;                               \
-        template <class T> T operator()(T x) const { return SCALAR; }       \
-        template <class A> auto array(const A& x) const { return EXPR; }    \
+#define ONNXLENS_EIGEN_UNARY(NAME, COST, EXPR, SCALAR) \
+    struct NAME##Op : UnaryOpTraits {                  \
+        static constexpr bool kVectorized = true;      \
+        static constexpr double kCost = COST;          \
+        template <class T>                             \
+        T operator()(T x) const {                      \
+            return SCALAR;                             \
+        }                                              \
+        template <class A>                             \
+        auto array(const A& x) const {                 \
+            return EXPR;                               \
+        }                                              \
     };
 ONNXLENS_EIGEN_UNARY(Exp, 10, x.exp(), std::exp(x))
 ONNXLENS_EIGEN_UNARY(Log, 10, x.log(), std::log(x))
@@ -85,10 +102,13 @@ ONNXLENS_EIGEN_UNARY(Erf, 10, x.erf(), std::erf(x))
 #undef ONNXLENS_EIGEN_UNARY
 
 // Float functions computed one element at a time.
-#define ONNXLENS_SCALAR_UNARY(NAME, FN)                                  \
-    struct NAME##Op : UnaryOpTraits {                                     \
-        static constexpr double kCost = 20;                               \
-        template <class T> T operator()(T x) const { return std::FN(x); } \
+#define ONNXLENS_SCALAR_UNARY(NAME, FN)     \
+    struct NAME##Op : UnaryOpTraits {       \
+        static constexpr double kCost = 20; \
+        template <class T>                  \
+        T operator()(T x) const {           \
+            return std::FN(x);              \
+        }                                   \
     };
 ONNXLENS_SCALAR_UNARY(Asinh, asinh)
 ONNXLENS_SCALAR_UNARY(Acosh, acosh)
@@ -97,7 +117,10 @@ ONNXLENS_SCALAR_UNARY(Atanh, atanh)
 
 struct IsNaNOp : UnaryOpTraits {
     static constexpr bool kBoolResult = true;
-    template <class T> bool operator()(T x) const { return std::isnan(x); }
+    template <class T>
+    bool operator()(T x) const {
+        return std::isnan(x);
+    }
 };
 
 struct IsInfOp : UnaryOpTraits {
@@ -105,7 +128,8 @@ struct IsInfOp : UnaryOpTraits {
     explicit IsInfOp(const NodeInfo& node)
         : negative(node.getInt("detect_negative", 1) != 0),
           positive(node.getInt("detect_positive", 1) != 0) {}
-    template <class T> bool operator()(T x) const {
+    template <class T>
+    bool operator()(T x) const {
         return std::isinf(x) && (x > 0 ? positive : negative);
     }
     bool negative, positive;
@@ -130,9 +154,10 @@ struct BitwiseNotOp : UnaryOpTraits {
 // Opset < 7 binary operators broadcast only B, and only with broadcast=1; with `axis`, B's dims
 // line up with A's starting at that axis instead of at the end.
 class LegacyBroadcast {
-public:
+  public:
     explicit LegacyBroadcast(const NodeInfo& node) {
-        if (node.opsetVersion() < 7 && node.getInt("broadcast", 0) != 0 && node.hasAttribute("axis"))
+        if (node.opsetVersion() < 7 && node.getInt("broadcast", 0) != 0 &&
+            node.hasAttribute("axis"))
             axis_ = node.getInt("axis");
     }
     Tensor align(const Tensor& a, const Tensor& b) const {
@@ -146,21 +171,25 @@ public:
         return b.reshaped(shape);
     }
 
-private:
+  private:
     std::optional<std::int64_t> axis_;
 };
 
 // Wraps a computation on ComputeType values into one on stored elements.
-template <class T, class R, class Op> auto elementFunction(const Op& op) {
+template <class T, class R, class Op>
+auto elementFunction(const Op& op) {
     if constexpr (isReducedFloat<T>)
-        return [op](T a, T b) -> R { return static_cast<R>(op(static_cast<float>(a), static_cast<float>(b))); };
+        return [op](T a, T b) -> R {
+            return static_cast<R>(op(static_cast<float>(a), static_cast<float>(b)));
+        };
     else if constexpr (std::is_same_v<T, std::string>)
         return [op](const T& a, const T& b) -> R { return op(a, b); };
     else
         return [op](T a, T b) -> R { return static_cast<R>(op(a, b)); };
 }
 
-template <class T> void requireNonZeroDivisors(const Tensor& divisor, const std::string& op) {
+template <class T>
+void requireNonZeroDivisors(const Tensor& divisor, const std::string& op) {
     if constexpr (std::is_integral_v<T>) {
         for (const T v : divisor.span<T>())
             if (v == T(0)) fail(op + ": integer division by zero");
@@ -175,26 +204,32 @@ struct BinaryOpTraits {
 };
 
 struct AddOp : BinaryOpTraits {
-    template <class T> T operator()(T a, T b) const {
+    template <class T>
+    T operator()(T a, T b) const {
         if constexpr (std::is_integral_v<T>)  // wraps like numpy instead of overflowing
-            return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) + static_cast<std::make_unsigned_t<T>>(b));
+            return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) +
+                                  static_cast<std::make_unsigned_t<T>>(b));
         else
             return a + b;
     }
 };
 struct SubOp : BinaryOpTraits {
-    template <class T> T operator()(T a, T b) const {
+    template <class T>
+    T operator()(T a, T b) const {
         if constexpr (std::is_integral_v<T>)
-            return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) - static_cast<std::make_unsigned_t<T>>(b));
+            return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) -
+                                  static_cast<std::make_unsigned_t<T>>(b));
         else
             return a - b;
     }
 };
 struct MulOp : BinaryOpTraits {
-    template <class T> T operator()(T a, T b) const {
+    template <class T>
+    T operator()(T a, T b) const {
         if constexpr (std::is_integral_v<T>) {
             // Multiplying in a wide unsigned type avoids both overflow UB and int promotion.
-            using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+            using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned,
+                                         std::make_unsigned_t<T>>;
             return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
         } else {
             return a * b;
@@ -204,7 +239,8 @@ struct MulOp : BinaryOpTraits {
 struct DivOp : BinaryOpTraits {
     static constexpr bool kIntegerDivision = true;
     static constexpr double kCost = 2.0;
-    template <class T> T operator()(T a, T b) const {
+    template <class T>
+    T operator()(T a, T b) const {
         if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
             return b == T(-1) ? wrappingNegate(a) : static_cast<T>(a / b);
         else
@@ -218,7 +254,8 @@ struct ModOp : BinaryOpTraits {
     static constexpr bool kIntegerDivision = true;
     static constexpr double kCost = 4.0;
     explicit ModOp(const NodeInfo& node) : fmod(node.getInt("fmod", 0) != 0) {}
-    template <class T> T operator()(T a, T b) const {
+    template <class T>
+    T operator()(T a, T b) const {
         if constexpr (std::is_unsigned_v<T>) {
             return static_cast<T>(a % b);
         } else {
@@ -242,7 +279,8 @@ struct BitShiftOp : BinaryOpTraits {
                 "BitShift: direction must be LEFT or RIGHT, got '" + direction + "'");
         left = direction == "LEFT";
     }
-    template <class T> T operator()(T a, T b) const {
+    template <class T>
+    T operator()(T a, T b) const {
         if (b >= T(sizeof(T) * 8)) return T(0);  // shifting out every bit (and no UB)
         return left ? static_cast<T>(a << b) : static_cast<T>(a >> b);
     }
@@ -292,27 +330,48 @@ struct CompareOpTraits : BinaryOpTraits {
 };
 struct EqualOp : CompareOpTraits {
     static constexpr TypeSet kTypes = TypeSet::Comparable;
-    template <class T> bool operator()(const T& a, const T& b) const { return a == b; }
+    template <class T>
+    bool operator()(const T& a, const T& b) const {
+        return a == b;
+    }
 };
 struct LessOp : CompareOpTraits {
-    template <class T> bool operator()(T a, T b) const { return a < b; }
+    template <class T>
+    bool operator()(T a, T b) const {
+        return a < b;
+    }
 };
 struct LessOrEqualOp : CompareOpTraits {
-    template <class T> bool operator()(T a, T b) const { return a <= b; }
+    template <class T>
+    bool operator()(T a, T b) const {
+        return a <= b;
+    }
 };
 struct GreaterOp : CompareOpTraits {
-    template <class T> bool operator()(T a, T b) const { return a > b; }
+    template <class T>
+    bool operator()(T a, T b) const {
+        return a > b;
+    }
 };
 struct GreaterOrEqualOp : CompareOpTraits {
-    template <class T> bool operator()(T a, T b) const { return a >= b; }
+    template <class T>
+    bool operator()(T a, T b) const {
+        return a >= b;
+    }
 };
 
 // Max/Min propagate NaN from either side, as numpy.maximum/minimum do.
 struct MaxOp : BinaryOpTraits {
-    template <class T> T operator()(T a, T b) const { return (a > b || isNaNValue(a)) ? a : b; }
+    template <class T>
+    T operator()(T a, T b) const {
+        return (a > b || isNaNValue(a)) ? a : b;
+    }
 };
 struct MinOp : BinaryOpTraits {
-    template <class T> T operator()(T a, T b) const { return (a < b || isNaNValue(a)) ? a : b; }
+    template <class T>
+    T operator()(T a, T b) const {
+        return (a < b || isNaNValue(a)) ? a : b;
+    }
 };
 
 std::string typeMismatch(const std::string& op, const Tensor& a, const Tensor& b) {
@@ -334,8 +393,9 @@ Tensor applyBinary(KernelContext& ctx, const Op& op, const std::string& name, co
     return result;
 }
 
-template <class Op> class BinaryKernel final : public Kernel {
-public:
+template <class Op>
+class BinaryKernel final : public Kernel {
+  public:
     explicit BinaryKernel(const NodeInfo& node)
         : op_(makeOp<Op>(node)), legacy_(node), name_(node.opType()) {}
 
@@ -346,7 +406,7 @@ public:
         outputs[0] = Value(applyBinary(ctx, op_, name_, a, b));
     }
 
-private:
+  private:
     Op op_;
     LegacyBroadcast legacy_;
     std::string name_;
@@ -355,7 +415,8 @@ private:
 // ---------------------------------------------------------------------------------------------
 // Pow: the exponent may have another numeric type than the base; the result has the base's.
 
-template <class T, class E> T powElement(T base, E exponent) {
+template <class T, class E>
+T powElement(T base, E exponent) {
     if constexpr (std::is_integral_v<T> && std::is_integral_v<E>) {
         // Exact integer power by squaring, wrapping on overflow like numpy.
         if constexpr (std::is_signed_v<E>) {
@@ -389,23 +450,33 @@ template <class T, class E> T powElement(T base, E exponent) {
 // x ** c for one constant exponent, with the exponents common in exported graphs made cheap.
 struct SquareOp : UnaryOpTraits {
     static constexpr bool kVectorized = true;
-    template <class C> C operator()(C x) const { return x * x; }
-    template <class A> auto array(const A& x) const { return x.square(); }
+    template <class C>
+    C operator()(C x) const {
+        return x * x;
+    }
+    template <class A>
+    auto array(const A& x) const {
+        return x.square();
+    }
 };
 
 struct PowByConstantOp : UnaryOpTraits {
     static constexpr bool kVectorized = true;
     static constexpr double kCost = 10;
     double exponent;
-    template <class C> C operator()(C x) const { return powElement(x, static_cast<C>(exponent)); }
-    template <class A> auto array(const A& x) const {
+    template <class C>
+    C operator()(C x) const {
+        return powElement(x, static_cast<C>(exponent));
+    }
+    template <class A>
+    auto array(const A& x) const {
         using S = typename A::Scalar;
         return x.pow(static_cast<S>(exponent));
     }
 };
 
 class PowKernel final : public Kernel {
-public:
+  public:
     explicit PowKernel(const NodeInfo& node) : legacy_(node) {}
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
@@ -422,8 +493,9 @@ public:
             }
             // Exponents are widened to one type per case (float^float stays in float) to keep
             // the number of instantiated loops small; pow runs in double otherwise anyway.
-            require(isFloatingPoint(exponent.dtype()) || isInteger(exponent.dtype()),
-                    std::string("Pow: unsupported exponent type ") + dataTypeName(exponent.dtype()));
+            require(
+                isFloatingPoint(exponent.dtype()) || isInteger(exponent.dtype()),
+                std::string("Pow: unsupported exponent type ") + dataTypeName(exponent.dtype()));
             const auto apply = [&]<class E>(const Tensor& e) {
                 outputs[0] = Value(broadcastBinary<T, E, T>(ctx, base, e, 10.0, [](T a, E b) {
                     if constexpr (isReducedFloat<T>)
@@ -441,8 +513,9 @@ public:
         });
     }
 
-private:
-    template <class T> static Tensor powByScalar(KernelContext& ctx, const Tensor& base, double e) {
+  private:
+    template <class T>
+    static Tensor powByScalar(KernelContext& ctx, const Tensor& base, double e) {
         if (e == 2.0) return unaryTransform<T>(ctx, base, SquareOp{});
         if (e == 0.5) return unaryTransform<T>(ctx, base, SqrtOp{});
         if (e == 1.0) return base.clone();
@@ -454,8 +527,9 @@ private:
 // ---------------------------------------------------------------------------------------------
 // Variadic Max, Min, Sum, Mean: every input broadcast to one shape.
 
-template <class Op, TypeSet kTypes, bool kMean = false> class VariadicKernel final : public Kernel {
-public:
+template <class Op, TypeSet kTypes, bool kMean = false>
+class VariadicKernel final : public Kernel {
+  public:
     explicit VariadicKernel(const NodeInfo& node) : name_(node.opType()) {}
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
@@ -477,8 +551,9 @@ public:
         });
     }
 
-private:
-    template <class T> static Tensor divideInPlace(KernelContext& ctx, Tensor acc, std::size_t n) {
+  private:
+    template <class T>
+    static Tensor divideInPlace(KernelContext& ctx, Tensor acc, std::size_t n) {
         T* data = acc.data<T>();
         const ComputeType<T> count = static_cast<ComputeType<T>>(n);
         ctx.pool().parallelFor(acc.numel(), 1.0, [&](std::int64_t begin, std::int64_t end) {
@@ -494,7 +569,7 @@ private:
 // Where(condition, X, Y)
 
 class WhereKernel final : public Kernel {
-public:
+  public:
     explicit WhereKernel(const NodeInfo&) {}
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
@@ -519,7 +594,8 @@ public:
                                    const U* xs = px + off[1];
                                    const U* ys = py + off[2];
                                    for (std::int64_t i = 0; i < n; ++i)
-                                       po[o + i] = c[i * step[0]] ? xs[i * step[1]] : ys[i * step[2]];
+                                       po[o + i] =
+                                           c[i * step[0]] ? xs[i * step[1]] : ys[i * step[2]];
                                });
         });
         outputs[0] = Value(out);
@@ -529,7 +605,8 @@ public:
 // ---------------------------------------------------------------------------------------------
 // Clip: bounds are attributes before opset 11, optional scalar inputs from 11 on.
 
-template <class C> struct ClampOp : UnaryOpTraits {
+template <class C>
+struct ClampOp : UnaryOpTraits {
     C low, high;
     // min > max gives max everywhere, as the spec says; NaN passes through.
     C operator()(C x) const {
@@ -539,7 +616,7 @@ template <class C> struct ClampOp : UnaryOpTraits {
 };
 
 class ClipKernel final : public Kernel {
-public:
+  public:
     explicit ClipKernel(const NodeInfo& node) : opset_(node.opsetVersion()) {
         if (opset_ < 11) {
             minAttribute_ = node.getFloat("min", -std::numeric_limits<float>::infinity());
@@ -563,14 +640,16 @@ public:
                 clamp.low = saturatingCast<C>(static_cast<double>(minAttribute_));
                 clamp.high = saturatingCast<C>(static_cast<double>(maxAttribute_));
             } else {
-                if (const Tensor* m = optionalInputTensor(inputs, 1)) clamp.low = bound<T>(x, *m, "min");
-                if (const Tensor* m = optionalInputTensor(inputs, 2)) clamp.high = bound<T>(x, *m, "max");
+                if (const Tensor* m = optionalInputTensor(inputs, 1))
+                    clamp.low = bound<T>(x, *m, "min");
+                if (const Tensor* m = optionalInputTensor(inputs, 2))
+                    clamp.high = bound<T>(x, *m, "max");
             }
             outputs[0] = Value(unaryTransform<T>(ctx, x, clamp));
         });
     }
 
-private:
+  private:
     template <class T>
     static ComputeType<T> bound(const Tensor& x, const Tensor& b, const char* which) {
         require(b.dtype() == x.dtype(), std::string("Clip: ") + which + " has type " +

@@ -9,14 +9,13 @@
 //     computation as an Eigen array expression, used on float/double buffers (and on float
 //     blocks converted from float16/bfloat16) so Eigen's SIMD math applies;
 //   - kTypes names the element types it accepts, kBoolResult says the output is bool.
+#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
-#include <cstdint>
 #include <type_traits>
-
-#include <Eigen/Core>
 
 // GCC 12 reports -Wmaybe-uninitialized inside its own AVX-512 intrinsics when Eigen's vectorised
 // exp/log are inlined here (the intrinsics start from _mm512_undefined_ps on purpose).
@@ -54,7 +53,8 @@ template <class T>
 inline constexpr bool isReducedFloat = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
 
 // The type a scalar computation runs in: float for float16/bfloat16, T otherwise.
-template <class T> using ComputeType = std::conditional_t<isReducedFloat<T>, float, T>;
+template <class T>
+using ComputeType = std::conditional_t<isReducedFloat<T>, float, T>;
 
 // Dispatches f over the C++ types of `set`, throwing a clear error for any other type.
 template <TypeSet set, class F>
@@ -65,7 +65,8 @@ decltype(auto) dispatchTypeSet(DataType type, const char* op, F&& f) {
         if (isFloatingPoint(type) || isSignedInteger(type))
             return dispatchNumeric(type, std::forward<F>(f));
     } else if constexpr (set == TypeSet::Numeric) {
-        if (isFloatingPoint(type) || isInteger(type)) return dispatchNumeric(type, std::forward<F>(f));
+        if (isFloatingPoint(type) || isInteger(type))
+            return dispatchNumeric(type, std::forward<F>(f));
     } else if constexpr (set == TypeSet::NumericOrBool) {
         if (isFloatingPoint(type) || isInteger(type) || type == DataType::Bool)
             return dispatchNumericOrBool(type, std::forward<F>(f));
@@ -85,7 +86,8 @@ decltype(auto) dispatchTypeSet(DataType type, const char* op, F&& f) {
 
 // Converts a value to an integer type, saturating at its limits (NaN gives 0), so out-of-range
 // values are defined instead of undefined behaviour.
-template <class To> To saturatingCast(double v) {
+template <class To>
+To saturatingCast(double v) {
     if constexpr (std::is_integral_v<To> && !std::is_same_v<To, bool>) {
         if (std::isnan(v)) return To(0);
         if (v <= static_cast<double>(std::numeric_limits<To>::lowest()))
@@ -100,7 +102,8 @@ template <class To> To saturatingCast(double v) {
 
 // Builds an operation object from its node when it has such a constructor (to read attributes
 // once), default-constructs it otherwise.
-template <class Op> Op makeOp(const NodeInfo& node) {
+template <class Op>
+Op makeOp(const NodeInfo& node) {
     if constexpr (std::is_constructible_v<Op, const NodeInfo&>)
         return Op(node);
     else
@@ -108,7 +111,8 @@ template <class Op> Op makeOp(const NodeInfo& node) {
 }
 
 // NaN test that also accepts integer types.
-template <class T> bool isNaNValue(T x) {
+template <class T>
+bool isNaNValue(T x) {
     if constexpr (std::is_floating_point_v<T>)
         return std::isnan(x);
     else
@@ -122,8 +126,8 @@ using UnaryResult = std::conditional_t<Op::kBoolResult, bool, T>;
 template <class T, class R, class Op>
 void unarySpan(const T* in, R* out, std::int64_t n, const Op& op) {
     using ArrayT = Eigen::Array<T, Eigen::Dynamic, 1>;
-    if constexpr (Op::kVectorized && (std::is_same_v<T, float> || std::is_same_v<T, double>) &&
-                  std::is_same_v<T, R>) {
+    if constexpr (Op::kVectorized &&
+                  (std::is_same_v<T, float> || std::is_same_v<T, double>)&&std::is_same_v<T, R>) {
         Eigen::Map<ArrayT>(out, n) = op.array(Eigen::Map<const ArrayT>(in, n));
     } else if constexpr (Op::kVectorized && isReducedFloat<T> && std::is_same_v<T, R>) {
         // Convert blocks to float, run the float expression, convert back.
@@ -158,8 +162,9 @@ Tensor unaryTransform(KernelContext& ctx, const Tensor& x, const Op& op) {
 
 // The kernel of a one-input, one-output elementwise operator. Op is built from the node (to
 // read attributes once) when it has such a constructor, default-constructed otherwise.
-template <class Op> class UnaryKernel final : public Kernel {
-public:
+template <class Op>
+class UnaryKernel final : public Kernel {
+  public:
     explicit UnaryKernel(const NodeInfo& node) : op_(makeOp<Op>(node)), name_(node.opType()) {}
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
@@ -170,7 +175,7 @@ public:
         });
     }
 
-private:
+  private:
     Op op_;
     std::string name_;
 };

@@ -434,7 +434,8 @@ class LrnKernel : public Kernel {
             const T* in = x.data<T>();
             T* out = y.data<T>();
             ctx.pool().parallelFor(
-                l.n * l.c, static_cast<double>(l.spatial) * static_cast<double>(std::min(size_, l.c)),
+                l.n * l.c,
+                static_cast<double>(l.spatial) * static_cast<double>(std::min(size_, l.c)),
                 [&](std::int64_t begin, std::int64_t end) {
                     for (std::int64_t nc = begin; nc < end; ++nc) {
                         std::int64_t n = nc / l.c, c = nc % l.c;

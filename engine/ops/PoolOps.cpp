@@ -313,10 +313,12 @@ void poolBlockedPlanes(ThreadPool& pool, const WindowGeometry& g, std::int64_t p
             for (std::int64_t lane = 0; lane < block; ++lane) acc[lane] = init;
             for (std::int64_t t = 0; t < count; ++t) {
                 const float* v = plane + taps[t] * block;
-                for (std::int64_t lane = 0; lane < block; ++lane) acc[lane] = tap(acc[lane], v[lane]);
+                for (std::int64_t lane = 0; lane < block; ++lane)
+                    acc[lane] = tap(acc[lane], v[lane]);
             }
             float* o = planeOut + i * block;
-            for (std::int64_t lane = 0; lane < block; ++lane) o[lane] = finish(acc[lane], count, padded);
+            for (std::int64_t lane = 0; lane < block; ++lane)
+                o[lane] = finish(acc[lane], count, padded);
         });
     });
 }
@@ -337,8 +339,8 @@ class BlockedPoolKernel : public Kernel {
                 std::string("blocked pooling takes a float [N, Cb, spatial..., b] tensor, got ") +
                     dataTypeName(x.dtype()) + " " + shapeToString(x.shape()));
         const std::int64_t block = x.shape().back();
-        require(block >= 1 && block <= 64, "channel block must be 1 to 64, got " +
-                                               std::to_string(block));
+        require(block >= 1 && block <= 64,
+                "channel block must be 1 to 64, got " + std::to_string(block));
         const Shape spatial(x.shape().begin() + 2, x.shape().end() - 1);
         WindowGeometry g = makeWindowGeometry(
             attrs_, spatial, Kind == BlockedPooling::GlobalAverage ? spatial : attrs_.kernelShape);
@@ -549,8 +551,8 @@ void registerPoolOps(KernelRegistry& registry) {
                                                          kOnnxlensDomain);
     registry.add<BlockedPoolKernel<BlockedPooling::Average>>("BlockedAveragePool", 1, kLatestOpset,
                                                              kOnnxlensDomain);
-    registry.add<BlockedPoolKernel<BlockedPooling::GlobalAverage>>(
-        "BlockedGlobalAveragePool", 1, kLatestOpset, kOnnxlensDomain);
+    registry.add<BlockedPoolKernel<BlockedPooling::GlobalAverage>>("BlockedGlobalAveragePool", 1,
+                                                                   kLatestOpset, kOnnxlensDomain);
 }
 
 }  // namespace onnxlens::engine::ops

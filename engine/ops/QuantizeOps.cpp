@@ -17,7 +17,8 @@ namespace onnxlens::engine::ops {
 namespace {
 
 // Quantized integer q for real value v: round half to even, shift by the zero point, saturate.
-template <class Q> Q quantize(float v, float scale, float zeroPoint) {
+template <class Q>
+Q quantize(float v, float scale, float zeroPoint) {
     const float q = std::nearbyint(v / scale) + zeroPoint;
     return saturatingCast<Q>(static_cast<double>(q));
 }
@@ -53,7 +54,8 @@ struct QuantizationLayout {
     }
 
     // Calls fn(channel, begin, end) for each contiguous run sharing one channel, over the pool.
-    template <class Fn> void forEachRun(KernelContext& ctx, double cost, Fn&& fn) const {
+    template <class Fn>
+    void forEachRun(KernelContext& ctx, double cost, Fn&& fn) const {
         ctx.pool().parallelFor(outer * channels, cost * static_cast<double>(inner),
                                [&](std::int64_t begin, std::int64_t end) {
                                    for (std::int64_t r = begin; r < end; ++r)
@@ -64,7 +66,8 @@ struct QuantizationLayout {
 
 std::vector<float> floatValues(const Tensor& t) {
     std::vector<float> v(static_cast<std::size_t>(t.numel()));
-    for (std::int64_t i = 0; i < t.numel(); ++i) v[static_cast<std::size_t>(i)] = static_cast<float>(t.valueAsDouble(i));
+    for (std::int64_t i = 0; i < t.numel(); ++i)
+        v[static_cast<std::size_t>(i)] = static_cast<float>(t.valueAsDouble(i));
     return v;
 }
 
@@ -176,16 +179,16 @@ Tensor dequantizeBlockwise(KernelContext& ctx, const Tensor& x, const Tensor& sc
 }
 
 class QuantizeLinearKernel final : public Kernel {
-public:
-  explicit QuantizeLinearKernel(const NodeInfo& node)
-      : opset_(node.opsetVersion()),
-        axis_(node.getInt("axis", 1)),
-        blockSize_(opset_ >= 21 ? node.getInt("block_size", 0) : 0) {
-      // Opset 21: without a zero point, output_dtype names the output type (uint8 by default).
-      const std::int64_t outputType = opset_ >= 21 ? node.getInt("output_dtype", 0) : 0;
-      if (outputType != 0) defaultOutType_ = dataTypeFromOnnx(static_cast<int>(outputType));
-      require(blockSize_ >= 0, "QuantizeLinear: block_size must not be negative");
-  }
+  public:
+    explicit QuantizeLinearKernel(const NodeInfo& node)
+        : opset_(node.opsetVersion()),
+          axis_(node.getInt("axis", 1)),
+          blockSize_(opset_ >= 21 ? node.getInt("block_size", 0) : 0) {
+        // Opset 21: without a zero point, output_dtype names the output type (uint8 by default).
+        const std::int64_t outputType = opset_ >= 21 ? node.getInt("output_dtype", 0) : 0;
+        if (outputType != 0) defaultOutType_ = dataTypeFromOnnx(static_cast<int>(outputType));
+        require(blockSize_ >= 0, "QuantizeLinear: block_size must not be negative");
+    }
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
@@ -208,19 +211,21 @@ public:
         const std::vector<float> zeros =
             zeroPoint ? floatValues(*zeroPoint) : std::vector<float>(scales.size(), 0.0f);
         for (float s : scales)
-            require(s != 0.0f && std::isfinite(s), "QuantizeLinear: scale must be finite and non-zero");
+            require(s != 0.0f && std::isfinite(s),
+                    "QuantizeLinear: scale must be finite and non-zero");
 
         Tensor y(outType, x.shape());
         dispatchTypeSet<TypeSet::Numeric>(x.dtype(), "QuantizeLinear", [&]<class T>() {
             const T* in = x.data<T>();
             const auto fill = [&]<class Q>() {
                 Q* out = y.data<Q>();
-                layout.forEachRun(ctx, 4.0, [&](std::int64_t c, std::int64_t begin, std::int64_t end) {
-                    const float s = scales[static_cast<std::size_t>(c)];
-                    const float z = zeros[static_cast<std::size_t>(c)];
-                    for (std::int64_t i = begin; i < end; ++i)
-                        out[i] = quantize<Q>(static_cast<float>(in[i]), s, z);
-                });
+                layout.forEachRun(ctx, 4.0,
+                                  [&](std::int64_t c, std::int64_t begin, std::int64_t end) {
+                                      const float s = scales[static_cast<std::size_t>(c)];
+                                      const float z = zeros[static_cast<std::size_t>(c)];
+                                      for (std::int64_t i = begin; i < end; ++i)
+                                          out[i] = quantize<Q>(static_cast<float>(in[i]), s, z);
+                                  });
             };
             if (outType == DataType::UInt8)
                 fill.template operator()<std::uint8_t>();
@@ -230,7 +235,7 @@ public:
         outputs[0] = Value(y);
     }
 
-private:
+  private:
     int opset_;
     std::int64_t axis_;
     std::int64_t blockSize_;
@@ -238,16 +243,16 @@ private:
 };
 
 class DequantizeLinearKernel final : public Kernel {
-public:
-  explicit DequantizeLinearKernel(const NodeInfo& node)
-      : opset_(node.opsetVersion()),
-        axis_(node.getInt("axis", 1)),
-        blockSize_(opset_ >= 21 ? node.getInt("block_size", 0) : 0) {
-      require(blockSize_ >= 0, "DequantizeLinear: block_size must not be negative");
-      // Opset 23: output_dtype, when given, must be the scale's type; the output takes it.
-      const std::int64_t outputType = opset_ >= 23 ? node.getInt("output_dtype", 0) : 0;
-      if (outputType != 0) outputType_ = dataTypeFromOnnx(static_cast<int>(outputType));
-  }
+  public:
+    explicit DequantizeLinearKernel(const NodeInfo& node)
+        : opset_(node.opsetVersion()),
+          axis_(node.getInt("axis", 1)),
+          blockSize_(opset_ >= 21 ? node.getInt("block_size", 0) : 0) {
+        require(blockSize_ >= 0, "DequantizeLinear: block_size must not be negative");
+        // Opset 23: output_dtype, when given, must be the scale's type; the output takes it.
+        const std::int64_t outputType = opset_ >= 23 ? node.getInt("output_dtype", 0) : 0;
+        if (outputType != 0) outputType_ = dataTypeFromOnnx(static_cast<int>(outputType));
+    }
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
@@ -288,7 +293,7 @@ public:
         outputs[0] = Value(y);
     }
 
-private:
+  private:
     int opset_;
     std::int64_t axis_;
     std::int64_t blockSize_;
@@ -299,8 +304,8 @@ private:
 // comparisons are written so that the compiler vectorises them (a NaN compares false and leaves
 // the running bound as it is).
 std::pair<float, float> rangeWithZero(KernelContext& ctx, const float* in, std::int64_t count) {
-    const std::int64_t chunks = std::max<std::int64_t>(1, std::min<std::int64_t>(
-                                                              ctx.pool().threads(), count / 65536));
+    const std::int64_t chunks =
+        std::max<std::int64_t>(1, std::min<std::int64_t>(ctx.pool().threads(), count / 65536));
     std::vector<float> lows(static_cast<std::size_t>(chunks), 0.0f),
         highs(static_cast<std::size_t>(chunks), 0.0f);
     const std::int64_t per = (count + chunks - 1) / chunks;
@@ -335,19 +340,21 @@ void quantizeToUInt8(const float* in, std::int64_t begin, std::int64_t end, floa
 // Quantizes a float tensor to uint8 with the scale and zero point that map [min(x, 0), max(x, 0)]
 // onto [0, 255].
 class DynamicQuantizeLinearKernel final : public Kernel {
-public:
+  public:
     explicit DynamicQuantizeLinearKernel(const NodeInfo&) {}
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
-        require(x.dtype() == DataType::Float, std::string("DynamicQuantizeLinear: input must be float, got ") +
-                                                  dataTypeName(x.dtype()));
+        require(x.dtype() == DataType::Float,
+                std::string("DynamicQuantizeLinear: input must be float, got ") +
+                    dataTypeName(x.dtype()));
         const float* in = x.data<float>();
         const auto [low, high] = rangeWithZero(ctx, in, x.numel());
         const float scale = (high - low) / 255.0f;
         // An all-zero input gives scale 0: every value is then the zero point 0.
-        const float zeroPoint = scale == 0.0f ? 0.0f : saturatingCast<std::uint8_t>(std::nearbyint(-low / scale));
+        const float zeroPoint =
+            scale == 0.0f ? 0.0f : saturatingCast<std::uint8_t>(std::nearbyint(-low / scale));
 
         Tensor y(DataType::UInt8, x.shape());
         std::uint8_t* out = y.data<std::uint8_t>();

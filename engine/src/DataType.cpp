@@ -8,44 +8,68 @@ std::size_t dataTypeSize(DataType type) {
     switch (type) {
         case DataType::Bool:
         case DataType::Int8:
-        case DataType::UInt8: return 1;
+        case DataType::UInt8:
+            return 1;
         case DataType::Int16:
         case DataType::UInt16:
         case DataType::Float16:
-        case DataType::BFloat16: return 2;
+        case DataType::BFloat16:
+            return 2;
         case DataType::Int32:
         case DataType::UInt32:
-        case DataType::Float: return 4;
+        case DataType::Float:
+            return 4;
         case DataType::Int64:
         case DataType::UInt64:
         case DataType::Double:
-        case DataType::Complex64: return 8;
-        case DataType::Complex128: return 16;
-        case DataType::String: return sizeof(std::string);
-        case DataType::Undefined: return 0;
+        case DataType::Complex64:
+            return 8;
+        case DataType::Complex128:
+            return 16;
+        case DataType::String:
+            return sizeof(std::string);
+        case DataType::Undefined:
+            return 0;
     }
     return 0;
 }
 
 const char* dataTypeName(DataType type) {
     switch (type) {
-        case DataType::Undefined: return "undefined";
-        case DataType::Float: return "float32";
-        case DataType::UInt8: return "uint8";
-        case DataType::Int8: return "int8";
-        case DataType::UInt16: return "uint16";
-        case DataType::Int16: return "int16";
-        case DataType::Int32: return "int32";
-        case DataType::Int64: return "int64";
-        case DataType::String: return "string";
-        case DataType::Bool: return "bool";
-        case DataType::Float16: return "float16";
-        case DataType::Double: return "float64";
-        case DataType::UInt32: return "uint32";
-        case DataType::UInt64: return "uint64";
-        case DataType::Complex64: return "complex64";
-        case DataType::Complex128: return "complex128";
-        case DataType::BFloat16: return "bfloat16";
+        case DataType::Undefined:
+            return "undefined";
+        case DataType::Float:
+            return "float32";
+        case DataType::UInt8:
+            return "uint8";
+        case DataType::Int8:
+            return "int8";
+        case DataType::UInt16:
+            return "uint16";
+        case DataType::Int16:
+            return "int16";
+        case DataType::Int32:
+            return "int32";
+        case DataType::Int64:
+            return "int64";
+        case DataType::String:
+            return "string";
+        case DataType::Bool:
+            return "bool";
+        case DataType::Float16:
+            return "float16";
+        case DataType::Double:
+            return "float64";
+        case DataType::UInt32:
+            return "uint32";
+        case DataType::UInt64:
+            return "uint64";
+        case DataType::Complex64:
+            return "complex64";
+        case DataType::Complex128:
+            return "complex128";
+        case DataType::BFloat16:
+            return "bfloat16";
     }
     return "unknown";
 }
@@ -70,8 +94,8 @@ bool isUnsignedInteger(DataType t) {
 }
 
 void throwUnsupportedType(DataType type, const char* family) {
-    throw EngineError(std::string("unsupported element type ") + dataTypeName(type) + " (expected " +
-                      family + ")");
+    throw EngineError(std::string("unsupported element type ") + dataTypeName(type) +
+                      " (expected " + family + ")");
 }
 
 }  // namespace onnxlens::engine

@@ -29,8 +29,9 @@ std::string stringAttribute(const onnx::NodeProto& n, const std::string& name) {
 }
 
 class BackwardBuilder {
-public:
-    BackwardBuilder(onnx::GraphProto& out, std::string prefix) : out_(out), prefix_(std::move(prefix)) {}
+  public:
+    BackwardBuilder(onnx::GraphProto& out, std::string prefix)
+        : out_(out), prefix_(std::move(prefix)) {}
 
     std::string emit(const std::string& op, std::vector<std::string> inputs) {
         auto* n = out_.add_node();
@@ -55,7 +56,7 @@ public:
         return it == grads_.end() ? nullptr : &it->second;
     }
 
-private:
+  private:
     onnx::GraphProto& out_;
     std::string prefix_;
     int counter_ = 0;
@@ -86,7 +87,8 @@ onnx::GraphProto expandGradientNodes(const onnx::GraphProto& graph) {
         }
         const auto xs = stringsAttribute(node, "xs");
         const std::string y = stringAttribute(node, "y");
-        if (xs.empty() || y.empty()) throw EngineError("Gradient node needs the xs and y attributes");
+        if (xs.empty() || y.empty())
+            throw EngineError("Gradient node needs the xs and y attributes");
         const std::set<std::string> xset(xs.begin(), xs.end());
 
         // Forward nodes between xs and y, in topological order (post-order from y).
@@ -122,13 +124,17 @@ onnx::GraphProto expandGradientNodes(const onnx::GraphProto& graph) {
             } else if (op == "Div") {
                 b.contribute(f.input(0), b.emit("Div", {grad, f.input(1)}));
                 // d(a/b)/db = -(a/b)/b
-                b.contribute(f.input(1), b.emit("Neg", {b.emit("Div", {b.emit("Mul", {grad, f.output(0)}), f.input(1)})}));
+                b.contribute(
+                    f.input(1),
+                    b.emit("Neg",
+                           {b.emit("Div", {b.emit("Mul", {grad, f.output(0)}), f.input(1)})}));
             } else if (op == "Neg") {
                 b.contribute(f.input(0), b.emit("Neg", {grad}));
             } else if (op == "Identity") {
                 b.contribute(f.input(0), grad);
             } else {
-                throw EngineError("Gradient: differentiating " + op + " is not supported (only Add, Sub, Mul, "
+                throw EngineError("Gradient: differentiating " + op +
+                                  " is not supported (only Add, Sub, Mul, "
                                   "Div, Neg, Identity)");
             }
         }

@@ -1,7 +1,7 @@
 #include <string>
 
-#include "onnxlens/engine/Kernel.h"
 #include "CompiledGraph.h"
+#include "onnxlens/engine/Kernel.h"
 #include "onnxlens/engine/TensorProto.h"
 
 namespace onnxlens::engine {

@@ -1,8 +1,8 @@
 #include "onnxlens/engine/Tensor.h"
 
-#include "onnxlens/engine/TensorByteLimit.h"
-
 #include <unistd.h>
+
+#include "onnxlens/engine/TensorByteLimit.h"
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -64,7 +64,8 @@ std::string formatBytes(std::uint64_t bytes) {
 
 // Converts one element between engine types; floats to integers saturate (NaN gives 0) so that
 // out-of-range values are defined instead of undefined behaviour.
-template <class To, class From> To convertElement(const From& v) {
+template <class To, class From>
+To convertElement(const From& v) {
     if constexpr (std::is_same_v<To, From>) {
         return v;
     } else if constexpr (std::is_same_v<To, std::string> || std::is_same_v<From, std::string>) {
@@ -105,9 +106,10 @@ template <class To, class From> To convertElement(const From& v) {
                          std::is_same_v<To, std::complex<float>> ||
                          std::is_same_v<To, std::complex<double>>) {
         if constexpr ((std::is_same_v<From, std::complex<float>> ||
-                       std::is_same_v<From, std::complex<double>>) &&
-                      (std::is_same_v<To, std::complex<float>> ||
-                       std::is_same_v<To, std::complex<double>>)) {
+                       std::is_same_v<
+                           From, std::complex<double>>)&&(std::is_same_v<To, std::complex<float>> ||
+                                                          std::is_same_v<To,
+                                                                         std::complex<double>>)) {
             return To(v);
         } else {
             throw EngineError("cannot convert between complex and real types");
@@ -157,7 +159,8 @@ ScopedTensorByteLimit::~ScopedTensorByteLimit() { sessionMaxTensorBytes = saved_
 void setMaxTensorBytes(std::uint64_t bytes) { maxBytesSetting().store(bytes); }
 
 Tensor::Tensor(DataType type, Shape shape) : type_(type), shape_(std::move(shape)) {
-    if (type == DataType::Undefined) throw EngineError("cannot allocate a tensor of undefined type");
+    if (type == DataType::Undefined)
+        throw EngineError("cannot allocate a tensor of undefined type");
     numel_ = shapeElementCount(shape_);
     const std::uint64_t elementSize = dataTypeSize(type);
     if (elementSize == 0)  // a value outside the enum, cast from an unchecked ONNX elem_type
@@ -176,8 +179,8 @@ Tensor::Tensor(DataType type, Shape shape) : type_(type), shape_(std::move(shape
     keepTensorPagesMapped();
     void* p = std::aligned_alloc(kAlignment, allocBytes);
     if (!p)
-        throw EngineError("out of memory allocating " + formatBytes(bytes) + " for a tensor of shape " +
-                          shapeToString(shape_));
+        throw EngineError("out of memory allocating " + formatBytes(bytes) +
+                          " for a tensor of shape " + shapeToString(shape_));
     if (type == DataType::String) {
         auto* strings = static_cast<std::string*>(p);
         for (std::int64_t i = 0; i < numel_; ++i) new (strings + i) std::string();
@@ -233,7 +236,8 @@ std::vector<std::int64_t> Tensor::toInt64Vector() const {
 
 Tensor Tensor::reshaped(Shape shape) const {
     if (shapeElementCount(shape) != numel_)
-        throw EngineError("cannot reshape " + shapeToString(shape_) + " to " + shapeToString(shape));
+        throw EngineError("cannot reshape " + shapeToString(shape_) + " to " +
+                          shapeToString(shape));
     Tensor t = *this;
     t.shape_ = std::move(shape);
     return t;

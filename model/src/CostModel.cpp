@@ -9,9 +9,9 @@
 #include <optional>
 #include <set>
 
-#include "onnxlens/model/OnnxDomains.h"
 #include "onnxlens/model/ModelSummary.h"
 #include "onnxlens/model/NodeAttributes.h"
+#include "onnxlens/model/OnnxDomains.h"
 #include "onnxlens/model/ShapeInferenceGuard.h"
 #include "onnxlens/model/TensorTypes.h"
 
@@ -45,7 +45,6 @@ struct ValueType {
     std::int32_t elementType = 0;
     std::optional<Dims> dims;  // nullopt: unknown rank
 };
-
 
 std::optional<double> numel(const std::optional<Dims>& dims) {
     if (!dims) return std::nullopt;

@@ -1,7 +1,5 @@
 #include "onnxlens/model/ModelLoader.h"
 
-#include "onnxlens/model/ShapeInference.h"
-
 #include <fcntl.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
@@ -19,6 +17,7 @@
 #include <vector>
 
 #include "onnxlens/model/ExternalData.h"
+#include "onnxlens/model/ShapeInference.h"
 
 namespace onnxlens {
 
@@ -42,9 +41,10 @@ Status parseModelStream(pbio::ZeroCopyInputStream& stream, onnx::ModelProto& mod
     coded.SetTotalBytesLimit(INT_MAX);
     coded.SetRecursionLimit(kProtobufRecursionLimit);
     if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
-        return makeError(name, "not a valid ONNX model: the protobuf is truncated or corrupt (or "
-                               "nested more than " + std::to_string(kProtobufRecursionLimit) +
-                               " messages deep)");
+        return makeError(name,
+                         "not a valid ONNX model: the protobuf is truncated or corrupt (or "
+                         "nested more than " +
+                             std::to_string(kProtobufRecursionLimit) + " messages deep)");
     return Ok{};
 }
 

@@ -1,4 +1,3 @@
-#include "onnxlens/model/OnnxDomains.h"
 #include "onnxlens/model/NewerOpsets.h"
 
 #include <onnx/defs/schema.h>
@@ -10,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "onnxlens/model/OnnxDomains.h"
 #include "onnxlens/model/TensorTypes.h"
 
 namespace onnxlens {
@@ -335,7 +335,6 @@ TableVersion tableVersion(const std::string& op, int opset) {
     return best;
 }
 
-
 int importedOpset(const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& imports,
                   int fallback) {
     for (const auto& o : imports)
@@ -569,8 +568,7 @@ void lowerImports(google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& 
                   int libraryOpset, int placeholderOpset) {
     bool hasPlaceholder = false;
     for (auto& o : imports) {
-        if (isDefaultDomain(o.domain()) && o.version() > libraryOpset)
-            o.set_version(libraryOpset);
+        if (isDefaultDomain(o.domain()) && o.version() > libraryOpset) o.set_version(libraryOpset);
         if (o.domain() == kNewerOpsetPlaceholderDomain) hasPlaceholder = true;
     }
     if (!hasPlaceholder) {

@@ -88,8 +88,7 @@ class GraphTypes {
         for (const auto& v : graph.value_info()) note(v);
         for (const auto& v : graph.output()) note(v);
         for (const auto& node : graph.node()) {
-            if (node.op_type() != "Constant" || node.output_size() != 1 ||
-                !isDefaultDomain(node))
+            if (node.op_type() != "Constant" || node.output_size() != 1 || !isDefaultDomain(node))
                 continue;
             for (const auto& a : node.attribute()) {
                 if (a.name() == "value" && a.has_t()) constants_[node.output(0)] = &a.t();

@@ -3,8 +3,6 @@
 #include <onnx/defs/schema.h>
 #include <onnx/defs/shape_inference.h>
 
-#include "onnxlens/model/NodeAttributes.h"
-
 #include <map>
 #include <mutex>
 #include <set>
@@ -12,10 +10,10 @@
 #include <utility>
 #include <vector>
 
+#include "onnxlens/model/NodeAttributes.h"
 #include "onnxlens/model/OnnxDomains.h"
 namespace onnxlens {
 namespace {
-
 
 // Attributes whose every value must be positive wherever they appear (window geometry, block
 // and group sizes, hidden sizes): onnx's inference divides by them, multiplies them together or

@@ -86,8 +86,8 @@ TEST(CliBenchCommand, BadCountsAreUsageErrors) {
 // the share of the peak of the build's own GEMM.
 TEST(CliBenchCommand, ProfileAddsAchievedGflopsAndThePeakItIsMeasuredAgainst) {
     onnxlens::testing::CliScratchDir scratch;
-    auto r = runCli({"bench", mnist(), "--warmup", "1", "--runs", "3", "--threads", "1", "--profile",
-                     (scratch / "trace.json").string(), "--json"});
+    auto r = runCli({"bench", mnist(), "--warmup", "1", "--runs", "3", "--threads", "1",
+                     "--profile", (scratch / "trace.json").string(), "--json"});
     ASSERT_EQ(r.exitCode, 0) << r.err;
     auto doc = nlohmann::json::parse(r.out);
     ASSERT_GT(doc["peak_gflops"].get<double>(), 0.0);
@@ -96,16 +96,18 @@ TEST(CliBenchCommand, ProfileAddsAchievedGflopsAndThePeakItIsMeasuredAgainst) {
     for (const auto& node : doc["nodes"]) {
         if (!node.contains("gflops")) continue;
         ++withRate;
-        const double expected = node["flops"].get<double>() / (node["per_run_ms"].get<double>() * 1e-3) / 1e9;
+        const double expected =
+            node["flops"].get<double>() / (node["per_run_ms"].get<double>() * 1e-3) / 1e9;
         EXPECT_NEAR(node["gflops"].get<double>(), expected, 1e-9 * std::max(1.0, expected));
-        EXPECT_NEAR(node["peak_share"].get<double>(), expected / doc["peak_gflops"].get<double>(), 1e-9);
+        EXPECT_NEAR(node["peak_share"].get<double>(), expected / doc["peak_gflops"].get<double>(),
+                    1e-9);
     }
     EXPECT_GT(withRate, 0);
 }
 
 TEST(CliBenchCommand, SweepBenchmarksEveryShapeInOneSession) {
-    auto r = runCli({"bench", mnist(), "--warmup", "0", "--runs", "2", "--threads", "1", "--sweep", "batch=1,3",
-                     "--json"});
+    auto r = runCli({"bench", mnist(), "--warmup", "0", "--runs", "2", "--threads", "1", "--sweep",
+                     "batch=1,3", "--json"});
     ASSERT_EQ(r.exitCode, 0) << r.err;
     auto doc = nlohmann::json::parse(r.out);
     ASSERT_EQ(doc["sweep"].size(), 2u);
@@ -113,7 +115,8 @@ TEST(CliBenchCommand, SweepBenchmarksEveryShapeInOneSession) {
     for (const auto& row : doc["sweep"]) {
         ASSERT_TRUE(row.contains("median_ms")) << row.dump();
         const double batch = row["dims"]["batch"].get<double>();
-        EXPECT_NEAR(row["items_per_second"].get<double>(), 1000.0 * batch / row["median_ms"].get<double>(), 1e-6);
+        EXPECT_NEAR(row["items_per_second"].get<double>(),
+                    1000.0 * batch / row["median_ms"].get<double>(), 1e-6);
     }
     auto unknown = runCli({"bench", mnist(), "--sweep", "sequence=1,2"});
     EXPECT_EQ(unknown.exitCode, 2);

@@ -18,11 +18,11 @@
 
 #include "CliModelFiles.h"
 #include "CliRunner.h"
-#include "onnxlens/workflows/InputPreparation.h"
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/ModelLoader.h"
 #include "onnxlens/model/ModelSummary.h"
+#include "onnxlens/workflows/InputPreparation.h"
 
 using onnxlens::testing::runCli;
 namespace fs = std::filesystem;

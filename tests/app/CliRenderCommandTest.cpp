@@ -3,12 +3,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "../model/SyntheticModels.h"
 #include "CliRunner.h"
-
-#include <nlohmann/json.hpp>
 
 namespace onnxlens {
 namespace {
@@ -16,7 +15,7 @@ namespace {
 namespace fs = std::filesystem;
 
 class CliRender : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         dir_ = fs::temp_directory_path() / ("onnxlens-render-" + std::to_string(::getpid()));
         fs::create_directories(dir_);
@@ -45,7 +44,8 @@ TEST_F(CliRender, WritesAnSvgWithTheNodeLabelsAndShapes) {
     const std::string text = slurp(svg);
     ASSERT_NE(text.find("<svg"), std::string::npos);
     EXPECT_NE(text.rfind("</svg>"), std::string::npos);
-    for (const char* label : {">Conv<", ">Relu<", ">MaxPool<", ">Gemm<", ">Softmax<", ">input<", ">probabilities<"})
+    for (const char* label :
+         {">Conv<", ">Relu<", ">MaxPool<", ">Gemm<", ">Softmax<", ">input<", ">probabilities<"})
         EXPECT_NE(text.find(label), std::string::npos) << label;
     // The conv output's shape from shape inference, with its symbolic batch dim.
     EXPECT_NE(text.find(">batch<"), std::string::npos);
@@ -62,8 +62,10 @@ TEST_F(CliRender, WritesAPngOfTheReportedSize) {
     ASSERT_GT(bytes.size(), 24u);
     ASSERT_EQ(bytes.substr(1, 3), "PNG");
     auto be32 = [&](std::size_t at) {
-        return (static_cast<unsigned char>(bytes[at]) << 24) | (static_cast<unsigned char>(bytes[at + 1]) << 16) |
-               (static_cast<unsigned char>(bytes[at + 2]) << 8) | static_cast<unsigned char>(bytes[at + 3]);
+        return (static_cast<unsigned char>(bytes[at]) << 24) |
+               (static_cast<unsigned char>(bytes[at + 1]) << 16) |
+               (static_cast<unsigned char>(bytes[at + 2]) << 8) |
+               static_cast<unsigned char>(bytes[at + 3]);
     };
     // IHDR width and height: the content rectangle at scale 2.
     EXPECT_NEAR(be32(16), 2 * doc["width"].get<double>(), 2);
@@ -73,7 +75,8 @@ TEST_F(CliRender, WritesAPngOfTheReportedSize) {
 TEST_F(CliRender, UsageAndInputErrorsExitWith2) {
     EXPECT_EQ(testing::runCli({"render", model_}).exitCode, 2);
     EXPECT_EQ(testing::runCli({"render", model_, "--out", (dir_ / "x.bmp").string()}).exitCode, 2);
-    auto missing = testing::runCli({"render", (dir_ / "missing.onnx").string(), "--out", (dir_ / "x.svg").string()});
+    auto missing = testing::runCli(
+        {"render", (dir_ / "missing.onnx").string(), "--out", (dir_ / "x.svg").string()});
     EXPECT_EQ(missing.exitCode, 2);
     EXPECT_NE(missing.err.find("missing.onnx"), std::string::npos);
 }

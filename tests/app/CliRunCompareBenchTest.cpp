@@ -3,14 +3,13 @@
 
 #include <filesystem>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "CliModelFiles.h"
 #include "CliRunner.h"
-#include "onnxlens/workflows/ReferenceComparison.h"
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/TensorFile.h"
+#include "onnxlens/workflows/ReferenceComparison.h"
 
 using onnxlens::testing::runCli;
 namespace fs = std::filesystem;
@@ -46,8 +45,8 @@ TEST_P(CompareSample, MatchesPyTorchReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Samples, CompareSample,
-                         ::testing::Values("mnist_cnn", "tiny_bert", "lstm_classifier", "legacy_opset10",
-                                           "squeezenet1_1"));
+                         ::testing::Values("mnist_cnn", "tiny_bert", "lstm_classifier",
+                                           "legacy_opset10", "squeezenet1_1"));
 
 TEST(CliCompare, PerturbedReferenceFailsWithTheNumbers) {
     onnxlens::testing::CliScratchDir scratch;
@@ -58,10 +57,11 @@ TEST(CliCompare, PerturbedReferenceFailsWithTheNumbers) {
     auto tensor = onnxlens::engine::tensorFromProto(*proto);
     ASSERT_EQ(tensor.dtype(), onnxlens::engine::DataType::Float);
     tensor.data<float>()[3] += 0.5f;  // far outside rtol 1e-3 / atol 1e-5
-    ASSERT_TRUE(onnxlens::writeTensorPbFile(expectedFile, onnxlens::engine::tensorToProto(tensor, proto->name())));
+    ASSERT_TRUE(onnxlens::writeTensorPbFile(
+        expectedFile, onnxlens::engine::tensorToProto(tensor, proto->name())));
 
-    auto r = runCli({"compare", model.string(), "--data-set", (model.parent_path() / "test_data_set_0").string(),
-                     "--json"});
+    auto r = runCli({"compare", model.string(), "--data-set",
+                     (model.parent_path() / "test_data_set_0").string(), "--json"});
     EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
     auto doc = nlohmann::json::parse(r.out);
     EXPECT_FALSE(doc["passed"].get<bool>());
@@ -72,24 +72,25 @@ TEST(CliCompare, PerturbedReferenceFailsWithTheNumbers) {
     EXPECT_EQ(out["worst_index"].back().get<int>(), 3 % tensor.shape().back());
 
     // The text report names the output and the numbers too.
-    auto text = runCli({"compare", model.string(), "--data-set", (model.parent_path() / "test_data_set_0").string()});
+    auto text = runCli({"compare", model.string(), "--data-set",
+                        (model.parent_path() / "test_data_set_0").string()});
     EXPECT_EQ(text.exitCode, 1);
     EXPECT_NE(text.out.find("FAIL"), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("max abs 0.5"), std::string::npos) << text.out;
 
     // A looser tolerance accepts the same data.
-    auto loose = runCli({"compare", model.string(), "--data-set", (model.parent_path() / "test_data_set_0").string(),
-                         "--atol", "1"});
+    auto loose = runCli({"compare", model.string(), "--data-set",
+                         (model.parent_path() / "test_data_set_0").string(), "--atol", "1"});
     EXPECT_EQ(loose.exitCode, 0) << loose.out;
 }
 
 TEST(CliRun, RandomInputsAreSeededAndOutputsWritten) {
     onnxlens::testing::CliScratchDir scratch;
-    auto a = runCli({"run", sample("tiny_bert").string(), "--seed", "7", "--dim", "batch=2", "--dim", "sequence=5",
-                     "--json", "--out", (scratch / "out").string()});
+    auto a = runCli({"run", sample("tiny_bert").string(), "--seed", "7", "--dim", "batch=2",
+                     "--dim", "sequence=5", "--json", "--out", (scratch / "out").string()});
     ASSERT_EQ(a.exitCode, 0) << a.err;
-    auto b = runCli({"run", sample("tiny_bert").string(), "--seed", "7", "--dim", "batch=2", "--dim", "sequence=5",
-                     "--json"});
+    auto b = runCli({"run", sample("tiny_bert").string(), "--seed", "7", "--dim", "batch=2",
+                     "--dim", "sequence=5", "--json"});
     ASSERT_EQ(b.exitCode, 0) << b.err;
     auto docA = nlohmann::json::parse(a.out), docB = nlohmann::json::parse(b.out);
     EXPECT_EQ(docA["outputs"], docB["outputs"]);  // same seed, same statistics
@@ -103,8 +104,8 @@ TEST(CliRun, RandomInputsAreSeededAndOutputsWritten) {
 TEST(CliRun, InputFromTestDataSetReproducesTheReference) {
     onnxlens::testing::CliScratchDir scratch;
     fs::path set = sample("mnist_cnn").parent_path() / "test_data_set_0";
-    auto r = runCli({"run", sample("mnist_cnn").string(), "--input", "image=" + (set / "input_0.pb").string(),
-                     "--out", (scratch / "o").string()});
+    auto r = runCli({"run", sample("mnist_cnn").string(), "--input",
+                     "image=" + (set / "input_0.pb").string(), "--out", (scratch / "o").string()});
     ASSERT_EQ(r.exitCode, 0) << r.err;
     auto got = onnxlens::readTensorFile(scratch / "o" / "output_0.pb");
     auto want = onnxlens::readTensorFile(set / "output_0.pb");
@@ -118,11 +119,14 @@ TEST(CliRun, WrongInputFileIsAUsageError) {
     onnxlens::testing::CliScratchDir scratch;
     fs::path set = sample("tiny_bert").parent_path() / "test_data_set_0";
     // input_1 of tiny_bert is the attention mask; feeding the mnist image is a dtype/rank error.
-    auto r = runCli({"run", sample("mnist_cnn").string(), "--input",
-                     "image=" + (sample("tiny_bert").parent_path() / "test_data_set_0" / "input_0.pb").string()});
+    auto r = runCli(
+        {"run", sample("mnist_cnn").string(), "--input",
+         "image=" +
+             (sample("tiny_bert").parent_path() / "test_data_set_0" / "input_0.pb").string()});
     EXPECT_EQ(r.exitCode, 2);
     EXPECT_NE(r.err.find("input_0.pb"), std::string::npos) << r.err;
-    auto unknown = runCli({"run", sample("mnist_cnn").string(), "--input", "nosuch=" + (set / "input_0.pb").string()});
+    auto unknown = runCli({"run", sample("mnist_cnn").string(), "--input",
+                           "nosuch=" + (set / "input_0.pb").string()});
     EXPECT_EQ(unknown.exitCode, 2);
     EXPECT_NE(unknown.err.find("nosuch"), std::string::npos) << unknown.err;
 }
@@ -130,13 +134,14 @@ TEST(CliRun, WrongInputFileIsAUsageError) {
 TEST(CliBench, StatisticsAndProfileAreConsistent) {
     onnxlens::testing::CliScratchDir scratch;
     fs::path trace = scratch / "trace.json";
-    auto r = runCli({"bench", sample("mnist_cnn").string(), "--warmup", "2", "--runs", "10", "--threads", "1",
-                     "--profile", trace.string(), "--json"});
+    auto r = runCli({"bench", sample("mnist_cnn").string(), "--warmup", "2", "--runs", "10",
+                     "--threads", "1", "--profile", trace.string(), "--json"});
     ASSERT_EQ(r.exitCode, 0) << r.err;
     auto doc = nlohmann::json::parse(r.out);
     EXPECT_EQ(doc["runs"].get<int>(), 10);
     EXPECT_EQ(doc["threads"].get<int>(), 1);
-    const double mn = doc["min_ms"], med = doc["median_ms"], p90 = doc["p90_ms"], p99 = doc["p99_ms"], mx = doc["max_ms"];
+    const double mn = doc["min_ms"], med = doc["median_ms"], p90 = doc["p90_ms"],
+                 p99 = doc["p99_ms"], mx = doc["max_ms"];
     EXPECT_LE(mn, med);
     EXPECT_LE(med, p90);
     EXPECT_LE(p90, p99);

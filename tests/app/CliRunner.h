@@ -25,8 +25,9 @@ inline std::string shellQuote(const std::string& s) {
 
 inline CliResult runCli(const std::vector<std::string>& args) {
     static int counter = 0;
-    auto dir = std::filesystem::temp_directory_path() /
-               ("onnxlens-cli-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    auto dir =
+        std::filesystem::temp_directory_path() /
+        ("onnxlens-cli-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
     std::filesystem::create_directories(dir);
     std::string cmd = shellQuote(ONNXLENS_CLI);
     for (const auto& a : args) cmd += " " + shellQuote(a);

@@ -228,7 +228,8 @@ TEST(HostileInputs, GraphInputOf2To40ElementsMeetsTheDefaultLimitOfHalfThePhysic
 }
 
 // Attribute values that break arithmetic: info and render see the model (onnx's shape inference
-// is guarded: it used to die with SIGFPE), run and check name the node, the attribute and the value.
+// is guarded: it used to die with SIGFPE), run and check name the node, the attribute and the
+// value.
 TEST(HostileInputs, ZeroStridesAreAnErrorNamingNodeAttributeAndValue) {
     auto info = runCli({"info", hostile("conv_zero_strides.onnx")});
     EXPECT_EQ(info.exitCode, 0) << info.out << info.err;

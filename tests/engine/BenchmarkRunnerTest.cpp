@@ -12,9 +12,9 @@
 #include <thread>
 
 #include "../model/SyntheticModels.h"
+#include "onnxlens/model/NodeNames.h"
 #include "onnxlens/workflows/BenchmarkRunner.h"
 #include "onnxlens/workflows/InputPreparation.h"
-#include "onnxlens/model/NodeNames.h"
 
 using namespace onnxlens;
 

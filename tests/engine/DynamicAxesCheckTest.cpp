@@ -6,10 +6,10 @@
 #include <fstream>
 
 #include "../model/SyntheticModels.h"
-#include "onnxlens/workflows/DynamicAxesCheck.h"
-#include "onnxlens/workflows/ReferenceRun.h"
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/TensorFile.h"
+#include "onnxlens/workflows/DynamicAxesCheck.h"
+#include "onnxlens/workflows/ReferenceRun.h"
 
 using namespace onnxlens;
 using namespace onnxlens::engine;

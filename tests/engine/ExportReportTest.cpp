@@ -8,10 +8,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "onnxlens/workflows/ExportReport.h"
-#include "onnxlens/workflows/ExporterCommand.h"
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/TensorFile.h"
+#include "onnxlens/workflows/ExportReport.h"
+#include "onnxlens/workflows/ExporterCommand.h"
 
 namespace fs = std::filesystem;
 using namespace onnxlens::engine;

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "onnxlens/workflows/ReferenceComparison.h"
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/engine/TensorProto.h"
+#include "onnxlens/workflows/ReferenceComparison.h"
 
 namespace onnxlens::testing {
 
@@ -36,7 +36,8 @@ inline void setAttr(onnx::NodeProto& node, const std::string& name, const std::s
     a->set_type(onnx::AttributeProto::STRING);
     a->set_s(v);
 }
-inline void setAttr(onnx::NodeProto& node, const std::string& name, const std::vector<std::int64_t>& v) {
+inline void setAttr(onnx::NodeProto& node, const std::string& name,
+                    const std::vector<std::int64_t>& v) {
     auto* a = node.add_attribute();
     a->set_name(name);
     a->set_type(onnx::AttributeProto::INTS);
@@ -57,9 +58,9 @@ inline void setAttr(onnx::NodeProto& node, const std::string& name, const Tensor
 
 struct OneNodeSpec {
     std::string opType;
-    std::string domain;                 // "" = ai.onnx
+    std::string domain;  // "" = ai.onnx
     int opset = 17;
-    std::vector<Value> inputs;          // Value() = absent optional input
+    std::vector<Value> inputs;  // Value() = absent optional input
     int outputCount = 1;
     std::function<void(onnx::NodeProto&)> attributes;  // add attributes with setAttr
 };
@@ -98,8 +99,11 @@ inline onnx::ModelProto buildOneNodeModel(const OneNodeSpec& spec) {
             auto* shape = tt->mutable_shape();
             for (auto d : v.tensor().shape()) shape->add_dim()->set_dim_value(d);
         } else {
-            in->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(
-                static_cast<int>(v.sequenceElementType()));
+            in->mutable_type()
+                ->mutable_sequence_type()
+                ->mutable_elem_type()
+                ->mutable_tensor_type()
+                ->set_elem_type(static_cast<int>(v.sequenceElementType()));
         }
     }
     for (int o = 0; o < spec.outputCount; ++o) {
@@ -136,7 +140,8 @@ inline Tensor runOneNodeTensor(const OneNodeSpec& spec, std::size_t index = 0) {
     return result->at(index).tensor();
 }
 
-template <class T> Tensor makeTensor(Shape shape, std::vector<T> values) {
+template <class T>
+Tensor makeTensor(Shape shape, std::vector<T> values) {
     return Tensor::fromVector<T>(std::move(shape), values);
 }
 

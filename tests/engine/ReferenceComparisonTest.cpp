@@ -1,10 +1,9 @@
 #include <gtest/gtest.h>
 
-#include <condition_variable>
-
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <mutex>
 #include <thread>
 
@@ -79,7 +78,8 @@ TEST(LatencyStatistics, Percentiles) {
 }
 
 TEST(LatencyStatistics, OpTypeShares) {
-    std::vector<std::vector<NodeProfile>> runs = {{{"a", "Conv", 0, 3000000}, {"b", "Relu", 3000000, 1000000}}};
+    std::vector<std::vector<NodeProfile>> runs = {
+        {{"a", "Conv", 0, 3000000}, {"b", "Relu", 3000000, 1000000}}};
     auto byType = summarizeByOpType(runs);
     ASSERT_EQ(byType.size(), 2u);
     EXPECT_EQ(byType[0].opType, "Conv");

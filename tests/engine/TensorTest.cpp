@@ -87,7 +87,8 @@ TEST(Tensor, ReshapeSharesAndCloneCopies) {
 }
 
 TEST(Tensor, CastSaturatesAndHandlesNaN) {
-    auto t = Tensor::fromVector<float>({4}, {1.7f, -3.2f, std::numeric_limits<float>::quiet_NaN(), 1e10f});
+    auto t = Tensor::fromVector<float>(
+        {4}, {1.7f, -3.2f, std::numeric_limits<float>::quiet_NaN(), 1e10f});
     auto i = t.castTo(DataType::Int32);
     EXPECT_EQ(i.data<std::int32_t>()[0], 1);
     EXPECT_EQ(i.data<std::int32_t>()[1], -3);
@@ -108,9 +109,10 @@ TEST(Tensor, StringsAreOwned) {
 }
 
 TEST(TensorProto, RoundTripEveryNumericType) {
-    for (DataType type : {DataType::Float, DataType::Double, DataType::Float16, DataType::BFloat16, DataType::Int8,
-                          DataType::Int16, DataType::Int32, DataType::Int64, DataType::UInt8, DataType::UInt16,
-                          DataType::UInt32, DataType::UInt64, DataType::Bool}) {
+    for (DataType type :
+         {DataType::Float, DataType::Double, DataType::Float16, DataType::BFloat16, DataType::Int8,
+          DataType::Int16, DataType::Int32, DataType::Int64, DataType::UInt8, DataType::UInt16,
+          DataType::UInt32, DataType::UInt64, DataType::Bool}) {
         Tensor t = Tensor::zeros(type, {2, 3});
         auto proto = tensorToProto(t, "x");
         Tensor back = tensorFromProto(proto);

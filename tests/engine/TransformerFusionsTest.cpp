@@ -9,8 +9,8 @@
 
 #include "OpTestHarness.h"
 #include "onnxlens/engine/GraphOptimizer.h"
-#include "onnxlens/workflows/InputPreparation.h"
 #include "onnxlens/model/ModelLoader.h"
+#include "onnxlens/workflows/InputPreparation.h"
 
 using namespace onnxlens;
 using namespace onnxlens::testing;

@@ -9,9 +9,9 @@
 #include <string>
 #include <thread>
 
-#include "onnxlens/workflows/InputPreparation.h"
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/model/ModelLoader.h"
+#include "onnxlens/workflows/InputPreparation.h"
 
 namespace {
 

@@ -2,13 +2,13 @@
 // Models built in code for the view-graph, layout and GUI tests and the open benchmark: a small
 // CNN, and a transformer-like encoder whose node names carry PyTorch-style name scopes
 // (`/encoder/layer.3/attention/self/query/MatMul`) and whose inputs have dynamic axes.
+#include <onnx/onnx_pb.h>
+
 #include <cctype>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <onnx/onnx_pb.h>
 
 namespace onnxlens::testing {
 
@@ -144,7 +144,8 @@ inline std::shared_ptr<onnx::ModelProto> makeTransformerLike(int layers, int hid
                              {p + "mean"});
         addIntsAttribute(mean, "axes", {-1});
         addNode(g, "Sub", p + "Sub", {"/embeddings/Gather_output_0", p + "mean"}, {p + "centred"});
-        addNode(g, "Mul", p + "Mul", {p + "centred", "embeddings.LayerNorm.weight"}, {p + "scaled"});
+        addNode(g, "Mul", p + "Mul", {p + "centred", "embeddings.LayerNorm.weight"},
+                {p + "scaled"});
         addNode(g, "Add", p + "Add", {p + "scaled", "embeddings.LayerNorm.bias"}, {x});
     }
     auto linear = [&](const std::string& scope, const std::string& in, std::int64_t inSize,
@@ -167,7 +168,8 @@ inline std::shared_ptr<onnx::ModelProto> makeTransformerLike(int layers, int hid
         std::string q = linear(att + "/query", x, h, h, w + ".attention.self.query");
         std::string k = linear(att + "/key", x, h, h, w + ".attention.self.key");
         std::string v = linear(att + "/value", x, h, h, w + ".attention.self.value");
-        auto heads4 = [&](const std::string& in, const std::string& tag, std::vector<std::int64_t> perm) {
+        auto heads4 = [&](const std::string& in, const std::string& tag,
+                          std::vector<std::int64_t> perm) {
             addNode(g, "Reshape", att + "/Reshape_" + tag, {in, "shape_heads"},
                     {att + "/Reshape_" + tag + "_output_0"});
             auto* t = addNode(g, "Transpose", att + "/Transpose_" + tag,
@@ -184,7 +186,8 @@ inline std::shared_ptr<onnx::ModelProto> makeTransformerLike(int layers, int hid
         *scale = makeFloatInitializer(w + ".attention.scale", {}, 0.5f);
         addNode(g, "Mul", att + "/Mul", {att + "/scores", w + ".attention.scale"},
                 {att + "/scaled"});
-        auto* softmax = addNode(g, "Softmax", att + "/Softmax", {att + "/scaled"}, {att + "/probs"});
+        auto* softmax =
+            addNode(g, "Softmax", att + "/Softmax", {att + "/scaled"}, {att + "/probs"});
         addIntAttribute(softmax, "axis", -1);
         addNode(g, "MatMul", att + "/MatMul_1", {att + "/probs", vh}, {att + "/context"});
         auto* t = addNode(g, "Transpose", att + "/Transpose_out", {att + "/context"},
@@ -208,13 +211,13 @@ inline std::shared_ptr<onnx::ModelProto> makeTransformerLike(int layers, int hid
                                    w + ".intermediate.dense");
         addNode(g, "Relu", L + "/intermediate/intermediate_act_fn/Relu", {inter},
                 {L + "/intermediate/act"});
-        std::string out = linear(L + "/output/dense", L + "/intermediate/act", 4 * h, h,
-                                 w + ".output.dense");
+        std::string out =
+            linear(L + "/output/dense", L + "/intermediate/act", 4 * h, h, w + ".output.dense");
         addNode(g, "Add", L + "/output/Add", {out, ln1 + "output_0"}, {L + "/output/residual"});
         std::string ln2 = L + "/output/LayerNorm/";
         *g.add_initializer() = makeFloatInitializer(w + ".output.LayerNorm.weight", {h});
-        auto* m2 = addNode(g, "ReduceMean", ln2 + "ReduceMean", {L + "/output/residual"},
-                           {ln2 + "mean"});
+        auto* m2 =
+            addNode(g, "ReduceMean", ln2 + "ReduceMean", {L + "/output/residual"}, {ln2 + "mean"});
         addIntsAttribute(m2, "axes", {-1});
         addNode(g, "Sub", ln2 + "Sub", {L + "/output/residual", ln2 + "mean"}, {ln2 + "centred"});
         addNode(g, "Mul", ln2 + "Mul", {ln2 + "centred", w + ".output.LayerNorm.weight"},
@@ -240,8 +243,10 @@ inline std::shared_ptr<onnx::ModelProto> makeFlatGraph(int count) {
         std::string out = "t" + std::to_string(i);
         const std::string& a = values.back();
         const std::string& b = values[values.size() > 3 ? values.size() - 3 : 0];
-        if (op == "Relu" || op == "Sigmoid") addNode(g, op, op + "_" + std::to_string(i), {a}, {out});
-        else addNode(g, op, op + "_" + std::to_string(i), {a, b}, {out});
+        if (op == "Relu" || op == "Sigmoid")
+            addNode(g, op, op + "_" + std::to_string(i), {a}, {out});
+        else
+            addNode(g, op, op + "_" + std::to_string(i), {a, b}, {out});
         values.push_back(out);
     }
     *g.add_output() = makeValueInfo(values.back(), onnx::TensorProto::FLOAT, {"batch", "16"});

@@ -159,8 +159,8 @@ TEST(ViewGraph, IfBodiesAreGroupsSeeingTheOuterScope) {
         body->set_name(name);
         testing::addNode(*body, std::string(name) == "then_branch" ? "Relu" : "Neg",
                          std::string(name) + "_op", {"x"}, {std::string(name) + "_y"});
-        *body->add_output() = testing::makeValueInfo(std::string(name) + "_y",
-                                                     onnx::TensorProto::FLOAT, {"3"});
+        *body->add_output() =
+            testing::makeValueInfo(std::string(name) + "_y", onnx::TensorProto::FLOAT, {"3"});
     }
     *g.add_output() = testing::makeValueInfo("y", onnx::TensorProto::FLOAT, {"3"});
     auto view = buildViewGraph(model);

@@ -15,21 +15,21 @@
 #include <QTableWidget>
 #include <QThread>
 #include <fstream>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "GuiTestSupport.h"
 #include "MainWindow.h"
 #include "onnxlens/model/NodeNames.h"
-#include "widgets/panels/BenchmarkPanel.h"
+#include "widgets/charts/LatencyCharts.h"
 #include "widgets/graph/GraphExport.h"
 #include "widgets/graph/GraphGroupItem.h"
 #include "widgets/graph/GraphNodeItem.h"
 #include "widgets/graph/GraphPage.h"
 #include "widgets/graph/GraphScene.h"
 #include "widgets/graph/HeatLegend.h"
-#include "widgets/charts/LatencyCharts.h"
 #include "widgets/graph/OptimizedGraph.h"
+#include "widgets/panels/BenchmarkPanel.h"
 #include "widgets/panels/ProfileTableModel.h"
 #include "widgets/panels/ProfileView.h"
 #include "widgets/panels/RunPanel.h"

@@ -42,8 +42,10 @@ TEST(GraphScene, DrawsEveryNodeAndLabelsEveryEdgeOfAFlatModel) {
         ASSERT_NE(item, nullptr) << view.nodes[n].name;
         // Items do not overlap.
         for (int m = n + 1; m < static_cast<int>(view.nodes.size()); ++m)
-            EXPECT_FALSE(item->sceneBoundingRect().adjusted(3, 3, -3, -3).intersects(
-                scene.nodeItem(m)->sceneBoundingRect().adjusted(3, 3, -3, -3)));
+            EXPECT_FALSE(
+                item->sceneBoundingRect()
+                    .adjusted(3, 3, -3, -3)
+                    .intersects(scene.nodeItem(m)->sceneBoundingRect().adjusted(3, 3, -3, -3)));
     }
     EXPECT_EQ(scene.edgeItems().size(), view.edges.size());
     QStringList labels;
@@ -65,7 +67,8 @@ TEST(GraphScene, LargeModelsOpenCollapsedAndExpandingAddsOnlyThatGroupsInside) {
     EXPECT_FALSE(scene.isExpanded(encoder));
     ASSERT_NE(scene.groupItem(encoder), nullptr);
     EXPECT_FALSE(scene.groupItem(encoder)->isExpanded());
-    EXPECT_EQ(scene.nodeItem(view.findNodeByName("/encoder/layer.3/attention/self/MatMul")), nullptr);
+    EXPECT_EQ(scene.nodeItem(view.findNodeByName("/encoder/layer.3/attention/self/MatMul")),
+              nullptr);
 
     scene.setExpanded(encoder, true);
     scene.layoutRequest(groups);
@@ -189,7 +192,8 @@ OpenTiming timeOpen(const QString& path, gui::MainWindow& window) {
     window.openFile(path);
     EXPECT_TRUE(testing::waitFor([&] { return window.pageCount() > before; }, 120000));
     auto* page = window.page(window.pageCount() - 1);
-    EXPECT_TRUE(testing::waitFor([&] { return page->isDrawn() || !page->lastError().isEmpty(); }, 120000));
+    EXPECT_TRUE(
+        testing::waitFor([&] { return page->isDrawn() || !page->lastError().isEmpty(); }, 120000));
     QApplication::processEvents();  // the first paint
     timing.openToDrawnMs = clock.nsecsElapsed() / 1e6;
     timing.loadMs = page->document().loadMs;
@@ -216,15 +220,17 @@ TEST(GuiSpeed, OpenExpandAndStallTimes) {
         {"encoder, 303 layers (10,004 nodes, collapsed)", testing::makeTransformerLike(303), 3000},
     };
     for (auto& c : cases) {
-        const QString path = testing::writeModel(dir, QString::fromLatin1(c.name).section(' ', 0, 0) +
-                                                          QString::number(window.pageCount()) + ".onnx",
+        const QString path = testing::writeModel(dir,
+                                                 QString::fromLatin1(c.name).section(' ', 0, 0) +
+                                                     QString::number(window.pageCount()) + ".onnx",
                                                  *c.model);
         OpenTiming t = timeOpen(path, window);
         auto* page = window.currentPage();
         EXPECT_TRUE(page->isDrawn()) << c.name << ": " << page->lastError().toStdString();
-        std::printf("[ timing ] %-46s open-to-drawn %7.0f ms (load+view graph %6.0f ms, layout %6.0f ms), "
-                    "longest GUI stall %5.1f ms, budget %4.0f ms\n",
-                    c.name, t.openToDrawnMs, t.loadMs, page->lastLayoutMs(), t.worstStallMs, c.budgetMs);
+        std::printf(
+            "[ timing ] %-46s open-to-drawn %7.0f ms (load+view graph %6.0f ms, layout %6.0f ms), "
+            "longest GUI stall %5.1f ms, budget %4.0f ms\n",
+            c.name, t.openToDrawnMs, t.loadMs, page->lastLayoutMs(), t.worstStallMs, c.budgetMs);
     }
     // Expanding one layer of the 10,000-node model.
     auto* page = window.currentPage();
@@ -238,7 +244,8 @@ TEST(GuiSpeed, OpenExpandAndStallTimes) {
     double encoderMs = 0;  // the overview may have opened it already (its level holds 3 ranges)
     if (!page->scene()->isExpanded(encoder)) {
         page->scene()->setExpanded(encoder, true);
-        ASSERT_TRUE(testing::waitFor([&] { return applied == 1; }, 60000)) << page->lastError().toStdString();
+        ASSERT_TRUE(testing::waitFor([&] { return applied == 1; }, 60000))
+            << page->lastError().toStdString();
         encoderMs = clock.nsecsElapsed() / 1e6;
     }
     // 303 layers are more than one level holds: they sit in Range groups of 150.
@@ -249,18 +256,24 @@ TEST(GuiSpeed, OpenExpandAndStallTimes) {
         clock.restart();
         page->scene()->setExpanded(range, true);
         const int expected = applied + 1;
-        ASSERT_TRUE(testing::waitFor([&] { return applied == expected; }, 60000)) << page->lastError().toStdString();
+        ASSERT_TRUE(testing::waitFor([&] { return applied == expected; }, 60000))
+            << page->lastError().toStdString();
         rangeMs = clock.nsecsElapsed() / 1e6;
     }
     const int before = applied;
     clock.restart();
     page->scene()->setExpanded(layer, true);
-    ASSERT_TRUE(testing::waitFor([&] { return applied == before + 1; }, 60000)) << page->lastError().toStdString();
+    ASSERT_TRUE(testing::waitFor([&] { return applied == before + 1; }, 60000))
+        << page->lastError().toStdString();
     const double layerMs = clock.nsecsElapsed() / 1e6;
-    EXPECT_NE(page->scene()->nodeItem(view->findNodeByName("/encoder/layer.150/attention/self/Softmax")), nullptr);
-    std::printf("[ timing ] 10,004 nodes: expanding /encoder %.0f ms; its range of 150 layers %.0f ms; then "
-                "/encoder/layer.150 %.0f ms (budget 500 ms); longest GUI stall %.1f ms\n",
-                encoderMs, rangeMs, layerMs, stalls.worstStallMs());
+    EXPECT_NE(
+        page->scene()->nodeItem(view->findNodeByName("/encoder/layer.150/attention/self/Softmax")),
+        nullptr);
+    std::printf(
+        "[ timing ] 10,004 nodes: expanding /encoder %.0f ms; its range of 150 layers %.0f ms; "
+        "then "
+        "/encoder/layer.150 %.0f ms (budget 500 ms); longest GUI stall %.1f ms\n",
+        encoderMs, rangeMs, layerMs, stalls.worstStallMs());
 }
 
 }  // namespace

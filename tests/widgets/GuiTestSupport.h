@@ -61,7 +61,7 @@ auto openAndDraw(Window& window, const QString& path) -> decltype(window.page(0)
 // Ticks every `periodMs` on the GUI thread; the largest gap between ticks, minus the period, is
 // the longest time the GUI thread could not react.
 class StallMeter : public QObject {
-public:
+  public:
     explicit StallMeter(int periodMs = 5) : period_(periodMs) {
         timer_.setTimerType(Qt::PreciseTimer);
         QObject::connect(&timer_, &QTimer::timeout, this, [this] {
@@ -74,7 +74,7 @@ public:
     }
     double worstStallMs() const { return std::max(0.0, worst_); }
 
-private:
+  private:
     int period_;
     QTimer timer_;
     QElapsedTimer clock_;

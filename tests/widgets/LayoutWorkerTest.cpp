@@ -33,11 +33,11 @@ LayoutRequest smallRequest() {
 
 // Sets an environment variable for the lifetime of the object (the worker inherits it).
 class ScopedEnv {
-public:
+  public:
     ScopedEnv(const char* name, const QByteArray& value) : name_(name) { qputenv(name, value); }
     ~ScopedEnv() { qunsetenv(name_); }
 
-private:
+  private:
     const char* name_;
 };
 
@@ -72,7 +72,8 @@ TEST(LayoutClient, StopsAHangingWorkerAtTheTimeLimit) {
     ASSERT_TRUE(failed.wait(20000));
     EXPECT_GE(clock.elapsed(), 650);
     EXPECT_LT(clock.elapsed(), 5000);
-    EXPECT_TRUE(failed.at(0).at(0).toString().contains("did not finish")) << failed.at(0).at(0).toString().toStdString();
+    EXPECT_TRUE(failed.at(0).at(0).toString().contains("did not finish"))
+        << failed.at(0).at(0).toString().toStdString();
 }
 
 TEST(LayoutClient, ReportsGarbageAndAMissingWorker) {
@@ -109,7 +110,7 @@ TEST(LayoutClient, CancelStopsTheWorkerAndDeliversNothing) {
 }
 
 class WorkerFailureInWindow : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         ASSERT_TRUE(dir_.isValid());
         testing::clearSettings();
@@ -159,10 +160,12 @@ TEST_F(WorkerFailureInWindow, AHangIsStoppedAtTheTimeLimitWithTheWindowResponsiv
 }
 
 TEST_F(WorkerFailureInWindow, AFailedExpansionKeepsTheDrawnGraph) {
-    const QString big = testing::writeModel(dir_, "encoder.onnx", *testing::makeTransformerLike(40));
+    const QString big =
+        testing::writeModel(dir_, "encoder.onnx", *testing::makeTransformerLike(40));
     gui::MainWindow window;
     window.openFile(big);
-    ASSERT_TRUE(testing::waitFor([&] { return window.pageCount() == 1 && window.page(0)->isDrawn(); }));
+    ASSERT_TRUE(
+        testing::waitFor([&] { return window.pageCount() == 1 && window.page(0)->isDrawn(); }));
     GraphPage* page = window.page(0);
     const int itemsBefore = page->scene()->items().size();
     int encoder = -1;

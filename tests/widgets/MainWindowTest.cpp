@@ -34,7 +34,7 @@ using gui::MainWindow;
 using widgets::GraphPage;
 
 class MainWindowTest : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         ASSERT_TRUE(dir_.isValid());
         testing::clearSettings();
@@ -101,7 +101,8 @@ TEST_F(MainWindowTest, ReopensFromRecentFiles) {
     ASSERT_EQ(window.recentFiles().size(), 2);
     EXPECT_EQ(window.recentFiles()[1], QFileInfo(cnn_).absoluteFilePath());
     window.openRecent(1);
-    ASSERT_TRUE(testing::waitFor([&] { return window.pageCount() == 1 && window.currentPage()->isDrawn(); }));
+    ASSERT_TRUE(testing::waitFor(
+        [&] { return window.pageCount() == 1 && window.currentPage()->isDrawn(); }));
     EXPECT_EQ(window.currentPage()->document().path, QFileInfo(cnn_).absoluteFilePath());
     // Opening moved it to the top.
     EXPECT_EQ(window.recentFiles().first(), QFileInfo(cnn_).absoluteFilePath());
@@ -160,7 +161,8 @@ TEST_F(MainWindowTest, FindSelectsAndCentresANodeInsideCollapsedGroups) {
     EXPECT_LE((centre - viewCentre).manhattanLength(), 8);
     EXPECT_GE(page->view()->zoom(), widgets::GraphView::kLegibleZoom);  // its text reads
     // The groups on the way were expanded; the other layers stay collapsed.
-    for (int g : view->groupChain(view->nodes[node].group)) EXPECT_TRUE(page->scene()->isExpanded(g));
+    for (int g : view->groupChain(view->nodes[node].group))
+        EXPECT_TRUE(page->scene()->isExpanded(g));
     // The node panel follows the selection.
     EXPECT_TRUE(window.nodePanel()->sectionRows("Node").join("\n").contains("Softmax"));
     // Search by op type and by tensor name too.
@@ -178,7 +180,8 @@ TEST_F(MainWindowTest, NodePanelShowsSchemaAttributesAndSymbolicShapes) {
     const QString general = panel->sectionRows("Node").join("\n");
     EXPECT_TRUE(general.contains("op type | Conv"));
     EXPECT_TRUE(general.contains("domain | ai.onnx"));
-    EXPECT_TRUE(general.contains("defined in opset | 11")) << general.toStdString();  // Conv-11 at opset 13
+    EXPECT_TRUE(general.contains("defined in opset | 11"))
+        << general.toStdString();  // Conv-11 at opset 13
     const QStringList attributes = panel->sectionRows("Attributes");
     EXPECT_TRUE(attributes.contains("kernel_shape | 3x3")) << attributes.join(", ").toStdString();
     EXPECT_TRUE(attributes.contains("strides | 1x1"));
@@ -216,12 +219,14 @@ TEST_F(MainWindowTest, ExportsPngAndSvg) {
     while (!xml.atEnd()) {
         if (xml.readNext() == QXmlStreamReader::StartElement) {
             if (xml.name() == QLatin1String("svg")) sawSvgRoot = true;
-            if (xml.name() == QLatin1String("text")) texts << xml.readElementText(QXmlStreamReader::IncludeChildElements).trimmed();
+            if (xml.name() == QLatin1String("text"))
+                texts << xml.readElementText(QXmlStreamReader::IncludeChildElements).trimmed();
         }
     }
     ASSERT_FALSE(xml.hasError()) << xml.errorString().toStdString();
     EXPECT_TRUE(sawSvgRoot);
-    for (const char* label : {"Conv", "Relu", "MaxPool", "Flatten", "Gemm", "Softmax", "input", "probabilities"})
+    for (const char* label :
+         {"Conv", "Relu", "MaxPool", "Flatten", "Gemm", "Softmax", "input", "probabilities"})
         EXPECT_TRUE(texts.contains(QString::fromLatin1(label))) << label;
     EXPECT_TRUE(texts.contains("8x1x3x3") || texts.join(" ").contains("<8x1x3x3>"));
 
@@ -234,7 +239,8 @@ TEST_F(MainWindowTest, ExportsPngAndSvg) {
     const QColor layer = widgets::GraphStyle::standard().headerColour(NodeCategory::Layer);
     bool found = false;
     for (int y = 0; y < image.height() && !found; y += 2)
-        for (int x = 0; x < image.width() && !found; x += 2) found = image.pixelColor(x, y) == layer;
+        for (int x = 0; x < image.width() && !found; x += 2)
+            found = image.pixelColor(x, y) == layer;
     EXPECT_TRUE(found);
 }
 

@@ -40,7 +40,8 @@ TEST(TensorPanel, ShowsAnInitializersValuesStatisticsAndExportsNpy) {
     const QString path = testing::writeModel(dir, "cnn.onnx", *testing::makeSmallCnn());
     gui::MainWindow window;
     window.openFile(path);
-    ASSERT_TRUE(testing::waitFor([&] { return window.pageCount() == 1 && window.page(0)->isDrawn(); }));
+    ASSERT_TRUE(
+        testing::waitFor([&] { return window.pageCount() == 1 && window.page(0)->isDrawn(); }));
     auto* page = window.page(0);
     const auto& view = *page->document().view;
     const int conv = view.findNodeByName("conv1");
@@ -51,7 +52,8 @@ TEST(TensorPanel, ShowsAnInitializersValuesStatisticsAndExportsNpy) {
     auto* panel = window.tensorPanel();
     // The generator's values: 0.01 * ((i * 37) % 17 - 8) for 72 elements.
     std::vector<double> expected;
-    for (int i = 0; i < 72; ++i) expected.push_back(static_cast<double>(0.01f * static_cast<float>((i * 37) % 17 - 8)));
+    for (int i = 0; i < 72; ++i)
+        expected.push_back(static_cast<double>(0.01f * static_cast<float>((i * 37) % 17 - 8)));
     const auto& s = panel->statistics();
     ASSERT_EQ(s.count, 72u);
     EXPECT_DOUBLE_EQ(s.min, *std::min_element(expected.begin(), expected.end()));
@@ -107,7 +109,8 @@ TEST(ModelPanel, ShowsTheSummary) {
     auto* tree = window.modelPanel()->tree();
     for (int i = 0; i < tree->topLevelItemCount(); ++i)
         for (int k = 0; k < tree->topLevelItem(i)->childCount(); ++k)
-            lines << tree->topLevelItem(i)->text(0) + ": " + tree->topLevelItem(i)->child(k)->text(0) + " = " +
+            lines << tree->topLevelItem(i)->text(0) + ": " +
+                         tree->topLevelItem(i)->child(k)->text(0) + " = " +
                          tree->topLevelItem(i)->child(k)->text(1);
     const QString all = lines.join('\n');
     EXPECT_TRUE(all.contains("Model: IR version = 8")) << all.toStdString();

@@ -9,8 +9,8 @@
 
 #include "GuiTestSupport.h"
 #include "MainWindow.h"
-#include "widgets/panels/ComparePanel.h"
 #include "widgets/graph/GraphPage.h"
+#include "widgets/panels/ComparePanel.h"
 #include "widgets/panels/RunPanel.h"
 
 namespace onnxlens {

@@ -11,11 +11,11 @@
 
 #include "GuiTestSupport.h"
 #include "MainWindow.h"
-#include "widgets/panels/BenchmarkPanel.h"
-#include "widgets/graph/GraphPage.h"
 #include "widgets/graph/GraphNodeItem.h"
+#include "widgets/graph/GraphPage.h"
 #include "widgets/graph/GraphScene.h"
 #include "widgets/graph/GraphView.h"
+#include "widgets/panels/BenchmarkPanel.h"
 
 namespace onnxlens {
 namespace {
@@ -28,11 +28,13 @@ std::shared_ptr<onnx::ModelProto> makeResNetLike() {
     g.set_name("resnet_like");
     *g.add_input() = makeValueInfo("image", onnx::TensorProto::FLOAT, {"batch", "3", "224", "224"});
     int channels = 3;
-    auto conv = [&](const std::string& scope, const std::string& in, int out, int kernel, int stride) {
+    auto conv = [&](const std::string& scope, const std::string& in, int out, int kernel,
+                    int stride) {
         const std::string w = scope + ".weight";
         *g.add_initializer() = makeFloatInitializer(w, {out, channels, kernel, kernel}, 0.001f);
         *g.add_initializer() = makeFloatInitializer(scope + ".bias", {out});
-        auto* n = addNode(g, "Conv", scope + "/Conv", {in, w, scope + ".bias"}, {scope + "/Conv_output_0"});
+        auto* n = addNode(g, "Conv", scope + "/Conv", {in, w, scope + ".bias"},
+                          {scope + "/Conv_output_0"});
         addIntsAttribute(n, "kernel_shape", {kernel, kernel});
         addIntsAttribute(n, "strides", {stride, stride});
         addIntsAttribute(n, "pads", {kernel / 2, kernel / 2, kernel / 2, kernel / 2});
@@ -41,7 +43,8 @@ std::shared_ptr<onnx::ModelProto> makeResNetLike() {
     };
     std::string x = conv("/conv1", "image", 64, 7, 2);
     addNode(g, "Relu", "/relu/Relu", {x}, {"/relu/Relu_output_0"});
-    auto* pool = addNode(g, "MaxPool", "/maxpool/MaxPool", {"/relu/Relu_output_0"}, {"/maxpool/MaxPool_output_0"});
+    auto* pool = addNode(g, "MaxPool", "/maxpool/MaxPool", {"/relu/Relu_output_0"},
+                         {"/maxpool/MaxPool_output_0"});
     addIntsAttribute(pool, "kernel_shape", {3, 3});
     addIntsAttribute(pool, "strides", {2, 2});
     addIntsAttribute(pool, "pads", {1, 1, 1, 1});
@@ -49,8 +52,8 @@ std::shared_ptr<onnx::ModelProto> makeResNetLike() {
     const int widths[] = {64, 128, 256, 512};
     for (int stage = 0; stage < 4; ++stage) {
         for (int block = 0; block < 2; ++block) {
-            const std::string s = "/layer" + std::to_string(stage + 1) + "/layer" + std::to_string(stage + 1) +
-                                  "." + std::to_string(block);
+            const std::string s = "/layer" + std::to_string(stage + 1) + "/layer" +
+                                  std::to_string(stage + 1) + "." + std::to_string(block);
             const int stride = (stage > 0 && block == 0) ? 2 : 1;
             const int inChannels = channels;
             std::string a = conv(s + "/conv1", x, widths[stage], 3, stride);
@@ -62,7 +65,8 @@ std::shared_ptr<onnx::ModelProto> makeResNetLike() {
                 shortcut = conv(s + "/downsample/downsample.0", x, widths[stage], 1, stride);
             }
             addNode(g, "Add", s + "/Add", {b, shortcut}, {s + "/Add_output_0"});
-            addNode(g, "Relu", s + "/relu_1/Relu", {s + "/Add_output_0"}, {s + "/relu_1/Relu_output_0"});
+            addNode(g, "Relu", s + "/relu_1/Relu", {s + "/Add_output_0"},
+                    {s + "/relu_1/Relu_output_0"});
             x = s + "/relu_1/Relu_output_0";
         }
     }
@@ -71,7 +75,8 @@ std::shared_ptr<onnx::ModelProto> makeResNetLike() {
     addIntAttribute(flatten, "axis", 1);
     *g.add_initializer() = makeFloatInitializer("fc.weight", {1000, 512}, 0.001f);
     *g.add_initializer() = makeFloatInitializer("fc.bias", {1000});
-    auto* gemm = addNode(g, "Gemm", "/fc/Gemm", {"/Flatten_output_0", "fc.weight", "fc.bias"}, {"logits"});
+    auto* gemm =
+        addNode(g, "Gemm", "/fc/Gemm", {"/Flatten_output_0", "fc.weight", "fc.bias"}, {"logits"});
     addIntAttribute(gemm, "transB", 1);
     *g.add_output() = makeValueInfo("logits", onnx::TensorProto::FLOAT, {"batch", "1000"});
     return model;
@@ -92,22 +97,27 @@ TEST(Screenshots, MainWindowOnACnnAndATransformer) {
     window.show();
 
     window.openFile(testing::writeModel(dir, "resnet_like.onnx", *makeResNetLike()));
-    ASSERT_TRUE(testing::waitFor([&] { return window.pageCount() == 1 && window.page(0)->isDrawn(); }));
+    ASSERT_TRUE(
+        testing::waitFor([&] { return window.pageCount() == 1 && window.page(0)->isDrawn(); }));
     auto* cnn = window.page(0);
     const int block = cnn->document().view->findNodeByName("/layer2/layer2.0/conv1/Conv");
     cnn->revealNode(block);
     ASSERT_TRUE(testing::waitFor([&] { return cnn->scene()->selectedNode() == block; }));
     cnn->view()->setZoom(0.9);
-    cnn->view()->centerOn(cnn->scene()->nodeItem(block)->sceneBoundingRect().center() + QPointF(0, 120));
+    cnn->view()->centerOn(cnn->scene()->nodeItem(block)->sceneBoundingRect().center() +
+                          QPointF(0, 120));
     QTest::qWait(200);
     ASSERT_TRUE(window.grab().save(out + "/screenshot-cnn.png"));
 
-    window.openFile(testing::writeModel(dir, "bert_like.onnx", *testing::makeTransformerLike(12, 768)));
-    ASSERT_TRUE(testing::waitFor([&] { return window.pageCount() == 2 && window.page(1)->isDrawn(); }, 60000));
+    window.openFile(
+        testing::writeModel(dir, "bert_like.onnx", *testing::makeTransformerLike(12, 768)));
+    ASSERT_TRUE(testing::waitFor(
+        [&] { return window.pageCount() == 2 && window.page(1)->isDrawn(); }, 60000));
     auto* bert = window.page(1);
     const auto& view = *bert->document().view;
     bert->scene()->expandForOverview(0, 1);  // everything collapsed but the root
-    for (const char* path : {"/encoder", "/encoder/layer.1"}) bert->scene()->setExpanded(groupAt(view, path), true);
+    for (const char* path : {"/encoder", "/encoder/layer.1"})
+        bert->scene()->setExpanded(groupAt(view, path), true);
     const int softmax = view.findNodeByName("/encoder/layer.1/attention/self/Softmax");
     bert->revealNode(softmax);
     ASSERT_TRUE(testing::waitFor([&] { return bert->scene()->selectedNode() == softmax; }, 60000));

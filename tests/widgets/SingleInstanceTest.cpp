@@ -13,7 +13,8 @@ namespace onnxlens {
 namespace {
 
 TEST(SingleInstance, ASecondInstanceForwardsItsFiles) {
-    const QString name = QStringLiteral("onnxlens-test-") + QUuid::createUuid().toString(QUuid::Id128);
+    const QString name =
+        QStringLiteral("onnxlens-test-") + QUuid::createUuid().toString(QUuid::Id128);
     gui::SingleInstance running(name);
     ASSERT_TRUE(running.listen());
     QSignalSpy received(&running, &gui::SingleInstance::filesReceived);
@@ -22,7 +23,8 @@ TEST(SingleInstance, ASecondInstanceForwardsItsFiles) {
     std::atomic<int> forwarded{-1};
     std::thread second([&] {
         gui::SingleInstance launcher(name);
-        forwarded = launcher.forwardToRunningInstance({"/tmp/a.onnx", "relative/b.onnx"}, 5000) ? 1 : 0;
+        forwarded =
+            launcher.forwardToRunningInstance({"/tmp/a.onnx", "relative/b.onnx"}, 5000) ? 1 : 0;
     });
     ASSERT_TRUE(testing::waitFor([&] { return received.count() == 1 && forwarded >= 0; }, 10000));
     second.join();

@@ -24,8 +24,8 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <optional>
 
-#include "widgets/dialogs/ExportDialog.h"
 #include "onnxlens/workflows/SklearnExportReport.h"
+#include "widgets/dialogs/ExportDialog.h"
 #include "widgets/dialogs/ExportReportCard.h"
 
 namespace onnxlens::widgets {
@@ -115,8 +115,9 @@ void ExportDialog::buildForm() {
     dynamicBatch_ = new QCheckBox(tr("Dynamic batch axis (also checks batch 2)"), this);
     form->addRow(tr("&Dynamic axes:"), dynamicBatch_);
     quantize_ = new QCheckBox(tr("Quantize (int8, dynamic)"), this);
-    quantize_->setToolTip(tr("Also writes model.int8.onnx (int8 weights of MatMul, Gemm and Conv) and "
-                             "validates it against PyTorch: SQNR >= 20 dB"));
+    quantize_->setToolTip(
+        tr("Also writes model.int8.onnx (int8 weights of MatMul, Gemm and Conv) and "
+           "validates it against PyTorch: SQNR >= 20 dB"));
     form->addRow(tr("&int8:"), quantize_);
     task_ = new QComboBox(this);
     task_->addItem(tr("none (vision or generic model)"), QString());
@@ -305,8 +306,8 @@ void ExportDialog::setBusy(bool busy) {
     progress_->setRange(0, busy ? 0 : 1);  // an indeterminate bar while the exporter works
     progress_->setValue(busy ? 0 : 1);
     for (QWidget* w : std::initializer_list<QWidget*>{sourceKind_, source_, inputShape_, outDir_,
-                                                      opset_, dynamicBatch_, quantize_, task_, runs_, warmup_,
-                                                      threads_, python_, timeout_})
+                                                      opset_, dynamicBatch_, quantize_, task_,
+                                                      runs_, warmup_, threads_, python_, timeout_})
         w->setEnabled(!busy);
     if (!busy)
         updateSourceWidgets();
@@ -474,7 +475,8 @@ void ExportDialog::startValidation() {
         if (engine::isSklearnExport(folder)) {
             engine::SklearnExportOptions sklearnOptions;
             sklearnOptions.threads = options.threads;
-            auto sklearn = engine::validateSklearnExport(folder, sklearnOptions, progress, cancel.get());
+            auto sklearn =
+                engine::validateSklearnExport(folder, sklearnOptions, progress, cancel.get());
             if (!sklearn) {
                 result.error = qs(sklearn.error().message);
             } else if (auto written = engine::writeSklearnExportReport(*sklearn); !written) {

@@ -59,11 +59,13 @@ std::vector<int> FindBar::findNodes(const ViewGraph& view, const QString& query,
     if (needle.empty()) return found;
     auto contains = [&](const std::string& text) {
         if (text.size() < needle.size()) return false;
-        auto it = std::search(text.begin(), text.end(), needle.begin(), needle.end(),
-                              [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+        auto it = std::search(
+            text.begin(), text.end(), needle.begin(), needle.end(),
+            [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
         return it != text.end();
     };
-    for (int n = 0; n < static_cast<int>(view.nodes.size()) && static_cast<int>(found.size()) < limit; ++n) {
+    for (int n = 0;
+         n < static_cast<int>(view.nodes.size()) && static_cast<int>(found.size()) < limit; ++n) {
         const auto& node = view.nodes[n];
         bool match = contains(node.name) || contains(node.opType);
         for (int t : node.inputs)
@@ -82,14 +84,17 @@ void FindBar::search() {
     for (int n : found) {
         const auto& node = view_->nodes[n];
         auto* item = new QListWidgetItem(
-            QStringLiteral("%1  —  %2").arg(QString::fromStdString(node.opType),
-                                              QString::fromStdString(node.name.empty() ? "(unnamed)" : node.name)),
+            QStringLiteral("%1  —  %2")
+                .arg(QString::fromStdString(node.opType),
+                     QString::fromStdString(node.name.empty() ? "(unnamed)" : node.name)),
             results_);
         item->setData(Qt::UserRole, n);
     }
     results_->setVisible(!found.empty());
     if (!found.empty()) results_->setCurrentRow(0);
-    count_->setText(edit_->text().isEmpty() ? QString() : tr("%n match(es)", nullptr, static_cast<int>(found.size())));
+    count_->setText(edit_->text().isEmpty()
+                        ? QString()
+                        : tr("%n match(es)", nullptr, static_cast<int>(found.size())));
 }
 
 void FindBar::chooseResult(int row) {

@@ -14,7 +14,7 @@ namespace onnxlens::widgets {
 
 class FindBar : public QWidget {
     Q_OBJECT
-public:
+  public:
     explicit FindBar(QWidget* parent = nullptr);
     void setViewGraph(std::shared_ptr<const ViewGraph> view) { view_ = std::move(view); }
     void activate();  // show, focus, select the text
@@ -24,13 +24,13 @@ public:
     // Nodes whose name, op type or input/output tensor names contain `query` (case-insensitive).
     static std::vector<int> findNodes(const ViewGraph& view, const QString& query, int limit = 500);
 
-signals:
+  signals:
     void nodeChosen(int node);
 
-protected:
+  protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
-private:
+  private:
     void search();
 
     std::shared_ptr<const ViewGraph> view_;

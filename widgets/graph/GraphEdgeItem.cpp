@@ -64,8 +64,10 @@ void GraphEdgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opt
         if (line.length() < 0.5) line = QLineF(arrowTip_ - QPointF(0, 6), arrowTip_);
         double angle = std::atan2(line.dy(), line.dx());
         const double size = 7;
-        QPointF left = arrowTip_ - QPointF(std::cos(angle - 0.4) * size, std::sin(angle - 0.4) * size);
-        QPointF right = arrowTip_ - QPointF(std::cos(angle + 0.4) * size, std::sin(angle + 0.4) * size);
+        QPointF left =
+            arrowTip_ - QPointF(std::cos(angle - 0.4) * size, std::sin(angle - 0.4) * size);
+        QPointF right =
+            arrowTip_ - QPointF(std::cos(angle + 0.4) * size, std::sin(angle + 0.4) * size);
         painter->setPen(QPen(style.edgeColour, 1.1));
         painter->drawLine(end, arrowTip_);
         painter->setBrush(style.edgeColour);

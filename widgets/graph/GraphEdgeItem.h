@@ -9,7 +9,7 @@
 namespace onnxlens::widgets {
 
 class GraphEdgeItem : public QGraphicsItem {
-public:
+  public:
     enum { Type = UserType + 3 };
     // `path` ends where the arrow head starts; `arrowTip` is where it points.
     GraphEdgeItem(const ViewGraph& view, int tensor, QPainterPath path, bool hasArrow,
@@ -20,10 +20,9 @@ public:
     QString labelText() const;
     QRectF boundingRect() const override;
     QPainterPath shape() const override;
-    void paint(QPainter* painter, const QStyleOptionGraphicsItem* option,
-               QWidget* widget) override;
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
 
-private:
+  private:
     QRectF labelRect() const;
 
     const ViewGraph& view_;

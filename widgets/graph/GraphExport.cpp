@@ -32,7 +32,8 @@ QString exportSceneSvg(GraphScene& scene, const QString& path, const QString& ti
     generator.setViewBox(QRectF(QPointF(0, 0), source.size()));
     generator.setResolution(72);
     QPainter painter;
-    if (!painter.begin(&generator)) return QStringLiteral("%1: cannot write the SVG file").arg(path);
+    if (!painter.begin(&generator))
+        return QStringLiteral("%1: cannot write the SVG file").arg(path);
     scene.clearSelection();
     scene.render(&painter, QRectF(QPointF(0, 0), source.size()), source);
     painter.end();

@@ -13,17 +13,23 @@ namespace {
 QColor groupTint(const ViewGroup& group, bool expanded) {
     QColor base;
     switch (group.kind) {
-        case ViewGroup::Kind::Subgraph: base = QColor(0xf3, 0xe9, 0xd2); break;
-        case ViewGroup::Kind::Function: base = QColor(0xe3, 0xec, 0xf7); break;
-        default: base = QColor(0xe9, 0xed, 0xf1); break;
+        case ViewGroup::Kind::Subgraph:
+            base = QColor(0xf3, 0xe9, 0xd2);
+            break;
+        case ViewGroup::Kind::Function:
+            base = QColor(0xe3, 0xec, 0xf7);
+            break;
+        default:
+            base = QColor(0xe9, 0xed, 0xf1);
+            break;
     }
     if (expanded) base = base.lighter(100 + std::min(group.depth, 4) * 2);
     return base;
 }
 }  // namespace
 
-GraphGroupItem::GraphGroupItem(const ViewGraph& view, int group, const QRectF& rect,
-                               bool expanded, std::function<void(int)> toggle)
+GraphGroupItem::GraphGroupItem(const ViewGraph& view, int group, const QRectF& rect, bool expanded,
+                               std::function<void(int)> toggle)
     : view_(view), group_(group), rect_(rect), expanded_(expanded), toggle_(std::move(toggle)) {
     setFlag(ItemIsSelectable, !expanded);
     setZValue(expanded ? 0 : 2);
@@ -87,9 +93,11 @@ void GraphGroupItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* op
     if (!expanded_) {
         painter->setFont(style.rowFont);
         painter->setPen(darkFill ? QColor(0xee, 0xee, 0xee) : QColor(0x50, 0x58, 0x62));
-        QRectF sub(rect_.left() + style.padding, titleRect.bottom(), rect_.width() - 2 * style.padding,
+        QRectF sub(rect_.left() + style.padding, titleRect.bottom(),
+                   rect_.width() - 2 * style.padding,
                    rect_.bottom() - titleRect.bottom() - style.padding / 2);
-        painter->drawText(sub, Qt::AlignCenter, GraphStyle::standard().collapsedGroupSubtitle(group));
+        painter->drawText(sub, Qt::AlignCenter,
+                          GraphStyle::standard().collapsedGroupSubtitle(group));
     }
     QRectF toggle = toggleRect();
     painter->setPen(QPen(QColor(0x40, 0x48, 0x52), 1));
@@ -103,7 +111,8 @@ void GraphGroupItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* op
 }
 
 void GraphGroupItem::mousePressEvent(QGraphicsSceneMouseEvent* event) {
-    if (event->button() == Qt::LeftButton && toggleRect().adjusted(-3, -3, 3, 3).contains(event->pos())) {
+    if (event->button() == Qt::LeftButton &&
+        toggleRect().adjusted(-3, -3, 3, 3).contains(event->pos())) {
         event->accept();
         if (toggle_) toggle_(group_);
         return;

@@ -11,7 +11,7 @@
 namespace onnxlens::widgets {
 
 class GraphGroupItem : public QGraphicsItem {
-public:
+  public:
     enum { Type = UserType + 2 };
     GraphGroupItem(const ViewGraph& view, int group, const QRectF& rect, bool expanded,
                    std::function<void(int)> toggle);
@@ -20,19 +20,18 @@ public:
     int groupIndex() const { return group_; }
     bool isExpanded() const { return expanded_; }
     QRectF boundingRect() const override;
-    void paint(QPainter* painter, const QStyleOptionGraphicsItem* option,
-               QWidget* widget) override;
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
 
     // Heat overlay on a collapsed group: filled with the colour of its nodes' summed share.
     void setHeat(QColor colour, const QString& toolTip);
     void clearHeat();
     std::optional<QColor> heatColour() const { return heat_; }
 
-protected:
+  protected:
     void mousePressEvent(QGraphicsSceneMouseEvent* event) override;
     void mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) override;
 
-private:
+  private:
     QRectF toggleRect() const;
     QString plainToolTip() const;
 

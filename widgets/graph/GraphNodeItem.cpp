@@ -154,8 +154,9 @@ void GraphNodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opt
                 painter->setPen(kStubColour);
             }
             painter->drawText(line, Qt::AlignLeft | Qt::AlignVCenter, label);
-            double labelWidth = (row.kind == ViewRow::Kind::Attribute ? rowMetrics : style.boldRowMetrics)
-                                    .horizontalAdvance(label + ' ');
+            double labelWidth =
+                (row.kind == ViewRow::Kind::Attribute ? rowMetrics : style.boldRowMetrics)
+                    .horizontalAdvance(label + ' ');
             painter->setFont(style.rowFont);
             painter->setPen(row.kind == ViewRow::Kind::Stub ? kStubColour
                                                             : QColor(0x10, 0x10, 0x10));

@@ -12,15 +12,14 @@
 namespace onnxlens::widgets {
 
 class GraphNodeItem : public QGraphicsItem {
-public:
+  public:
     enum { Type = UserType + 1 };
     GraphNodeItem(const ViewGraph& view, int node, const QRectF& rect);
 
     int type() const override { return Type; }
     int nodeIndex() const { return node_; }
     QRectF boundingRect() const override;
-    void paint(QPainter* painter, const QStyleOptionGraphicsItem* option,
-               QWidget* widget) override;
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
 
     // Heat overlay: `colour` for a profiled node (tooltip with its time), nullopt for a node the
     // profile does not cover (drawn grey); clearHeat() restores the category colours.
@@ -35,10 +34,10 @@ public:
     int stubTensorAt(QPointF point) const;
     QRectF rowRect(std::size_t row) const;
 
-protected:
+  protected:
     void mousePressEvent(QGraphicsSceneMouseEvent* event) override;
 
-private:
+  private:
     QString plainToolTip() const;
 
     const ViewGraph& view_;

@@ -16,10 +16,10 @@
 #include "widgets/graph/GraphScene.h"
 #include "widgets/graph/GraphView.h"
 #include "widgets/graph/HeatLegend.h"
-#include "widgets/graph/QuantizationLegend.h"
-#include "widgets/workers/LayoutClient.h"
 #include "widgets/graph/MinimapView.h"
 #include "widgets/graph/OptimizedGraph.h"
+#include "widgets/graph/QuantizationLegend.h"
+#include "widgets/workers/LayoutClient.h"
 
 namespace onnxlens::widgets {
 
@@ -156,8 +156,8 @@ void GraphPage::runLayout() {
     banner_->hide();
     LayoutRequest request = scene_->layoutRequest(requestGroups_);
     requestGeneration_ = scene_->generation();
-    progressLabel_->setText(tr("Laying out %n box(es) with Graphviz…", nullptr,
-                               scene_->unitCount(requestGroups_)));
+    progressLabel_->setText(
+        tr("Laying out %n box(es) with Graphviz…", nullptr, scene_->unitCount(requestGroups_)));
     progressDelay_->start(150);  // no flicker for the quick ones
     client_->start(request);
 }
@@ -301,7 +301,8 @@ void GraphPage::updateQuantizationLegend() {
         return;
     }
     const int coloured = scene_->sqnrNodeCount();
-    sqnrLegend_->setSummary(coloured, scene_->weakestSqnr(), scene_->view().operatorCount - coloured);
+    sqnrLegend_->setSummary(coloured, scene_->weakestSqnr(),
+                            scene_->view().operatorCount - coloured);
     sqnrLegend_->show();
     sqnrLegend_->raise();
 }

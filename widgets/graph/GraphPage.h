@@ -27,7 +27,7 @@ struct OptimizedGraph;
 
 class GraphPage : public QWidget {
     Q_OBJECT
-public:
+  public:
     explicit GraphPage(std::shared_ptr<const ModelDocument> document, QWidget* parent = nullptr);
     ~GraphPage() override;
 
@@ -81,16 +81,16 @@ public:
     bool hasQuantizationError() const { return sqnr_.has_value(); }
     QuantizationLegend* quantizationLegend() const { return sqnrLegend_; }
 
-signals:
-    void drawn();                     // the first layout is on screen
-    void layoutApplied(double ms);    // any layout (first or after expanding) is on screen
+  signals:
+    void drawn();                   // the first layout is on screen
+    void layoutApplied(double ms);  // any layout (first or after expanding) is on screen
     void layoutFailed(const QString& message);
-    void nodeSelected(int node);      // -1: nothing
+    void nodeSelected(int node);  // -1: nothing
     void nodeRevealed(int node);
     void viewGraphChanged();  // original <-> optimized graph swapped in (before its layout)
     void optimizedGraphFailed(const QString& message);
 
-private:
+  private:
     void connectScene();
     void showViewGraph(std::shared_ptr<const ViewGraph> view);
     void updateHeatLegend();

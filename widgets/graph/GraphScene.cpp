@@ -24,7 +24,8 @@ GraphScene::GraphScene(std::shared_ptr<const ViewGraph> view, QObject* parent)
 }
 
 GraphScene::~GraphScene() {
-    // Deleting selected items emits selectionChanged: nobody may hear it from a half-destroyed scene.
+    // Deleting selected items emits selectionChanged: nobody may hear it from a half-destroyed
+    // scene.
     blockSignals(true);
     clear();
 }
@@ -45,9 +46,8 @@ void GraphScene::expandForOverview(int flatLimit, int maxVisibleUnits) {
     int visible = static_cast<int>(view_->groups[0].children.size());
     std::vector<int> order(view_->groups.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-        return view_->groups[a].depth < view_->groups[b].depth;
-    });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return view_->groups[a].depth < view_->groups[b].depth; });
     for (int g : order) {
         if (g == 0 || !expanded_[view_->groups[g].parent]) continue;
         int more = static_cast<int>(view_->groups[g].children.size()) - 1;
@@ -186,7 +186,8 @@ void GraphScene::toggleGroup(int group) {
 
 bool GraphScene::needsLayout() const {
     for (std::size_t g = 0; g < expanded_.size(); ++g)
-        if (expanded_[g] && !placements_.count(static_cast<int>(g)) && isVisible(static_cast<int>(g)))
+        if (expanded_[g] && !placements_.count(static_cast<int>(g)) &&
+            isVisible(static_cast<int>(g)))
             return true;
     return false;
 }
@@ -194,7 +195,8 @@ bool GraphScene::needsLayout() const {
 QSizeF GraphScene::unitSize(const ViewUnitRef& unit) const {
     const auto& style = GraphStyle::standard();
     switch (unit.kind) {
-        case ViewUnitRef::Kind::Node: return style.nodeSize(view_->nodes[unit.index]);
+        case ViewUnitRef::Kind::Node:
+            return style.nodeSize(view_->nodes[unit.index]);
         case ViewUnitRef::Kind::Group: {
             if (!expanded_[unit.index]) return style.collapsedGroupSize(view_->groups[unit.index]);
             QSizeF pad = style.expandedGroupPadding();
@@ -202,18 +204,19 @@ QSizeF GraphScene::unitSize(const ViewUnitRef& unit) const {
             if (it == placements_.end()) return pad;  // nested in the same request
             return {it->second.width + pad.width(), it->second.height + pad.height()};
         }
-        default: return {style.portSize, style.portSize};
+        default:
+            return {style.portSize, style.portSize};
     }
 }
 
 LayoutRequest GraphScene::layoutRequest(std::vector<int>& groups) const {
     groups.clear();
     for (std::size_t g = 0; g < expanded_.size(); ++g)
-        if (expanded_[g] && !placements_.count(static_cast<int>(g)) && isVisible(static_cast<int>(g)))
+        if (expanded_[g] && !placements_.count(static_cast<int>(g)) &&
+            isVisible(static_cast<int>(g)))
             groups.push_back(static_cast<int>(g));
-    std::stable_sort(groups.begin(), groups.end(), [&](int a, int b) {
-        return view_->groups[a].depth > view_->groups[b].depth;
-    });
+    std::stable_sort(groups.begin(), groups.end(),
+                     [&](int a, int b) { return view_->groups[a].depth > view_->groups[b].depth; });
     std::vector<char> inRequest(expanded_.size(), 0);
     for (int g : groups) inRequest[g] = 1;
     LayoutRequest request;
@@ -240,9 +243,9 @@ LayoutRequest GraphScene::layoutRequest(std::vector<int>& groups) const {
             spec.nodes.push_back(std::move(node));
         }
         for (const auto& edge : level.edges)
-            spec.edges.push_back({level.units[edge.tail].id(), level.units[edge.head].id(),
-                                  edge.labelled ? view_->tensors[edge.tensor].type.shapeText()
-                                                : std::string()});
+            spec.edges.push_back(
+                {level.units[edge.tail].id(), level.units[edge.head].id(),
+                 edge.labelled ? view_->tensors[edge.tensor].type.shapeText() : std::string()});
         request.graphs.push_back(std::move(spec));
     }
     return request;
@@ -320,8 +323,9 @@ void GraphScene::placeGroup(int group, QPointF origin) {
                 addItem(item);
                 groupItems_[unit.index] = item;
                 if (open)
-                    placeGroup(unit.index, rect.topLeft() + QPointF(style.groupMargin,
-                                                                    style.groupHeader + style.groupMargin));
+                    placeGroup(unit.index,
+                               rect.topLeft() + QPointF(style.groupMargin,
+                                                        style.groupHeader + style.groupMargin));
                 break;
             }
             default:
@@ -339,7 +343,8 @@ void GraphScene::placeGroup(int group, QPointF origin) {
         auto at = [&](const LayoutPoint& p) { return origin + QPointF(p.x, p.y); };
         QPainterPath path;
         // A tensor leaving an expanded group starts at that group's out-port.
-        auto outPort = ports_.find({tail.index, static_cast<int>(ViewUnitRef::Kind::OutPort), edge.tensor});
+        auto outPort =
+            ports_.find({tail.index, static_cast<int>(ViewUnitRef::Kind::OutPort), edge.tensor});
         bool fromPort = tail.kind == ViewUnitRef::Kind::InPort;
         if (tail.kind == ViewUnitRef::Kind::Group && outPort != ports_.end()) {
             path.moveTo(outPort->second);
@@ -352,7 +357,8 @@ void GraphScene::placeGroup(int group, QPointF origin) {
             path.cubicTo(at(route.spline[k]), at(route.spline[k + 1]), at(route.spline[k + 2]));
         bool hasArrow = route.hasArrow;
         QPointF tip = hasArrow ? at(route.arrowTip) : path.currentPosition();
-        auto inPort = ports_.find({head.index, static_cast<int>(ViewUnitRef::Kind::InPort), edge.tensor});
+        auto inPort =
+            ports_.find({head.index, static_cast<int>(ViewUnitRef::Kind::InPort), edge.tensor});
         if (head.kind == ViewUnitRef::Kind::Group && inPort != ports_.end()) {
             path.lineTo(tip);  // through the group's border to its in-port
             tip = inPort->second;
@@ -411,12 +417,14 @@ GraphNodeItem* GraphScene::nodeItem(int node) const {
 }
 
 GraphGroupItem* GraphScene::groupItem(int group) const {
-    return group >= 0 && group < static_cast<int>(groupItems_.size()) ? groupItems_[group] : nullptr;
+    return group >= 0 && group < static_cast<int>(groupItems_.size()) ? groupItems_[group]
+                                                                      : nullptr;
 }
 
 int GraphScene::selectedNode() const {
     for (auto* item : selectedItems())
-        if (item->type() == GraphNodeItem::Type) return static_cast<GraphNodeItem*>(item)->nodeIndex();
+        if (item->type() == GraphNodeItem::Type)
+            return static_cast<GraphNodeItem*>(item)->nodeIndex();
     return -1;
 }
 
@@ -552,7 +560,8 @@ std::optional<double> GraphScene::sqnrOfNode(int node) const {
 }
 
 int GraphScene::sqnrNodeCount() const {
-    return static_cast<int>(std::count_if(nodeSqnr_.begin(), nodeSqnr_.end(), [](const auto& s) { return s.has_value(); }));
+    return static_cast<int>(std::count_if(nodeSqnr_.begin(), nodeSqnr_.end(),
+                                          [](const auto& s) { return s.has_value(); }));
 }
 
 double GraphScene::weakestSqnr() const {
@@ -564,8 +573,9 @@ double GraphScene::weakestSqnr() const {
 
 void GraphScene::refreshSqnr() {
     auto tip = [](double db) {
-        return std::isfinite(db) ? tr("output SQNR %1 dB against the float model").arg(db, 0, 'f', 1)
-                                 : tr("output identical to the float model");
+        return std::isfinite(db)
+                   ? tr("output SQNR %1 dB against the float model").arg(db, 0, 'f', 1)
+                   : tr("output identical to the float model");
     };
     for (std::size_t n = 0; n < nodeItems_.size(); ++n) {
         if (!nodeItems_[n]) continue;
@@ -579,7 +589,8 @@ void GraphScene::refreshSqnr() {
         if (groupItems_[g]->isExpanded() || !groupSqnr_[g])
             groupItems_[g]->clearHeat();
         else
-            groupItems_[g]->setHeat(sqnrColour(*groupSqnr_[g]), tr("weakest inside: ") + tip(*groupSqnr_[g]));
+            groupItems_[g]->setHeat(sqnrColour(*groupSqnr_[g]),
+                                    tr("weakest inside: ") + tip(*groupSqnr_[g]));
     }
 }
 

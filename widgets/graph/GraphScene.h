@@ -30,7 +30,7 @@ using NodeHeatMap = std::map<std::string, NodeHeat>;
 
 class GraphScene : public QGraphicsScene {
     Q_OBJECT
-public:
+  public:
     explicit GraphScene(std::shared_ptr<const ViewGraph> view, QObject* parent = nullptr);
     ~GraphScene() override;
 
@@ -91,7 +91,7 @@ public:
     int sqnrNodeCount() const;
     double weakestSqnr() const;
 
-signals:
+  signals:
     void layoutNeeded();
     void nodeSelected(int node);  // -1: nothing (or a group) selected
     void groupSelected(int group);
@@ -99,37 +99,37 @@ signals:
     void rebuilt();
     void heatScaleChanged();
 
-private:
-  // Expanded or collapsed groups whose box must take its new size in the placements of its
-  // ancestors, once its own inside is laid out.
-  void resizePending();
-  void resizeInParents(int group);
-  void syncChildSizes(int group);
-  static bool resizeUnit(GraphPlacement& placement, std::size_t unit, QSizeF size);
-  QSizeF unitSize(const ViewUnitRef& unit) const;
-  void rebuildItems();
-  void placeGroup(int group, QPointF origin);
-  void onSelectionChanged();
-  void refreshHeat();  // scale from the boxes on screen, then every item's colour
-  void refreshSqnr();
+  private:
+    // Expanded or collapsed groups whose box must take its new size in the placements of its
+    // ancestors, once its own inside is laid out.
+    void resizePending();
+    void resizeInParents(int group);
+    void syncChildSizes(int group);
+    static bool resizeUnit(GraphPlacement& placement, std::size_t unit, QSizeF size);
+    QSizeF unitSize(const ViewUnitRef& unit) const;
+    void rebuildItems();
+    void placeGroup(int group, QPointF origin);
+    void onSelectionChanged();
+    void refreshHeat();  // scale from the boxes on screen, then every item's colour
+    void refreshSqnr();
 
-  std::shared_ptr<const ViewGraph> view_;
-  std::vector<char> expanded_;
-  std::map<int, GraphPlacement> placements_;
-  std::uint64_t generation_ = 0;
-  int pendingReveal_ = -1;
-  std::vector<int> pendingResize_;
-  std::vector<GraphNodeItem*> nodeItems_;
-  std::vector<GraphGroupItem*> groupItems_;
-  std::vector<GraphEdgeItem*> edgeItems_;
-  std::map<std::tuple<int, int, int>, QPointF> ports_;  // (group, kind, tensor) -> centre
-  bool heatShown_ = false;
-  std::vector<std::optional<NodeHeat>> nodeHeat_;  // per view node
-  std::vector<NodeHeat> groupHeat_;                // per view group
-  double maxHeatShare_ = 0;
-  bool sqnrShown_ = false;
-  std::vector<std::optional<double>> nodeSqnr_;   // per view node
-  std::vector<std::optional<double>> groupSqnr_;  // per view group: the weakest inside
+    std::shared_ptr<const ViewGraph> view_;
+    std::vector<char> expanded_;
+    std::map<int, GraphPlacement> placements_;
+    std::uint64_t generation_ = 0;
+    int pendingReveal_ = -1;
+    std::vector<int> pendingResize_;
+    std::vector<GraphNodeItem*> nodeItems_;
+    std::vector<GraphGroupItem*> groupItems_;
+    std::vector<GraphEdgeItem*> edgeItems_;
+    std::map<std::tuple<int, int, int>, QPointF> ports_;  // (group, kind, tensor) -> centre
+    bool heatShown_ = false;
+    std::vector<std::optional<NodeHeat>> nodeHeat_;  // per view node
+    std::vector<NodeHeat> groupHeat_;                // per view group
+    double maxHeatShare_ = 0;
+    bool sqnrShown_ = false;
+    std::vector<std::optional<double>> nodeSqnr_;   // per view node
+    std::vector<std::optional<double>> groupSqnr_;  // per view group: the weakest inside
 };
 
 }  // namespace onnxlens::widgets

@@ -25,27 +25,43 @@ const GraphStyle& GraphStyle::standard() {
 
 QColor GraphStyle::headerColour(NodeCategory category) const {
     switch (category) {
-        case NodeCategory::Layer: return {0x2f, 0x5d, 0x8a};
-        case NodeCategory::Activation: return {0x8b, 0x2e, 0x24};
-        case NodeCategory::Pool: return {0x2e, 0x6b, 0x3c};
-        case NodeCategory::Normalization: return {0x2d, 0x5c, 0x55};
-        case NodeCategory::Dropout: return {0x4b, 0x4d, 0x7d};
-        case NodeCategory::Shape: return {0x6e, 0x52, 0x45};
-        case NodeCategory::Tensor: return {0x5a, 0x45, 0x3d};
-        case NodeCategory::Arithmetic: return {0x3f, 0x3f, 0x46};
-        case NodeCategory::Logic: return {0x5b, 0x3b, 0x6b};
-        case NodeCategory::Control: return {0x7a, 0x5c, 0x10};
-        case NodeCategory::Quantization: return {0x70, 0x3a, 0x10};
-        case NodeCategory::ClassicalMl: return {0x1f, 0x6f, 0x8b};
-        case NodeCategory::Input: return {0xe8, 0xf1, 0xfb};
-        case NodeCategory::Output: return {0xfb, 0xee, 0xe6};
-        default: return {0x22, 0x22, 0x22};
+        case NodeCategory::Layer:
+            return {0x2f, 0x5d, 0x8a};
+        case NodeCategory::Activation:
+            return {0x8b, 0x2e, 0x24};
+        case NodeCategory::Pool:
+            return {0x2e, 0x6b, 0x3c};
+        case NodeCategory::Normalization:
+            return {0x2d, 0x5c, 0x55};
+        case NodeCategory::Dropout:
+            return {0x4b, 0x4d, 0x7d};
+        case NodeCategory::Shape:
+            return {0x6e, 0x52, 0x45};
+        case NodeCategory::Tensor:
+            return {0x5a, 0x45, 0x3d};
+        case NodeCategory::Arithmetic:
+            return {0x3f, 0x3f, 0x46};
+        case NodeCategory::Logic:
+            return {0x5b, 0x3b, 0x6b};
+        case NodeCategory::Control:
+            return {0x7a, 0x5c, 0x10};
+        case NodeCategory::Quantization:
+            return {0x70, 0x3a, 0x10};
+        case NodeCategory::ClassicalMl:
+            return {0x1f, 0x6f, 0x8b};
+        case NodeCategory::Input:
+            return {0xe8, 0xf1, 0xfb};
+        case NodeCategory::Output:
+            return {0xfb, 0xee, 0xe6};
+        default:
+            return {0x22, 0x22, 0x22};
     }
 }
 
 QColor GraphStyle::headerTextColour(NodeCategory category) const {
-    return (category == NodeCategory::Input || category == NodeCategory::Output) ? QColor(0x20, 0x20, 0x20)
-                                                                                : QColor(Qt::white);
+    return (category == NodeCategory::Input || category == NodeCategory::Output)
+               ? QColor(0x20, 0x20, 0x20)
+               : QColor(Qt::white);
 }
 
 QSizeF GraphStyle::nodeSize(const ViewNode& node) const {

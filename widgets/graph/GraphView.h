@@ -7,7 +7,7 @@ namespace onnxlens::widgets {
 
 class GraphView : public QGraphicsView {
     Q_OBJECT
-public:
+  public:
     explicit GraphView(QWidget* parent = nullptr);
 
     double zoom() const { return transform().m11(); }
@@ -22,10 +22,10 @@ public:
     // (`top`: its inputs) at that zoom, with the start of the flow below it.
     void showTop(const QRectF& top);
 
-signals:
+  signals:
     void viewportChanged();
 
-protected:
+  protected:
     void wheelEvent(QWheelEvent* event) override;
     void scrollContentsBy(int dx, int dy) override;
     void resizeEvent(QResizeEvent* event) override;

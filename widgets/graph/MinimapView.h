@@ -9,18 +9,18 @@ class GraphView;
 
 class MinimapView : public QGraphicsView {
     Q_OBJECT
-public:
+  public:
     explicit MinimapView(GraphView* main, QWidget* parent = nullptr);
     void refit();
 
-protected:
+  protected:
     void drawForeground(QPainter* painter, const QRectF& rect) override;
     void mousePressEvent(QMouseEvent* event) override;
     void mouseMoveEvent(QMouseEvent* event) override;
     void resizeEvent(QResizeEvent* event) override;
     void wheelEvent(QWheelEvent* event) override;
 
-private:
+  private:
     GraphView* main_;
 };
 

@@ -3,9 +3,9 @@
 // on), drawn like the file's graph so a person can see what was folded and fused.
 #include <memory>
 
-#include "onnxlens/model/ViewGraph.h"
 #include "onnxlens/engine/GraphOptimizer.h"
 #include "onnxlens/engine/Session.h"
+#include "onnxlens/model/ViewGraph.h"
 #include "widgets/workers/ModelDocument.h"
 
 namespace onnxlens::widgets {

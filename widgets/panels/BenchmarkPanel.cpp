@@ -19,8 +19,8 @@
 #include <QVBoxLayout>
 
 #include "onnxlens/model/NodeNames.h"
-#include "widgets/graph/GraphPage.h"
 #include "widgets/charts/LatencyCharts.h"
+#include "widgets/graph/GraphPage.h"
 #include "widgets/panels/ProfileView.h"
 
 namespace onnxlens::widgets {

@@ -8,10 +8,10 @@
 #include <QWidget>
 #include <memory>
 
-#include "widgets/workers/BenchmarkWorker.h"
 #include "onnxlens/workflows/BenchmarkRunner.h"
 #include "onnxlens/workflows/LatencyStatistics.h"
 #include "widgets/graph/GraphScene.h"
+#include "widgets/workers/BenchmarkWorker.h"
 
 class QAction;
 class QCheckBox;

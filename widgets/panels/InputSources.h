@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "onnxlens/workflows/DynamicAxesCheck.h"
-#include "onnxlens/workflows/InputPreparation.h"
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/engine/Value.h"
+#include "onnxlens/workflows/DynamicAxesCheck.h"
+#include "onnxlens/workflows/InputPreparation.h"
 #include "widgets/panels/ImageInput.h"
 
 namespace onnxlens::widgets {
@@ -34,7 +34,7 @@ struct InputChoices {
     std::map<std::string, InputSource> sources;   // by input name; missing ones are Random
     engine::SymbolBindings symbols;               // unbound symbols are 1
     engine::ValueRanges integerRanges;  // integer inputs that index a table (inferIndexRanges)
-    std::uint64_t seed = 0;                       // input k uses seed + k
+    std::uint64_t seed = 0;             // input k uses seed + k
     ImagePreprocessing image;
 };
 

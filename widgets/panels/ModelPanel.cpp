@@ -25,19 +25,24 @@ QString shapeText(const ValueSummary& value) {
     if (!value.hasShape) return QStringLiteral("?");
     QStringList dims;
     for (const auto& d : value.shape) {
-        if (d.kind == DimSummary::Kind::Value) dims << QString::number(d.value);
-        else if (d.kind == DimSummary::Kind::Symbol) dims << QString::fromStdString(d.symbol);
-        else dims << QStringLiteral("?");
+        if (d.kind == DimSummary::Kind::Value)
+            dims << QString::number(d.value);
+        else if (d.kind == DimSummary::Kind::Symbol)
+            dims << QString::fromStdString(d.symbol);
+        else
+            dims << QStringLiteral("?");
     }
     return QStringLiteral("[%1]").arg(dims.join(QStringLiteral(", ")));
 }
 
 void addValues(QTreeWidgetItem* parent, const std::vector<ValueSummary>& values) {
     for (const auto& v : values) {
-        auto* item = new QTreeWidgetItem(parent, {QString::fromStdString(v.name),
-                                                  QString::fromStdString(v.dtype) + QLatin1Char(' ') + shapeText(v)});
-        bool symbolic = std::any_of(v.shape.begin(), v.shape.end(),
-                                    [](const DimSummary& d) { return d.kind != DimSummary::Kind::Value; });
+        auto* item = new QTreeWidgetItem(
+            parent, {QString::fromStdString(v.name),
+                     QString::fromStdString(v.dtype) + QLatin1Char(' ') + shapeText(v)});
+        bool symbolic = std::any_of(v.shape.begin(), v.shape.end(), [](const DimSummary& d) {
+            return d.kind != DimSummary::Kind::Value;
+        });
         if (symbolic) item->setForeground(1, GraphStyle::standard().symbolicDimColour);
     }
 }
@@ -66,13 +71,16 @@ void ModelPanel::showModel(const ModelDocument& document) {
         return item;
     };
     row(general, tr("file"), document.path);
-    row(general, tr("size"), locale.formattedDataSize(static_cast<qint64>(document.loaded.fileBytes)));
+    row(general, tr("size"),
+        locale.formattedDataSize(static_cast<qint64>(document.loaded.fileBytes)));
     row(general, tr("IR version"), QString::number(s.irVersion));
-    row(general, tr("producer"), QString::fromStdString(s.producerName + " " + s.producerVersion).trimmed());
+    row(general, tr("producer"),
+        QString::fromStdString(s.producerName + " " + s.producerVersion).trimmed());
     if (!s.domain.empty()) row(general, tr("domain"), QString::fromStdString(s.domain));
     row(general, tr("model version"), QString::number(s.modelVersion));
     if (!s.docString.empty()) row(general, tr("description"), QString::fromStdString(s.docString));
-    row(general, tr("nodes"), tr("%1 (%2 with subgraphs)").arg(s.nodeCount).arg(s.nodeCountWithSubgraphs));
+    row(general, tr("nodes"),
+        tr("%1 (%2 with subgraphs)").arg(s.nodeCount).arg(s.nodeCountWithSubgraphs));
     row(general, tr("parameters"),
         tr("%1 in %2 initializers, %3")
             .arg(locale.toString(static_cast<qlonglong>(s.initializers.parameters)))
@@ -95,16 +103,20 @@ void ModelPanel::showModel(const ModelDocument& document) {
         auto* axes = section(tree_, tr("Dynamic axes"));
         for (const auto& a : s.dynamicAxes) {
             auto* item = row(axes, QString::fromStdString(a.tensor),
-                             tr("axis %1: %2").arg(a.axis).arg(a.symbol.empty() ? QStringLiteral("?")
-                                                                                 : QString::fromStdString(a.symbol)));
+                             tr("axis %1: %2")
+                                 .arg(a.axis)
+                                 .arg(a.symbol.empty() ? QStringLiteral("?")
+                                                       : QString::fromStdString(a.symbol)));
             item->setForeground(1, GraphStyle::standard().symbolicDimColour);
         }
     }
     auto* ops = section(tree_, tr("Operators"));
-    std::vector<std::pair<std::string, std::int64_t>> histogram(s.opHistogram.begin(), s.opHistogram.end());
+    std::vector<std::pair<std::string, std::int64_t>> histogram(s.opHistogram.begin(),
+                                                                s.opHistogram.end());
     std::stable_sort(histogram.begin(), histogram.end(),
                      [](const auto& a, const auto& b) { return a.second > b.second; });
-    for (const auto& [op, count] : histogram) row(ops, QString::fromStdString(op), QString::number(count));
+    for (const auto& [op, count] : histogram)
+        row(ops, QString::fromStdString(op), QString::number(count));
     ops->setExpanded(histogram.size() <= 30);
     if (!s.functions.empty()) {
         auto* functions = section(tree_, tr("Functions"));
@@ -113,7 +125,8 @@ void ModelPanel::showModel(const ModelDocument& document) {
                 tr("%1 nodes").arg(f.nodeCount));
     }
     auto* checks = section(tree_, tr("Checks"));
-    row(checks, tr("onnx checker"), s.checker.ok ? tr("passed") : QString::fromStdString(s.checker.message));
+    row(checks, tr("onnx checker"),
+        s.checker.ok ? tr("passed") : QString::fromStdString(s.checker.message));
     // A model of a newer opset than the linked onnx library: which nodes onnxlens checked.
     if (!s.checker.note.empty())
         row(checks, tr("newer opset"), QString::fromStdString(s.checker.note));

@@ -12,13 +12,13 @@ struct ModelDocument;
 
 class ModelPanel : public QWidget {
     Q_OBJECT
-public:
+  public:
     explicit ModelPanel(QWidget* parent = nullptr);
     void showModel(const ModelDocument& document);
     void clear();
     QTreeWidget* tree() const { return tree_; }
 
-private:
+  private:
     QTreeWidget* tree_;
 };
 

@@ -29,17 +29,18 @@ QTreeWidgetItem* section(QTreeWidget* tree, const QString& title) {
     return item;
 }
 
-void addTensorRow(QTreeWidgetItem* parent, const ViewGraph& view, int tensor, const QString& label) {
+void addTensorRow(QTreeWidgetItem* parent, const ViewGraph& view, int tensor,
+                  const QString& label) {
     if (tensor < 0) {
         new QTreeWidgetItem(parent, {label, QStringLiteral("(omitted)")});
         return;
     }
     const auto& t = view.tensors[tensor];
     QString kind = t.initializer ? QStringLiteral(" (initializer)") : QString();
-    auto* item = new QTreeWidgetItem(
-        parent, {label, QString::fromStdString(t.name) + kind,
-                 QString::fromStdString(elementTypeName(t.type.elementType)),
-                 QString::fromStdString(t.type.shapeText())});
+    auto* item =
+        new QTreeWidgetItem(parent, {label, QString::fromStdString(t.name) + kind,
+                                     QString::fromStdString(elementTypeName(t.type.elementType)),
+                                     QString::fromStdString(t.type.shapeText())});
     item->setData(0, kTensorRole, tensor);
     item->setToolTip(1, QString::fromStdString(t.name));
     if (t.type.hasSymbolicDim()) {
@@ -47,7 +48,8 @@ void addTensorRow(QTreeWidgetItem* parent, const ViewGraph& view, int tensor, co
         QStringList symbols;
         for (const auto& d : t.type.dims)
             if (d.isSymbolic()) symbols << QString::fromStdString(d.symbol);
-        item->setToolTip(3, QObject::tr("dynamic axes: %1").arg(symbols.join(QStringLiteral(", "))));
+        item->setToolTip(3,
+                         QObject::tr("dynamic axes: %1").arg(symbols.join(QStringLiteral(", "))));
     }
     if (t.initializer) item->setToolTip(0, QObject::tr("double-click to open in the Tensor panel"));
 }
@@ -94,9 +96,10 @@ void NodePanel::showNode(std::shared_ptr<const ViewGraph> view, int index) {
     if (!view_ || index < 0 || index >= static_cast<int>(view_->nodes.size())) return;
     const auto& node = view_->nodes[index];
     if (node.kind != ViewNode::Kind::Operator) {
-        title_->setText(QStringLiteral("<b>%1</b> %2").arg(
-            node.kind == ViewNode::Kind::Input ? tr("Graph input") : tr("Graph output"),
-            QString::fromStdString(node.name).toHtmlEscaped()));
+        title_->setText(
+            QStringLiteral("<b>%1</b> %2")
+                .arg(node.kind == ViewNode::Kind::Input ? tr("Graph input") : tr("Graph output"),
+                     QString::fromStdString(node.name).toHtmlEscaped()));
         auto* io = section(tree_, tr("Tensor"));
         int tensor = node.kind == ViewNode::Kind::Input ? node.outputs[0] : node.inputs[0];
         addTensorRow(io, *view_, tensor, QString::fromStdString(node.name));
@@ -106,19 +109,20 @@ void NodePanel::showNode(std::shared_ptr<const ViewGraph> view, int index) {
     const int modelOpset = view_->opsetOf(node.domain);
     const onnx::OpSchema* schema =
         onnx::OpSchemaRegistry::Schema(node.opType, modelOpset, node.domain);
-    title_->setText(QStringLiteral("<b>%1</b> %2").arg(
-        QString::fromStdString(node.opType).toHtmlEscaped(),
-        QString::fromStdString(node.name).toHtmlEscaped()));
+    title_->setText(QStringLiteral("<b>%1</b> %2")
+                        .arg(QString::fromStdString(node.opType).toHtmlEscaped(),
+                             QString::fromStdString(node.name).toHtmlEscaped()));
 
     auto* general = section(tree_, tr("Node"));
     new QTreeWidgetItem(general, {tr("name"), QString::fromStdString(node.name)});
     new QTreeWidgetItem(general, {tr("op type"), QString::fromStdString(node.opType)});
     new QTreeWidgetItem(general, {tr("domain"), QString::fromStdString(domain)});
     new QTreeWidgetItem(general, {tr("model opset"), QString::number(modelOpset)});
-    new QTreeWidgetItem(general, {tr("defined in opset"),
-                                  schema ? QString::number(schema->since_version())
-                                         : tr("unknown (no schema)")});
-    new QTreeWidgetItem(general, {tr("category"), QString::fromLatin1(categoryName(node.category))});
+    new QTreeWidgetItem(
+        general, {tr("defined in opset"),
+                  schema ? QString::number(schema->since_version()) : tr("unknown (no schema)")});
+    new QTreeWidgetItem(general,
+                        {tr("category"), QString::fromLatin1(categoryName(node.category))});
     if (node.proto) {
         if (const auto pass = engine::optimizerPassOf(*node.proto); !pass.empty())
             new QTreeWidgetItem(general, {tr("made by pass"), QString::fromStdString(pass)});
@@ -127,8 +131,9 @@ void NodePanel::showNode(std::shared_ptr<const ViewGraph> view, int index) {
     if (node.proto && node.proto->attribute_size() > 0) {
         auto* attributes = section(tree_, tr("Attributes"));
         for (const auto& a : node.proto->attribute()) {
-            auto* item = new QTreeWidgetItem(attributes, {QString::fromStdString(a.name()),
-                                                          QString::fromStdString(attributeValueText(a, 200))});
+            auto* item = new QTreeWidgetItem(attributes,
+                                             {QString::fromStdString(a.name()),
+                                              QString::fromStdString(attributeValueText(a, 200))});
             item->setToolTip(1, QString::fromStdString(attributeValueText(a, 4000)));
         }
     }
@@ -152,10 +157,11 @@ void NodePanel::showNode(std::shared_ptr<const ViewGraph> view, int index) {
         addTensorRow(outputs, *view_, node.outputs[i], formalName(false, i));
 
     if (schema && schema->doc() && *schema->doc()) {
-        doc_->setMarkdown(QStringLiteral("### %1 (%2, opset %3)\n\n%4")
-                              .arg(QString::fromStdString(node.opType), QString::fromStdString(domain))
-                              .arg(schema->since_version())
-                              .arg(QString::fromUtf8(schema->doc())));
+        doc_->setMarkdown(
+            QStringLiteral("### %1 (%2, opset %3)\n\n%4")
+                .arg(QString::fromStdString(node.opType), QString::fromStdString(domain))
+                .arg(schema->since_version())
+                .arg(QString::fromUtf8(schema->doc())));
     } else {
         doc_->setPlainText(tr("No operator documentation: %1 is not in the onnx schema registry "
                               "for opset %2 of domain %3.")

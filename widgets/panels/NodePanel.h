@@ -16,7 +16,7 @@ namespace onnxlens::widgets {
 
 class NodePanel : public QWidget {
     Q_OBJECT
-public:
+  public:
     explicit NodePanel(QWidget* parent = nullptr);
     void showNode(std::shared_ptr<const ViewGraph> view, int node);
     void clear();
@@ -27,10 +27,10 @@ public:
     QStringList sectionRows(const QString& section) const;
     QTreeWidgetItem* rowFor(const QString& section, const QString& name) const;
 
-signals:
+  signals:
     void tensorActivated(int tensor);
 
-private:
+  private:
     std::shared_ptr<const ViewGraph> view_;
     QLabel* title_;
     QTreeWidget* tree_;

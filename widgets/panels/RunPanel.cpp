@@ -791,7 +791,8 @@ void RunPanel::showMapEntries(const engine::Value& value) {
                                             : QStringList{tr("Index"), tr("Value")});
     if (!maps) return;
     std::vector<const engine::Value*> rows;
-    if (value.isMap()) rows.push_back(&value);
+    if (value.isMap())
+        rows.push_back(&value);
     else
         for (const auto& m : value.maps()) rows.push_back(&m);
     std::int64_t total = 0;

@@ -8,8 +8,8 @@
 #include <map>
 #include <memory>
 
-#include "widgets/workers/EngineWorker.h"
 #include "widgets/panels/InputSources.h"
+#include "widgets/workers/EngineWorker.h"
 
 class QAction;
 class QChartView;

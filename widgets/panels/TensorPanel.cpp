@@ -14,8 +14,8 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTableWidget>
-#include <QValueAxis>
 #include <QVBoxLayout>
+#include <QValueAxis>
 #include <cmath>
 #include <cstring>
 
@@ -71,23 +71,49 @@ Result<std::vector<double>> tensorValues(const onnx::TensorProto& source,
     std::vector<double> values;
     using T = onnx::TensorProto;
     switch (tensor->data_type()) {
-        case T::FLOAT: appendExact<float>(*bytes, values); break;
-        case T::DOUBLE: appendExact<double>(*bytes, values); break;
-        case T::FLOAT16: appendAs<Eigen::half>(*bytes, values); break;
-        case T::BFLOAT16: appendAs<Eigen::bfloat16>(*bytes, values); break;
-        case T::INT8: appendExact<std::int8_t>(*bytes, values); break;
-        case T::UINT8: appendExact<std::uint8_t>(*bytes, values); break;
-        case T::INT16: appendExact<std::int16_t>(*bytes, values); break;
-        case T::UINT16: appendExact<std::uint16_t>(*bytes, values); break;
-        case T::INT32: appendExact<std::int32_t>(*bytes, values); break;
-        case T::UINT32: appendExact<std::uint32_t>(*bytes, values); break;
-        case T::INT64: appendExact<std::int64_t>(*bytes, values); break;
-        case T::UINT64: appendExact<std::uint64_t>(*bytes, values); break;
-        case T::BOOL: appendExact<std::uint8_t>(*bytes, values); break;
+        case T::FLOAT:
+            appendExact<float>(*bytes, values);
+            break;
+        case T::DOUBLE:
+            appendExact<double>(*bytes, values);
+            break;
+        case T::FLOAT16:
+            appendAs<Eigen::half>(*bytes, values);
+            break;
+        case T::BFLOAT16:
+            appendAs<Eigen::bfloat16>(*bytes, values);
+            break;
+        case T::INT8:
+            appendExact<std::int8_t>(*bytes, values);
+            break;
+        case T::UINT8:
+            appendExact<std::uint8_t>(*bytes, values);
+            break;
+        case T::INT16:
+            appendExact<std::int16_t>(*bytes, values);
+            break;
+        case T::UINT16:
+            appendExact<std::uint16_t>(*bytes, values);
+            break;
+        case T::INT32:
+            appendExact<std::int32_t>(*bytes, values);
+            break;
+        case T::UINT32:
+            appendExact<std::uint32_t>(*bytes, values);
+            break;
+        case T::INT64:
+            appendExact<std::int64_t>(*bytes, values);
+            break;
+        case T::UINT64:
+            appendExact<std::uint64_t>(*bytes, values);
+            break;
+        case T::BOOL:
+            appendExact<std::uint8_t>(*bytes, values);
+            break;
         default:
-            return makeError(source.name(), "values of type " +
-                                                elementTypeName(tensor->data_type()) +
-                                                " are not shown");
+            return makeError(
+                source.name(),
+                "values of type " + elementTypeName(tensor->data_type()) + " are not shown");
     }
     return values;
 }
@@ -198,8 +224,9 @@ void TensorPanel::showTensor(std::shared_ptr<const ViewGraph> view, int tensor,
     tensor_ = tensor;
     directory_ = modelDirectory;
     const auto& t = view_->tensors[tensor];
-    title_->setText(QStringLiteral("<b>%1</b> %2").arg(QString::fromStdString(t.name).toHtmlEscaped(),
-                                                      QString::fromStdString(t.type.text())));
+    title_->setText(QStringLiteral("<b>%1</b> %2")
+                        .arg(QString::fromStdString(t.name).toHtmlEscaped(),
+                             QString::fromStdString(t.type.text())));
     auto values = tensorValues(*t.initializer, modelDirectory);
     if (!values) {
         statsLabel_->setText(QString::fromStdString(values.error().message));
@@ -208,15 +235,17 @@ void TensorPanel::showTensor(std::shared_ptr<const ViewGraph> view, int tensor,
     values_ = std::move(values.value());
     stats_ = computeStatistics(values_);
     export_->setEnabled(true);
-    statsLabel_->setText(tr("%1 values   min %2   max %3   mean %4   std %5   zeros %6%7")
-                             .arg(stats_.count)
-                             .arg(stats_.min, 0, 'g', 6)
-                             .arg(stats_.max, 0, 'g', 6)
-                             .arg(stats_.mean, 0, 'g', 6)
-                             .arg(stats_.std, 0, 'g', 6)
-                             .arg(stats_.zeros)
-                             .arg(stats_.nonFinite ? tr("   non-finite %1").arg(stats_.nonFinite) : QString()));
-    const int pages = std::max<int>(1, static_cast<int>((values_.size() + kPageSize - 1) / kPageSize));
+    statsLabel_->setText(
+        tr("%1 values   min %2   max %3   mean %4   std %5   zeros %6%7")
+            .arg(stats_.count)
+            .arg(stats_.min, 0, 'g', 6)
+            .arg(stats_.max, 0, 'g', 6)
+            .arg(stats_.mean, 0, 'g', 6)
+            .arg(stats_.std, 0, 'g', 6)
+            .arg(stats_.zeros)
+            .arg(stats_.nonFinite ? tr("   non-finite %1").arg(stats_.nonFinite) : QString()));
+    const int pages =
+        std::max<int>(1, static_cast<int>((values_.size() + kPageSize - 1) / kPageSize));
     page_->setMaximum(pages);
     pageCount_->setText(tr("of %1 (%2 values per page)").arg(pages).arg(kPageSize));
     fillPage();
@@ -226,7 +255,8 @@ void TensorPanel::showTensor(std::shared_ptr<const ViewGraph> view, int tensor,
     chart->legend()->hide();
     auto* set = new QBarSet(tr("count"));
     QStringList categories;
-    const double width = stats_.histogram.empty() ? 0 : (stats_.max - stats_.min) / stats_.histogram.size();
+    const double width =
+        stats_.histogram.empty() ? 0 : (stats_.max - stats_.min) / stats_.histogram.size();
     for (std::size_t b = 0; b < stats_.histogram.size(); ++b) {
         *set << static_cast<double>(stats_.histogram[b]);
         categories << QString::number(stats_.min + width * (b + 0.5), 'g', 3);

@@ -33,7 +33,7 @@ TensorStatistics computeStatistics(const std::vector<double>& values, int bins =
 
 class TensorPanel : public QWidget {
     Q_OBJECT
-public:
+  public:
     static constexpr int kPageSize = 1000;
 
     explicit TensorPanel(QWidget* parent = nullptr);
@@ -48,7 +48,7 @@ public:
     int page() const;
     void setPage(int page);
 
-private:
+  private:
     void fillPage();
 
     std::shared_ptr<const ViewGraph> view_;

@@ -5,10 +5,10 @@
 #include <chrono>
 #include <mutex>
 
-#include "onnxlens/workflows/BenchmarkRunner.h"
-#include "onnxlens/workflows/InputPreparation.h"
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/engine/Value.h"
+#include "onnxlens/workflows/BenchmarkRunner.h"
+#include "onnxlens/workflows/InputPreparation.h"
 
 namespace onnxlens::widgets {
 

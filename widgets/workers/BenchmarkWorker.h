@@ -9,10 +9,10 @@
 #include <memory>
 #include <string>
 
-#include "onnxlens/workflows/BenchmarkRunner.h"
-#include "onnxlens/workflows/InputPreparation.h"
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/engine/Value.h"
+#include "onnxlens/workflows/BenchmarkRunner.h"
+#include "onnxlens/workflows/InputPreparation.h"
 #include "widgets/workers/ModelDocument.h"
 
 class QThread;

@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
+#include "onnxlens/engine/Session.h"
+#include "onnxlens/engine/Value.h"
 #include "onnxlens/model/TestDataSet.h"
 #include "onnxlens/workflows/DynamicAxesCheck.h"
 #include "onnxlens/workflows/ReferenceRun.h"
-#include "onnxlens/engine/Session.h"
 #include "onnxlens/workflows/TensorStatistics.h"
-#include "onnxlens/engine/Value.h"
 #include "widgets/panels/InputSources.h"
 #include "widgets/workers/ModelDocument.h"
 

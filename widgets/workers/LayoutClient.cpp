@@ -22,9 +22,9 @@ QString LayoutClient::defaultWorkerProgram() {
     QString fromEnvironment = qEnvironmentVariable("ONNXLENS_LAYOUT_WORKER");
     if (!fromEnvironment.isEmpty()) return fromEnvironment;
     const QString dir = QCoreApplication::applicationDirPath();
-    for (const QString& candidate :
-         {dir + QStringLiteral("/onnxlens-layout"), dir + QStringLiteral("/../layout/onnxlens-layout"),
-          dir + QStringLiteral("/../app/layout/onnxlens-layout")}) {
+    for (const QString& candidate : {dir + QStringLiteral("/onnxlens-layout"),
+                                     dir + QStringLiteral("/../layout/onnxlens-layout"),
+                                     dir + QStringLiteral("/../app/layout/onnxlens-layout")}) {
         if (QFileInfo(candidate).isExecutable()) return QFileInfo(candidate).canonicalFilePath();
     }
     QString onPath = QStandardPaths::findExecutable(QStringLiteral("onnxlens-layout"));
@@ -110,12 +110,15 @@ void LayoutClient::onProcessFinished(int exitCode, QProcess::ExitStatus status) 
         if (run != run_) return;  // cancelled or restarted meanwhile
         running_ = false;
         const auto& parsed = watcher->result();
-        if (!parsed) emit failed(tr("The layout worker sent an invalid result: %1")
-                                     .arg(QString::fromStdString(parsed.error().message)));
-        else emit finished(parsed.value());
+        if (!parsed)
+            emit failed(tr("The layout worker sent an invalid result: %1")
+                            .arg(QString::fromStdString(parsed.error().message)));
+        else
+            emit finished(parsed.value());
     });
     watcher->setFuture(QtConcurrent::run([out] {
-        return parseLayoutResult(std::string_view(out.constData(), static_cast<std::size_t>(out.size())));
+        return parseLayoutResult(
+            std::string_view(out.constData(), static_cast<std::size_t>(out.size())));
     }));
 }
 

@@ -15,7 +15,7 @@ namespace onnxlens::widgets {
 
 class LayoutClient : public QObject {
     Q_OBJECT
-public:
+  public:
     explicit LayoutClient(QObject* parent = nullptr);
     ~LayoutClient() override;
 
@@ -34,12 +34,12 @@ public:
     void cancel();
     qint64 elapsedMs() const { return clock_.isValid() ? clock_.elapsed() : 0; }
 
-signals:
+  signals:
     void finished(const onnxlens::LayoutResult& result);
     void failed(const QString& message);
     void cancelled();
 
-private:
+  private:
     void onProcessFinished(int exitCode, QProcess::ExitStatus status);
     void onTimeout();
     void stopProcess();

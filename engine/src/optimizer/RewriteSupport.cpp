@@ -1,16 +1,14 @@
 #include "optimizer/RewriteSupport.h"
 
-#include "onnxlens/model/OnnxDomains.h"
-
 #include <algorithm>
 #include <cmath>
 
 #include "onnxlens/engine/EngineError.h"
 #include "onnxlens/engine/TensorProto.h"
+#include "onnxlens/model/OnnxDomains.h"
 #include "onnxlens/model/TensorTypes.h"
 
 namespace onnxlens::engine {
-
 
 void setIntAttribute(onnx::NodeProto& node, const std::string& name, std::int64_t value) {
     auto* a = node.add_attribute();
@@ -134,6 +132,5 @@ int soleReaderOp(const GraphIndex& index, const std::string& value, const char* 
     const int r = index.soleConsumer(value);
     return r >= 0 && isOnnxOp(index.node(r), op) ? r : -1;
 }
-
 
 }  // namespace onnxlens::engine

@@ -42,7 +42,8 @@ std::optional<double> constantScalar(const GraphIndex& index, const std::string&
 bool constantScalarNear(const GraphIndex& index, const std::string& name, double expected);
 
 // A constant initializer's dims and element type, read without decoding its data.
-std::optional<std::vector<std::int64_t>> initializerDims(const GraphIndex& index, const std::string& name);
+std::optional<std::vector<std::int64_t>> initializerDims(const GraphIndex& index,
+                                                         const std::string& name);
 std::optional<int> initializerType(const GraphIndex& index, const std::string& name);
 // For a two-input node, the input that is not `known` (or "" when neither or both are).
 std::string otherInput(const onnx::NodeProto& node, const std::string& known);

@@ -29,8 +29,10 @@ const std::vector<std::pair<std::string, std::string>>& randomOutputCases() {
         {"test_bernoulli_double", "Bernoulli draws random samples"},
         {"test_bernoulli_double_expanded", "Bernoulli draws random samples (RandomUniformLike)"},
         {"test_bernoulli_expanded", "Bernoulli draws random samples (RandomUniformLike)"},
-        {"test_bernoulli_seed", "seeded with numpy's generator, which the engine does not replicate"},
-        {"test_bernoulli_seed_expanded", "seeded with numpy's generator, which the engine does not replicate"},
+        {"test_bernoulli_seed",
+         "seeded with numpy's generator, which the engine does not replicate"},
+        {"test_bernoulli_seed_expanded",
+         "seeded with numpy's generator, which the engine does not replicate"},
         {"test_training_dropout", "training-mode Dropout draws a random mask"},
         {"test_training_dropout_default", "training-mode Dropout draws a random mask"},
         {"test_training_dropout_default_mask", "training-mode Dropout draws a random mask"},
@@ -41,13 +43,15 @@ const std::vector<std::pair<std::string, std::string>>& randomOutputCases() {
 
 namespace {
 
-std::string onOutput(const std::string& dataSet, const std::string& output, const std::string& what) {
+std::string onOutput(const std::string& dataSet, const std::string& output,
+                     const std::string& what) {
     return dataSet + " output '" + output + "': " + what;
 }
 
 }  // namespace
 
-ConformanceCaseResult runConformanceCase(const fs::path& caseDirectory, const ConformanceOptions& options) {
+ConformanceCaseResult runConformanceCase(const fs::path& caseDirectory,
+                                         const ConformanceOptions& options) {
     ConformanceCaseResult result;
     result.directory = caseDirectory;
     result.name = caseDirectory.filename().string();
@@ -89,16 +93,19 @@ ConformanceCaseResult runConformanceCase(const fs::path& caseDirectory, const Co
         std::map<std::string, Value> feeds;
         for (std::size_t i = 0; i < dataSet.inputFiles.size(); ++i) {
             auto value = readValueFile(dataSet.inputFiles[i], typeOf(dataSet.inputNames[i]));
-            if (!value) return finish(ConformanceCaseResult::Outcome::Failed, value.error().message);
+            if (!value)
+                return finish(ConformanceCaseResult::Outcome::Failed, value.error().message);
             feeds[dataSet.inputNames[i]] = std::move(*value);
         }
         auto outputs = (*session)->run(feeds);
-        if (!outputs) return finish(ConformanceCaseResult::Outcome::Failed, outputs.error().message);
+        if (!outputs)
+            return finish(ConformanceCaseResult::Outcome::Failed, outputs.error().message);
         const auto& outputInfo = (*session)->outputs();
         for (std::size_t i = 0; i < dataSet.outputFiles.size(); ++i) {
             const std::string& name = dataSet.outputNames[i];
             auto expected = readValueFile(dataSet.outputFiles[i], typeOf(name));
-            if (!expected) return finish(ConformanceCaseResult::Outcome::Failed, expected.error().message);
+            if (!expected)
+                return finish(ConformanceCaseResult::Outcome::Failed, expected.error().message);
             std::size_t index = outputInfo.size();
             for (std::size_t k = 0; k < outputInfo.size(); ++k)
                 if (outputInfo[k].name == name) index = k;
@@ -110,7 +117,8 @@ ConformanceCaseResult runConformanceCase(const fs::path& caseDirectory, const Co
                 std::string detail = comparison.problem;
                 if (comparison.maxAbsError > 0)
                     detail += " (max abs error " + std::to_string(comparison.maxAbsError) + ")";
-                return finish(ConformanceCaseResult::Outcome::Failed, onOutput(setName, name, detail));
+                return finish(ConformanceCaseResult::Outcome::Failed,
+                              onOutput(setName, name, detail));
             }
         }
     }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "ReportText.h"
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/ModelLoader.h"
@@ -17,7 +18,6 @@
 #include "onnxlens/workflows/PytorchTimingServer.h"
 #include "onnxlens/workflows/ReferenceComparison.h"
 #include "onnxlens/workflows/ReferenceRun.h"
-#include "ReportText.h"
 
 namespace onnxlens::engine {
 
@@ -27,8 +27,10 @@ using Json = nlohmann::json;
 namespace {
 
 std::string describeBytes(std::uint64_t bytes) {
-    if (bytes >= (1u << 20)) return formatNumbers("%.1f MB", static_cast<double>(bytes) / (1 << 20));
-    if (bytes >= (1u << 10)) return formatNumbers("%.1f KB", static_cast<double>(bytes) / (1 << 10));
+    if (bytes >= (1u << 20))
+        return formatNumbers("%.1f MB", static_cast<double>(bytes) / (1 << 20));
+    if (bytes >= (1u << 10))
+        return formatNumbers("%.1f KB", static_cast<double>(bytes) / (1 << 10));
     return std::to_string(bytes) + " bytes";
 }
 
@@ -386,11 +388,11 @@ Result<ExportReport> validateExport(const fs::path& folder, const ExportReportOp
                 report.latencyRatio = report.latency.ratio;
                 latencyLine.figure =
                     formatNumbers("engine median %.3f ms (P10-P90 %.3f-%.3f",
-                           report.engineLatency.medianMs, report.engineLatency.p10Ms,
-                           report.engineLatency.p90Ms) +
+                                  report.engineLatency.medianMs, report.engineLatency.p10Ms,
+                                  report.engineLatency.p90Ms) +
                     formatNumbers(" ms, %.0f threads), ", report.engineThreads) +
                     formatNumbers("PyTorch median %.3f ms (P10-P90 %.3f-%.3f", torchMedian,
-                           report.pytorchLatency.p10Ms, report.pytorchLatency.p90Ms) +
+                                  report.pytorchLatency.p10Ms, report.pytorchLatency.p90Ms) +
                     formatNumbers(" ms, %.0f threads)", report.pytorchThreads);
                 if (torchMedian > 0)
                     latencyLine.figure += formatNumbers(", ratio %.3gx", report.latencyRatio);
@@ -448,7 +450,7 @@ std::string exportReportMarkdown(const ExportReport& report) {
             md << "| " << name << formatNumbers(" | %.0f | %.3f ", s->runs, s->minMs)
                << formatNumbers("| %.3f | %.3f | %.3f ", s->p10Ms, s->medianMs, s->p90Ms)
                << formatNumbers("| %.3f | %.3f | %.0f%% |\n", s->maxMs, s->meanMs,
-                         100 * s->coefficientOfVariation());
+                                100 * s->coefficientOfVariation());
         md << formatNumbers("\nRatio engine / PyTorch (medians): %.3gx", report.latencyRatio)
            << (report.latency.withinNoise ? " (within noise)" : "")
            << (report.latency.busy ? " (the machine was busy: rerun)" : "") << "\n";
@@ -503,9 +505,13 @@ std::string exportReportJson(const ExportReport& report) {
     }
     if (report.quantized) {
         const auto& q = report.int8;
-        doc["int8"] = {{"model", q.model.string()},     {"bytes", q.bytes},   {"size_ratio", q.sizeRatio},
-                       {"quantized", q.quantizedPerOpType}, {"max_abs_error", q.maxAbsError},
-                       {"cosine", q.cosine},           {"sqnr_db", std::isfinite(q.sqnrDb) ? Json(q.sqnrDb) : Json("inf")},
+        doc["int8"] = {{"model", q.model.string()},
+                       {"bytes", q.bytes},
+                       {"size_ratio", q.sizeRatio},
+                       {"quantized", q.quantizedPerOpType},
+                       {"max_abs_error", q.maxAbsError},
+                       {"cosine", q.cosine},
+                       {"sqnr_db", std::isfinite(q.sqnrDb) ? Json(q.sqnrDb) : Json("inf")},
                        {"problem", q.problem}};
         if (q.hasLatency) {
             doc["int8"]["engine_latency"] = latencyToJson(q.latency);

@@ -63,12 +63,14 @@ std::string validateExportRequest(const ExportRequest& r) {
         return r.source + ": no such file";
     if (r.sourceKind == ExportSourceKind::Sklearn) {
         const auto comma = r.inputShape.find(',');
-        const bool rowsAndFeatures = comma != std::string::npos && comma > 0 && comma + 1 < r.inputShape.size() &&
-                                     r.inputShape.find(',', comma + 1) == std::string::npos &&
-                                     std::all_of(r.inputShape.begin(), r.inputShape.end(),
-                                                 [](char c) { return (c >= '0' && c <= '9') || c == ','; });
+        const bool rowsAndFeatures =
+            comma != std::string::npos && comma > 0 && comma + 1 < r.inputShape.size() &&
+            r.inputShape.find(',', comma + 1) == std::string::npos &&
+            std::all_of(r.inputShape.begin(), r.inputShape.end(),
+                        [](char c) { return (c >= '0' && c <= '9') || c == ','; });
         if (!rowsAndFeatures)
-            return "a scikit-learn source needs --input-shape N,F (held-out rows, features), e.g. 200,8";
+            return "a scikit-learn source needs --input-shape N,F (held-out rows, features), e.g. "
+                   "200,8";
         if (r.runs < 1 || r.warmup < 0) return "--runs must be >= 1 and --warmup >= 0";
         if (!(r.timeoutSeconds > 0)) return "--timeout must be positive";
         if (r.python.empty()) return "no Python interpreter given";

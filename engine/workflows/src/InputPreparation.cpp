@@ -277,25 +277,31 @@ Tensor randomTensor(DataType type, const Shape& shape, std::uint64_t seed) {
     return t;
 }
 
-Tensor randomTensorInRange(DataType type, const Shape& shape, std::uint64_t seed, double low, double high) {
+Tensor randomTensorInRange(DataType type, const Shape& shape, std::uint64_t seed, double low,
+                           double high) {
     if (type == DataType::String || type == DataType::Bool) return randomTensor(type, shape, seed);
-    require(low <= high, "random range " + std::to_string(low) + ".." + std::to_string(high) + " is empty");
+    require(low <= high,
+            "random range " + std::to_string(low) + ".." + std::to_string(high) + " is empty");
     Tensor t(type, shape);
     std::mt19937_64 rng(seed);
     const std::int64_t n = t.numel();
     dispatchNumeric(type, [&]<class T>() {
         T* out = t.data<T>();
         if constexpr (std::is_integral_v<T>) {
-            const double lo = std::max<double>(std::ceil(low), static_cast<double>(std::numeric_limits<T>::lowest()));
+            const double lo = std::max<double>(
+                std::ceil(low), static_cast<double>(std::numeric_limits<T>::lowest()));
             // long long bounds the distribution (uint64's top half is out of reach, on purpose).
-            const double hi = std::min({std::floor(high), static_cast<double>(std::numeric_limits<T>::max()), 9.0e18});
+            const double hi = std::min(
+                {std::floor(high), static_cast<double>(std::numeric_limits<T>::max()), 9.0e18});
             require(lo <= hi, "random range " + std::to_string(low) + ".." + std::to_string(high) +
                                   " holds no " + dataTypeName(type) + " value");
-            std::uniform_int_distribution<long long> dist(static_cast<long long>(lo), static_cast<long long>(hi));
+            std::uniform_int_distribution<long long> dist(static_cast<long long>(lo),
+                                                          static_cast<long long>(hi));
             for (std::int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(dist(rng));
         } else {
             std::uniform_real_distribution<double> dist(low, high);
-            for (std::int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(low == high ? low : dist(rng));
+            for (std::int64_t i = 0; i < n; ++i)
+                out[i] = static_cast<T>(low == high ? low : dist(rng));
         }
     });
     return t;
@@ -331,7 +337,8 @@ std::string describeTypeMismatch(const Value& value, const onnx::TypeProto& type
         return "shape " + shapeToString(t.shape()) + " has rank " + std::to_string(t.rank()) +
                ", the input has rank " + std::to_string(dims.size());
     for (int i = 0; i < dims.size(); ++i)
-        if (dims[i].has_dim_value() && dims[i].dim_value() != t.shape()[static_cast<std::size_t>(i)])
+        if (dims[i].has_dim_value() &&
+            dims[i].dim_value() != t.shape()[static_cast<std::size_t>(i)])
             return "shape " + shapeToString(t.shape()) + " does not fit the input's dim " +
                    std::to_string(i) + " = " + std::to_string(dims[i].dim_value());
     return "";
@@ -360,8 +367,9 @@ Result<std::map<std::string, Value>> prepareFeeds(
             continue;
         }
         if (!input.type.has_tensor_type())
-            return makeError("input '" + input.name + "'",
-                             "is not a tensor; give it a file with --input " + input.name + "=FILE");
+            return makeError(
+                "input '" + input.name + "'",
+                "is not a tensor; give it a file with --input " + input.name + "=FILE");
         try {
             // Checked: an element type this engine does not know (float8, or garbage) is an error.
             const auto dtype = dataTypeFromOnnx(input.type.tensor_type().elem_type());

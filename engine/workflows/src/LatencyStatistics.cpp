@@ -45,7 +45,8 @@ LatencyStatistics computeLatencyStatistics(std::vector<double> samples) {
     std::sort(samples.begin(), samples.end());
     s.minMs = samples.front();
     s.maxMs = samples.back();
-    s.meanMs = std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(samples.size());
+    s.meanMs =
+        std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(samples.size());
     s.medianMs = percentile(samples, 50);
     s.p10Ms = percentile(samples, 10);
     s.p90Ms = percentile(samples, 90);
@@ -116,11 +117,13 @@ std::vector<OpTypeProfile> summarizeByOpType(const std::vector<std::vector<NodeP
         entry.share = total > 0 ? entry.totalMs / total : 0;
         out.push_back(entry);
     }
-    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.totalMs > b.totalMs; });
+    std::sort(out.begin(), out.end(),
+              [](const auto& a, const auto& b) { return a.totalMs > b.totalMs; });
     return out;
 }
 
-Status writeChromeTrace(const std::filesystem::path& file, const std::vector<std::vector<NodeProfile>>& runs) {
+Status writeChromeTrace(const std::filesystem::path& file,
+                        const std::vector<std::vector<NodeProfile>>& runs) {
     std::ofstream out(file);
     if (!out) return makeError(file.string(), "cannot be written");
     out << "[\n";
@@ -131,12 +134,15 @@ Status writeChromeTrace(const std::filesystem::path& file, const std::vector<std
         for (const auto& node : runs[r]) {
             const double ts = runOffsetUs + static_cast<double>(node.startNs) / 1000.0;
             const double dur = static_cast<double>(node.durationNs) / 1000.0;
-            runEndUs = std::max(runEndUs, static_cast<double>(node.startNs + node.durationNs) / 1000.0);
+            runEndUs =
+                std::max(runEndUs, static_cast<double>(node.startNs + node.durationNs) / 1000.0);
             if (!first) out << ",\n";
             first = false;
-            out << "{\"cat\":\"Node\",\"name\":\"" << jsonEscape(node.nodeName.empty() ? node.opType : node.nodeName)
-                << "\",\"ph\":\"X\",\"pid\":1,\"tid\":" << r << ",\"ts\":" << ts << ",\"dur\":" << dur
-                << ",\"args\":{\"op_name\":\"" << jsonEscape(node.opType) << "\",\"run\":" << r << "}}";
+            out << "{\"cat\":\"Node\",\"name\":\""
+                << jsonEscape(node.nodeName.empty() ? node.opType : node.nodeName)
+                << "\",\"ph\":\"X\",\"pid\":1,\"tid\":" << r << ",\"ts\":" << ts
+                << ",\"dur\":" << dur << ",\"args\":{\"op_name\":\"" << jsonEscape(node.opType)
+                << "\",\"run\":" << r << "}}";
         }
         runOffsetUs += runEndUs + 10.0;
     }

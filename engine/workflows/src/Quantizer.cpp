@@ -32,7 +32,6 @@ constexpr const char* kMetadataKey = "onnxlens.quantization";
 // Runtime's quantize_dynamic does for int8 weights).
 constexpr int kWeightMax = 127;
 
-
 void addIntAttribute(onnx::NodeProto& node, const std::string& name, std::int64_t value) {
     auto* a = node.add_attribute();
     a->set_name(name);

@@ -53,7 +53,8 @@ ComparisonResult compareTensors(const Tensor& actual, const Tensor& expected,
             }
     } else if (actual.dtype() == DataType::Complex64 || actual.dtype() == DataType::Complex128) {
         dispatchAny(actual.dtype(), [&]<class T>() {
-            if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
+            if constexpr (std::is_same_v<T, std::complex<float>> ||
+                          std::is_same_v<T, std::complex<double>>) {
                 const T* a = actual.data<T>();
                 const T* e = expected.data<T>();
                 for (std::int64_t i = 0; i < n; ++i) {
@@ -133,14 +134,16 @@ ComparisonResult compareTensors(const Tensor& actual, const Tensor& expected,
 namespace {
 
 // Maps are equal when they hold the same keys (in any order) with values within tolerance.
-ComparisonResult compareMaps(const Value& actual, const Value& expected, const Tolerance& tolerance) {
+ComparisonResult compareMaps(const Value& actual, const Value& expected,
+                             const Tolerance& tolerance) {
     if (actual.mapKeyType() != expected.mapKeyType())
         return failed(std::string("map keys ") + dataTypeName(actual.mapKeyType()) + ", expected " +
                       dataTypeName(expected.mapKeyType()));
     const Tensor& ak = actual.mapKeys();
     const Tensor& ek = expected.mapKeys();
     if (ak.numel() != ek.numel())
-        return failed("map of " + std::to_string(ak.numel()) + " entries, expected " + std::to_string(ek.numel()));
+        return failed("map of " + std::to_string(ak.numel()) + " entries, expected " +
+                      std::to_string(ek.numel()));
     // The position in `actual` of each expected key.
     std::vector<std::int64_t> order(static_cast<std::size_t>(ek.numel()), -1);
     bool found = true;
@@ -159,14 +162,15 @@ ComparisonResult compareMaps(const Value& actual, const Value& expected, const T
     const Tensor& av = actual.mapValues();
     Tensor reordered(av.dtype(), {ek.numel()});
     dispatchAny(av.dtype(), [&]<class T>() {
-        for (std::size_t i = 0; i < order.size(); ++i) reordered.data<T>()[i] = av.data<T>()[order[i]];
+        for (std::size_t i = 0; i < order.size(); ++i)
+            reordered.data<T>()[i] = av.data<T>()[order[i]];
     });
     return compareTensors(reordered, expected.mapValues(), tolerance);
 }
 
 template <class Item, class Compare>
-ComparisonResult compareItems(const std::vector<Item>& a, const std::vector<Item>& e, const char* what,
-                              Compare compare) {
+ComparisonResult compareItems(const std::vector<Item>& a, const std::vector<Item>& e,
+                              const char* what, Compare compare) {
     if (a.size() != e.size())
         return failed("sequence of " + std::to_string(a.size()) + " " + what + ", expected " +
                       std::to_string(e.size()));
@@ -189,7 +193,8 @@ ComparisonResult compareItems(const std::vector<Item>& a, const std::vector<Item
 
 }  // namespace
 
-ComparisonResult compareValues(const Value& actual, const Value& expected, const Tolerance& tolerance) {
+ComparisonResult compareValues(const Value& actual, const Value& expected,
+                               const Tolerance& tolerance) {
     if (actual.kind() != expected.kind())
         return failed(std::string("got ") + valueKindName(actual.kind()) + ", expected " +
                       valueKindName(expected.kind()));
@@ -199,17 +204,20 @@ ComparisonResult compareValues(const Value& actual, const Value& expected, const
             r.passed = true;
             return r;
         }
-        case Value::Kind::Tensor: return compareTensors(actual.tensor(), expected.tensor(), tolerance);
-        case Value::Kind::Map: return compareMaps(actual, expected, tolerance);
+        case Value::Kind::Tensor:
+            return compareTensors(actual.tensor(), expected.tensor(), tolerance);
+        case Value::Kind::Map:
+            return compareMaps(actual, expected, tolerance);
         case Value::Kind::MapSequence:
-            return compareItems(actual.maps(), expected.maps(), "maps", [&](const Value& a, const Value& e) {
-                return compareMaps(a, e, tolerance);
-            });
-        case Value::Kind::Sequence: break;
+            return compareItems(
+                actual.maps(), expected.maps(), "maps",
+                [&](const Value& a, const Value& e) { return compareMaps(a, e, tolerance); });
+        case Value::Kind::Sequence:
+            break;
     }
-    return compareItems(actual.sequence(), expected.sequence(), "tensors", [&](const Tensor& a, const Tensor& e) {
-        return compareTensors(a, e, tolerance);
-    });
+    return compareItems(
+        actual.sequence(), expected.sequence(), "tensors",
+        [&](const Tensor& a, const Tensor& e) { return compareTensors(a, e, tolerance); });
 }
 
 std::string uninformativeReferenceWarning(const ComparisonResult& result,

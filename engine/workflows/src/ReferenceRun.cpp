@@ -2,8 +2,8 @@
 
 #include <chrono>
 
-#include "onnxlens/workflows/InputPreparation.h"
 #include "onnxlens/engine/TensorProto.h"
+#include "onnxlens/workflows/InputPreparation.h"
 
 namespace onnxlens::engine {
 

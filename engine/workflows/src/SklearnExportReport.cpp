@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "ReportText.h"
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/ModelLoader.h"
@@ -15,7 +16,6 @@
 #include "onnxlens/workflows/LatencyStatistics.h"
 #include "onnxlens/workflows/ReferenceComparison.h"
 #include "onnxlens/workflows/ReferenceRun.h"
-#include "ReportText.h"
 
 namespace onnxlens::engine {
 
@@ -232,10 +232,10 @@ Result<SklearnExportReport> validateSklearnExport(const fs::path& folder,
             values.status = r.passed ? ReportStatus::Passed : ReportStatus::Failed;
             values.figure =
                 r.passed || r.elementCount > 0
-                    ? formatNumbers(regression ? "max abs error %.3g (tolerance %.0e + %.0e x |value|)"
-                                         : "max abs error %.3g (tolerance %.0e)",
-                              r.maxAbsError, options.probabilityTolerance,
-                              options.probabilityTolerance)
+                    ? formatNumbers(
+                          regression ? "max abs error %.3g (tolerance %.0e + %.0e x |value|)"
+                                     : "max abs error %.3g (tolerance %.0e)",
+                          r.maxAbsError, options.probabilityTolerance, options.probabilityTolerance)
                     : r.problem;
             if (!r.passed && r.elementCount > 0) values.figure += ": " + r.problem;
         }
@@ -271,11 +271,12 @@ Result<SklearnExportReport> validateSklearnExport(const fs::path& folder,
                     t.sklearnRowsPerSecond = it->second.value("rows_per_second", 0.0);
                 }
                 s.throughput.push_back(t);
-                figure += (figure.empty() ? "" : "; ") + formatNumbers("batch %.0f: engine %.0f rows/s",
-                                                                 static_cast<double>(batch),
-                                                                 t.engineRowsPerSecond);
+                figure += (figure.empty() ? "" : "; ") +
+                          formatNumbers("batch %.0f: engine %.0f rows/s",
+                                        static_cast<double>(batch), t.engineRowsPerSecond);
                 if (t.sklearnRowsPerSecond > 0)
-                    figure += formatNumbers(", scikit-learn %.0f rows/s (%.2fx)", t.sklearnRowsPerSecond,
+                    figure +=
+                        formatNumbers(", scikit-learn %.0f rows/s (%.2fx)", t.sklearnRowsPerSecond,
                                       t.engineRowsPerSecond / t.sklearnRowsPerSecond);
             }
             throughput.status = problem.empty() ? ReportStatus::Passed : ReportStatus::Failed;
@@ -300,9 +301,10 @@ std::string sklearnExportReportMarkdown(const SklearnExportReport& s) {
               "|---|---|---|---|\n";
         for (const auto& t : s.throughput)
             md << formatNumbers("| %.0f | %.0f | %.0f ", static_cast<double>(t.batch),
-                          t.engineRowsPerSecond, t.sklearnRowsPerSecond)
+                                t.engineRowsPerSecond, t.sklearnRowsPerSecond)
                << (t.sklearnRowsPerSecond > 0
-                       ? formatNumbers("| %.2fx |\n", t.engineRowsPerSecond / t.sklearnRowsPerSecond)
+                       ? formatNumbers("| %.2fx |\n",
+                                       t.engineRowsPerSecond / t.sklearnRowsPerSecond)
                        : std::string("| - |\n"));
     }
     return md.str();

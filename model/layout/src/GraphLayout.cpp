@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <limits>
 #include <map>
-#include <stdexcept>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 namespace onnxlens {
 namespace {
@@ -140,7 +140,8 @@ Result<GraphPlacement> layoutOne(GVC_t* context, const LayoutGraphSpec& spec,
         if (nodeSpec.rank == LayoutNodeSpec::Rank::Source) sources.push_back(node);
         if (nodeSpec.rank == LayoutNodeSpec::Rank::Sink) sinks.push_back(node);
     }
-    auto rankGroup = [&](const std::vector<Agnode_t*>& members, const char* name, const char* rank) {
+    auto rankGroup = [&](const std::vector<Agnode_t*>& members, const char* name,
+                         const char* rank) {
         if (members.empty()) return;
         Agraph_t* sub = agsubg(raw, const_cast<char*>(name), 1);
         agsafeset(sub, const_cast<char*>("rank"), const_cast<char*>(rank), const_cast<char*>(""));
@@ -155,9 +156,9 @@ Result<GraphPlacement> layoutOne(GVC_t* context, const LayoutGraphSpec& spec,
         auto tail = nodesById.find(edgeSpec.tail);
         auto head = nodesById.find(edgeSpec.head);
         if (tail == nodesById.end() || head == nodesById.end())
-            return makeError("layout of graph '" + spec.id + "'",
-                             "edge " + edgeSpec.tail + " -> " + edgeSpec.head +
-                                 " names an unknown node");
+            return makeError(
+                "layout of graph '" + spec.id + "'",
+                "edge " + edgeSpec.tail + " -> " + edgeSpec.head + " names an unknown node");
         std::string name = "e" + std::to_string(i);
         Agedge_t* edge = agedge(raw, tail->second, head->second, name.data(), 1);
         if (!edgeSpec.label.empty() && !fast)
@@ -206,9 +207,12 @@ LayoutPoint pointFromJson(const Json& j) { return {j.at(0).get<double>(), j.at(1
 
 const char* rankName(LayoutNodeSpec::Rank rank) {
     switch (rank) {
-        case LayoutNodeSpec::Rank::Source: return "source";
-        case LayoutNodeSpec::Rank::Sink: return "sink";
-        default: return "any";
+        case LayoutNodeSpec::Rank::Source:
+            return "source";
+        case LayoutNodeSpec::Rank::Sink:
+            return "sink";
+        default:
+            return "any";
     }
 }
 

@@ -35,28 +35,39 @@ TEST(ActivationOps, PointwiseDefaults) {
         const float alpha = 1.6732632f, gamma = 1.0507010f;
         return gamma * (x > 0 ? x : alpha * (std::exp(x) - 1));
     });
-    expectPointwise(node("Celu", {inputs()}), [](float x) { return std::max(0.0f, x) + std::min(0.0f, std::exp(x) - 1); });
-    expectPointwise(node("Sigmoid", {inputs()}), [](float x) { return 1.0f / (1.0f + std::exp(-x)); });
-    expectPointwise(node("HardSigmoid", {inputs()}), [](float x) { return std::clamp(0.2f * x + 0.5f, 0.0f, 1.0f); });
-    expectPointwise(node("HardSwish", {inputs()}), [](float x) { return x * std::clamp(x / 6 + 0.5f, 0.0f, 1.0f); });
+    expectPointwise(node("Celu", {inputs()}),
+                    [](float x) { return std::max(0.0f, x) + std::min(0.0f, std::exp(x) - 1); });
+    expectPointwise(node("Sigmoid", {inputs()}),
+                    [](float x) { return 1.0f / (1.0f + std::exp(-x)); });
+    expectPointwise(node("HardSigmoid", {inputs()}),
+                    [](float x) { return std::clamp(0.2f * x + 0.5f, 0.0f, 1.0f); });
+    expectPointwise(node("HardSwish", {inputs()}),
+                    [](float x) { return x * std::clamp(x / 6 + 0.5f, 0.0f, 1.0f); });
     expectPointwise(node("Tanh", {inputs()}), [](float x) { return std::tanh(x); });
-    expectPointwise(node("Softplus", {inputs()}), [](float x) { return std::log(std::exp(x) + 1); });
+    expectPointwise(node("Softplus", {inputs()}),
+                    [](float x) { return std::log(std::exp(x) + 1); });
     expectPointwise(node("Softsign", {inputs()}), [](float x) { return x / (1 + std::fabs(x)); });
     expectPointwise(node("ThresholdedRelu", {inputs()}), [](float x) { return x > 1 ? x : 0.0f; });
-    expectPointwise(node("Shrink", {inputs()}), [](float x) { return x < -0.5f ? x : (x > 0.5f ? x : 0.0f); });
+    expectPointwise(node("Shrink", {inputs()}),
+                    [](float x) { return x < -0.5f ? x : (x > 0.5f ? x : 0.0f); });
 }
 
 TEST(ActivationOps, AttributesAreRead) {
-    auto leaky = node("LeakyRelu", {inputs()}, 17, [](onnx::NodeProto& n) { setAttr(n, "alpha", 0.5f); });
+    auto leaky =
+        node("LeakyRelu", {inputs()}, 17, [](onnx::NodeProto& n) { setAttr(n, "alpha", 0.5f); });
     expectPointwise(leaky, [](float x) { return x >= 0 ? x : 0.5f * x; });
     auto celu = node("Celu", {inputs()}, 17, [](onnx::NodeProto& n) { setAttr(n, "alpha", 2.0f); });
-    expectPointwise(celu, [](float x) { return std::max(0.0f, x) + std::min(0.0f, 2 * (std::exp(x / 2) - 1)); });
+    expectPointwise(celu, [](float x) {
+        return std::max(0.0f, x) + std::min(0.0f, 2 * (std::exp(x / 2) - 1));
+    });
     auto shrink = node("Shrink", {inputs()}, 17, [](onnx::NodeProto& n) {
         setAttr(n, "lambd", 1.5f);
         setAttr(n, "bias", 1.5f);
     });
-    expectPointwise(shrink, [](float x) { return x < -1.5f ? x + 1.5f : (x > 1.5f ? x - 1.5f : 0.0f); });
-    auto thresholded = node("ThresholdedRelu", {inputs()}, 17, [](onnx::NodeProto& n) { setAttr(n, "alpha", 0.25f); });
+    expectPointwise(shrink,
+                    [](float x) { return x < -1.5f ? x + 1.5f : (x > 1.5f ? x - 1.5f : 0.0f); });
+    auto thresholded = node("ThresholdedRelu", {inputs()}, 17,
+                            [](onnx::NodeProto& n) { setAttr(n, "alpha", 0.25f); });
     expectPointwise(thresholded, [](float x) { return x > 0.25f ? x : 0.0f; });
 }
 
@@ -66,25 +77,32 @@ TEST(ActivationOps, SoftplusStaysFiniteForLargeInputs) {
 }
 
 TEST(ActivationOps, ReluOnIntegersAndHalves) {
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(node("Relu", {makeTensor<std::int32_t>({3}, {-3, 0, 5})})),
-                             makeTensor<std::int32_t>({3}, {0, 0, 5})));
+    EXPECT_TRUE(
+        tensorsClose(runOneNodeTensor(node("Relu", {makeTensor<std::int32_t>({3}, {-3, 0, 5})})),
+                     makeTensor<std::int32_t>({3}, {0, 0, 5})));
     Tensor h = makeTensor<engine::float16>({2}, {engine::float16(-1.5f), engine::float16(2.5f)});
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(node("Relu", {h})),
-                             makeTensor<engine::float16>({2}, {engine::float16(0.0f), engine::float16(2.5f)})));
+    EXPECT_TRUE(tensorsClose(
+        runOneNodeTensor(node("Relu", {h})),
+        makeTensor<engine::float16>({2}, {engine::float16(0.0f), engine::float16(2.5f)})));
 }
 
 TEST(ActivationOps, PReluBroadcastsSlopePerChannel) {
     // x [1,2,2], slope [2,1]: channel 0 slope 0.5, channel 1 slope 2.
     Tensor x = makeTensor<float>({1, 2, 2}, {-2, 3, -4, 5});
     Tensor slope = makeTensor<float>({2, 1}, {0.5f, 2.0f});
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(node("PRelu", {x, slope})), makeTensor<float>({1, 2, 2}, {-1, 3, -8, 5})));
-    // Opset 6: a 1-D slope is per channel (dim 1) even where numpy would align it with the last dim.
+    EXPECT_TRUE(tensorsClose(runOneNodeTensor(node("PRelu", {x, slope})),
+                             makeTensor<float>({1, 2, 2}, {-1, 3, -8, 5})));
+    // Opset 6: a 1-D slope is per channel (dim 1) even where numpy would align it with the last
+    // dim.
     Tensor x3 = makeTensor<float>({1, 2, 3}, {-1, -2, -3, -1, 2, -3});
     auto legacy = node("PRelu", {x3, makeTensor<float>({2}, {0.5f, 2.0f})}, 6);
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(legacy), makeTensor<float>({1, 2, 3}, {-0.5f, -1, -1.5f, -2, 2, -6})));
-    auto bad = runOneNode(node("PRelu", {makeTensor<float>({2}, {1, 2}), makeTensor<float>({2, 2}, {1, 1, 1, 1})}));
+    EXPECT_TRUE(tensorsClose(runOneNodeTensor(legacy),
+                             makeTensor<float>({1, 2, 3}, {-0.5f, -1, -1.5f, -2, 2, -6})));
+    auto bad = runOneNode(
+        node("PRelu", {makeTensor<float>({2}, {1, 2}), makeTensor<float>({2, 2}, {1, 1, 1, 1})}));
     ASSERT_FALSE(bad);
-    EXPECT_NE(bad.error().message.find("does not broadcast"), std::string::npos) << bad.error().message;
+    EXPECT_NE(bad.error().message.find("does not broadcast"), std::string::npos)
+        << bad.error().message;
 }
 
 // Softmax of one row computed directly.
@@ -105,11 +123,15 @@ TEST(ActivationOps, SoftmaxAlongMiddleAxis) {
     for (int b = 0; b < 2; ++b)
         for (int k = 0; k < 2; ++k) {
             std::vector<float> group;
-            for (int c = 0; c < 3; ++c) group.push_back(x[static_cast<std::size_t>(b * 6 + c * 2 + k)]);
+            for (int c = 0; c < 3; ++c)
+                group.push_back(x[static_cast<std::size_t>(b * 6 + c * 2 + k)]);
             auto s = softmaxRow(group);
-            for (int c = 0; c < 3; ++c) expected[static_cast<std::size_t>(b * 6 + c * 2 + k)] = s[static_cast<std::size_t>(c)];
+            for (int c = 0; c < 3; ++c)
+                expected[static_cast<std::size_t>(b * 6 + c * 2 + k)] =
+                    s[static_cast<std::size_t>(c)];
         }
-    auto spec = node("Softmax", {makeTensor<float>({2, 3, 2}, x)}, 13, [](onnx::NodeProto& n) { setAttr(n, "axis", std::int64_t{1}); });
+    auto spec = node("Softmax", {makeTensor<float>({2, 3, 2}, x)}, 13,
+                     [](onnx::NodeProto& n) { setAttr(n, "axis", std::int64_t{1}); });
     EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec), makeTensor<float>({2, 3, 2}, expected)));
 
     // LogSoftmax is the log of it; negative axis -2 is the same axis.
@@ -133,13 +155,18 @@ TEST(ActivationOps, SoftmaxBeforeOpset13CoercesTo2D) {
 TEST(ActivationOps, HardmaxPicksFirstMaximum) {
     // Opset 13 default axis -1; ties go to the first index.
     Tensor x = makeTensor<float>({2, 3}, {3, 3, 1, 0, 5, 5});
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(node("Hardmax", {x})), makeTensor<float>({2, 3}, {1, 0, 0, 0, 1, 0})));
+    EXPECT_TRUE(tensorsClose(runOneNodeTensor(node("Hardmax", {x})),
+                             makeTensor<float>({2, 3}, {1, 0, 0, 0, 1, 0})));
     // Axis 0: columns.
-    auto axis0 = node("Hardmax", {x}, 13, [](onnx::NodeProto& n) { setAttr(n, "axis", std::int64_t{0}); });
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(axis0), makeTensor<float>({2, 3}, {1, 0, 0, 0, 1, 1})));
+    auto axis0 =
+        node("Hardmax", {x}, 13, [](onnx::NodeProto& n) { setAttr(n, "axis", std::int64_t{0}); });
+    EXPECT_TRUE(
+        tensorsClose(runOneNodeTensor(axis0), makeTensor<float>({2, 3}, {1, 0, 0, 0, 1, 1})));
     // Opset 11, axis 0: the whole tensor is one row.
-    auto flat = node("Hardmax", {x}, 11, [](onnx::NodeProto& n) { setAttr(n, "axis", std::int64_t{0}); });
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(flat), makeTensor<float>({2, 3}, {0, 0, 0, 0, 1, 0})));
+    auto flat =
+        node("Hardmax", {x}, 11, [](onnx::NodeProto& n) { setAttr(n, "axis", std::int64_t{0}); });
+    EXPECT_TRUE(
+        tensorsClose(runOneNodeTensor(flat), makeTensor<float>({2, 3}, {0, 0, 0, 0, 1, 0})));
 }
 
 TEST(ActivationOps, SoftmaxEdgeCases) {
@@ -147,8 +174,9 @@ TEST(ActivationOps, SoftmaxEdgeCases) {
     auto empty = runOneNodeTensor(node("Softmax", {Tensor(DataType::Float, {0, 3})}));
     EXPECT_EQ(empty.shape(), (Shape{0, 3}));
     Tensor h = makeTensor<engine::float16>({2}, {engine::float16(0.0f), engine::float16(0.0f)});
-    EXPECT_TRUE(tensorsClose(runOneNodeTensor(node("Softmax", {h})),
-                             makeTensor<engine::float16>({2}, {engine::float16(0.5f), engine::float16(0.5f)})));
+    EXPECT_TRUE(tensorsClose(
+        runOneNodeTensor(node("Softmax", {h})),
+        makeTensor<engine::float16>({2}, {engine::float16(0.5f), engine::float16(0.5f)})));
     auto bad = runOneNode(node("Softmax", {makeTensor<float>({2}, {1, 2})}, 13,
                                [](onnx::NodeProto& n) { setAttr(n, "axis", std::int64_t{3}); }));
     ASSERT_FALSE(bad);

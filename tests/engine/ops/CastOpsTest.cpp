@@ -21,12 +21,15 @@ TEST(CastOps, FloatToStringLikeNumpy) {
     Tensor x = makeTensor<float>({7}, {0.5f, 100.0f, 1e-5f, 123456789.0f, -2.5f, std::nanf(""),
                                        -std::numeric_limits<float>::infinity()});
     auto y = runOneNodeTensor(cast(x, DataType::String));
-    EXPECT_TRUE(tensorsClose(y, makeTensor<std::string>({7}, {"0.5", "100.0", "1e-05", "123456790.0", "-2.5",
-                                                                "nan", "-inf"})));
+    EXPECT_TRUE(
+        tensorsClose(y, makeTensor<std::string>(
+                            {7}, {"0.5", "100.0", "1e-05", "123456790.0", "-2.5", "nan", "-inf"})));
     // float16 0.1 prints with the digits float16 needs, not float's.
-    auto h = runOneNodeTensor(cast(makeTensor<engine::float16>({1}, {engine::float16(0.1f)}), DataType::String));
+    auto h = runOneNodeTensor(
+        cast(makeTensor<engine::float16>({1}, {engine::float16(0.1f)}), DataType::String));
     EXPECT_TRUE(tensorsClose(h, makeTensor<std::string>({1}, {"0.1"})));
-    auto ints = runOneNodeTensor(cast(makeTensor<std::int64_t>({2}, {-7, 1234567890123}), DataType::String));
+    auto ints = runOneNodeTensor(
+        cast(makeTensor<std::int64_t>({2}, {-7, 1234567890123}), DataType::String));
     EXPECT_TRUE(tensorsClose(ints, makeTensor<std::string>({2}, {"-7", "1234567890123"})));
 }
 
@@ -35,7 +38,8 @@ TEST(CastOps, StringToNumbers) {
     auto f = runOneNodeTensor(cast(s, DataType::Float));
     const float inf = std::numeric_limits<float>::infinity();
     EXPECT_TRUE(tensorsClose(f, makeTensor<float>({5}, {1.5f, -inf, inf, std::nanf(""), 2000.0f})));
-    auto i = runOneNodeTensor(cast(makeTensor<std::string>({3}, {"42", "-9000000000", "+7"}), DataType::Int64));
+    auto i = runOneNodeTensor(
+        cast(makeTensor<std::string>({3}, {"42", "-9000000000", "+7"}), DataType::Int64));
     EXPECT_TRUE(tensorsClose(i, makeTensor<std::int64_t>({3}, {42, -9000000000, 7})));
     auto bad = runOneNode(cast(makeTensor<std::string>({1}, {"pear"}), DataType::Float));
     ASSERT_FALSE(bad);
@@ -58,11 +62,13 @@ TEST(CastOps, BFloat16KeepsTheUpperHalfOfFloatBits) {
 TEST(CastOps, FloatToIntegerTruncatesAndSaturates) {
     Tensor x = makeTensor<float>({4}, {2.9f, -2.9f, 1e10f, std::nanf("")});
     auto y = runOneNodeTensor(cast(x, DataType::Int32));
-    EXPECT_TRUE(tensorsClose(y, makeTensor<std::int32_t>({4}, {2, -2, std::numeric_limits<std::int32_t>::max(), 0})));
+    EXPECT_TRUE(tensorsClose(
+        y, makeTensor<std::int32_t>({4}, {2, -2, std::numeric_limits<std::int32_t>::max(), 0})));
     auto b = runOneNodeTensor(cast(makeTensor<float>({3}, {0.0f, -0.5f, 3.0f}), DataType::Bool));
     EXPECT_TRUE(tensorsClose(b, makeTensor<bool>({3}, {false, true, true})));
     auto h = runOneNodeTensor(cast(makeTensor<double>({2}, {0.1, 65504.0}), DataType::Float16));
-    EXPECT_TRUE(tensorsClose(h, makeTensor<engine::float16>({2}, {engine::float16(0.1f), engine::float16(65504.0f)})));
+    EXPECT_TRUE(tensorsClose(
+        h, makeTensor<engine::float16>({2}, {engine::float16(0.1f), engine::float16(65504.0f)})));
 }
 
 TEST(CastOps, Opset1NamesTheTargetType) {
@@ -76,7 +82,9 @@ TEST(CastOps, Opset1NamesTheTargetType) {
 }
 
 TEST(CastOps, CastLikeTakesTheSecondInputsType) {
-    OneNodeSpec spec{"CastLike", "", 15, {makeTensor<float>({2, 0}, {}), Tensor::scalar<std::uint8_t>(0)}, 1, {}};
+    OneNodeSpec spec{"CastLike", "",
+                     15,         {makeTensor<float>({2, 0}, {}), Tensor::scalar<std::uint8_t>(0)},
+                     1,          {}};
     auto y = runOneNodeTensor(spec);
     EXPECT_EQ(y.dtype(), DataType::UInt8);
     EXPECT_EQ(y.shape(), (Shape{2, 0}));

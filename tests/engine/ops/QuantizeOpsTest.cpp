@@ -16,9 +16,11 @@ OneNodeSpec node(const std::string& op, std::vector<Value> inputs, int opset = 1
 TEST(QuantizeOps, QuantizeRoundsHalfToEvenAndSaturates) {
     // x / 2 = 0.5, 1.5, 2.5, -0.5, 300, -300; rounded to even 0, 2, 2, -0, then + 10 and clamped.
     Tensor x = makeTensor<float>({6}, {1, 3, 5, -1, 600, -600});
-    auto u8 = runOneNodeTensor(node("QuantizeLinear", {x, Tensor::scalar<float>(2), Tensor::scalar<std::uint8_t>(10)}));
+    auto u8 = runOneNodeTensor(
+        node("QuantizeLinear", {x, Tensor::scalar<float>(2), Tensor::scalar<std::uint8_t>(10)}));
     EXPECT_TRUE(tensorsClose(u8, makeTensor<std::uint8_t>({6}, {10, 12, 12, 10, 255, 0})));
-    auto i8 = runOneNodeTensor(node("QuantizeLinear", {x, Tensor::scalar<float>(2), Tensor::scalar<std::int8_t>(-10)}));
+    auto i8 = runOneNodeTensor(
+        node("QuantizeLinear", {x, Tensor::scalar<float>(2), Tensor::scalar<std::int8_t>(-10)}));
     EXPECT_TRUE(tensorsClose(i8, makeTensor<std::int8_t>({6}, {-10, -8, -8, -10, 127, -128})));
     // No zero point: uint8 with zero point 0.
     auto noZero = runOneNodeTensor(node("QuantizeLinear", {x, Tensor::scalar<float>(2)}));
@@ -31,11 +33,13 @@ TEST(QuantizeOps, PerAxisScalesAndZeroPoints) {
     Tensor scale = makeTensor<float>({2}, {1, 0.5f});
     Tensor zp = makeTensor<std::uint8_t>({2}, {0, 100});
     auto q = runOneNodeTensor(node("QuantizeLinear", {x, scale, zp}));
-    EXPECT_TRUE(tensorsClose(q, makeTensor<std::uint8_t>({2, 2, 2}, {1, 2, 106, 108, 5, 6, 114, 116})));
+    EXPECT_TRUE(
+        tensorsClose(q, makeTensor<std::uint8_t>({2, 2, 2}, {1, 2, 106, 108, 5, 6, 114, 116})));
     auto d = runOneNodeTensor(node("DequantizeLinear", {q, scale, zp}));
     EXPECT_TRUE(tensorsClose(d, x));
     // Negative axis -3 picks dim 0 (also size 2).
-    auto axis0 = node("DequantizeLinear", {q, scale, zp}, 13, [](onnx::NodeProto& n) { setAttr(n, "axis", std::int64_t{-3}); });
+    auto axis0 = node("DequantizeLinear", {q, scale, zp}, 13,
+                      [](onnx::NodeProto& n) { setAttr(n, "axis", std::int64_t{-3}); });
     EXPECT_TRUE(tensorsClose(runOneNodeTensor(axis0),
                              makeTensor<float>({2, 2, 2}, {1, 2, 106, 108, -47.5f, -47, 7, 8})));
 }
@@ -46,7 +50,8 @@ TEST(QuantizeOps, BadScalesAreErrors) {
     ASSERT_FALSE(wrongCount);
     EXPECT_NE(wrongCount.error().message.find("axis 1 of the input has size 3"), std::string::npos)
         << wrongCount.error().message;
-    auto perAxisAtOpset10 = runOneNode(node("QuantizeLinear", {x, makeTensor<float>({3}, {1, 1, 1})}, 10));
+    auto perAxisAtOpset10 =
+        runOneNode(node("QuantizeLinear", {x, makeTensor<float>({3}, {1, 1, 1})}, 10));
     ASSERT_FALSE(perAxisAtOpset10);
     auto zeroScale = runOneNode(node("QuantizeLinear", {x, Tensor::scalar<float>(0)}));
     ASSERT_FALSE(zeroScale);
@@ -54,7 +59,9 @@ TEST(QuantizeOps, BadScalesAreErrors) {
 }
 
 TEST(QuantizeOps, DequantizeInt32WithoutZeroPoint) {
-    auto y = runOneNodeTensor(node("DequantizeLinear", {makeTensor<std::int32_t>({3}, {-4, 0, 1000}), Tensor::scalar<float>(0.25f)}));
+    auto y =
+        runOneNodeTensor(node("DequantizeLinear", {makeTensor<std::int32_t>({3}, {-4, 0, 1000}),
+                                                   Tensor::scalar<float>(0.25f)}));
     EXPECT_TRUE(tensorsClose(y, makeTensor<float>({3}, {-1, 0, 250})));
 }
 
@@ -67,9 +74,11 @@ TEST(QuantizeOps, DynamicQuantizeCoversZero) {
     EXPECT_TRUE(tensorsClose(result->at(1).tensor(), Tensor::scalar<float>(scale)));
     EXPECT_TRUE(tensorsClose(result->at(2).tensor(), Tensor::scalar<std::uint8_t>(51)));
     // q = round(x / scale) + 51: -51 + 51 = 0, 51, 102 + 51 = 153, 204 + 51 = 255.
-    EXPECT_TRUE(tensorsClose(result->at(0).tensor(), makeTensor<std::uint8_t>({4}, {0, 51, 153, 255})));
+    EXPECT_TRUE(
+        tensorsClose(result->at(0).tensor(), makeTensor<std::uint8_t>({4}, {0, 51, 153, 255})));
     // All zeros: scale 0 and everything at zero point 0.
-    auto zeros = runOneNode(node("DynamicQuantizeLinear", {makeTensor<float>({2}, {0, 0})}, 11, {}, 3));
+    auto zeros =
+        runOneNode(node("DynamicQuantizeLinear", {makeTensor<float>({2}, {0, 0})}, 11, {}, 3));
     ASSERT_TRUE(zeros);
     EXPECT_TRUE(tensorsClose(zeros->at(0).tensor(), makeTensor<std::uint8_t>({2}, {0, 0})));
 }

@@ -1,12 +1,11 @@
 #pragma once
 // Element types use the numbering of onnx::TensorProto::DataType, so conversion is a cast.
+#include <Eigen/Core>
 #include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <type_traits>
-
-#include <Eigen/Core>
 
 #include "onnxlens/engine/EngineError.h"
 
@@ -35,17 +34,21 @@ enum class DataType : std::int32_t {
     BFloat16 = 16,
 };
 
-std::size_t dataTypeSize(DataType type);         // bytes per element (sizeof(std::string) for String)
-const char* dataTypeName(DataType type);         // numpy-style: "float32", "int64", "bool", ...
-DataType dataTypeFromOnnx(int onnxType);         // throws EngineError for unknown values
-bool isFloatingPoint(DataType type);             // float, double, float16, bfloat16
+std::size_t dataTypeSize(DataType type);  // bytes per element (sizeof(std::string) for String)
+const char* dataTypeName(DataType type);  // numpy-style: "float32", "int64", "bool", ...
+DataType dataTypeFromOnnx(int onnxType);  // throws EngineError for unknown values
+bool isFloatingPoint(DataType type);      // float, double, float16, bfloat16
 bool isSignedInteger(DataType type);
 bool isUnsignedInteger(DataType type);
 inline bool isInteger(DataType t) { return isSignedInteger(t) || isUnsignedInteger(t); }
 
-template <class T> struct DataTypeOf;
-#define ONNXLENS_DATATYPE_OF(T, E) \
-    template <> struct DataTypeOf<T> { static constexpr DataType value = DataType::E; };
+template <class T>
+struct DataTypeOf;
+#define ONNXLENS_DATATYPE_OF(T, E)                     \
+    template <>                                        \
+    struct DataTypeOf<T> {                             \
+        static constexpr DataType value = DataType::E; \
+    };
 ONNXLENS_DATATYPE_OF(float, Float)
 ONNXLENS_DATATYPE_OF(double, Double)
 ONNXLENS_DATATYPE_OF(float16, Float16)
@@ -63,7 +66,8 @@ ONNXLENS_DATATYPE_OF(std::string, String)
 ONNXLENS_DATATYPE_OF(std::complex<float>, Complex64)
 ONNXLENS_DATATYPE_OF(std::complex<double>, Complex128)
 #undef ONNXLENS_DATATYPE_OF
-template <class T> inline constexpr DataType dataTypeOf = DataTypeOf<T>::value;
+template <class T>
+inline constexpr DataType dataTypeOf = DataTypeOf<T>::value;
 
 // Type dispatch: calls f.template operator()<T>() for the C++ type T of `type`.
 // Use with a template lambda:  dispatchNumeric(t, [&]<class T>() { ... });
@@ -75,17 +79,20 @@ template <class T> inline constexpr DataType dataTypeOf = DataTypeOf<T>::value;
         return f.template operator()<T>();
 
 // float, double, float16, bfloat16
-template <class F> decltype(auto) dispatchFloat(DataType type, F&& f) {
+template <class F>
+decltype(auto) dispatchFloat(DataType type, F&& f) {
     switch (type) {
         ONNXLENS_DISPATCH_CASE(Float, float)
         ONNXLENS_DISPATCH_CASE(Double, double)
         ONNXLENS_DISPATCH_CASE(Float16, float16)
         ONNXLENS_DISPATCH_CASE(BFloat16, bfloat16)
-        default: throwUnsupportedType(type, "floating-point");
+        default:
+            throwUnsupportedType(type, "floating-point");
     }
 }
 // all signed and unsigned integers (not bool)
-template <class F> decltype(auto) dispatchInteger(DataType type, F&& f) {
+template <class F>
+decltype(auto) dispatchInteger(DataType type, F&& f) {
     switch (type) {
         ONNXLENS_DISPATCH_CASE(Int8, std::int8_t)
         ONNXLENS_DISPATCH_CASE(Int16, std::int16_t)
@@ -95,11 +102,13 @@ template <class F> decltype(auto) dispatchInteger(DataType type, F&& f) {
         ONNXLENS_DISPATCH_CASE(UInt16, std::uint16_t)
         ONNXLENS_DISPATCH_CASE(UInt32, std::uint32_t)
         ONNXLENS_DISPATCH_CASE(UInt64, std::uint64_t)
-        default: throwUnsupportedType(type, "integer");
+        default:
+            throwUnsupportedType(type, "integer");
     }
 }
 // floats and integers (not bool, not string)
-template <class F> decltype(auto) dispatchNumeric(DataType type, F&& f) {
+template <class F>
+decltype(auto) dispatchNumeric(DataType type, F&& f) {
     switch (type) {
         ONNXLENS_DISPATCH_CASE(Float, float)
         ONNXLENS_DISPATCH_CASE(Double, double)
@@ -113,22 +122,26 @@ template <class F> decltype(auto) dispatchNumeric(DataType type, F&& f) {
         ONNXLENS_DISPATCH_CASE(UInt16, std::uint16_t)
         ONNXLENS_DISPATCH_CASE(UInt32, std::uint32_t)
         ONNXLENS_DISPATCH_CASE(UInt64, std::uint64_t)
-        default: throwUnsupportedType(type, "numeric");
+        default:
+            throwUnsupportedType(type, "numeric");
     }
 }
 // numeric plus bool
-template <class F> decltype(auto) dispatchNumericOrBool(DataType type, F&& f) {
+template <class F>
+decltype(auto) dispatchNumericOrBool(DataType type, F&& f) {
     if (type == DataType::Bool) return f.template operator()<bool>();
     return dispatchNumeric(type, std::forward<F>(f));
 }
 // every type, including string and complex
-template <class F> decltype(auto) dispatchAny(DataType type, F&& f) {
+template <class F>
+decltype(auto) dispatchAny(DataType type, F&& f) {
     switch (type) {
         ONNXLENS_DISPATCH_CASE(Bool, bool)
         ONNXLENS_DISPATCH_CASE(String, std::string)
         ONNXLENS_DISPATCH_CASE(Complex64, std::complex<float>)
         ONNXLENS_DISPATCH_CASE(Complex128, std::complex<double>)
-        default: return dispatchNumeric(type, std::forward<F>(f));
+        default:
+            return dispatchNumeric(type, std::forward<F>(f));
     }
 }
 #undef ONNXLENS_DISPATCH_CASE
@@ -139,20 +152,28 @@ template <class F> decltype(auto) dispatchAny(DataType type, F&& f) {
 struct Bytes16 {
     std::uint64_t lo, hi;
 };
-template <class F> decltype(auto) dispatchBySize(DataType type, F&& f) {
+template <class F>
+decltype(auto) dispatchBySize(DataType type, F&& f) {
     if (type == DataType::String) return f.template operator()<std::string>();
     switch (dataTypeSize(type)) {
-        case 1: return f.template operator()<std::uint8_t>();
-        case 2: return f.template operator()<std::uint16_t>();
-        case 4: return f.template operator()<std::uint32_t>();
-        case 8: return f.template operator()<std::uint64_t>();
-        case 16: return f.template operator()<Bytes16>();
-        default: throwUnsupportedType(type, "any");
+        case 1:
+            return f.template operator()<std::uint8_t>();
+        case 2:
+            return f.template operator()<std::uint16_t>();
+        case 4:
+            return f.template operator()<std::uint32_t>();
+        case 8:
+            return f.template operator()<std::uint64_t>();
+        case 16:
+            return f.template operator()<Bytes16>();
+        default:
+            throwUnsupportedType(type, "any");
     }
 }
 
 // Conversions that treat float16/bfloat16 like the other arithmetic types.
-template <class T> inline double toDouble(const T& v) {
+template <class T>
+inline double toDouble(const T& v) {
     if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>)
         return static_cast<double>(static_cast<float>(v));
     else

@@ -6,13 +6,13 @@ namespace onnxlens::engine {
 
 // Thrown by kernels and the executor; Session::run turns it into an Error value naming the node.
 class EngineError : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 
 // Thrown between nodes when RunControl::cancel is set.
 class RunCancelled : public EngineError {
-public:
+  public:
     RunCancelled() : EngineError("run cancelled") {}
 };
 

@@ -1,14 +1,15 @@
 #pragma once
 // The kernel interface. A kernel object is created once per node at compile time (attributes
-// parsed then) and run many times; it never sees a Qt type and never does per-element virtual calls.
+// parsed then) and run many times; it never sees a Qt type and never does per-element virtual
+// calls.
+#include <onnx/onnx_pb.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <onnx/onnx_pb.h>
 
 #include "onnxlens/engine/Tensor.h"
 #include "onnxlens/engine/ThreadPool.h"
@@ -22,7 +23,7 @@ class KernelRegistry;
 
 // Everything a kernel's factory may know about its node, read once at compile time.
 class NodeInfo {
-public:
+  public:
     NodeInfo(const onnx::NodeProto& node, int opsetVersion,
              std::function<std::shared_ptr<CompiledGraph>(const onnx::GraphProto&)> compileSubgraph)
         : node_(node), opset_(opsetVersion), compileSubgraph_(std::move(compileSubgraph)) {}
@@ -55,7 +56,7 @@ public:
     // Compiles a GRAPH attribute (If/Loop/Scan bodies); throws when absent.
     std::shared_ptr<CompiledGraph> compileGraph(const std::string& attributeName) const;
 
-private:
+  private:
     const onnx::NodeProto& node_;
     int opset_;
     std::function<std::shared_ptr<CompiledGraph>(const onnx::GraphProto&)> compileSubgraph_;
@@ -70,7 +71,7 @@ struct NodeTiming {
 
 // What a kernel may use while running.
 class KernelContext {
-public:
+  public:
     KernelContext(ThreadPool& pool, const Frame* frame, const std::atomic<bool>* cancel)
         : pool_(pool), frame_(frame), cancel_(cancel) {}
     ThreadPool& pool() const { return pool_; }
@@ -80,14 +81,14 @@ public:
     const Frame* frame() const { return frame_; }
     const std::atomic<bool>* cancelFlag() const { return cancel_; }
 
-private:
+  private:
     ThreadPool& pool_;
     const Frame* frame_;
     const std::atomic<bool>* cancel_;
 };
 
 class Kernel {
-public:
+  public:
     virtual ~Kernel() = default;
     // inputs[i] is null for an absent optional input. outputs has outputCount() entries; the
     // kernel assigns each (outputs with an empty name may be left None or filled, either is fine).

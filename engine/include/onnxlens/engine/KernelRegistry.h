@@ -17,7 +17,7 @@ using KernelFactory = std::function<std::unique_ptr<Kernel>(const NodeInfo&)>;
 inline constexpr int kLatestOpset = 1 << 20;
 
 class KernelRegistry {
-public:
+  public:
     // The registry with every operator family of engine/ops registered.
     static const KernelRegistry& global();
 
@@ -29,7 +29,9 @@ public:
     void add(const std::string& opType, int sinceVersion = 1, int untilVersion = kLatestOpset,
              const std::string& domain = "") {
         add(domain, opType, sinceVersion, untilVersion,
-            [](const NodeInfo& node) -> std::unique_ptr<Kernel> { return std::make_unique<K>(node); });
+            [](const NodeInfo& node) -> std::unique_ptr<Kernel> {
+                return std::make_unique<K>(node);
+            });
     }
 
     // The factory for an op at the given opset version of its domain, or null.
@@ -42,7 +44,7 @@ public:
     };
     std::vector<Entry> entries() const;
 
-private:
+  private:
     struct Range {
         int since, until;
         KernelFactory factory;

@@ -1,5 +1,7 @@
 #pragma once
 // Compiling a model once (kernels resolved, unsupported nodes reported together) and running it.
+#include <onnx/onnx_pb.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -7,8 +9,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <onnx/onnx_pb.h>
 
 #include "onnxlens/engine/GraphOptimizer.h"
 #include "onnxlens/engine/Value.h"
@@ -23,12 +23,12 @@ struct UnsupportedNode {
 };
 
 struct SessionOptions {
-    int threads = 0;                 // intra-op threads; <= 0: number of cores
+    int threads = 0;  // intra-op threads; <= 0: number of cores
     // The largest tensor this session's compile and runs may allocate (a broken or hostile model
     // asking for terabytes fails with an error naming the node); 0: the process default, half of
     // physical memory (maxTensorBytes() in Tensor.h).
     std::uint64_t maxTensorBytes = 0;
-    bool optimize = true;            // run the graph optimizer passes at load
+    bool optimize = true;  // run the graph optimizer passes at load
     // optimizedModel() keeps its initializers' bytes (to show or save the optimized graph).
     // Otherwise each initializer's bytes are released as soon as the engine holds its tensor,
     // so a session holds its weights once, not twice.
@@ -38,18 +38,18 @@ struct SessionOptions {
 // One node's execution in a profiled run.
 struct NodeProfile {
     std::string nodeName, opType;
-    std::int64_t startNs = 0;      // since the start of the run
+    std::int64_t startNs = 0;  // since the start of the run
     std::int64_t durationNs = 0;
 };
 
 struct RunControl {
-    std::atomic<bool> cancel{false};  // set from any thread to stop a run between nodes
-    bool profile = false;             // fill `profile` with one entry per top-level node
+    std::atomic<bool> cancel{false};        // set from any thread to stop a run between nodes
+    bool profile = false;                   // fill `profile` with one entry per top-level node
     std::vector<NodeProfile> nodeProfiles;  // filled when profile is set
 };
 
 class Session {
-public:
+  public:
     // Compiles the model. Fails with one error listing every unsupported node.
     static Result<std::unique_ptr<Session>> create(const LoadedModel& model,
                                                    const SessionOptions& options = {});
@@ -79,9 +79,10 @@ public:
     const onnx::ModelProto& optimizedModel() const;
     const OptimizationReport& optimizationReport() const;
 
-private:
+  private:
     Session() = default;
-    // `owned`: the model to take over (swapped out of the caller's proto), else loaded.proto is copied.
+    // `owned`: the model to take over (swapped out of the caller's proto), else loaded.proto is
+    // copied.
     static Result<std::unique_ptr<Session>> createFrom(const LoadedModel& loaded,
                                                        onnx::ModelProto* owned,
                                                        const SessionOptions& options);

@@ -18,7 +18,7 @@ std::uint64_t maxTensorBytes();
 void setMaxTensorBytes(std::uint64_t bytes);
 
 class Tensor {
-public:
+  public:
     Tensor() = default;  // undefined type, no data
     // Allocates storage for the shape (contents uninitialised for POD types, "" for strings).
     // Throws EngineError when the shape is invalid or exceeds maxTensorBytes().
@@ -26,12 +26,14 @@ public:
     // Same, with every byte zeroed (numeric 0, false).
     static Tensor zeros(DataType type, Shape shape);
 
-    template <class T> static Tensor scalar(const T& value) {
+    template <class T>
+    static Tensor scalar(const T& value) {
         Tensor t(dataTypeOf<T>, {});
         *t.data<T>() = value;
         return t;
     }
-    template <class T> static Tensor fromVector(Shape shape, const std::vector<T>& values) {
+    template <class T>
+    static Tensor fromVector(Shape shape, const std::vector<T>& values) {
         Tensor t(dataTypeOf<T>, std::move(shape));
         require(static_cast<std::size_t>(t.numel()) == values.size(),
                 "Tensor::fromVector: value count does not match the shape");
@@ -49,21 +51,29 @@ public:
     std::size_t byteSize() const { return static_cast<std::size_t>(numel_) * dataTypeSize(type_); }
 
     // Typed access; throws EngineError when T does not match dtype().
-    template <class T> T* data() {
+    template <class T>
+    T* data() {
         checkType(dataTypeOf<T>);
         return static_cast<T*>(raw());
     }
-    template <class T> const T* data() const {
+    template <class T>
+    const T* data() const {
         checkType(dataTypeOf<T>);
         return static_cast<const T*>(raw());
     }
-    template <class T> std::span<T> span() { return {data<T>(), static_cast<std::size_t>(numel_)}; }
-    template <class T> std::span<const T> span() const {
+    template <class T>
+    std::span<T> span() {
+        return {data<T>(), static_cast<std::size_t>(numel_)};
+    }
+    template <class T>
+    std::span<const T> span() const {
         return {data<T>(), static_cast<std::size_t>(numel_)};
     }
     // Untyped access (no check); for strings this points at std::string objects.
     void* raw() { return storage_ ? static_cast<char*>(storage_.get()) : nullptr; }
-    const void* raw() const { return storage_ ? static_cast<const char*>(storage_.get()) : nullptr; }
+    const void* raw() const {
+        return storage_ ? static_cast<const char*>(storage_.get()) : nullptr;
+    }
 
     // Reads element i of any numeric/bool type as double / int64 (for shape-like inputs).
     double valueAsDouble(std::int64_t index) const;
@@ -81,7 +91,7 @@ public:
     // True when nobody else holds the buffer (in-place updates are safe).
     bool uniquelyOwned() const { return storage_.use_count() == 1; }
 
-private:
+  private:
     void checkType(DataType requested) const;
     DataType type_ = DataType::Undefined;
     Shape shape_;

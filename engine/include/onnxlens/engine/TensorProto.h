@@ -1,12 +1,11 @@
 #pragma once
 // Conversions between engine values and the ONNX protobuf messages (TensorProto, SequenceProto,
 // OptionalProto): initializers, Constant attributes, test data files.
-#include <filesystem>
-#include <string>
-
+#include <onnx/onnx-data.pb.h>
 #include <onnx/onnx_pb.h>  // defines ONNX_API, which onnx-data.pb.h needs: include it first
 
-#include <onnx/onnx-data.pb.h>
+#include <filesystem>
+#include <string>
 
 #include "onnxlens/engine/Value.h"
 #include "onnxlens/model/Result.h"
@@ -29,10 +28,11 @@ onnx::SequenceProto sequenceToProto(const Value& sequence, const std::string& na
 
 // Writes any value as the ONNX message its kind is stored as in test data: TensorProto,
 // SequenceProto, MapProto, or an empty OptionalProto. Errors name the file.
-Status writeValuePbFile(const std::filesystem::path& file, const Value& value, const std::string& name);
+Status writeValuePbFile(const std::filesystem::path& file, const Value& value,
+                        const std::string& name);
 
-// Reads a .pb (TensorProto, or SequenceProto/MapProto/OptionalProto when `expectedType` says so) or .npy
-// file as a Value. Errors name the file.
+// Reads a .pb (TensorProto, or SequenceProto/MapProto/OptionalProto when `expectedType` says so) or
+// .npy file as a Value. Errors name the file.
 Result<Value> readValueFile(const std::filesystem::path& file,
                             const onnx::TypeProto* expectedType = nullptr);
 

@@ -7,7 +7,7 @@
 namespace onnxlens::engine {
 
 class ThreadPool {
-public:
+  public:
     explicit ThreadPool(int threads);  // threads <= 0: the number of cores
     ~ThreadPool();
     ThreadPool(const ThreadPool&) = delete;
@@ -20,7 +20,7 @@ public:
     void parallelFor(std::int64_t n, double costPerItem,
                      const std::function<void(std::int64_t, std::int64_t)>& fn);
 
-private:
+  private:
     struct Impl;
     int threads_;
     std::unique_ptr<Impl> impl_;

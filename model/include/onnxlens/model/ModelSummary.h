@@ -75,7 +75,7 @@ struct ShapeInferenceSummary {
     std::string message;          // the first error when not ok
     std::int64_t knownEdges = 0;  // node outputs of the main graph whose shape (rank) is known
     std::int64_t shapedByOnnxlens = 0;  // node outputs (subgraphs too) typed by ShapeRules.h
-    std::int64_t totalEdges = 0;  // node outputs of the main graph
+    std::int64_t totalEdges = 0;        // node outputs of the main graph
 };
 
 struct ModelSummary {

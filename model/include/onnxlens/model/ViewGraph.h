@@ -7,14 +7,14 @@
 // Each group has a "level": its direct children (nodes and groups) plus ports for the tensors
 // entering and leaving it, with the edges between them. A level is laid out on its own, so
 // expanding a group needs only that group's level laid out (and its ancestors resized).
+#include <onnx/onnx_pb.h>
+
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <onnx/onnx_pb.h>
 
 #include "onnxlens/model/Result.h"
 #include "onnxlens/model/ShapeInference.h"
@@ -31,13 +31,13 @@ enum class NodeCategory {
     Pool,           // MaxPool, AveragePool...
     Normalization,  // BatchNormalization, LayerNormalization...
     Dropout,
-    Shape,          // Reshape, Transpose, Flatten...
-    Tensor,         // Concat, Gather, Slice...
-    Arithmetic,     // Add, Mul, Sqrt...
-    Logic,          // Equal, Where, Not...
-    Control,        // If, Loop, Scan
+    Shape,       // Reshape, Transpose, Flatten...
+    Tensor,      // Concat, Gather, Slice...
+    Arithmetic,  // Add, Mul, Sqrt...
+    Logic,       // Equal, Where, Not...
+    Control,     // If, Loop, Scan
     Quantization,
-    ClassicalMl,    // every ai.onnx.ml operator (scalers, trees, SVMs, encoders, ZipMap)
+    ClassicalMl,  // every ai.onnx.ml operator (scalers, trees, SVMs, encoders, ZipMap)
     Input,
     Output,
 };
@@ -107,9 +107,9 @@ struct ViewGroup {
     std::string title;  // "layer.0", "then_branch", the function's name
     int parent = -1;
     int depth = 0;
-    std::vector<ViewUnitRef> children;  // nodes and groups, in model order
-    int nodeCount = 0;                  // operators inside, at any depth
-    int repeats = 0;                    // Repeat: how many alike groups it holds
+    std::vector<ViewUnitRef> children;       // nodes and groups, in model order
+    int nodeCount = 0;                       // operators inside, at any depth
+    int repeats = 0;                         // Repeat: how many alike groups it holds
     const onnx::NodeProto* owner = nullptr;  // the If/Loop/Scan or function-call node
 };
 
@@ -149,7 +149,7 @@ struct ViewGraph {
     std::vector<ViewGroup> groups;  // [0] is the root; not ordered parents-first (see Range)
     std::vector<ViewTensor> tensors;
     std::vector<ViewEdge> edges;
-    std::vector<LevelGraph> levels;  // one per group
+    std::vector<LevelGraph> levels;              // one per group
     std::map<std::string, std::int64_t> opsets;  // domain ("" for ai.onnx) -> version
     std::string shapeInferenceError;             // empty when inference succeeded
     int operatorCount = 0;

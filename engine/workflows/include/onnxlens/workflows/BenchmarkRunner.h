@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "onnxlens/workflows/LatencyStatistics.h"
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/engine/Value.h"
 #include "onnxlens/model/Result.h"
+#include "onnxlens/workflows/LatencyStatistics.h"
 
 namespace onnxlens::engine {
 
@@ -43,7 +43,7 @@ struct BenchmarkResult {
     LatencyStatistics statistics;
     bool profiled = false;
     std::vector<std::vector<NodeProfile>> runProfiles;  // one per counted run
-    std::vector<NodeTimeSummary> nodes;                      // largest total first
+    std::vector<NodeTimeSummary> nodes;                 // largest total first
     std::vector<OpTypeProfile> opTypes;                 // largest total first
     // The summed node time of an average run: a little below the mean latency (the executor's
     // own work between nodes is not in any node).

@@ -10,11 +10,11 @@ namespace onnxlens::engine {
 
 struct ConformanceCaseResult {
     enum class Outcome { Passed, Failed, Skipped };
-    std::string name;                  // the case folder's name, e.g. "test_add_bcast"
-    std::string suite;                 // the parent folder's name, e.g. "node"
+    std::string name;   // the case folder's name, e.g. "test_add_bcast"
+    std::string suite;  // the parent folder's name, e.g. "node"
     std::filesystem::path directory;
     Outcome outcome = Outcome::Failed;
-    std::string reason;                // why it failed or was skipped
+    std::string reason;  // why it failed or was skipped
     double seconds = 0;
 };
 

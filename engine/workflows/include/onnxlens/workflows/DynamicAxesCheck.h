@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "onnxlens/engine/Session.h"
 #include "onnxlens/workflows/InputPreparation.h"
 #include "onnxlens/workflows/ReferenceComparison.h"
-#include "onnxlens/engine/Session.h"
 
 namespace onnxlens::engine {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "onnxlens/workflows/LatencyStatistics.h"
 #include "onnxlens/model/Result.h"
+#include "onnxlens/workflows/LatencyStatistics.h"
 
 namespace onnxlens::engine {
 
@@ -56,10 +56,11 @@ struct QuantizedExportFigures {
     std::uint64_t bytes = 0;
     double sizeRatio = 0;  // float / int8 file size
     std::map<std::string, int> quantizedPerOpType;
-    double maxAbsError = 0, cosine = 0, sqnrDb = 0;  // against PyTorch, worst output over the data sets
+    double maxAbsError = 0, cosine = 0,
+           sqnrDb = 0;  // against PyTorch, worst output over the data sets
     bool hasLatency = false;
     LatencyStatistics latency;
-    double speedup = 0;  // engine float median / engine int8 median
+    double speedup = 0;   // engine float median / engine int8 median
     std::string problem;  // why it could not be quantized or run
 };
 
@@ -95,10 +96,10 @@ struct ExportReport {
     int engineThreads = 0;
     LatencyStatistics pytorchLatency;  // interleaved with the engine, else from export.json
     int pytorchThreads = 0;
-    double latencyRatio = 0;  // engine median / PyTorch median
+    double latencyRatio = 0;    // engine median / PyTorch median
     LatencyComparison latency;  // the ratio's noise: interleaved, within noise, busy
     std::string pytorchTiming;  // how PyTorch was timed ("interleaved with the engine", ...)
-    bool quantized = false;   // the int8 lines were requested
+    bool quantized = false;     // the int8 lines were requested
     QuantizedExportFigures int8;
 };
 

@@ -65,7 +65,8 @@ Result<std::pair<std::string, ValueRange>> parseIntegerRange(const std::string& 
 Tensor randomTensor(DataType type, const Shape& shape, std::uint64_t seed);
 // Seeded random data in a chosen range: floats uniform in [low, high), integers uniform in
 // [ceil(low), floor(high)] (clamped to the type), bools 50/50, strings as randomTensor.
-Tensor randomTensorInRange(DataType type, const Shape& shape, std::uint64_t seed, double low, double high);
+Tensor randomTensorInRange(DataType type, const Shape& shape, std::uint64_t seed, double low,
+                           double high);
 // Every element `value` (numeric and bool types; 0 and 1 for zeros and ones).
 Tensor filledTensor(DataType type, const Shape& shape, double value);
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "onnxlens/workflows/TensorStatistics.h"
 #include "onnxlens/engine/Value.h"
+#include "onnxlens/workflows/TensorStatistics.h"
 
 namespace onnxlens::engine {
 
@@ -17,11 +17,11 @@ struct Tolerance {
 
 struct ComparisonResult {
     bool passed = false;
-    std::string problem;              // why it failed ("dtype float32 vs float64", ...); empty on pass
+    std::string problem;  // why it failed ("dtype float32 vs float64", ...); empty on pass
     double maxAbsError = 0;
     double maxRelError = 0;
     double meanAbsError = 0;
-    double fractionOutside = 0;       // share of elements outside tolerance
+    double fractionOutside = 0;  // share of elements outside tolerance
     std::int64_t outsideCount = 0;
     std::int64_t elementCount = 0;
     std::vector<std::int64_t> worstIndex;  // multi-index of the largest absolute error

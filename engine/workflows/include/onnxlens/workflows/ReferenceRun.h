@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "onnxlens/workflows/ReferenceComparison.h"
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/model/TestDataSet.h"
+#include "onnxlens/workflows/ReferenceComparison.h"
 
 namespace onnxlens::engine {
 
