@@ -104,16 +104,26 @@ Tensor tensorFromProto(const onnx::TensorProto& proto,
             throw EngineError(label + ": holds less data than its shape " + shapeToString(shape) +
                               " (" + dataTypeName(type) + ") needs");
     }
-    Tensor t(type, shape);
-
     if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+        // Read (and size-check) the bytes before allocating: the dims alone may claim gigabytes.
         if (modelDirectory.empty())
             throw EngineError(label + ": stored as external data, but no model folder is known");
         auto bytes = readExternalData(proto, modelDirectory);
         if (!bytes) throw EngineError(bytes.error().message);
+        const auto count = static_cast<std::uint64_t>(shapeElementCount(shape));
+        if (type == DataType::String || bytes->size() / dataTypeSize(type) != count ||
+            bytes->size() % dataTypeSize(type) != 0)
+            throw EngineError(label + ": has " + std::to_string(bytes->size()) +
+                              " bytes of external data, its shape " + shapeToString(shape) + " (" +
+                              dataTypeName(type) + ") needs " +
+                              (type == DataType::String
+                                   ? std::string("inline strings")
+                                   : std::to_string(count * dataTypeSize(type))));
+        Tensor t(type, shape);
         fillFromBytes(t, *bytes, label);
         return t;
     }
+    Tensor t(type, shape);
     if (proto.has_raw_data()) {
         if (type == DataType::String) throw EngineError(label + ": strings cannot use raw_data");
         fillFromBytes(t, proto.raw_data(), label);

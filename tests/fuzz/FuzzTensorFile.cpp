@@ -9,6 +9,7 @@
 #include <string>
 
 #include "onnxlens/engine/EngineError.h"
+#include "onnxlens/engine/TensorByteLimit.h"
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/TensorFile.h"
 
@@ -23,6 +24,8 @@ std::filesystem::path scratchFile(const char* extension) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size < 1) return 0;
+    // Well under libFuzzer's -rss_limit_mb: a legitimate but huge tensor is the engine's error.
+    const onnxlens::engine::ScopedTensorByteLimit limit(std::uint64_t{256} << 20);
     const auto file = scratchFile((data[0] & 1) ? ".npy" : ".pb");
     {
         std::ofstream out(file, std::ios::binary | std::ios::trunc);
