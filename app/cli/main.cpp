@@ -96,7 +96,7 @@ void printTopUsage(std::ostream& out, const CLI::App& cli) {
 void printAllHelp(const CLI::App& cli) {
     std::cout << cli.help() << "\n";
     for (const CLI::App* command : cli.get_subcommands({}))
-        std::cout << command->help(std::string(kProgram) + " " + command->get_name()) << "\n";
+        std::cout << command->help(kProgram) << "\n";
 }
 
 }  // namespace
@@ -111,7 +111,6 @@ int main(int argc, char** argv) {
         "2 usage or input error).",
         kProgram};
     cli.get_formatter()->column_width(36);
-    cli.footer(std::string(kProgram) + " COMMAND --help describes a command's options.");
     cli.require_subcommand(0, 1);
     cli.set_version_flag("--version", onnxlens::buildinfo::versionReport(kProgram),
                          "print the versions onnxlens was built with and exit");
@@ -132,6 +131,8 @@ int main(int argc, char** argv) {
     };
     std::vector<std::string> names;
     for (const auto& command : commands) names.push_back(command.app->get_name());
+    // Set after the commands: subcommands inherit the footer of their parent when added.
+    cli.footer(std::string(kProgram) + " COMMAND --help describes a command's options.");
 
     if (argc < 2) {
         printTopUsage(std::cerr, cli);
