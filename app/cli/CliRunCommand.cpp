@@ -61,6 +61,8 @@ int runRun(const Arguments& a) {
     for (std::size_t k = 0; k < outputs->size(); ++k) {
         const engine::Value& value = (*outputs)[k];
         nlohmann::json entry = {{"name", infos[k].name}};
+        const bool optionalOutput = infos[k].type.has_optional_type();
+        if (optionalOutput) entry["optional"] = true;
         if (value.isTensor()) {
             const auto& t = value.tensor();
             auto s = statsOf(t);
@@ -77,7 +79,13 @@ int runRun(const Arguments& a) {
                     std::cout << "  min " << s.min << "  max " << s.max << "  mean " << s.mean;
                 std::cout << "\n";
             }
-            if (!outDir.empty()) {
+            if (!outDir.empty() && optionalOutput) {
+                // Test data stores optional outputs as OptionalProto (no .npy form).
+                auto file = outDir / ("output_" + std::to_string(k) + ".pb");
+                if (auto st = engine::writeValuePbFile(file, value, infos[k].name, &infos[k].type);
+                    !st)
+                    throw UsageError(st.error().message);
+            } else if (!outDir.empty()) {
                 auto proto = engine::tensorToProto(t, infos[k].name);
                 auto base = outDir / ("output_" + std::to_string(k));
                 if (auto st = writeTensorPbFile(base.string() + ".pb", proto); !st)
@@ -112,9 +120,10 @@ int runRun(const Arguments& a) {
                 }
             }
             if (!a.flag("json")) std::cout << infos[k].name << ": " << described << "\n";
-            if (!outDir.empty() && !value.isNone()) {
+            if (!outDir.empty()) {  // an empty optional is written as an empty OptionalProto
                 auto file = outDir / ("output_" + std::to_string(k) + ".pb");
-                if (auto st = engine::writeValuePbFile(file, value, infos[k].name); !st)
+                if (auto st = engine::writeValuePbFile(file, value, infos[k].name, &infos[k].type);
+                    !st)
                     throw UsageError(st.error().message);
             }
         }
