@@ -22,8 +22,12 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 
+#include "buildinfo/BuildInfo.h"
+#include "widgets/dialogs/AboutDialog.h"
 #include "widgets/dialogs/ExportDialog.h"
 #include "widgets/dialogs/QuantizeDialog.h"
+#include "widgets/dialogs/SettingsDialog.h"
+#include "widgets/dialogs/ShortcutsDialog.h"
 #include "widgets/graph/GraphExport.h"
 #include "widgets/graph/GraphPage.h"
 #include "widgets/graph/GraphScene.h"
@@ -298,14 +302,34 @@ void MainWindow::createActions() {
     tools->addAction(tr("&Export from PyTorch && Benchmark…"), this, &MainWindow::showExportDialog)
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
     tools->addAction(tr("&Quantize Model…"), this, &MainWindow::showQuantizeDialog);
+    tools->addSeparator();
+    tools->addAction(tr("&Settings…"), this, &MainWindow::showSettingsDialog)
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Comma));
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Keyboard Shortcuts"), this,
+                    [this] { openDialog(new widgets::ShortcutsDialog(this, this)); })
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Slash));
     help->addAction(tr("&About onnxlens"), this, [this] {
-        QMessageBox::about(this, tr("About onnxlens"),
-                           tr("<b>onnxlens</b> %1<br>An inspector for ONNX models.<br>"
-                              "Graph layout by Graphviz dot.")
-                               .arg(QApplication::applicationVersion()));
+        openDialog(new widgets::AboutDialog(
+            QString::fromStdString(buildinfo::versionReport("onnxlens")), this));
     });
+}
+
+// Window-modal and deleted on close: the window stays responsive to its own timers meanwhile.
+void MainWindow::openDialog(QDialog* dialog) {
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->open();
+}
+
+void MainWindow::showSettingsDialog() {
+    auto* dialog = new widgets::SettingsDialog(this);
+    connect(dialog, &QDialog::accepted, this, [this] {
+        benchmarkPanel_->reloadSettings();
+        comparePanel_->reloadSettings();
+        if (exportDialog_) exportDialog_->loadSettings();
+    });
+    openDialog(dialog);
 }
 
 void MainWindow::showBottomDock(QDockWidget* dock) {

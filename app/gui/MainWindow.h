@@ -12,6 +12,7 @@ class QTabWidget;
 class QMenu;
 class QDockWidget;
 class QAction;
+class QDialog;
 
 namespace onnxlens::widgets {
 class BenchmarkPanel;
@@ -67,6 +68,7 @@ class MainWindow : public QMainWindow {
     // Tools > Quantize Model... on the current tab's model (created on first use).
     widgets::QuantizeDialog* quantizeDialog();
     void showQuantizeDialog();
+    void showSettingsDialog();
     // View > Colour by Quantization Error (checkable; needs a report for the current model).
     QAction* quantizationErrorAction() const { return quantizationErrorAction_; }
 
@@ -85,6 +87,7 @@ class MainWindow : public QMainWindow {
     void showEvent(QShowEvent* event) override;
 
   private:
+    void openDialog(QDialog* dialog);
     void fitToScreen();
     void showBottomDock(QDockWidget* dock);
     void createActions();

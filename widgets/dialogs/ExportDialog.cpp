@@ -25,6 +25,7 @@
 #include <optional>
 
 #include "onnxlens/workflows/SklearnExportReport.h"
+#include "widgets/SettingsKeys.h"
 #include "widgets/dialogs/ExportDialog.h"
 #include "widgets/dialogs/ExportReportCard.h"
 
@@ -32,7 +33,7 @@ namespace onnxlens::widgets {
 
 namespace {
 
-const char* kSettingsGroup = "export";
+const char* kSettingsGroup = settings::kExportGroup;
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 
@@ -203,12 +204,15 @@ void ExportDialog::loadSettings() {
     r.opset = settings.value("opset", 0).toInt();
     r.dynamicBatch = settings.value("dynamicBatch", true).toBool();
     r.task = settings.value("task").toString().toStdString();
-    r.runs = settings.value("runs", 10).toInt();
-    r.warmup = settings.value("warmup", 2).toInt();
-    r.threads = settings.value("threads", 0).toInt();
+    r.runs = settings.value(settings::kExportRuns, settings::kExportRunsDefault).toInt();
+    r.warmup = settings.value(settings::kExportWarmup, settings::kExportWarmupDefault).toInt();
+    r.threads = settings.value(settings::kExportThreads, 0).toInt();
     r.python =
-        settings.value("python", QStringLiteral("/usr/bin/python3")).toString().toStdString();
-    r.timeoutSeconds = settings.value("timeoutSeconds", 600).toInt();
+        settings.value(settings::kExportPython, QString::fromLatin1(settings::kExportPythonDefault))
+            .toString()
+            .toStdString();
+    r.timeoutSeconds =
+        settings.value(settings::kExportTimeout, settings::kExportTimeoutDefault).toInt();
     setRequest(r);
 }
 
@@ -223,11 +227,11 @@ void ExportDialog::saveSettings() const {
     settings.setValue("opset", r.opset);
     settings.setValue("dynamicBatch", r.dynamicBatch);
     settings.setValue("task", qs(r.task));
-    settings.setValue("runs", r.runs);
-    settings.setValue("warmup", r.warmup);
-    settings.setValue("threads", r.threads);
-    settings.setValue("python", qs(r.python));
-    settings.setValue("timeoutSeconds", static_cast<int>(r.timeoutSeconds));
+    settings.setValue(settings::kExportRuns, r.runs);
+    settings.setValue(settings::kExportWarmup, r.warmup);
+    settings.setValue(settings::kExportThreads, r.threads);
+    settings.setValue(settings::kExportPython, qs(r.python));
+    settings.setValue(settings::kExportTimeout, static_cast<int>(r.timeoutSeconds));
 }
 
 engine::ExportRequest ExportDialog::request() const {

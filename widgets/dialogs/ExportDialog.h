@@ -49,6 +49,9 @@ class ExportDialog : public QDialog {
     // "Quantize (int8, dynamic)": model.int8.onnx beside model.onnx, with its rows on the card.
     QCheckBox* quantizeBox() const { return quantize_; }
 
+    // The options as remembered in QSettings (also after the Settings dialog changed them).
+    void loadSettings();
+
   signals:
     void modelExported(const QString& modelPath);  // model.onnx is written; open it
     void reportReady(bool passed);                 // the report card shows the validation
@@ -59,7 +62,6 @@ class ExportDialog : public QDialog {
 
   private:
     void buildForm();
-    void loadSettings();
     void saveSettings() const;
     void updateSourceWidgets();
     void browseSource();

@@ -19,6 +19,7 @@
 #include <QVBoxLayout>
 
 #include "onnxlens/model/NodeNames.h"
+#include "widgets/SettingsKeys.h"
 #include "widgets/charts/LatencyCharts.h"
 #include "widgets/graph/GraphPage.h"
 #include "widgets/panels/ProfileView.h"
@@ -26,10 +27,10 @@
 namespace onnxlens::widgets {
 
 namespace {
-const char* kWarmupKey = "benchmark/warmup";
-const char* kRunsKey = "benchmark/runs";
-const char* kThreadsKey = "benchmark/threads";
-const char* kProfileKey = "benchmark/profile";
+const char* kWarmupKey = settings::kBenchmarkWarmup;
+const char* kRunsKey = settings::kBenchmarkRuns;
+const char* kThreadsKey = settings::kBenchmarkThreads;
+const char* kProfileKey = settings::kBenchmarkProfile;
 const char* kHeatKey = "benchmark/heat";
 const char* kExportDirKey = "benchmark/exportDir";
 
@@ -49,15 +50,15 @@ QString statusError(const Status& status) {
 BenchmarkPanel::BenchmarkPanel(QWidget* parent) : QWidget(parent) {
     worker_ = new BenchmarkWorker(this);
     QSettings settings;
-    warmup_ = makeSpin(0, 100000, settings.value(kWarmupKey, 5).toInt(), this);
-    runs_ = makeSpin(1, 1000000, settings.value(kRunsKey, 50).toInt(), this);
-    threads_ = makeSpin(0, 256, settings.value(kThreadsKey, 0).toInt(), this);
+    warmup_ = makeSpin(0, 100000, settings::kBenchmarkWarmupDefault, this);
+    runs_ = makeSpin(1, 1000000, settings::kBenchmarkRunsDefault, this);
+    threads_ = makeSpin(0, 256, settings::kBenchmarkThreadsDefault, this);
     threads_->setSpecialValueText(tr("all cores (%1)").arg(QThread::idealThreadCount()));
     warmup_->setToolTip(
         tr("Runs before the counted ones, not in the statistics (caches, allocations)"));
     threads_->setToolTip(tr("Intra-op threads of the engine"));
     profile_ = new QCheckBox(tr("Profile operators"), this);
-    profile_->setChecked(settings.value(kProfileKey, true).toBool());
+    reloadSettings();
     profile_->setToolTip(
         tr("Time every node of every counted run (adds two clock reads per node)"));
     heatCheck_ = new QCheckBox(tr("Colour graph by time"), this);
@@ -203,6 +204,19 @@ BenchmarkPanel::BenchmarkPanel(QWidget* parent) : QWidget(parent) {
 }
 
 BenchmarkPanel::~BenchmarkPanel() = default;
+
+void BenchmarkPanel::reloadSettings() {
+    // Every value read before any is set: each change saves all four (saveSettings).
+    QSettings settings;
+    const int warmup = settings.value(kWarmupKey, settings::kBenchmarkWarmupDefault).toInt();
+    const int runs = settings.value(kRunsKey, settings::kBenchmarkRunsDefault).toInt();
+    const int threads = settings.value(kThreadsKey, settings::kBenchmarkThreadsDefault).toInt();
+    const bool profile = settings.value(kProfileKey, settings::kBenchmarkProfileDefault).toBool();
+    warmup_->setValue(warmup);
+    runs_->setValue(runs);
+    threads_->setValue(threads);
+    profile_->setChecked(profile);
+}
 
 void BenchmarkPanel::saveSettings() const {
     QSettings settings;

@@ -81,6 +81,9 @@ class BenchmarkPanel : public QWidget {
     // A result's per-node times as the graph scene's heat map.
     static NodeHeatMap heatMapOf(const engine::BenchmarkResult& result);
 
+    // Warm-up, runs, threads and profiling as remembered in QSettings (the Settings dialog).
+    void reloadSettings();
+
   signals:
     void started();
     void finished();

@@ -20,6 +20,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "widgets/SettingsKeys.h"
 #include "widgets/charts/HistogramChart.h"
 #include "widgets/panels/RunPanel.h"
 #include "widgets/panels/TensorText.h"
@@ -60,12 +61,9 @@ ComparePanel::ComparePanel(EngineWorker* worker, RunPanel* runPanel, QWidget* pa
     reference_->setObjectName(QStringLiteral("compareReference"));
     connect(reference_, &QComboBox::currentIndexChanged, this,
             &ComparePanel::onReferenceChoiceChanged);
-    QSettings settings;
-    const engine::Tolerance defaults;
-    rtol_ = new QLineEdit(settings.value(QStringLiteral("compare/rtol"), defaults.rtol).toString(),
-                          this);
-    atol_ = new QLineEdit(settings.value(QStringLiteral("compare/atol"), defaults.atol).toString(),
-                          this);
+    rtol_ = new QLineEdit(this);
+    atol_ = new QLineEdit(this);
+    reloadSettings();
     for (QLineEdit* edit : {rtol_, atol_}) {
         auto* validator = new QDoubleValidator(0, 1e300, 20, edit);
         validator->setNotation(QDoubleValidator::ScientificNotation);
@@ -284,9 +282,16 @@ bool ComparePanel::readTolerance(engine::Tolerance& tolerance) {
         return false;
     }
     QSettings settings;
-    settings.setValue(QStringLiteral("compare/rtol"), tolerance.rtol);
-    settings.setValue(QStringLiteral("compare/atol"), tolerance.atol);
+    settings.setValue(settings::kCompareRtol, tolerance.rtol);
+    settings.setValue(settings::kCompareAtol, tolerance.atol);
     return true;
+}
+
+void ComparePanel::reloadSettings() {
+    QSettings settings;
+    const engine::Tolerance defaults;
+    rtol_->setText(settings.value(settings::kCompareRtol, defaults.rtol).toString());
+    atol_->setText(settings.value(settings::kCompareAtol, defaults.atol).toString());
 }
 
 void ComparePanel::compare() {

@@ -67,6 +67,9 @@ class ComparePanel : public QWidget {
     QChartView* errorHistogramView() const { return errorHistogram_; }
     void showErrorHistogram(int row);
 
+    // rtol and atol as remembered in QSettings (the Settings dialog).
+    void reloadSettings();
+
   signals:
     void compareFinished();
     void dynamicAxesFinished();
