@@ -157,7 +157,6 @@ TEST(CliHelp, TyposGetASuggestionAndExitTwo) {
 TEST(CliHelp, BashCompletionCompletesCommandsAndOptions) {
     auto script = runCli({"--completion", "bash"});
     ASSERT_EQ(script.exitCode, 0) << script.err;
-    onnxlens::testing::CliResult dummy;
     const auto dir = std::filesystem::temp_directory_path() /
                      ("onnxlens-completion-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
@@ -176,11 +175,15 @@ TEST(CliHelp, BashCompletionCompletesCommandsAndOptions) {
     const auto commands = complete("onnxlens-cli \"\"", 1);
     for (const auto& name : listedCommands())
         EXPECT_TRUE(contains(commands, name + "\n")) << name << " not completed: " << commands;
-    std::filesystem::remove_all(dir);
 
     auto zsh = runCli({"--completion", "zsh"});
     ASSERT_EQ(zsh.exitCode, 0) << zsh.err;
     EXPECT_EQ(zsh.out.rfind("#compdef onnxlens-cli\n", 0), 0u);
+    // zsh parses it (zsh is in the CI packages for this).
+    std::ofstream(dir / "_onnxlens-cli") << zsh.out;
+    const std::string zshCheck = "zsh -n " + (dir / "_onnxlens-cli").string();
+    EXPECT_EQ(std::system(zshCheck.c_str()), 0) << zshCheck;
     EXPECT_TRUE(contains(zsh.out, "'--warmup=[untimed runs first (default 5)]:N: '")) << zsh.out;
     EXPECT_EQ(runCli({"--completion", "fish"}).exitCode, 2);
+    std::filesystem::remove_all(dir);
 }
