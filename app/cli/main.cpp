@@ -92,11 +92,27 @@ void printTopUsage(std::ostream& out, const CLI::App& cli) {
         << " --version prints the versions.\n";
 }
 
-// `--help-all`: every command's help in one text (the man page is made from it).
+// `--help-all`: the commands' help in one text, laid out for help2man (the man page is made from
+// it): a "NAME command:" heading per command, its description and usage, then one indented line
+// per argument and option.
 void printAllHelp(const CLI::App& cli) {
     std::cout << cli.help() << "\n";
-    for (const CLI::App* command : cli.get_subcommands({}))
-        std::cout << command->help(kProgram) << "\n";
+    for (const CLI::App* command : cli.get_subcommands({})) {
+        std::cout << command->get_name() << " command:\n"
+                  << "  " << command->get_description() << ".\n\n"
+                  << "  " << usageLine(*command) << "\n\n";
+        for (const CLI::Option* option : command->get_options()) {
+            if (option->get_lnames().empty() && !option->get_positional()) continue;
+            if (option == command->get_help_ptr()) continue;
+            std::string term = option->get_lnames().empty() ? option->get_name()
+                                                            : "--" + option->get_lnames().front();
+            if (!option->get_lnames().empty() && option->get_type_size() != 0)
+                term += " " + option->get_type_name();
+            std::cout << "  " << term << std::string(term.size() < 34 ? 34 - term.size() : 2, ' ')
+                      << option->get_description() << "\n";
+        }
+        std::cout << "\n";
+    }
 }
 
 }  // namespace

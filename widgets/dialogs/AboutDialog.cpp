@@ -27,7 +27,12 @@ AboutDialog::AboutDialog(const QString& versionReport, QWidget* parent) : QDialo
     header->addWidget(icon, 0, Qt::AlignTop);
     header->addWidget(title, 1);
 
-    versions_ = new QPlainTextEdit(versionReport.section(QLatin1Char('\n'), 1).trimmed(), this);
+    // "label: value" per line, without the report's indentation.
+    QStringList lines;
+    for (const QString& line :
+         versionReport.section(QLatin1Char('\n'), 1).split(QLatin1Char('\n'), Qt::SkipEmptyParts))
+        lines << line.trimmed();
+    versions_ = new QPlainTextEdit(lines.join(QLatin1Char('\n')), this);
     versions_->setObjectName(QStringLiteral("aboutVersions"));
     versions_->setReadOnly(true);
     versions_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));

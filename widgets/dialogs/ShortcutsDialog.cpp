@@ -85,6 +85,7 @@ ShortcutsDialog::ShortcutsDialog(const QWidget* window, QWidget* parent)
         table_->setItem(row, 2, new QTableWidgetItem(e.where));
     }
     table_->resizeColumnsToContents();
+    table_->resizeRowsToContents();
     table_->horizontalHeader()->setStretchLastSection(true);
     table_->setMinimumSize(560, 420);
 
