@@ -10,7 +10,7 @@ ONNXLENS_PACKAGES=(
   libcli11-dev libeigen3-dev libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata libdnnl-dev ocl-icd-opencl-dev
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libre2-dev
   python3-onnx python3-numpy python3-torch python3-torchvision python3-sklearn
-  desktop-file-utils shared-mime-info libglib2.0-bin xdg-utils help2man lintian zsh
+  desktop-file-utils shared-mime-info libglib2.0-bin xdg-utils help2man lintian zsh dpkg-dev
   clang-format clang-tidy
 )
 
