@@ -25,7 +25,7 @@
 #include "widgets/panels/ComparePanel.h"
 #include "widgets/panels/ImageInput.h"
 #include "widgets/panels/RunPanel.h"
-#include "widgets/workers/EngineWorker.h"
+#include "widgets/workers/ModelController.h"
 
 namespace onnxlens {
 namespace {
@@ -41,17 +41,19 @@ QString samplePath(const char* name) {
     return QString::fromStdString((kSamples / name / "model.onnx").string());
 }
 
-// A Run and a Compare panel on one engine thread, as the main window wires them.
+// A Run and a Compare panel on one model's controller, as the main window wires them.
 struct Panels {
-    widgets::EngineThread engine;
-    RunPanel run{engine.worker()};
-    ComparePanel compare{engine.worker(), &run};
+    std::unique_ptr<widgets::ModelController> controller;
+    RunPanel run;
+    ComparePanel compare;
 
     bool open(const QString& path) {
         auto document = widgets::loadModelDocument(path);
         EXPECT_TRUE(document) << document.error().message;
         if (!document) return false;
-        run.setDocument(*document);
+        controller = std::make_unique<widgets::ModelController>(*document);
+        run.setController(controller.get());
+        compare.setController(controller.get());
         return testing::waitFor([&] { return run.isReady() && !run.isBusy(); });
     }
     bool runAndWait() {
