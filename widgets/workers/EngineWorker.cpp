@@ -1,7 +1,10 @@
 #include "widgets/workers/EngineWorker.h"
 
+#include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QFileInfo>
+#include <QPointer>
+#include <algorithm>
 
 namespace onnxlens::widgets {
 
@@ -323,18 +326,51 @@ void EngineWorker::optimizedGraphOnWorkerThread() {
     emit optimizedGraphFinished(*graph);
 }
 
-EngineThread::EngineThread() : worker_(new EngineWorker) {
-    thread_.setObjectName(QStringLiteral("onnxlens-engine"));
-    worker_->moveToThread(&thread_);
+namespace {
+
+// Engine threads whose model's tab closed while a job that cannot be interrupted (a compile) was
+// still going: they end on their own; the application waits for them as it quits.
+std::vector<QPointer<QThread>>& detachedThreads() {
+    static std::vector<QPointer<QThread>> threads;
+    return threads;
+}
+
+void waitForDetachedThreads() {
+    for (const auto& thread : detachedThreads())
+        if (thread) thread->wait();
+    detachedThreads().clear();
+}
+
+}  // namespace
+
+EngineThread::EngineThread() : thread_(new QThread), worker_(new EngineWorker) {
+    static const bool registered = [] {
+        qAddPostRoutine(waitForDetachedThreads);
+        return true;
+    }();
+    (void)registered;
+    thread_->setObjectName(QStringLiteral("onnxlens-engine"));
+    worker_->moveToThread(thread_);
     // The worker (and the session it owns) is deleted on its own thread as the thread ends.
-    QObject::connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
-    thread_.start();
+    QObject::connect(thread_, &QThread::finished, worker_, &QObject::deleteLater);
+    thread_->start();
 }
 
 EngineThread::~EngineThread() {
     worker_->cancel();
-    thread_.quit();
-    thread_.wait();
+    thread_->quit();
+    // Runs and benchmarks stop between two nodes, but a compile goes on to its end: closing a
+    // tab while its model compiles must not freeze the window, so that thread is left to finish
+    // and delete itself.
+    if (thread_->wait(200)) {
+        delete thread_;
+        return;
+    }
+    QObject::connect(thread_, &QThread::finished, thread_, &QObject::deleteLater);
+    detachedThreads().erase(
+        std::remove(detachedThreads().begin(), detachedThreads().end(), nullptr),
+        detachedThreads().end());
+    detachedThreads().emplace_back(thread_);
 }
 
 }  // namespace onnxlens::widgets

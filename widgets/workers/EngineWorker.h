@@ -167,8 +167,9 @@ class EngineWorker : public QObject {
     std::atomic<int> pending_{0};
 };
 
-// Owns the worker thread and the EngineWorker on it. The destructor cancels the running job and
-// waits for the thread to end.
+// Owns the worker thread and the EngineWorker on it. The destructor cancels the running job; a
+// thread that does not end at once (a compile) finishes on its own, and the application waits for
+// it as it quits.
 class EngineThread {
   public:
     EngineThread();
@@ -178,7 +179,7 @@ class EngineThread {
     EngineWorker* worker() const { return worker_; }
 
   private:
-    QThread thread_;
+    QThread* thread_;
     EngineWorker* worker_;
 };
 
