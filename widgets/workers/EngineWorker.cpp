@@ -336,8 +336,11 @@ std::vector<QPointer<QThread>>& detachedThreads() {
 }
 
 void waitForDetachedThreads() {
-    for (const auto& thread : detachedThreads())
-        if (thread) thread->wait();
+    for (const auto& thread : detachedThreads()) {
+        if (!thread) continue;  // finished and deleted itself already
+        thread->wait();
+        delete thread.data();
+    }
     detachedThreads().clear();
 }
 
