@@ -481,12 +481,14 @@ TEST_F(RunPanelTest, AnImageFileFeedsAFourDimensionalInput) {
     ASSERT_TRUE(p.run.lastOutcome()) << p.run.statusText().toStdString();
     EXPECT_EQ(p.run.inputStatus(QStringLiteral("image")), QStringLiteral("ok, [1x1x28x28]"));
 
-    // The feeds hook for the benchmark panel materializes the same choices on another thread.
-    auto feeds = p.run.feedsFunction();
-    ASSERT_TRUE(feeds);
-    auto made = QtConcurrent::run(feeds).result();
-    ASSERT_TRUE(made) << made.error().message;
-    const engine::Tensor& grey = made->at("image").tensor();
+    // The choices the controller holds for Compare and the benchmark make the same feeds on
+    // another thread.
+    ASSERT_TRUE(p.controller->inputChoices());
+    const widgets::InputChoices choices = *p.controller->inputChoices();
+    auto made =
+        QtConcurrent::run([choices] { return widgets::prepareInputFeeds(choices); }).result();
+    ASSERT_TRUE(made.ok()) << made.combinedError().message;
+    const engine::Tensor& grey = made.feeds.at("image").tensor();
     EXPECT_EQ(grey.shape(), (engine::Shape{1, 1, 28, 28}));
     // Qt's own grey conversion of pure red, scaled to 0..1, in every pixel.
     const double expectedGrey =

@@ -744,15 +744,6 @@ InputChoices RunPanel::currentChoices() const {
     return choices;
 }
 
-std::function<Result<std::map<std::string, engine::Value>>()> RunPanel::feedsFunction() const {
-    if (!compiled_) return {};
-    return [choices = currentChoices()]() -> Result<std::map<std::string, engine::Value>> {
-        PreparedFeeds prepared = prepareInputFeeds(choices);
-        if (!prepared.ok()) return prepared.combinedError();
-        return std::move(prepared.feeds);
-    };
-}
-
 void RunPanel::run() {
     if (!compiled_ || busy_) return;
     bool valid = true;

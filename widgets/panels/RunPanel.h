@@ -75,13 +75,9 @@ class RunPanel : public QWidget {
     QString fillFromDataSet(int index);
     QString fillFromFolder(const QString& folder);
 
-    // Everything a run needs, copied (safe to hand to another thread).
+    // Everything a run needs, copied (safe to hand to another thread). Published to the
+    // controller as it changes: Compare and Benchmark read it there.
     InputChoices currentChoices() const;
-    // The feeds hook for other panels (the benchmark): a function that materializes the feeds
-    // for the input choices as they are now. Call it on a worker thread, never on the GUI thread
-    // (it reads files and decodes images); errors name the inputs. Empty while no model is
-    // compiled.
-    std::function<Result<std::map<std::string, engine::Value>>()> feedsFunction() const;
 
     std::shared_ptr<const RunOutcome> lastOutcome() const { return outcome_; }
     QString statusText() const;
