@@ -5,9 +5,11 @@
 
 #include <QAction>
 #include <QCheckBox>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTabWidget>
 #include <QTemporaryDir>
 
 #include "GuiTestSupport.h"
@@ -109,6 +111,38 @@ TEST_F(ModelControllerTest, OneSessionServesRunCompareBenchmarkAndTheOptimizedVi
     EXPECT_EQ(controller->sessionsCompiled(), 2);
     ASSERT_TRUE(controller->compiledModel());
     EXPECT_EQ(controller->compiledModel()->threads, 1);
+}
+
+// Closing a tab ends its model's engine work (here an endless benchmark) and nothing else: the
+// Benchmark dock reports it, the other tab and its compiled session stay.
+TEST_F(ModelControllerTest, ClosingATabStopsItsBenchmarkAndKeepsTheOtherTab) {
+    gui::MainWindow window;
+    window.show();
+    widgets::GraphPage* other = testing::openAndDraw(window, sampleModel("legacy_opset10"));
+    ASSERT_NE(other, nullptr);
+    ASSERT_TRUE(testing::waitFor([&] { return other->controller()->isReady(); }, 60000));
+    widgets::GraphPage* page = testing::openAndDraw(window, sampleModel("mnist_cnn"));
+    ASSERT_NE(page, nullptr);
+    widgets::BenchmarkPanel* bench = window.benchmarkPanel();
+    bench->warmupSpin()->setValue(0);
+    bench->runsSpin()->setValue(1000000);  // hours: only closing the tab ends it
+    bench->threadsSpin()->setValue(1);
+    bench->profileCheck()->setChecked(false);
+    QSignalSpy cancelled(bench, &widgets::BenchmarkPanel::cancelled);
+    bench->start();
+    ASSERT_TRUE(testing::waitFor([&] { return bench->progressBar()->value() >= 3; }, 60000));
+    auto* tabs = window.findChild<QTabWidget*>();
+    ASSERT_NE(tabs, nullptr);
+    emit tabs->tabCloseRequested(tabs->indexOf(page));
+    ASSERT_TRUE(testing::waitFor([&] { return cancelled.count() == 1; }, 10000));
+    EXPECT_FALSE(bench->isRunning());
+    EXPECT_TRUE(bench->statusText().contains(QStringLiteral("closed")))
+        << bench->statusText().toStdString();
+    ASSERT_EQ(window.pageCount(), 1);
+    EXPECT_EQ(window.currentPage(), other);
+    EXPECT_TRUE(other->controller()->isReady());
+    EXPECT_EQ(window.runPanel()->controller(), other->controller());
+    EXPECT_TRUE(window.benchmarkPanel()->startAction()->isEnabled());
 }
 
 // x -> Relu -> y, importing ai.onnx opset 99: the engine knows 24 and the onnx library 17.

@@ -216,6 +216,10 @@ void BenchmarkPanel::start() {
                         .arg(total)
                         .arg(lastMs, 0, 'f', 3));
             });
+    connect(controller, &QObject::destroyed, this, [this] {
+        onEnded(tr("Benchmark stopped: its model was closed."));
+        emit cancelled();
+    });
     connect(controller, &ModelController::benchmarkFinished, this,
             [this, controller] { onFinished(controller->lastBenchmark()); });
     connect(controller, &ModelController::failed, this,
