@@ -83,8 +83,8 @@ DataType dataTypeOfTypeProto(const onnx::TypeProto& type) {
     return DataType::Undefined;
 }
 
-Tensor tensorFromProto(const onnx::TensorProto& proto,
-                       const std::filesystem::path& modelDirectory) {
+Tensor tensorFromProto(const onnx::TensorProto& proto, const std::filesystem::path& modelDirectory,
+                       TensorSource* source) {
     const std::string label = tensorLabel(proto);
     if (proto.has_segment()) throw EngineError(label + ": segmented tensors are not supported");
     DataType type;
@@ -105,7 +105,7 @@ Tensor tensorFromProto(const onnx::TensorProto& proto,
                               " (" + dataTypeName(type) + ") needs");
     }
     if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-        // Read (and size-check) the bytes before allocating: the dims alone may claim gigabytes.
+        // Map (and size-check) the bytes before allocating: the dims alone may claim gigabytes.
         if (modelDirectory.empty())
             throw EngineError(label + ": stored as external data, but no model folder is known");
         auto mapped = mapExternalData(proto, modelDirectory);
