@@ -7,8 +7,9 @@
 
 namespace onnxlens::cli {
 
-int runOptimizeCommand(const std::vector<std::string>& args) {
-    Arguments a(args, {"passes"}, {"json", "list-passes"});
+namespace {
+
+int runOptimize(const Arguments& a) {
     if (a.flag("list-passes")) {
         for (const auto& pass : engine::optimizerPasses())
             std::cout << pass.name << (pass.cleanup ? "  (cleanup, repeated)" : "  (fusion, once)")
@@ -60,6 +61,21 @@ int runOptimizeCommand(const std::vector<std::string>& args) {
             std::cout << "  " << p.pass << ": " << p.rewrites << "\n";
     }
     return kExitOk;
+}
+
+}  // namespace
+
+Command addOptimizeCommand(CLI::App& cli) {
+    CLI::App* command =
+        addCommand(cli, "optimize",
+                   "save the graph the engine runs after its optimizer passes (fusions, folding)");
+    addPositional(*command, "MODEL", "the ONNX model file", false);
+    addPositional(*command, "OUT", "the optimized model to write (.onnx)", false);
+    addValueOption(*command, "passes", "NAME,NAME...",
+                   "run only these passes (--list-passes names them; default: all)");
+    addFlag(*command, "list-passes", "print the optimizer's passes and exit");
+    addJsonFlag(*command, "print what was done as one JSON document");
+    return {command, runOptimize};
 }
 
 }  // namespace onnxlens::cli
