@@ -30,6 +30,7 @@
 #include "widgets/graph/GraphView.h"
 #include "widgets/panels/BenchmarkPanel.h"
 #include "widgets/panels/ComparePanel.h"
+#include "widgets/panels/MemoryUsageLabel.h"
 #include "widgets/panels/ModelPanel.h"
 #include "widgets/panels/NodePanel.h"
 #include "widgets/panels/RunPanel.h"
@@ -64,6 +65,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     createDocks();
     createActions();
     statusBar()->showMessage(tr("Ready"));
+    statusBar()->addPermanentWidget(new widgets::MemoryUsageLabel(statusBar()));
     QSettings settings;
     if (!restoreGeometry(settings.value("window/geometry").toByteArray())) resize(1400, 900);
     restoredState_ = restoreState(settings.value("window/state").toByteArray());
