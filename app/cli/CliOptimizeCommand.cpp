@@ -1,11 +1,9 @@
 // onnxlens-cli optimize MODEL OUT: saves the graph the engine runs, so a person can see what the
 // optimizer folded and removed.
-#include <fstream>
-
 #include "CliCommon.h"
 #include "onnxlens/engine/GraphOptimizer.h"
-#include "onnxlens/model/ExternalData.h"
 #include "onnxlens/model/ModelLoader.h"
+#include "onnxlens/model/ModelWriter.h"
 
 namespace onnxlens::cli {
 
@@ -39,15 +37,14 @@ int runOptimize(const Arguments& a) {
     const std::string input = a.positionals()[0], output = a.positionals()[1];
     auto model = loadModel(input);
     if (!model) throw UsageError(model.error().message);
-    onnx::ModelProto optimized = *model->proto;
-    // The output is self-contained: external weights are inlined (models over 2 GB cannot be saved
-    // so).
-    if (auto st = internalizeExternalData(optimized, model->directory); !st)
-        throw UsageError(st.error().message);
+    onnx::ModelProto optimized = std::move(*model->proto);
     const auto report = engine::optimizeModel(optimized, model->directory, options);
-    std::ofstream out(output, std::ios::binary);
-    if (!out) throw UsageError(output + ": cannot be written");
-    if (!optimized.SerializeToOstream(&out)) throw UsageError(output + ": write failed");
+    // External weights stay mapped (never read into memory): the writer copies them into
+    // OUT.onnx.data beside the output when it is over 2 GB, and inlines them otherwise.
+    ModelWriteOptions writeOptions;
+    writeOptions.sourceDirectory = model->directory;
+    if (auto written = writeModelFile(optimized, output, writeOptions); !written)
+        throw UsageError(written.error().message);
     if (a.flag("json")) {
         nlohmann::json passes = nlohmann::json::array();
         for (const auto& p : report.passes)
