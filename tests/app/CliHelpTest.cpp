@@ -152,6 +152,17 @@ TEST(CliHelp, TyposGetASuggestionAndExitTwo) {
     EXPECT_EQ(runCli({"--no-such-option"}).exitCode, 2);
 }
 
+// A positional that takes several values: every one reaches the command.
+TEST(CliHelp, ConformanceTakesSeveralFolders) {
+    const std::string samples = std::string(ONNXLENS_SOURCE_DIR) + "/resources/samples/";
+    auto r = runCli({"conformance", samples + "mnist_cnn", samples + "lstm_classifier"});
+    EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "2 passed, 0 failed")) << r.out;
+    auto none = runCli({"conformance"});
+    EXPECT_EQ(none.exitCode, 2);
+    EXPECT_TRUE(contains(none.err, "usage: onnxlens-cli conformance [OPTIONS] DIR...")) << none.err;
+}
+
 // The completion scripts name the same commands and options as --help, and bash completes with
 // them (the script sourced in a bash that calls its function as completion would).
 TEST(CliHelp, BashCompletionCompletesCommandsAndOptions) {
