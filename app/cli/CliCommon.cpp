@@ -93,7 +93,7 @@ CLI::Option* addPositional(CLI::App& command, const std::string& name,
                            const std::string& description, bool required, bool many) {
     CLI::Option* option = command.add_option(name, description)->type_name("");
     if (required) option->required();
-    if (many) option->expected(-1);
+    if (many) option->expected(1, -1)->allow_extra_args();  // CLI11 2.3: expected(-1) is "one"
     return option;
 }
 
