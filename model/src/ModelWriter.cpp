@@ -1,9 +1,11 @@
 #include "onnxlens/model/ModelWriter.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -120,6 +122,14 @@ Result<std::vector<std::pair<onnx::TensorProto*, MappedExternalData>>> mapSource
     return mapped;
 }
 
+// Drops the whole pages inside [data, data + size) of a read-only file mapping from this process.
+void releasePages(const char* data, std::uint64_t size) {
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto begin = (reinterpret_cast<std::uintptr_t>(data) + page - 1) / page * page;
+    const auto end = (reinterpret_cast<std::uintptr_t>(data) + size) / page * page;
+    if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 void pointAtDataFile(onnx::TensorProto& tensor, const std::string& location, std::uint64_t offset,
                      std::uint64_t length) {
     tensor.set_data_location(onnx::TensorProto::EXTERNAL);
@@ -206,11 +216,18 @@ Result<WrittenModel> writeModelFile(onnx::ModelProto& model, const fs::path& fil
             pointAtDataFile(*tensor, location, offset, length);
             offset += length;
         }
-        // Page cache to page cache: the source file's pages are read through its mapping.
+        // Page cache to page cache: the source file's pages are read through its mapping, a
+        // chunk at a time, and dropped from this process once written (they stay in the page
+        // cache, and a session sharing the mapping faults them in again when it reads them).
         for (auto& [tensor, data] : *sourceTensors) {
             if (auto st = align(); !st) return st.error();
-            if (auto st = dataTemp->write(data.data(), data.length, dataFile); !st)
-                return st.error();
+            constexpr std::uint64_t kChunk = std::uint64_t{64} << 20;
+            for (std::uint64_t done = 0; done < data.length; done += kChunk) {
+                const std::uint64_t size = std::min(kChunk, data.length - done);
+                const char* chunk = data.data() + done;
+                if (auto st = dataTemp->write(chunk, size, dataFile); !st) return st.error();
+                releasePages(chunk, size);
+            }
             if (auto st = data.mapping->checkUnchanged(); !st) return st.error();
             pointAtDataFile(*tensor, location, offset, data.length);
             offset += data.length;
