@@ -2,7 +2,9 @@
 // The Benchmark dock: warm-up runs, counted runs and intra-op threads (remembered), Start and
 // Cancel with progress; then the latency statistics, a histogram and the per-run series, the
 // per-operator profile, the heat overlay on the graph, and exports (the profile as Chrome trace
-// JSON, the whole result as JSON and Markdown). The benchmark runs on BenchmarkWorker's thread.
+// JSON, the whole result as JSON and Markdown), the roofline of a profiled run (achieved GFLOP/s
+// per node against the measured roofs) and the Sweep tab (latency per shape). The benchmark runs
+// on BenchmarkWorker's thread, the roofline analysis on a QtConcurrent thread.
 #include <QHash>
 #include <QPointer>
 #include <QWidget>
@@ -27,6 +29,9 @@ namespace onnxlens::widgets {
 class GraphPage;
 class LatencyCharts;
 class ProfileView;
+class RooflineChart;
+class SweepTab;
+struct RooflineAnalysis;
 
 class BenchmarkPanel : public QWidget {
     Q_OBJECT
@@ -75,7 +80,11 @@ class BenchmarkPanel : public QWidget {
     LatencyCharts* charts() const { return charts_; }
     ProfileView* profileView() const { return profileView_; }
     QProgressBar* progressBar() const { return progress_; }
-    QTabWidget* resultTabs() const { return tabs_; }  // Latency, Profile
+    QTabWidget* resultTabs() const { return tabs_; }  // Latency, Profile, Roofline, Sweep
+    RooflineChart* rooflineChart() const { return roofline_; }
+    SweepTab* sweepTab() const { return sweepTab_; }
+    // The roofline analysis of the current page's result (nullptr until it is in).
+    std::shared_ptr<const RooflineAnalysis> roofline() const;
     QString statusText() const;
 
     // A result's per-node times as the graph scene's heat map.
@@ -86,8 +95,11 @@ class BenchmarkPanel : public QWidget {
     void finished();
     void failed(const QString& message);
     void cancelled();
+    void rooflineReady();  // the analysis of a finished profiled benchmark is in
 
   private:
+    void startRoofline(GraphPage* page, std::shared_ptr<const engine::BenchmarkResult> result);
+    void showRoofline();
     void onFinished(std::shared_ptr<const engine::BenchmarkResult> result);
     void showResult(std::shared_ptr<const engine::BenchmarkResult> result);
     void applyHeat(GraphPage* page);
@@ -115,6 +127,9 @@ class BenchmarkPanel : public QWidget {
     QTableWidget* statistics_;
     LatencyCharts* charts_;
     ProfileView* profileView_;
+    RooflineChart* roofline_;
+    SweepTab* sweepTab_;
+    QHash<GraphPage*, std::shared_ptr<const RooflineAnalysis>> rooflines_;
     QPushButton* exportTrace_;
     QPushButton* exportJson_;
     QPushButton* exportMarkdown_;
