@@ -68,9 +68,19 @@ QString heatAmountText(HeatMeasure measure, double amount, double share) {
 }
 
 QString heatNotCoveredText(HeatMeasure measure) {
-    if (measure == HeatMeasure::RunTime)
-        return QObject::tr("not in the profile (fused by the optimizer, or inside a subgraph)");
-    return QObject::tr("not counted (inside a subgraph, or made by the optimizer)");
+    switch (measure) {
+        case HeatMeasure::RunTime:
+            break;
+        case HeatMeasure::Flops:
+            return QObject::tr(
+                "no FLOPs counted (data movement, inside a subgraph, or made by "
+                "the optimizer)");
+        case HeatMeasure::Parameters:
+            return QObject::tr("reads no weights (or inside a subgraph, or made by the optimizer)");
+        case HeatMeasure::Memory:
+            return QObject::tr("not counted (inside a subgraph, or made by the optimizer)");
+    }
+    return QObject::tr("not in the profile (fused by the optimizer, or inside a subgraph)");
 }
 
 HeatLegend::HeatLegend(QWidget* parent) : QWidget(parent) {
@@ -100,7 +110,7 @@ QString HeatLegend::caption() const {
     if (notProfiled_ > 0)
         text += measure_ == HeatMeasure::RunTime
                     ? tr(", %n not in the profile", nullptr, notProfiled_)
-                    : tr(", %n not counted", nullptr, notProfiled_);
+                    : tr(", %n with none", nullptr, notProfiled_);
     return text;
 }
 
@@ -160,7 +170,7 @@ void HeatLegend::paintEvent(QPaintEvent*) {
     paintColourScaleLegend(
         *this, title(), heatColour,
         measure_ == HeatMeasure::RunTime ? QStringLiteral("0 %") : QStringLiteral("0"), high,
-        measure_ == HeatMeasure::RunTime ? tr("none") : tr("n/a"), caption());
+        tr("none"), caption());
 }
 
 }  // namespace onnxlens::widgets

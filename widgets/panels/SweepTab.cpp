@@ -95,8 +95,9 @@ SweepTab::SweepTab(QWidget* parent) : QWidget(parent) {
     auto* results = new QSplitter(Qt::Horizontal, this);
     results->addWidget(table_);
     results->addWidget(chart_);
-    results->setStretchFactor(0, 1);
-    results->setStretchFactor(1, 1);
+    results->setStretchFactor(0, 2);
+    results->setStretchFactor(1, 3);
+    results->setSizes({500, 750});
 
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(controls);
@@ -252,6 +253,13 @@ void SweepTab::rebuildChart() {
         chart->removeAxis(axis);
         delete axis;
     }
+    // One swept symbol: its values along the axis, titled with its name ("sequence"); several:
+    // "1×128" under "batch × sequence".
+    auto shortLabel = [](const engine::SymbolBindings& dims) {
+        QStringList values;
+        for (const auto& [symbol, value] : dims) values << QString::number(value);
+        return values.join(QStringLiteral("×"));
+    };
     std::vector<const engine::SweepPoint*> ok;
     for (const auto& p : points_)
         if (p.ok()) ok.push_back(&p);
@@ -262,14 +270,14 @@ void SweepTab::rebuildChart() {
     chart->setTitle(tr("Latency and throughput per shape"));
     auto* categories = new QBarCategoryAxis;
     auto* latency = new QLineSeries;
-    latency->setName(tr("median latency (ms)"));
+    latency->setName(tr("latency"));
     auto* throughput = new QLineSeries;
-    throughput->setName(tr("items per second"));
+    throughput->setName(tr("throughput"));
     auto* latencyDots = new QScatterSeries;
     auto* throughputDots = new QScatterSeries;
     double maxMs = 0, maxItems = 0;
     for (std::size_t i = 0; i < ok.size(); ++i) {
-        categories->append(QString::fromStdString(engine::sweepLabel(ok[i]->dims)));
+        categories->append(shortLabel(ok[i]->dims));
         latency->append(static_cast<double>(i), ok[i]->statistics.medianMs);
         latencyDots->append(static_cast<double>(i), ok[i]->statistics.medianMs);
         throughput->append(static_cast<double>(i), ok[i]->itemsPerSecond);
@@ -286,12 +294,17 @@ void SweepTab::rebuildChart() {
         dots->setBorderColor(colour);
         dots->setMarkerSize(7);
     }
+    QStringList symbols;
+    for (const auto& [symbol, value] : ok.front()->dims) symbols << QString::fromStdString(symbol);
+    categories->setTitleText(symbols.join(QStringLiteral(" × ")));
     auto* msAxis = new QValueAxis;
     msAxis->setRange(0, maxMs * 1.15);
-    msAxis->setTitleText(tr("ms"));
+    msAxis->applyNiceNumbers();
+    msAxis->setTitleText(tr("median ms"));
     msAxis->setLabelsColor(latencyColour);
     auto* itemsAxis = new QValueAxis;
     itemsAxis->setRange(0, maxItems * 1.15);
+    itemsAxis->applyNiceNumbers();
     itemsAxis->setTitleText(tr("items/s"));
     itemsAxis->setLabelsColor(throughputColour);
     chart->addAxis(categories, Qt::AlignBottom);

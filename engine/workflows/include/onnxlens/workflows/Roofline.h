@@ -2,7 +2,7 @@
 // Measured time next to counted work: each profiled node's achieved GFLOP/s (its FLOPs from the
 // cost model over its mean time) and its share of the processor's peak, the peak measured once
 // per thread count by a short micro-benchmark of the build's own GEMM (the compute roof) and of
-// an elementwise Add over tensors larger than the caches (the memory roof). Shared by
+// an elementwise add over arrays larger than the caches (the memory roof). Shared by
 // `onnxlens-cli bench --profile` and the Benchmark dock's roofline chart.
 #include <string>
 #include <vector>
@@ -29,8 +29,8 @@ struct PeakBandwidth {
     std::string method;
 };
 
-// The memory roof: the best of a few runs of a float32 Add over two `megabytes` MB tensors (well
-// past the caches) through the engine at `threads` threads. About 0.2 s at 64 MB.
+// The memory roof: the best of a few runs of c = a + b over three float32 arrays of `megabytes`
+// MB each (past the caches), split over `threads` threads (0: every core). About 0.1 s at 64 MB.
 Result<PeakBandwidth> measureMemoryBandwidth(int threads, int megabytes = 64);
 
 // The same, measured once per thread count in this process and then remembered (any thread;
