@@ -40,16 +40,7 @@ nlohmann::json jsonNumber(double v) {
     return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
 }
 
-}  // namespace
-
-int runRunCommand(const std::vector<std::string>& args) {
-    Arguments a(args, {"input", "dim", "seed", "out", "threads", "max-memory", "int-range"},
-                {"json", "no-optimize", "allow-newer-opset"});
-    a.requirePositionals(
-        1,
-        "onnxlens-cli run MODEL [--input NAME=FILE]... [--dim SYMBOL=N|INPUT:AXIS=N]... "
-        "[--int-range NAME=LO,HI]... [--seed N] [--out DIR] [--threads N] [--max-memory BYTES|NG] "
-        "[--allow-newer-opset] [--json]");
+int runRun(const Arguments& a) {
     auto loaded =
         loadSession(a.positionals()[0], static_cast<int>(a.intValue("threads", 0)),
                     !a.flag("no-optimize"), parseMaxMemory(a), a.flag("allow-newer-opset"));
@@ -70,6 +61,8 @@ int runRunCommand(const std::vector<std::string>& args) {
     for (std::size_t k = 0; k < outputs->size(); ++k) {
         const engine::Value& value = (*outputs)[k];
         nlohmann::json entry = {{"name", infos[k].name}};
+        const bool optionalOutput = infos[k].type.has_optional_type();
+        if (optionalOutput) entry["optional"] = true;
         if (value.isTensor()) {
             const auto& t = value.tensor();
             auto s = statsOf(t);
@@ -86,7 +79,13 @@ int runRunCommand(const std::vector<std::string>& args) {
                     std::cout << "  min " << s.min << "  max " << s.max << "  mean " << s.mean;
                 std::cout << "\n";
             }
-            if (!outDir.empty()) {
+            if (!outDir.empty() && optionalOutput) {
+                // Test data stores optional outputs as OptionalProto (no .npy form).
+                auto file = outDir / ("output_" + std::to_string(k) + ".pb");
+                if (auto st = engine::writeValuePbFile(file, value, infos[k].name, &infos[k].type);
+                    !st)
+                    throw UsageError(st.error().message);
+            } else if (!outDir.empty()) {
                 auto proto = engine::tensorToProto(t, infos[k].name);
                 auto base = outDir / ("output_" + std::to_string(k));
                 if (auto st = writeTensorPbFile(base.string() + ".pb", proto); !st)
@@ -121,9 +120,10 @@ int runRunCommand(const std::vector<std::string>& args) {
                 }
             }
             if (!a.flag("json")) std::cout << infos[k].name << ": " << described << "\n";
-            if (!outDir.empty() && !value.isNone()) {
+            if (!outDir.empty()) {  // an empty optional is written as an empty OptionalProto
                 auto file = outDir / ("output_" + std::to_string(k) + ".pb");
-                if (auto st = engine::writeValuePbFile(file, value, infos[k].name); !st)
+                if (auto st = engine::writeValuePbFile(file, value, infos[k].name, &infos[k].type);
+                    !st)
                     throw UsageError(st.error().message);
             }
         }
@@ -131,6 +131,21 @@ int runRunCommand(const std::vector<std::string>& args) {
     }
     if (a.flag("json")) printJson(doc);
     return kExitOk;
+}
+
+}  // namespace
+
+Command addRunCommand(CLI::App& cli) {
+    CLI::App* command =
+        addCommand(cli, "run",
+                   "run the model once on given or seeded random inputs and summarize the outputs");
+    addPositional(*command, "MODEL", "the ONNX model file");
+    addFeedOptions(*command);
+    addValueOption(*command, "out", "DIR",
+                   "write each output to DIR as output_N.pb (TensorProto) and output_N.npy");
+    addSessionOptions(*command);
+    addJsonFlag(*command, "print one JSON document instead of the summary");
+    return {command, runRun};
 }
 
 }  // namespace onnxlens::cli

@@ -23,7 +23,6 @@ class NodePanel;
 class TensorPanel;
 class RunPanel;
 class ComparePanel;
-class EngineThread;
 }  // namespace onnxlens::widgets
 
 namespace onnxlens::gui {
@@ -117,9 +116,7 @@ class MainWindow : public QMainWindow {
     QAction* foldRepeatsAction_ = nullptr;
     bool fittedToScreen_ = false;
     bool restoredState_ = false;  // the docks' places from the last session
-    // The engine's worker thread (compiles and runs the current tab's model), the Run and
-    // Compare docks.
-    std::unique_ptr<widgets::EngineThread> engine_;
+    // The Run and Compare docks show the current tab's ModelController (GraphPage::controller).
     widgets::RunPanel* runPanel_;
     widgets::ComparePanel* comparePanel_;
     QDockWidget* runDock_;
