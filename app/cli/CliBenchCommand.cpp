@@ -1,6 +1,5 @@
 // onnxlens-cli bench MODEL: latency statistics as onnxruntime_perf_test reports them.
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -9,56 +8,23 @@
 #include "onnxlens/engine/TensorByteLimit.h"
 #include "onnxlens/model/CostModel.h"
 #include "onnxlens/workflows/BenchmarkRunner.h"
-#include "onnxlens/workflows/DynamicAxesCheck.h"
 #include "onnxlens/workflows/Roofline.h"
+#include "onnxlens/workflows/ShapeSweep.h"
 
 namespace onnxlens::cli {
 
 namespace {
 
-// --sweep SYMBOL=V1,V2,...: every combination of the listed values, in the order given.
-std::vector<engine::SymbolBindings> sweepCombinations(const Arguments& a) {
-    std::vector<engine::SymbolBindings> combos{{}};
+// --sweep SYMBOL=V1,V2,...: the axes in the order given.
+std::vector<engine::SweepAxis> sweepAxes(const Arguments& a) {
+    std::vector<engine::SweepAxis> axes;
     for (const auto& text : a.values("sweep")) {
-        auto [symbol, list] = splitAssignment(text, "sweep");
-        std::vector<std::int64_t> values;
-        std::size_t start = 0;
-        while (start <= list.size()) {
-            const auto comma = list.find(',', start);
-            const std::string item =
-                list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-            try {
-                std::size_t used = 0;
-                const long long v = std::stoll(item, &used);
-                if (used != item.size() || v < 1) throw std::invalid_argument(item);
-                values.push_back(v);
-            } catch (const std::exception&) {
-                throw UsageError("option --sweep " + text + ": '" + item +
-                                 "' is not a positive integer");
-            }
-            if (comma == std::string::npos) break;
-            start = comma + 1;
-        }
-        std::vector<engine::SymbolBindings> next;
-        for (const auto& combo : combos)
-            for (auto v : values) {
-                auto c = combo;
-                c[symbol] = v;
-                next.push_back(c);
-            }
-        combos = std::move(next);
+        splitAssignment(text, "sweep");  // the usual message for a missing '='
+        auto axis = engine::parseSweepAxis(text);
+        if (!axis) throw UsageError("option --" + axis.error().message);
+        axes.push_back(std::move(*axis));
     }
-    return combos;
-}
-
-// The swept symbol that counts items per run (a name holding "batch"), 1 item otherwise.
-std::int64_t itemsPerRun(const engine::SymbolBindings& dims) {
-    for (const auto& [symbol, value] : dims) {
-        std::string lower = symbol;
-        for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        if (lower.find("batch") != std::string::npos) return value;
-    }
-    return 1;
+    return axes;
 }
 
 // `bench --sweep`: one session, one benchmark per combination of dims.
@@ -66,73 +32,61 @@ int runSweep(const Arguments& a, const LoadedSession& loaded, int warmup, int ru
     engine::Session& session = *loaded.session;
     engine::ValueRanges ranges = loaded.indexRanges;
     for (const auto& [name, range] : parseIntegerRanges(a)) ranges[name] = range;
-    const auto combos = sweepCombinations(a);
-    const auto symbols = engine::inputSymbols(session.inputs());
-    for (const auto& [symbol, value] : combos.front()) {
-        if (std::find(symbols.begin(), symbols.end(), symbol) != symbols.end()) continue;
-        std::string known;
-        for (const auto& s : symbols) known += (known.empty() ? "" : ", ") + s;
-        throw UsageError(a.positionals()[0] + ": --sweep " + symbol +
-                         ": the model's inputs have no dim named '" + symbol + "' (" +
-                         (known.empty() ? "they have no symbolic dims" : "symbols: " + known) +
-                         ")");
-    }
+    const auto axes = sweepAxes(a);
+    if (const auto unknown = engine::unknownSweepSymbol(session.inputs(), axes); !unknown.empty())
+        throw UsageError(a.positionals()[0] + ": --sweep " + unknown);
     std::map<std::string, std::filesystem::path> files;
     for (const auto& text : a.values("input")) {
         auto [name, file] = splitAssignment(text, "input");
         files[name] = file;
     }
     const auto fixed = parseDims(a);
-    auto rows = nlohmann::json::array();
-    if (!a.flag("json"))
+    const bool json = a.flag("json");
+    if (!json)
         std::printf("%-32s %10s %10s %10s %14s\n", "dims", "median ms", "p90 ms", "min ms",
                     "items/s");
-    for (const auto& combo : combos) {
-        auto dims = fixed;
-        for (const auto& [k, v] : combo) dims[k] = v;
-        const engine::ScopedTensorByteLimit limit(parseMaxMemory(a));
-        auto feeds =
-            engine::prepareFeeds(session.inputs(), files, dims,
-                                 static_cast<std::uint64_t>(a.intValue("seed", 0)), ranges);
-        std::string label;
-        for (const auto& [k, v] : combo)
-            label += (label.empty() ? "" : " ") + k + "=" + std::to_string(v);
-        nlohmann::json row{{"dims", combo}};
-        if (!feeds) {
-            row["error"] = feeds.error().message;
-            if (!a.flag("json"))
-                std::printf("%-32s rejected: %s\n", label.c_str(), feeds.error().message.c_str());
+    engine::SweepRunner sweep(session, warmup, runs);
+    if (!json)
+        sweep.setPointCallback([](const engine::SweepPoint& point) {
+            const std::string label = engine::sweepLabel(point.dims);
+            if (!point.ok())
+                std::printf("%-32s rejected: %s\n", label.c_str(), point.error.c_str());
+            else
+                std::printf("%-32s %10.3f %10.3f %10.3f %14.1f\n", label.c_str(),
+                            point.statistics.medianMs, point.statistics.p90Ms,
+                            point.statistics.minMs, point.itemsPerSecond);
+        });
+    auto points =
+        sweep.run(engine::sweepCombinations(axes), [&](const engine::SymbolBindings& combo) {
+            auto dims = fixed;
+            for (const auto& [k, v] : combo) dims[k] = v;
+            const engine::ScopedTensorByteLimit limit(parseMaxMemory(a));
+            return engine::prepareFeeds(session.inputs(), files, dims,
+                                        static_cast<std::uint64_t>(a.intValue("seed", 0)), ranges);
+        });
+    if (!points) throw UsageError(a.positionals()[0] + ": " + points.error().message);
+    if (json) {
+        auto rows = nlohmann::json::array();
+        for (const auto& point : *points) {
+            nlohmann::json row{{"dims", point.dims}};
+            if (!point.ok()) {
+                row["error"] = point.error;
+            } else {
+                const auto& st = point.statistics;
+                row["median_ms"] = st.medianMs;
+                row["p90_ms"] = st.p90Ms;
+                row["min_ms"] = st.minMs;
+                row["mean_ms"] = st.meanMs;
+                row["items_per_second"] = point.itemsPerSecond;
+            }
             rows.push_back(row);
-            continue;
         }
-        engine::BenchmarkRunner runner(session, {warmup, runs, false});
-        auto result = runner.run(*feeds);
-        if (!result) {
-            row["error"] = result.error().message;
-            if (!a.flag("json"))
-                std::printf("%-32s rejected: %s\n", label.c_str(), result.error().message.c_str());
-            rows.push_back(row);
-            continue;
-        }
-        const auto& st = result->statistics;
-        const double itemsPerSecond =
-            st.medianMs > 0 ? 1000.0 * static_cast<double>(itemsPerRun(combo)) / st.medianMs : 0;
-        row["median_ms"] = st.medianMs;
-        row["p90_ms"] = st.p90Ms;
-        row["min_ms"] = st.minMs;
-        row["mean_ms"] = st.meanMs;
-        row["items_per_second"] = itemsPerSecond;
-        rows.push_back(row);
-        if (!a.flag("json"))
-            std::printf("%-32s %10.3f %10.3f %10.3f %14.1f\n", label.c_str(), st.medianMs, st.p90Ms,
-                        st.minMs, itemsPerSecond);
-    }
-    if (a.flag("json"))
         printJson({{"model", a.positionals()[0]},
                    {"threads", session.threads()},
                    {"warmup", warmup},
                    {"runs", runs},
                    {"sweep", rows}});
+    }
     return kExitOk;
 }
 

@@ -267,6 +267,7 @@ void MainWindow::createActions() {
         }
         p->setQuantizationError(it->second);
     });
+    createCostColourActions(view);
     view->addSeparator();
     view->addAction(modelDock_->toggleViewAction());
     view->addAction(nodeDock_->toggleViewAction());
@@ -329,6 +330,66 @@ void MainWindow::showSettingsDialog() {
         if (exportDialog_) exportDialog_->loadSettings();
     });
     openDialog(dialog);
+}
+
+namespace {
+constexpr widgets::HeatMeasure kCostMeasures[3] = {
+    widgets::HeatMeasure::Flops, widgets::HeatMeasure::Parameters, widgets::HeatMeasure::Memory};
+const char* kCostColourKey = "view/colourBy";
+const char* const kCostColourNames[3] = {"flops", "parameters", "memory"};
+}  // namespace
+
+void MainWindow::createCostColourActions(QMenu* view) {
+    const QString texts[3] = {tr("Colour by &FLOPs"), tr("Colour by &Parameters"),
+                              tr("Colour by &Memory")};
+    const QString tips[3] = {
+        tr("Paint each node by its floating-point operations (cost model)"),
+        tr("Paint each node by the parameters (weights) it reads"),
+        tr("Paint each node by the bytes it moves: activations read and written, weights")};
+    for (int i = 0; i < 3; ++i) {
+        QAction* action = view->addAction(texts[i]);
+        action->setCheckable(true);
+        action->setStatusTip(tips[i]);
+        costColourActions_[i] = action;
+    }
+    // One colouring at a time: a cost measure, the profile's time or the quantization error.
+    for (int i = 0; i < 3; ++i) {
+        connect(costColourActions_[i], &QAction::toggled, this, [this, i](bool on) {
+            const widgets::HeatMeasure measure = kCostMeasures[i];
+            if (on) {
+                for (int k = 0; k < 3; ++k)
+                    if (k != i) costColourActions_[k]->setChecked(false);
+                benchmarkPanel_->heatAction()->setChecked(false);
+                quantizationErrorAction_->setChecked(false);
+                for (int p = 0; p < pageCount(); ++p) page(p)->setCostColouring(measure);
+                if (GraphPage* current = currentPage(); current && !current->document().cost)
+                    statusBar()->showMessage(tr("The cost model could not count this model: %1")
+                                                 .arg(current->document().costError),
+                                             8000);
+                QSettings().setValue(kCostColourKey, QLatin1String(kCostColourNames[i]));
+                return;
+            }
+            for (int p = 0; p < pageCount(); ++p)
+                if (page(p)->hasHeat() && page(p)->heatMeasure() == measure) page(p)->clearHeat();
+            if (QSettings().value(kCostColourKey).toString() == QLatin1String(kCostColourNames[i]))
+                QSettings().remove(kCostColourKey);
+        });
+    }
+    auto uncheckCost = [this](bool on) {
+        if (!on) return;
+        for (QAction* action : costColourActions_) action->setChecked(false);
+    };
+    connect(benchmarkPanel_->heatAction(), &QAction::toggled, this, uncheckCost);
+    connect(quantizationErrorAction_, &QAction::toggled, this, uncheckCost);
+    const QString remembered = QSettings().value(kCostColourKey).toString();
+    for (int i = 0; i < 3; ++i)
+        if (remembered == QLatin1String(kCostColourNames[i]))
+            costColourActions_[i]->setChecked(true);
+}
+
+void MainWindow::applyCostColouring(GraphPage* page) {
+    for (int i = 0; i < 3; ++i)
+        if (costColourActions_[i]->isChecked()) page->setCostColouring(kCostMeasures[i]);
 }
 
 void MainWindow::showBottomDock(QDockWidget* dock) {
@@ -455,7 +516,7 @@ void MainWindow::openFile(const QString& path) {
             if (node < 0)
                 nodePanel_->clear();
             else {
-                nodePanel_->showNode(page->shownViewGraph(), node);
+                nodePanel_->showNode(page->shownViewGraph(), node, &page->document());
                 nodeDock_->raise();
             }
         });
@@ -481,6 +542,7 @@ void MainWindow::openFile(const QString& path) {
         tabs_->setTabToolTip(index, absolute);
         tabs_->setCurrentIndex(index);
         addRecentFile(absolute);
+        applyCostColouring(page);
         page->start();
         emit documentOpened(page);
     });
@@ -537,7 +599,7 @@ void MainWindow::onCurrentTabChanged() {
     modelPanel_->showModel(p->document());
     setWindowTitle(QStringLiteral("%1 — onnxlens").arg(tabTitleFor(p->document().path)));
     if (int node = p->scene()->selectedNode(); node >= 0)
-        nodePanel_->showNode(p->shownViewGraph(), node);
+        nodePanel_->showNode(p->shownViewGraph(), node, &p->document());
 }
 
 void MainWindow::chooseAndOpen() {

@@ -70,6 +70,11 @@ class MainWindow : public QMainWindow {
     void showSettingsDialog();
     // View > Colour by Quantization Error (checkable; needs a report for the current model).
     QAction* quantizationErrorAction() const { return quantizationErrorAction_; }
+    // View > Colour by FLOPs / Parameters / Memory (checkable, exclusive with each other, the
+    // profile's time and the quantization error; remembered).
+    QAction* colourByFlopsAction() const { return costColourActions_[0]; }
+    QAction* colourByParametersAction() const { return costColourActions_[1]; }
+    QAction* colourByMemoryAction() const { return costColourActions_[2]; }
 
     // File > Export: by the file's extension (.svg or .png). Empty string on success.
     QString exportCurrent(const QString& path);
@@ -97,6 +102,8 @@ class MainWindow : public QMainWindow {
     void onCurrentTabChanged();
     void chooseAndOpen();
     void chooseAndExport(const QString& format);
+    void createCostColourActions(QMenu* view);
+    void applyCostColouring(widgets::GraphPage* page);
 
     QTabWidget* tabs_;
     widgets::ModelPanel* modelPanel_;
@@ -121,6 +128,7 @@ class MainWindow : public QMainWindow {
     widgets::ExportDialog* exportDialog_ = nullptr;
     widgets::QuantizeDialog* quantizeDialog_ = nullptr;
     QAction* quantizationErrorAction_ = nullptr;
+    QAction* costColourActions_[3] = {nullptr, nullptr, nullptr};
     // Per model file (absolute path): profileNameOf -> SQNR of the last quantization report.
     std::map<QString, std::map<std::string, double>> quantizationErrors_;
     int pendingLoads_ = 0;

@@ -11,6 +11,7 @@
 
 #include "onnxlens/model/ModelSummary.h"
 #include "onnxlens/model/NodeAttributes.h"
+#include "onnxlens/model/NodeNames.h"
 #include "onnxlens/model/OnnxDomains.h"
 #include "onnxlens/model/ShapeInferenceGuard.h"
 #include "onnxlens/model/TensorTypes.h"
@@ -416,11 +417,6 @@ void bindInputDims(onnx::ModelProto& model, const std::map<std::string, std::int
     }
 }
 
-std::string nodeDisplayName(const onnx::NodeProto& node) {
-    if (!node.name().empty()) return node.name();
-    return node.op_type() + "(" + (node.output_size() ? node.output(0) : std::string()) + ")";
-}
-
 std::optional<double> constantScalar(const onnx::TensorProto* t) {
     if (!t) return std::nullopt;
     auto bytes = tensorRawBytes(*t, t->name());
@@ -568,7 +564,7 @@ void computePeakActivations(const onnx::GraphProto& graph, const ValueTypes& typ
         }
         if (live > result.peakActivationBytes) {
             result.peakActivationBytes = live;
-            result.peakAfterNode = nodeDisplayName(node);
+            result.peakAfterNode = profileNameOf(node);
         }
         for (const auto& name : freedAfter[i]) live -= std::min(live, bytesOf(name));
     }
@@ -605,7 +601,7 @@ Result<ModelCost> computeModelCost(const onnx::ModelProto& model,
         std::set<std::string> countedWeights;
         for (const auto& node : copy.graph().node()) {
             NodeCost cost;
-            cost.name = nodeDisplayName(node);
+            cost.name = profileNameOf(node);
             cost.opType = isDefaultDomain(node.domain()) ? node.op_type()
                                                          : node.domain() + "::" + node.op_type();
             cost.scope = scopeOfNodeName(node.name());

@@ -3,7 +3,12 @@
 // Without the variable the test is skipped.
 #include <gtest/gtest.h>
 
+#include <QAction>
+#include <QCheckBox>
+#include <QDir>
 #include <QDockWidget>
+#include <QFileInfo>
+#include <QLineEdit>
 #include <QPixmap>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -11,11 +16,13 @@
 
 #include "GuiTestSupport.h"
 #include "MainWindow.h"
+#include "widgets/charts/RooflineChart.h"
 #include "widgets/graph/GraphNodeItem.h"
 #include "widgets/graph/GraphPage.h"
 #include "widgets/graph/GraphScene.h"
 #include "widgets/graph/GraphView.h"
 #include "widgets/panels/BenchmarkPanel.h"
+#include "widgets/panels/SweepTab.h"
 
 namespace onnxlens {
 namespace {
@@ -170,6 +177,79 @@ TEST(Screenshots, BenchmarkDockAndHeatOverlay) {
     page->view()->centerOn(page->scene()->nodeItem(hottest)->sceneBoundingRect().center());
     QTest::qWait(300);
     ASSERT_TRUE(window.grab().save(out + "/screenshot-heat-overlay.png"));
+}
+
+// ResNet-50 (bench/make_bench_models.py ~/.cache/onnxlens-bench resnet50) benchmarked at one
+// thread: the roofline, the graph coloured by FLOPs with the Model panel's totals, and a batch
+// sweep. ONNXLENS_RESNET50 names another copy of the model.
+TEST(Screenshots, RooflineCostAndSweepOfResNet50) {
+    const QString out = qEnvironmentVariable("ONNXLENS_SCREENSHOT_DIR");
+    if (out.isEmpty()) GTEST_SKIP() << "set ONNXLENS_SCREENSHOT_DIR to take the screenshots";
+    QString model = qEnvironmentVariable("ONNXLENS_RESNET50");
+    if (model.isEmpty())
+        model = QDir::homePath() + "/.cache/onnxlens-bench/models/resnet50/model.onnx";
+    if (!QFileInfo::exists(model)) GTEST_SKIP() << model.toStdString() << " is missing";
+    gui::MainWindow window;
+    window.resize(1600, 1150);
+    window.show();
+    window.openFile(model);
+    ASSERT_TRUE(testing::waitFor(
+        [&] { return window.pageCount() == 1 && window.page(0)->isDrawn(); }, 120000));
+    auto* page = window.page(0);
+    auto* panel = window.benchmarkPanel();
+    panel->warmupSpin()->setValue(2);
+    panel->runsSpin()->setValue(10);
+    panel->threadsSpin()->setValue(1);
+    panel->profileCheck()->setChecked(true);
+    panel->heatAction()->setChecked(true);
+    QSignalSpy ready(panel, &widgets::BenchmarkPanel::rooflineReady);
+    panel->startAction()->trigger();
+    ASSERT_TRUE(testing::waitFor([&] { return ready.count() == 1; }, 300000));
+    panel->resultTabs()->setCurrentWidget(panel->rooflineChart());
+    window.resizeDocks({window.benchmarkDock()}, {620}, Qt::Vertical);
+    if (auto* modelDock = window.findChild<QDockWidget*>("modelDock"))
+        window.resizeDocks({modelDock}, {430}, Qt::Horizontal);
+    const int firstConv = page->shownViewGraph()->findNodeByName("/conv1/Conv");
+    page->view()->setZoom(0.8);
+    if (firstConv >= 0 && page->scene()->nodeItem(firstConv))
+        page->view()->centerOn(page->scene()->nodeItem(firstConv)->sceneBoundingRect().center() +
+                               QPointF(0, 120));
+    QTest::qWait(400);
+    ASSERT_TRUE(window.grab().save(out + "/roofline-resnet50.png"));
+
+    window.colourByFlopsAction()->trigger();
+    window.resizeDocks({window.benchmarkDock()}, {300}, Qt::Vertical);
+    panel->resultTabs()->setCurrentIndex(1);  // Profile, with GFLOP/s and share of peak
+    const int conv = page->shownViewGraph()->findNodeByName("/layer1/layer1.0/conv2/Conv");
+    if (conv >= 0) {
+        page->revealNode(conv);
+        ASSERT_TRUE(testing::waitFor([&] { return page->scene()->selectedNode() == conv; }));
+        page->view()->setZoom(0.8);
+        page->view()->centerOn(page->scene()->nodeItem(conv)->sceneBoundingRect().center());
+    }
+    QTest::qWait(400);
+    ASSERT_TRUE(window.grab().save(out + "/screenshot-cost.png"));
+
+    // The sweep: ResNet-50's batch is fixed at 1, the BERT-base export's sequence is free.
+    const QString bert = QDir::homePath() + "/.cache/onnxlens-bench/models/bert_base/model.onnx";
+    if (!QFileInfo::exists(bert)) GTEST_SKIP() << bert.toStdString() << " is missing";
+    window.colourByFlopsAction()->setChecked(false);
+    window.openFile(bert);
+    ASSERT_TRUE(testing::waitFor(
+        [&] { return window.pageCount() == 2 && window.page(1)->isDrawn(); }, 120000));
+    auto* sweep = panel->sweepTab();
+    panel->runsSpin()->setValue(3);
+    panel->warmupSpin()->setValue(1);
+    sweep->axesEdit()->setText("sequence=16,32,64,128");
+    QSignalSpy swept(sweep, &widgets::SweepTab::finished);
+    QSignalSpy sweepFailed(sweep, &widgets::SweepTab::failed);
+    sweep->start();
+    ASSERT_TRUE(testing::waitFor([&] { return swept.count() + sweepFailed.count() == 1; }, 300000));
+    ASSERT_EQ(swept.count(), 1) << sweep->statusText().toStdString();
+    panel->resultTabs()->setCurrentWidget(sweep);
+    window.resizeDocks({window.benchmarkDock()}, {430}, Qt::Vertical);
+    QTest::qWait(300);
+    ASSERT_TRUE(window.grab().save(out + "/screenshot-sweep.png"));
 }
 
 }  // namespace

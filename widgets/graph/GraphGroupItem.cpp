@@ -38,21 +38,29 @@ GraphGroupItem::GraphGroupItem(const ViewGraph& view, int group, const QRectF& r
 
 QString GraphGroupItem::plainToolTip() const {
     const auto& g = view_.groups[group_];
-    return QString::fromStdString(g.path) +
-           QStringLiteral(" (%1 nodes)\nclick +/- or double-click to %2")
-               .arg(g.nodeCount)
-               .arg(expanded_ ? QStringLiteral("collapse") : QStringLiteral("expand"));
+    QString tip = QString::fromStdString(g.path) + QStringLiteral(" (%1 nodes)").arg(g.nodeCount);
+    if (!summary_.isEmpty()) tip += QLatin1Char('\n') + summary_;
+    if (heat_ && !heatToolTip_.isEmpty()) tip += QLatin1Char('\n') + heatToolTip_;
+    return tip + QStringLiteral("\nclick +/- or double-click to %1")
+                     .arg(expanded_ ? QStringLiteral("collapse") : QStringLiteral("expand"));
+}
+
+void GraphGroupItem::setSummary(const QString& summary) {
+    summary_ = summary;
+    setToolTip(plainToolTip());
 }
 
 void GraphGroupItem::setHeat(QColor colour, const QString& toolTip) {
     heat_ = colour;
-    setToolTip(plainToolTip() + QLatin1Char('\n') + toolTip);
+    heatToolTip_ = toolTip;
+    setToolTip(plainToolTip());
     update();
 }
 
 void GraphGroupItem::clearHeat() {
     if (!heat_) return;
     heat_.reset();
+    heatToolTip_.clear();
     setToolTip(plainToolTip());
     update();
 }

@@ -1,6 +1,7 @@
 #pragma once
 // A group (name scope, If/Loop/Scan body, local function): a box when collapsed, a titled frame
-// around its laid-out inside when expanded. Clicking the header's +/- toggles it.
+// around its laid-out inside when expanded. Clicking the header's +/- toggles it. Its tooltip
+// gives its path, size, what the operators inside cost, and the heat overlay's figure.
 #include <QColor>
 #include <QGraphicsItem>
 #include <functional>
@@ -26,6 +27,8 @@ class GraphGroupItem : public QGraphicsItem {
     void setHeat(QColor colour, const QString& toolTip);
     void clearHeat();
     std::optional<QColor> heatColour() const { return heat_; }
+    // A line under the title in the tooltip: the group's totals from the cost model.
+    void setSummary(const QString& summary);
 
   protected:
     void mousePressEvent(QGraphicsSceneMouseEvent* event) override;
@@ -41,6 +44,8 @@ class GraphGroupItem : public QGraphicsItem {
     bool expanded_;
     std::function<void(int)> toggle_;
     std::optional<QColor> heat_;
+    QString heatToolTip_;
+    QString summary_;
 };
 
 }  // namespace onnxlens::widgets

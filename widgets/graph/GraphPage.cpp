@@ -11,6 +11,7 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "widgets/graph/CostColouring.h"
 #include "widgets/graph/FindBar.h"
 #include "widgets/graph/GraphNodeItem.h"
 #include "widgets/graph/GraphScene.h"
@@ -30,6 +31,7 @@ GraphPage::GraphPage(std::shared_ptr<const ModelDocument> document, QWidget* par
       controller_(new ModelController(document_, this)),
       fileView_(document_->view) {
     scene_ = new GraphScene(document_->view, this);
+    applyGroupSummaries();
     scene_->expandForOverview();
     view_ = new GraphView(this);
     view_->setScene(scene_);
@@ -274,13 +276,14 @@ void GraphPage::showViewGraph(std::shared_ptr<const ViewGraph> view) {
     GraphScene* old = scene_;
     old->disconnect(this);
     scene_ = new GraphScene(std::move(view), this);
+    applyGroupSummaries();
     scene_->expandForOverview();
     connectScene();
     view_->setScene(scene_);
     minimap_->setScene(scene_);
     findBar_->setViewGraph(scene_->sharedView());
     delete old;
-    if (heat_) scene_->setNodeHeat(*heat_);
+    if (heat_) scene_->setNodeHeat(*heat_, heatMeasure_);
     updateHeatLegend();
     if (sqnr_) scene_->setNodeSqnr(*sqnr_);
     updateQuantizationLegend();
@@ -314,15 +317,28 @@ void GraphPage::updateQuantizationLegend() {
     sqnrLegend_->raise();
 }
 
-void GraphPage::setNodeHeat(const NodeHeatMap& heat) {
+void GraphPage::setNodeHeat(const NodeHeatMap& heat, HeatMeasure measure) {
     if (sqnr_) clearQuantizationError();
     heat_ = heat;
-    scene_->setNodeHeat(heat);
+    heatMeasure_ = measure;
+    scene_->setNodeHeat(heat, measure);
     updateHeatLegend();
+}
+
+bool GraphPage::setCostColouring(HeatMeasure measure) {
+    if (!document_->cost || measure == HeatMeasure::RunTime) return false;
+    setNodeHeat(costHeatMap(*document_->cost, measure), measure);
+    return true;
+}
+
+void GraphPage::applyGroupSummaries() {
+    if (document_->cost)
+        scene_->setGroupSummaries(groupCostSummaries(scene_->view(), *document_->cost));
 }
 
 void GraphPage::clearHeat() {
     heat_.reset();
+    heatMeasure_ = HeatMeasure::RunTime;
     scene_->clearHeat();
     updateHeatLegend();
 }
@@ -333,8 +349,9 @@ void GraphPage::updateHeatLegend() {
         return;
     }
     const int coloured = scene_->heatedNodeCount();
-    heatLegend_->setScale(scene_->maxHeatShare(), coloured,
-                          scene_->view().operatorCount - coloured);
+    heatLegend_->setMeasure(heatMeasure_);
+    heatLegend_->setScale(scene_->maxHeatShare(), coloured, scene_->view().operatorCount - coloured,
+                          scene_->maxHeatAmount());
     heatLegend_->show();
     heatLegend_->raise();
 }

@@ -72,9 +72,16 @@ class GraphPage : public QWidget {
     void setViewGraphOptions(const ViewGraphOptions& options);
     const ViewGraphOptions& viewGraphOptions() const { return fileViewOptions_; }
 
-    // Heat overlay on whichever graph is shown, with its legend in the view's top-right corner.
-    void setNodeHeat(const NodeHeatMap& heat);
+    // Heat overlay on whichever graph is shown, with its legend in the view's top-right corner:
+    // the profile's time per node, or (setCostColouring) the cost model's figures. One at a
+    // time; clearHeat() removes whichever is shown.
+    void setNodeHeat(const NodeHeatMap& heat, HeatMeasure measure = HeatMeasure::RunTime);
     void clearHeat();
+    bool hasHeat() const { return heat_.has_value(); }
+    HeatMeasure heatMeasure() const { return heatMeasure_; }
+    // View > Colour by FLOPs / Parameters / Memory from the document's cost model; false when the
+    // model could not be counted.
+    bool setCostColouring(HeatMeasure measure);
     HeatLegend* heatLegend() const { return heatLegend_; }
 
     // View > Colour by Quantization Error: nodes by the SQNR of their output (profileNameOf ->
@@ -97,6 +104,7 @@ class GraphPage : public QWidget {
     void connectScene();
     void showViewGraph(std::shared_ptr<const ViewGraph> view);
     void updateHeatLegend();
+    void applyGroupSummaries();
     void updateQuantizationLegend();
     void runLayout();
     void onLayoutFinished(const onnxlens::LayoutResult& result);
@@ -126,6 +134,7 @@ class GraphPage : public QWidget {
     double lastLayoutMs_ = 0;
     HeatLegend* heatLegend_;
     std::optional<NodeHeatMap> heat_;
+    HeatMeasure heatMeasure_ = HeatMeasure::RunTime;
     QuantizationLegend* sqnrLegend_;
     std::optional<std::map<std::string, double>> sqnr_;
     bool showOptimized_ = false;

@@ -320,6 +320,8 @@ void GraphScene::placeGroup(int group, QPointF origin) {
             case ViewUnitRef::Kind::Group: {
                 bool open = expanded_[unit.index] && placements_.count(unit.index);
                 auto* item = new GraphGroupItem(*view_, unit.index, rect, open, toggle);
+                if (static_cast<std::size_t>(unit.index) < groupSummaries_.size())
+                    item->setSummary(groupSummaries_[static_cast<std::size_t>(unit.index)]);
                 addItem(item);
                 groupItems_[unit.index] = item;
                 if (open)
@@ -444,8 +446,9 @@ QRectF GraphScene::inputsRect() const {
     return rect;
 }
 
-void GraphScene::setNodeHeat(const NodeHeatMap& heat) {
+void GraphScene::setNodeHeat(const NodeHeatMap& heat, HeatMeasure measure) {
     heatShown_ = true;
+    heatMeasure_ = measure;
     nodeHeat_.assign(view_->nodes.size(), std::nullopt);
     groupHeat_.assign(view_->groups.size(), NodeHeat{});
     for (std::size_t n = 0; n < view_->nodes.size(); ++n) {
@@ -456,7 +459,7 @@ void GraphScene::setNodeHeat(const NodeHeatMap& heat) {
         nodeHeat_[n] = it->second;
         for (int g : view_->groupChain(node.group)) {
             groupHeat_[g].share += it->second.share;
-            groupHeat_[g].msPerRun += it->second.msPerRun;
+            groupHeat_[g].amount += it->second.amount;
         }
     }
     refreshHeat();
@@ -467,6 +470,8 @@ void GraphScene::clearHeat() {
     nodeHeat_.clear();
     groupHeat_.clear();
     maxHeatShare_ = 0;
+    maxHeatAmount_ = 0;
+    heatMeasure_ = HeatMeasure::RunTime;
     for (auto* item : nodeItems_)
         if (item) item->clearHeat();
     for (auto* item : groupItems_)
@@ -493,16 +498,18 @@ void GraphScene::refreshHeat() {
     // Scaled to the hottest box on screen: a collapsed group of twelve layers would otherwise
     // be the only dark box, and every node inside an opened one pale.
     maxHeatShare_ = 0;
+    maxHeatAmount_ = 0;
+    auto consider = [this](const NodeHeat& heat) {
+        if (heat.share <= maxHeatShare_) return;
+        maxHeatShare_ = heat.share;
+        maxHeatAmount_ = heat.amount;
+    };
     for (std::size_t n = 0; n < nodeItems_.size(); ++n)
-        if (nodeItems_[n] && nodeHeat_[n])
-            maxHeatShare_ = std::max(maxHeatShare_, nodeHeat_[n]->share);
+        if (nodeItems_[n] && nodeHeat_[n]) consider(*nodeHeat_[n]);
     for (std::size_t g = 0; g < groupItems_.size(); ++g)
-        if (groupItems_[g] && !groupItems_[g]->isExpanded())
-            maxHeatShare_ = std::max(maxHeatShare_, groupHeat_[g].share);
-    auto tip = [](const NodeHeat& heat) {
-        return tr("%1 ms per run, %2 % of the profiled time")
-            .arg(heat.msPerRun, 0, 'f', 3)
-            .arg(100.0 * heat.share, 0, 'f', 1);
+        if (groupItems_[g] && !groupItems_[g]->isExpanded()) consider(groupHeat_[g]);
+    auto tip = [this](const NodeHeat& heat) {
+        return heatAmountText(heatMeasure_, heat.amount, heat.share);
     };
     auto colour = [this](double share) {
         return heatColour(maxHeatShare_ > 0 ? share / maxHeatShare_ : 0);
@@ -512,9 +519,7 @@ void GraphScene::refreshHeat() {
         if (nodeHeat_[n])
             nodeItems_[n]->setHeat(colour(nodeHeat_[n]->share), tip(*nodeHeat_[n]));
         else
-            nodeItems_[n]->setHeat(
-                std::nullopt,
-                tr("not in the profile (fused by the optimizer, or inside a subgraph)"));
+            nodeItems_[n]->setHeat(std::nullopt, heatNotCoveredText(heatMeasure_));
     }
     for (std::size_t g = 0; g < groupItems_.size(); ++g) {
         if (!groupItems_[g]) continue;
@@ -592,6 +597,12 @@ void GraphScene::refreshSqnr() {
             groupItems_[g]->setHeat(sqnrColour(*groupSqnr_[g]),
                                     tr("weakest inside: ") + tip(*groupSqnr_[g]));
     }
+}
+
+void GraphScene::setGroupSummaries(std::vector<QString> summaries) {
+    groupSummaries_ = std::move(summaries);
+    for (std::size_t g = 0; g < groupItems_.size() && g < groupSummaries_.size(); ++g)
+        if (groupItems_[g]) groupItems_[g]->setSummary(groupSummaries_[g]);
 }
 
 void GraphScene::onSelectionChanged() {

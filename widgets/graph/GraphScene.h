@@ -13,6 +13,7 @@
 
 #include "onnxlens/layout/GraphLayout.h"
 #include "onnxlens/model/ViewGraph.h"
+#include "widgets/graph/HeatLegend.h"
 
 namespace onnxlens::widgets {
 
@@ -20,10 +21,10 @@ class GraphNodeItem;
 class GraphGroupItem;
 class GraphEdgeItem;
 
-// One operator's part of a profiled run, for the heat overlay.
+// One operator's part of what the heat overlay measures (HeatMeasure).
 struct NodeHeat {
-    double share = 0;  // of the summed node time, 0..1
-    double msPerRun = 0;
+    double share = 0;   // of the total (summed node time, or the model's FLOPs, ...), 0..1
+    double amount = 0;  // ms per run, FLOPs, parameters or bytes
 };
 // Keyed by profileNameOf(node) (NodeNames.h), the name the engine's profile uses.
 using NodeHeatMap = std::map<std::string, NodeHeat>;
@@ -73,9 +74,11 @@ class GraphScene : public QGraphicsScene {
     // collapsed groups by the summed share of the operators inside. The colour scale runs up to
     // the hottest box on screen (maxHeatShare()), so it is recomputed when groups open or
     // close (heatScaleChanged). Kept across re-layouts until clearHeat().
-    void setNodeHeat(const NodeHeatMap& heat);
+    void setNodeHeat(const NodeHeatMap& heat, HeatMeasure measure = HeatMeasure::RunTime);
     void clearHeat();
     bool hasHeat() const { return heatShown_; }
+    HeatMeasure heatMeasure() const { return heatMeasure_; }
+    double maxHeatAmount() const { return maxHeatAmount_; }  // the amount of the hottest box
     std::optional<NodeHeat> heatOfNode(int node) const;
     NodeHeat heatOfGroup(int group) const;  // summed over the operators inside, at any depth
     double maxHeatShare() const { return maxHeatShare_; }
@@ -90,6 +93,10 @@ class GraphScene : public QGraphicsScene {
     std::optional<double> sqnrOfNode(int node) const;
     int sqnrNodeCount() const;
     double weakestSqnr() const;
+
+    // A line per group for its tooltip (the cost model's totals of the operators inside), by
+    // view group index; kept across re-layouts.
+    void setGroupSummaries(std::vector<QString> summaries);
 
   signals:
     void layoutNeeded();
@@ -127,6 +134,9 @@ class GraphScene : public QGraphicsScene {
     std::vector<std::optional<NodeHeat>> nodeHeat_;  // per view node
     std::vector<NodeHeat> groupHeat_;                // per view group
     double maxHeatShare_ = 0;
+    double maxHeatAmount_ = 0;
+    HeatMeasure heatMeasure_ = HeatMeasure::RunTime;
+    std::vector<QString> groupSummaries_;
     bool sqnrShown_ = false;
     std::vector<std::optional<double>> nodeSqnr_;   // per view node
     std::vector<std::optional<double>> groupSqnr_;  // per view group: the weakest inside

@@ -6,6 +6,8 @@
 #include <array>
 #include <cmath>
 
+#include "widgets/graph/CostText.h"
+
 namespace onnxlens::widgets {
 
 QColor heatColour(double fraction) {
@@ -23,14 +25,80 @@ QColor heatColour(double fraction) {
     return QColor(mix(a.red(), b.red()), mix(a.green(), b.green()), mix(a.blue(), b.blue()));
 }
 
+QString heatMeasureTitle(HeatMeasure measure) {
+    switch (measure) {
+        case HeatMeasure::RunTime:
+            break;
+        case HeatMeasure::Flops:
+            return QObject::tr("FLOPs per box (cost model)");
+        case HeatMeasure::Parameters:
+            return QObject::tr("Parameters per box (cost model)");
+        case HeatMeasure::Memory:
+            return QObject::tr("Bytes moved per box (cost model)");
+    }
+    return QObject::tr("Share of run time per box");
+}
+
+QString heatAmountShort(HeatMeasure measure, double amount) {
+    switch (measure) {
+        case HeatMeasure::RunTime:
+            break;
+        case HeatMeasure::Flops:
+            return siAmount(amount, QStringLiteral("FLOPs"));
+        case HeatMeasure::Parameters:
+            return siAmount(amount, QObject::tr("params"));
+        case HeatMeasure::Memory:
+            return byteSize(amount);
+    }
+    return QObject::tr("%1 ms").arg(amount, 0, 'f', 3);
+}
+
+QString heatAmountText(HeatMeasure measure, double amount, double share) {
+    if (measure == HeatMeasure::RunTime)
+        return QObject::tr("%1 ms per run, %2 % of the profiled time")
+            .arg(amount, 0, 'f', 3)
+            .arg(100.0 * share, 0, 'f', 1);
+    const QString what = measure == HeatMeasure::Memory ? QObject::tr(
+                                                              " (activations read and "
+                                                              "written, weights)")
+                                                        : QString();
+    return QObject::tr("%1%2, %3 % of the model's")
+        .arg(heatAmountShort(measure, amount), what)
+        .arg(100.0 * share, 0, 'f', 1);
+}
+
+QString heatNotCoveredText(HeatMeasure measure) {
+    switch (measure) {
+        case HeatMeasure::RunTime:
+            break;
+        case HeatMeasure::Flops:
+            return QObject::tr(
+                "no FLOPs counted (data movement, inside a subgraph, or made by "
+                "the optimizer)");
+        case HeatMeasure::Parameters:
+            return QObject::tr("reads no weights (or inside a subgraph, or made by the optimizer)");
+        case HeatMeasure::Memory:
+            return QObject::tr("not counted (inside a subgraph, or made by the optimizer)");
+    }
+    return QObject::tr("not in the profile (fused by the optimizer, or inside a subgraph)");
+}
+
 HeatLegend::HeatLegend(QWidget* parent) : QWidget(parent) {
     setAttribute(Qt::WA_TransparentForMouseEvents);
     setObjectName(QStringLiteral("heatLegend"));
     setFixedSize(sizeHint());
 }
 
-void HeatLegend::setScale(double maxShare, int profiledNodes, int notProfiledNodes) {
+void HeatLegend::setMeasure(HeatMeasure measure) {
+    measure_ = measure;
+    setFixedSize(sizeHint());
+    update();
+}
+
+void HeatLegend::setScale(double maxShare, int profiledNodes, int notProfiledNodes,
+                          double maxAmount) {
     maxShare_ = maxShare;
+    maxAmount_ = maxAmount;
     profiled_ = profiledNodes;
     notProfiled_ = notProfiledNodes;
     setToolTip(caption());
@@ -39,7 +107,10 @@ void HeatLegend::setScale(double maxShare, int profiledNodes, int notProfiledNod
 
 QString HeatLegend::caption() const {
     QString text = tr("%n node(s) coloured", nullptr, profiled_);
-    if (notProfiled_ > 0) text += tr(", %n not in the profile", nullptr, notProfiled_);
+    if (notProfiled_ > 0)
+        text += measure_ == HeatMeasure::RunTime
+                    ? tr(", %n not in the profile", nullptr, notProfiled_)
+                    : tr(", %n with none", nullptr, notProfiled_);
     return text;
 }
 
@@ -53,7 +124,7 @@ QSize HeatLegend::sizeHint() const {
     return QSize(std::max(230, text + 16), fm.height() * 4 + 22);
 }
 
-QString HeatLegend::title() const { return tr("Share of run time per box"); }
+QString HeatLegend::title() const { return heatMeasureTitle(measure_); }
 
 void paintColourScaleLegend(QWidget& widget, const QString& title,
                             const std::function<QColor(double)>& colourAt, const QString& low,
@@ -90,9 +161,16 @@ void paintColourScaleLegend(QWidget& widget, const QString& title,
 }
 
 void HeatLegend::paintEvent(QPaintEvent*) {
-    paintColourScaleLegend(*this, title(), heatColour, QStringLiteral("0 %"),
-                           QStringLiteral("%1 %").arg(100.0 * maxShare_, 0, 'f', 1), tr("none"),
-                           caption());
+    // The time overlay's end reads as a share; a cost's as the hottest box's amount and share.
+    const QString high = measure_ == HeatMeasure::RunTime
+                             ? QStringLiteral("%1 %").arg(100.0 * maxShare_, 0, 'f', 1)
+                             : QStringLiteral("%1 (%2 %)")
+                                   .arg(heatAmountShort(measure_, maxAmount_))
+                                   .arg(100.0 * maxShare_, 0, 'f', 1);
+    paintColourScaleLegend(
+        *this, title(), heatColour,
+        measure_ == HeatMeasure::RunTime ? QStringLiteral("0 %") : QStringLiteral("0"), high,
+        tr("none"), caption());
 }
 
 }  // namespace onnxlens::widgets

@@ -1,13 +1,25 @@
 #pragma once
 // The heat overlay's colour scale and its legend, drawn in a corner of the graph view: a node's
-// colour says its share of the profiled run time relative to the hottest node (pale yellow for
-// almost nothing, dark red for the hottest), grey for nodes the profile does not cover (fused
-// away by the optimizer, or inside a subgraph).
+// colour says its share of what the overlay measures (the profiled run time, or the cost model's
+// FLOPs, parameters or bytes moved) relative to the hottest box (pale yellow for almost nothing,
+// dark red for the hottest), grey for nodes the measure does not cover (fused away by the
+// optimizer, inside a subgraph).
 #include <QColor>
 #include <QWidget>
 #include <functional>
 
 namespace onnxlens::widgets {
+
+// What a heat overlay measures: the benchmark profile's time per node, or the cost model's
+// FLOPs, parameters, or bytes moved (activations read and written plus weights) per node.
+enum class HeatMeasure { RunTime, Flops, Parameters, Memory };
+
+QString heatMeasureTitle(HeatMeasure measure);  // the legend's title
+// One box's amount for its tooltip: "1.234 ms per run, 5.6 % of the profiled time",
+// "1.2 GFLOPs, 5.6 % of the model's".
+QString heatAmountText(HeatMeasure measure, double amount, double share);
+QString heatAmountShort(HeatMeasure measure, double amount);  // "1.2 GFLOPs", "3.4 MB"
+QString heatNotCoveredText(HeatMeasure measure);              // the tooltip of a grey node
 
 // `fraction` of the hottest node's share, 0..1 (clamped).
 QColor heatColour(double fraction);
@@ -24,8 +36,11 @@ class HeatLegend : public QWidget {
   public:
     explicit HeatLegend(QWidget* parent = nullptr);
 
-    // The hottest node's share of the summed node time (0..1) and how many nodes are coloured.
-    void setScale(double maxShare, int profiledNodes, int notProfiledNodes);
+    void setMeasure(HeatMeasure measure);
+    HeatMeasure measure() const { return measure_; }
+    // The hottest box's share of the total (0..1) and its amount (ms per run, FLOPs, ...), and
+    // how many nodes are coloured.
+    void setScale(double maxShare, int profiledNodes, int notProfiledNodes, double maxAmount = 0);
     double maxShare() const { return maxShare_; }
     QString caption() const;  // the text under the bar, for tests and screen readers
 
@@ -36,7 +51,9 @@ class HeatLegend : public QWidget {
     void paintEvent(QPaintEvent* event) override;
 
   private:
+    HeatMeasure measure_ = HeatMeasure::RunTime;
     double maxShare_ = 0;
+    double maxAmount_ = 0;
     int profiled_ = 0;
     int notProfiled_ = 0;
 };

@@ -4,6 +4,7 @@
 #include <QCheckBox>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -17,13 +18,17 @@
 #include <QTableWidget>
 #include <QThread>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include "onnxlens/model/NodeNames.h"
 #include "widgets/SettingsKeys.h"
 #include "widgets/charts/LatencyCharts.h"
+#include "widgets/charts/RooflineChart.h"
 #include "widgets/graph/GraphPage.h"
 #include "widgets/panels/ProfileView.h"
+#include "widgets/panels/SweepTab.h"
 #include "widgets/workers/ModelController.h"
+#include "widgets/workers/RooflineAnalysis.h"
 
 namespace onnxlens::widgets {
 
@@ -112,6 +117,13 @@ BenchmarkPanel::BenchmarkPanel(QWidget* parent) : QWidget(parent) {
     tabs_ = new QTabWidget(this);
     tabs_->addTab(latency, tr("Latency"));
     tabs_->addTab(profileView_, tr("Profile"));
+    roofline_ = new RooflineChart(this);
+    tabs_->addTab(roofline_, tr("Roofline"));
+    sweepTab_ = new SweepTab(this);
+    sweepTab_->setRunSettingsSource([this] {
+        return SweepTab::RunSettings{warmup_->value(), runs_->value(), threads_->value()};
+    });
+    tabs_->addTab(sweepTab_, tr("Sweep"));
 
     exportTrace_ = new QPushButton(tr("Trace…"), this);
     exportTrace_->setToolTip(
@@ -166,6 +178,7 @@ BenchmarkPanel::BenchmarkPanel(QWidget* parent) : QWidget(parent) {
     connect(exportMarkdown_, &QPushButton::clicked, this,
             [this] { chooseAndExport(QStringLiteral("md")); });
     connect(profileView_, &ProfileView::nodeActivated, this, &BenchmarkPanel::revealProfiledNode);
+    connect(roofline_, &RooflineChart::nodeActivated, this, &BenchmarkPanel::revealProfiledNode);
 
     showResult(nullptr);
     updateActions();
@@ -196,6 +209,7 @@ void BenchmarkPanel::saveSettings() const {
 
 void BenchmarkPanel::setPage(GraphPage* page) {
     page_ = page;
+    sweepTab_->setDocument(page ? page->sharedDocument() : nullptr);
     if (!isRunning()) status_->setText(page ? QString() : tr("Open a model to benchmark it."));
     showResult(result());
     updateActions();
@@ -276,9 +290,16 @@ void BenchmarkPanel::onFinished(std::shared_ptr<const engine::BenchmarkResult> r
     if (runningController_) runningController_->disconnect(this);
     runningController_.clear();
     runningPage_.clear();
-    if (page && !benchmarkedPages_.contains(page)) benchmarkedPages_.append(page);
+    if (page && !benchmarkedPages_.contains(page)) {
+        benchmarkedPages_.append(page);
+        connect(page, &QObject::destroyed, this, [this, page] { rooflines_.remove(page); });
+    }
     benchmarkedPages_.removeAll(nullptr);
     applyHeat(page);
+    if (page) {
+        rooflines_.remove(page);
+        if (result->profiled) startRoofline(page, result);
+    }
     progress_->setRange(0, 1);
     progress_->setValue(1);
     const auto& s = result->statistics;
@@ -325,6 +346,46 @@ void BenchmarkPanel::showResult(std::shared_ptr<const engine::BenchmarkResult> r
     }
     charts_->setSamples(result->samplesMs, s);
     profileView_->setResult(result);
+    showRoofline();
+}
+
+std::shared_ptr<const RooflineAnalysis> BenchmarkPanel::roofline() const {
+    return page_ ? rooflines_.value(page_.data()) : nullptr;
+}
+
+void BenchmarkPanel::startRoofline(GraphPage* page,
+                                   std::shared_ptr<const engine::BenchmarkResult> result) {
+    auto document = page->sharedDocument();
+    auto* watcher = new QFutureWatcher<std::shared_ptr<const RooflineAnalysis>>(this);
+    QPointer<GraphPage> target(page);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, target, result] {
+        watcher->deleteLater();
+        // Dropped when the page closed or a newer benchmark replaced the result.
+        if (!target || target->controller()->lastBenchmark() != result) return;
+        rooflines_.insert(target.data(), watcher->result());
+        if (target == page_) showRoofline();
+        emit rooflineReady();
+    });
+    watcher->setFuture(QtConcurrent::run([document, result] {
+        return std::shared_ptr<const RooflineAnalysis>(
+            std::make_shared<RooflineAnalysis>(analyseRoofline(*document, *result)));
+    }));
+    if (page == page_) showRoofline();
+}
+
+void BenchmarkPanel::showRoofline() {
+    const auto current = result();
+    const auto analysis = roofline();
+    if (!current || !current->profiled) {
+        roofline_->clear();
+        return;
+    }
+    if (!analysis) {
+        roofline_->clear(tr("Measuring the processor's roofs and counting FLOPs…"));
+        return;
+    }
+    profileView_->setRates(analysis->rates, analysis->peak);
+    roofline_->setAnalysis(*analysis);
 }
 
 NodeHeatMap BenchmarkPanel::heatMapOf(const engine::BenchmarkResult& result) {
@@ -338,7 +399,7 @@ void BenchmarkPanel::applyHeat(GraphPage* page) {
     auto result = page->controller()->lastBenchmark();
     if (heatAction_->isChecked() && result && result->profiled)
         page->setNodeHeat(heatMapOf(*result));
-    else
+    else if (page->heatMeasure() == HeatMeasure::RunTime)  // leave a cost colouring alone
         page->clearHeat();
 }
 

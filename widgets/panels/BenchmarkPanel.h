@@ -2,8 +2,10 @@
 // The Benchmark dock: warm-up runs, counted runs and intra-op threads (remembered), Start and
 // Cancel with progress; then the latency statistics, a histogram and the per-run series, the
 // per-operator profile, the heat overlay on the graph, and exports (the profile as Chrome trace
-// JSON, the whole result as JSON and Markdown). The benchmark runs on the tab's ModelController,
-// on its one compiled session, with the input choices of the Run dock it holds.
+// JSON, the whole result as JSON and Markdown), the roofline of a profiled run (achieved GFLOP/s
+// per node against the measured roofs) and the Sweep tab (latency per shape). The benchmark runs
+// on the tab's ModelController, on its one compiled session, with the input choices of the Run
+// dock it holds; the roofline analysis on a QtConcurrent thread.
 #include <QHash>
 #include <QPointer>
 #include <QWidget>
@@ -28,6 +30,9 @@ namespace onnxlens::widgets {
 class GraphPage;
 class LatencyCharts;
 class ProfileView;
+class RooflineChart;
+class SweepTab;
+struct RooflineAnalysis;
 
 class BenchmarkPanel : public QWidget {
     Q_OBJECT
@@ -68,7 +73,11 @@ class BenchmarkPanel : public QWidget {
     LatencyCharts* charts() const { return charts_; }
     ProfileView* profileView() const { return profileView_; }
     QProgressBar* progressBar() const { return progress_; }
-    QTabWidget* resultTabs() const { return tabs_; }  // Latency, Profile
+    QTabWidget* resultTabs() const { return tabs_; }  // Latency, Profile, Roofline, Sweep
+    RooflineChart* rooflineChart() const { return roofline_; }
+    SweepTab* sweepTab() const { return sweepTab_; }
+    // The roofline analysis of the current page's result (nullptr until it is in).
+    std::shared_ptr<const RooflineAnalysis> roofline() const;
     QString statusText() const;
 
     // A result's per-node times as the graph scene's heat map.
@@ -82,8 +91,11 @@ class BenchmarkPanel : public QWidget {
     void finished();
     void failed(const QString& message);
     void cancelled();
+    void rooflineReady();  // the analysis of a finished profiled benchmark is in
 
   private:
+    void startRoofline(GraphPage* page, std::shared_ptr<const engine::BenchmarkResult> result);
+    void showRoofline();
     void onFinished(std::shared_ptr<const engine::BenchmarkResult> result);
     void onEnded(const QString& status);  // failed or cancelled
     void showResult(std::shared_ptr<const engine::BenchmarkResult> result);
@@ -111,6 +123,9 @@ class BenchmarkPanel : public QWidget {
     QTableWidget* statistics_;
     LatencyCharts* charts_;
     ProfileView* profileView_;
+    RooflineChart* roofline_;
+    SweepTab* sweepTab_;
+    QHash<GraphPage*, std::shared_ptr<const RooflineAnalysis>> rooflines_;
     QPushButton* exportTrace_;
     QPushButton* exportJson_;
     QPushButton* exportMarkdown_;

@@ -6,6 +6,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "widgets/graph/CostText.h"
 #include "widgets/graph/GraphStyle.h"
 #include "widgets/workers/ModelDocument.h"
 
@@ -89,6 +90,8 @@ void ModelPanel::showModel(const ModelDocument& document) {
     if (s.initializers.externalCount)
         row(general, tr("external tensors"), QString::number(s.initializers.externalCount));
 
+    addCost(document);
+
     auto* opsets = section(tree_, tr("Opsets"));
     for (const auto& o : s.opsets)
         row(opsets, QString::fromStdString(displayDomain(o.domain)), QString::number(o.version));
@@ -142,6 +145,62 @@ void ModelPanel::showModel(const ModelDocument& document) {
                        .arg(s.shapeInference.shapedByOnnxlens)
                  : QString()));
     row(checks, tr("load time"), tr("%1 ms").arg(document.loadMs, 0, 'f', 0));
+}
+
+void ModelPanel::addCost(const ModelDocument& document) {
+    auto* cost = section(tree_, tr("Cost"));
+    cost->setToolTip(0,
+                     tr("Counted from the inferred shapes; the rules are in docs/cost-model.md"));
+    auto row = [cost](const QString& key, const QString& value, const QString& tip = {}) {
+        auto* item = new QTreeWidgetItem(cost, {key, value});
+        item->setToolTip(1, tip.isEmpty() ? value : tip);
+        return item;
+    };
+    if (!document.cost) {
+        row(tr("not counted"), document.costError);
+        return;
+    }
+    const ModelCost& c = *document.cost;
+    const QLocale locale = QLocale::c();
+    auto exact = [&locale](double v) { return locale.toString(v, 'f', 0); };
+    QStringList dims;
+    for (const auto& [symbol, value] : c.dims)
+        dims << QStringLiteral("%1 = %2").arg(QString::fromStdString(symbol)).arg(value);
+    auto* dimsRow =
+        row(tr("symbolic dims"), dims.isEmpty() ? tr("none") : dims.join(QStringLiteral(", ")),
+            tr("The counts take these values for the inputs' symbolic dims"));
+    if (!dims.isEmpty()) dimsRow->setForeground(1, GraphStyle::standard().symbolicDimColour);
+    row(tr("MACs"), siAmount(c.total.macs), exact(c.total.macs));
+    row(tr("FLOPs"), siAmount(c.total.flops), exact(c.total.flops));
+    auto* params = row(tr("parameters"),
+                       tr("%1 (%2)").arg(siAmount(static_cast<double>(c.total.parameters)),
+                                         byteSize(static_cast<double>(c.total.parameterBytes))),
+                       exact(static_cast<double>(c.total.parameters)));
+    for (const auto& [type, f] : c.parametersByType) {
+        auto* item = new QTreeWidgetItem(
+            params, {QString::fromStdString(type),
+                     tr("%1 (%2)").arg(siAmount(static_cast<double>(f.parameters)),
+                                       byteSize(static_cast<double>(f.parameterBytes)))});
+        item->setToolTip(1, exact(static_cast<double>(f.parameters)));
+    }
+    params->setExpanded(true);
+    row(tr("activations written"), byteSize(static_cast<double>(c.total.bytesWritten)),
+        tr("Bytes of every node output over one run"));
+    row(tr("activations read"), byteSize(static_cast<double>(c.total.bytesRead)),
+        tr("Bytes of non-weight inputs read over one run"));
+    row(tr("peak activation memory"),
+        c.peakAfterNode.empty() ? byteSize(static_cast<double>(c.peakActivationBytes))
+                                : tr("%1 after %2")
+                                      .arg(byteSize(static_cast<double>(c.peakActivationBytes)),
+                                           QString::fromStdString(c.peakAfterNode)),
+        tr("Live activations at the worst point of the engine's execution order (weights not "
+           "counted)"));
+    row(tr("arithmetic intensity"), tr("%1 FLOPs/byte").arg(c.total.intensity(), 0, 'g', 3));
+    if (c.nodesWithUnknownShapes > 0)
+        row(tr("partial"), tr("%n node(s) with unknown shapes (counted in part)", nullptr,
+                              c.nodesWithUnknownShapes));
+    for (const auto& assumption : c.assumptions)
+        row(tr("assumption"), QString::fromStdString(assumption));
 }
 
 }  // namespace onnxlens::widgets

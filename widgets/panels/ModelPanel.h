@@ -1,7 +1,8 @@
 #pragma once
 // Everything `onnxlens-cli info` knows about the model, from ModelSummary: IR version,
 // producer, opsets per domain, metadata, inputs and outputs with dynamic axes, op histogram,
-// parameters, functions, checker and shape-inference results.
+// parameters, functions, checker and shape-inference results; and what the model costs (MACs,
+// FLOPs, parameters by element type, activation and peak activation memory, the dims used).
 #include <QWidget>
 
 class QTreeWidget;
@@ -19,6 +20,8 @@ class ModelPanel : public QWidget {
     QTreeWidget* tree() const { return tree_; }
 
   private:
+    void addCost(const ModelDocument& document);
+
     QTreeWidget* tree_;
 };
 

@@ -4,15 +4,20 @@
 
 #include <QHeaderView>
 #include <QLabel>
+#include <QLocale>
 #include <QSplitter>
 #include <QTextBrowser>
 #include <QTreeWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "onnxlens/engine/GraphOptimizer.h"
+#include "onnxlens/model/NodeNames.h"
 #include "onnxlens/model/OnnxDomains.h"
 #include "onnxlens/model/TensorTypes.h"
+#include "widgets/graph/CostText.h"
 #include "widgets/graph/GraphStyle.h"
+#include "widgets/workers/ModelDocument.h"
 
 namespace onnxlens::widgets {
 
@@ -90,7 +95,8 @@ void NodePanel::clear() {
     title_->setText(tr("Select a node to see its details."));
 }
 
-void NodePanel::showNode(std::shared_ptr<const ViewGraph> view, int index) {
+void NodePanel::showNode(std::shared_ptr<const ViewGraph> view, int index,
+                         const ModelDocument* document) {
     clear();
     view_ = std::move(view);
     if (!view_ || index < 0 || index >= static_cast<int>(view_->nodes.size())) return;
@@ -149,6 +155,7 @@ void NodePanel::showNode(std::shared_ptr<const ViewGraph> view, int index) {
         }
         return QStringLiteral("%1 %2").arg(input ? tr("input") : tr("output")).arg(i);
     };
+    if (document) addCost(node, *document);
     auto* inputs = section(tree_, tr("Inputs"));
     for (int i = 0; i < static_cast<int>(node.inputs.size()); ++i)
         addTensorRow(inputs, *view_, node.inputs[i], formalName(true, i));
@@ -168,6 +175,53 @@ void NodePanel::showNode(std::shared_ptr<const ViewGraph> view, int index) {
                                .arg(QString::fromStdString(node.opType))
                                .arg(modelOpset)
                                .arg(QString::fromStdString(domain)));
+    }
+}
+
+void NodePanel::addCost(const ViewNode& node, const ModelDocument& document) {
+    auto* cost = section(tree_, tr("Cost"));
+    const NodeCost* c = node.proto ? document.nodeCost(profileNameOf(*node.proto)) : nullptr;
+    if (!c) {
+        const auto chain = view_->groupChain(node.group);
+        const bool inSubgraph = std::any_of(chain.begin(), chain.end(), [this](int g) {
+            return view_->groups[g].kind == ViewGroup::Kind::Subgraph;
+        });
+        new QTreeWidgetItem(
+            cost, {tr("not counted"),
+                   !document.cost ? document.costError
+                   : inSubgraph   ? tr("inside a subgraph: counted in the node that owns it")
+                                  : tr("not in the file's graph (made by the optimizer)")});
+        return;
+    }
+    const QLocale locale = QLocale::c();
+    const CostFigures& f = c->figures;
+    auto row = [cost, &locale](const QString& key, const QString& value, double exact) {
+        auto* item = new QTreeWidgetItem(cost, {key, value});
+        item->setToolTip(1, locale.toString(exact, 'f', 0));
+        return item;
+    };
+    row(tr("MACs"), siAmount(f.macs), f.macs);
+    row(tr("FLOPs"), siAmount(f.flops), f.flops);
+    row(tr("parameters"),
+        tr("%1 (%2)").arg(siAmount(static_cast<double>(f.parameters)),
+                          byteSize(static_cast<double>(f.parameterBytes))),
+        static_cast<double>(f.parameters));
+    row(tr("bytes read"), byteSize(static_cast<double>(f.bytesRead)),
+        static_cast<double>(f.bytesRead));
+    row(tr("bytes written"), byteSize(static_cast<double>(f.bytesWritten)),
+        static_cast<double>(f.bytesWritten));
+    new QTreeWidgetItem(
+        cost, {tr("arithmetic intensity"), tr("%1 FLOPs/byte").arg(f.intensity(), 0, 'g', 3)});
+    QStringList dims;
+    for (const auto& [symbol, value] : document.cost->dims)
+        dims << QStringLiteral("%1=%2").arg(QString::fromStdString(symbol)).arg(value);
+    if (!dims.isEmpty())
+        new QTreeWidgetItem(cost, {tr("with dims"), dims.join(QStringLiteral(", "))});
+    if (c->estimate || !c->shapesKnown) {
+        auto* flag = new QTreeWidgetItem(
+            cost, {c->estimate ? tr("estimate") : tr("partial"), QString::fromStdString(c->note)});
+        flag->setForeground(1, QColor(0xb0, 0x40, 0x00));
+        flag->setToolTip(1, QString::fromStdString(c->note));
     }
 }
 

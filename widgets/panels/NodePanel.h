@@ -1,7 +1,8 @@
 #pragma once
 // The selected node: op type, domain, the opset version defining it, the operator's
 // documentation from the onnx schema, attributes, and each input and output with name, dtype and
-// shape (symbolic dims highlighted). Folded initializers can be opened in the tensor panel.
+// shape (symbolic dims highlighted), and what it costs (MACs, FLOPs, parameters, bytes read and
+// written, arithmetic intensity). Folded initializers can be opened in the tensor panel.
 #include <QWidget>
 #include <memory>
 
@@ -14,11 +15,15 @@ class QLabel;
 
 namespace onnxlens::widgets {
 
+struct ModelDocument;
+
 class NodePanel : public QWidget {
     Q_OBJECT
   public:
     explicit NodePanel(QWidget* parent = nullptr);
-    void showNode(std::shared_ptr<const ViewGraph> view, int node);
+    // `document` gives the node's cost (its cost model); nullptr leaves the Cost section out.
+    void showNode(std::shared_ptr<const ViewGraph> view, int node,
+                  const ModelDocument* document = nullptr);
     void clear();
 
     QTreeWidget* details() const { return tree_; }
@@ -31,6 +36,8 @@ class NodePanel : public QWidget {
     void tensorActivated(int tensor);
 
   private:
+    void addCost(const ViewNode& node, const ModelDocument& document);
+
     std::shared_ptr<const ViewGraph> view_;
     QLabel* title_;
     QTreeWidget* tree_;

@@ -10,7 +10,28 @@ ProfileTableModel::ProfileTableModel(Rows rows, QObject* parent)
 void ProfileTableModel::setResult(std::shared_ptr<const engine::BenchmarkResult> result) {
     beginResetModel();
     result_ = std::move(result);
+    rates_.clear();
+    peakGflops_ = 0;
     endResetModel();
+}
+
+void ProfileTableModel::setRates(const std::vector<engine::NodeRate>& rates, double peakGflops) {
+    rates_.clear();
+    for (const auto& r : rates) {
+        if (r.flops <= 0) continue;  // data movement: no rate to speak of
+        Rate& rate = rates_[rows_ == Rows::Nodes ? r.nodeName : r.opType];
+        rate.flops += r.flops;
+        rate.ms += r.perRunMs;
+    }
+    peakGflops_ = peakGflops;
+    if (rowCount() > 0)
+        emit dataChanged(index(0, GflopsColumn), index(rowCount() - 1, PeakShareColumn));
+}
+
+std::optional<double> ProfileTableModel::gflopsOf(int row) const {
+    auto it = rates_.find(keyOf(row).toStdString());
+    if (it == rates_.end() || it->second.ms <= 0) return std::nullopt;
+    return it->second.flops / (it->second.ms * 1e-3) / 1e9;
 }
 
 int ProfileTableModel::rowCount(const QModelIndex& parent) const {
@@ -47,9 +68,18 @@ QVariant ProfileTableModel::data(const QModelIndex& index, int role) const {
         ms = op.totalMs / runs;
         share = op.share;
     }
+    const std::optional<double> gflops =
+        index.column() >= GflopsColumn ? gflopsOf(index.row()) : std::nullopt;
+    const double peakShare = gflops && peakGflops_ > 0 ? *gflops / peakGflops_ : 0;
     switch (role) {
         case Qt::DisplayRole:
             switch (index.column()) {
+                case GflopsColumn:
+                    return gflops ? QString::number(*gflops, 'f', *gflops < 10 ? 2 : 1) : QString();
+                case PeakShareColumn:
+                    return gflops && peakGflops_ > 0
+                               ? QStringLiteral("%1 %").arg(100.0 * peakShare, 0, 'f', 1)
+                               : QString();
                 case NameColumn:
                     return name;
                 case SecondColumn:
@@ -62,6 +92,10 @@ QVariant ProfileTableModel::data(const QModelIndex& index, int role) const {
             break;
         case SortRole:
             switch (index.column()) {
+                case GflopsColumn:
+                    return gflops ? *gflops : -1.0;
+                case PeakShareColumn:
+                    return gflops ? peakShare : -1.0;
                 case NameColumn:
                     return name;
                 case SecondColumn:
@@ -78,10 +112,18 @@ QVariant ProfileTableModel::data(const QModelIndex& index, int role) const {
                 return int(Qt::AlignRight | Qt::AlignVCenter);
             break;
         case Qt::ToolTipRole:
+            if (index.column() >= GflopsColumn && !gflops)
+                return tr("No FLOPs counted for %1 (made by the optimizer, unknown shapes, or no "
+                          "arithmetic)")
+                    .arg(name);
             return tr("%1: %2 ms per run, %3 % of the profiled time")
-                .arg(name)
-                .arg(ms, 0, 'f', 3)
-                .arg(100.0 * share, 0, 'f', 2);
+                       .arg(name)
+                       .arg(ms, 0, 'f', 3)
+                       .arg(100.0 * share, 0, 'f', 2) +
+                   (gflops ? tr("; %1 GFLOP/s achieved, %2 % of the peak")
+                                 .arg(*gflops, 0, 'f', 2)
+                                 .arg(100.0 * peakShare, 0, 'f', 1)
+                           : QString());
     }
     return {};
 }
@@ -97,6 +139,10 @@ QVariant ProfileTableModel::headerData(int section, Qt::Orientation orientation,
             return tr("ms per run");
         case ShareColumn:
             return tr("Share");
+        case GflopsColumn:
+            return tr("GFLOP/s");
+        case PeakShareColumn:
+            return tr("% of peak");
     }
     return {};
 }

@@ -62,9 +62,13 @@ ProfileView::ProfileView(QWidget* parent) : QWidget(parent) {
     tabs_->addTab(byNode, tr("By node"));
     summary_ = new QLabel(this);
     summary_->setWordWrap(true);
+    peak_ = new QLabel(this);
+    peak_->setWordWrap(true);
+    peak_->setObjectName(QStringLiteral("profilePeak"));
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(summary_);
+    layout->addWidget(peak_);
     layout->addWidget(tabs_, 1);
 
     connect(filter_, &QLineEdit::textChanged, this, &ProfileView::setNodeFilter);
@@ -100,6 +104,8 @@ void ProfileView::clear() {
     opTypeModel_->setResult(nullptr);
     summary_->setText(
         tr("Run a benchmark with “Profile operators” on to see where the time goes."));
+    peak_->clear();
+    peak_->hide();
     rebuildBarChart();
 }
 
@@ -117,6 +123,20 @@ void ProfileView::setResult(std::shared_ptr<const engine::BenchmarkResult> resul
                           .arg(result_->nodeTimePerRunMs(), 0, 'f', 3)
                           .arg(result_->statistics.meanMs, 0, 'f', 3));
     rebuildBarChart();
+}
+
+void ProfileView::setRates(const std::vector<engine::NodeRate>& rates,
+                           const engine::PeakThroughput& peak) {
+    nodeModel_->setRates(rates, peak.gflops);
+    opTypeModel_->setRates(rates, peak.gflops);
+    if (peak.gflops > 0)
+        peak_->setText(tr("Peak %1 GFLOP/s: %2. GFLOP/s per node = the cost model's FLOPs over "
+                          "the node's mean time.")
+                           .arg(peak.gflops, 0, 'f', 1)
+                           .arg(QString::fromStdString(peak.method)));
+    else
+        peak_->setText(tr("The peak could not be measured: no share of it is shown."));
+    peak_->show();
 }
 
 void ProfileView::setNodeFilter(const QString& text) {

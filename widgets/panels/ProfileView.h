@@ -1,11 +1,13 @@
 #pragma once
 // The per-operator profile of a benchmark: sortable tables per op type and per node (time per
 // run, share of the profiled time), a bar chart of the op types' shares, and a filter for the
-// node table. Activating a node row asks for that node to be shown in the graph.
+// node table, with each node's achieved GFLOP/s and share of the processor's peak once measured.
+// Activating a node row asks for that node to be shown in the graph.
 #include <QWidget>
 #include <memory>
 
 #include "onnxlens/workflows/BenchmarkRunner.h"
+#include "onnxlens/workflows/Roofline.h"
 
 class QChartView;
 class QLabel;
@@ -24,6 +26,8 @@ class ProfileView : public QWidget {
     explicit ProfileView(QWidget* parent = nullptr);
 
     void setResult(std::shared_ptr<const engine::BenchmarkResult> result);
+    // The achieved GFLOP/s and share of the peak per node and op type, and the peak's method.
+    void setRates(const std::vector<engine::NodeRate>& rates, const engine::PeakThroughput& peak);
     void clear();
 
     QTableView* nodeTable() const { return nodeTable_; }
@@ -31,6 +35,9 @@ class ProfileView : public QWidget {
     QSortFilterProxyModel* nodeProxy() const { return nodeProxy_; }
     QSortFilterProxyModel* opTypeProxy() const { return opTypeProxy_; }
     QChartView* barChart() const { return barChart_; }
+    QLabel* peakLabel() const { return peak_; }
+    ProfileTableModel* nodeModel() const { return nodeModel_; }
+    ProfileTableModel* opTypeModel() const { return opTypeModel_; }
     int barCount() const { return barCount_; }  // op types drawn in the bar chart
     void setNodeFilter(const QString& text);
 
@@ -46,6 +53,7 @@ class ProfileView : public QWidget {
     std::shared_ptr<const engine::BenchmarkResult> result_;
     QTabWidget* tabs_;
     QLabel* summary_;
+    QLabel* peak_;
     ProfileTableModel* nodeModel_;
     ProfileTableModel* opTypeModel_;
     QSortFilterProxyModel* nodeProxy_;

@@ -1,9 +1,13 @@
 #pragma once
 // Everything the window shows about one opened model, built on a worker thread by
-// loadModelDocument(): the loaded protobuf, the summary (Model panel) and the view graph.
+// loadModelDocument(): the loaded protobuf, the summary (Model panel), the view graph and what
+// the model costs (cost model with every symbolic dim 1, for the panels and Colour by FLOPs).
 #include <QString>
+#include <map>
 #include <memory>
+#include <string>
 
+#include "onnxlens/model/CostModel.h"
 #include "onnxlens/model/ModelLoader.h"
 #include "onnxlens/model/ModelSummary.h"
 #include "onnxlens/model/ViewGraph.h"
@@ -15,7 +19,15 @@ struct ModelDocument {
     LoadedModel loaded;
     ModelSummary summary;
     std::shared_ptr<const ViewGraph> view;
-    double loadMs = 0;  // parse + summary + view graph, on the worker thread
+    std::shared_ptr<const ModelCost> cost;  // nullptr when counting failed (costError says why)
+    QString costError;
+    double loadMs = 0;  // parse + summary + view graph + cost, on the worker thread
+
+    // The cost of a main-graph node by its profile name (profileNameOf); nullptr when the cost
+    // model has no such node (inside a subgraph, or made by the optimizer).
+    const NodeCost* nodeCost(const std::string& profileName) const;
+
+    std::map<std::string, std::size_t> costIndex;  // profile name -> index in cost->nodes
 };
 
 // Runs on a worker thread; never touches widgets. Errors name the file.

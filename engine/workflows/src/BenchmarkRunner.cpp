@@ -7,6 +7,8 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "onnxlens/workflows/InputPreparation.h"
+
 namespace onnxlens::engine {
 
 double BenchmarkResult::nodeTimePerRunMs() const {
@@ -26,6 +28,7 @@ Result<BenchmarkResult> BenchmarkRunner::run(const std::map<std::string, Value>&
     result.threads = session_.threads();
     result.warmupRuns = options_.warmupRuns;
     result.profiled = options_.profile;
+    result.dims = bindingsOfFeeds(session_.inputs(), feeds);
     result.samplesMs.reserve(static_cast<std::size_t>(options_.runs));
     const Error cancelled{"benchmark cancelled"};
 

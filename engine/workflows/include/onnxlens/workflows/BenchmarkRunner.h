@@ -5,6 +5,7 @@
 // aggregated per node and per op type. Runs on the caller's thread; cancel() and the progress
 // callback make it usable from a worker thread.
 #include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -38,9 +39,12 @@ struct BenchmarkResult {
     std::string model;  // for reports: the file the caller benchmarked
     int threads = 0;
     int warmupRuns = 0;
-    double loadMs = 0;              // filled by the caller when it timed the load
-    double firstRunMs = 0;          // the session's first run (warm-up or counted), if this one
-    WeightMemory weights;           // the session's, after the runs (reorders happen in runs)
+    double loadMs = 0;      // filled by the caller when it timed the load
+    double firstRunMs = 0;  // the session's first run (warm-up or counted), if this one
+    WeightMemory weights;   // the session's, after the runs (reorders happen in runs)
+    // The inputs' symbolic dims as the feeds bound them ("batch" -> 4, "x:0" for unnamed dims):
+    // the cost model counts the same shapes the runs timed.
+    std::map<std::string, std::int64_t> dims;
     std::vector<double> samplesMs;  // one per counted run, in run order
     LatencyStatistics statistics;
     bool profiled = false;

@@ -1,7 +1,8 @@
 #pragma once
 // Measured time next to counted work: each profiled node's achieved GFLOP/s (its FLOPs from the
 // cost model over its mean time) and its share of the processor's peak, the peak measured once
-// per thread count by a short micro-benchmark of the build's own GEMM. Shared by
+// per thread count by a short micro-benchmark of the build's own GEMM (the compute roof) and of
+// an elementwise add over arrays larger than the caches (the memory roof). Shared by
 // `onnxlens-cli bench --profile` and the Benchmark dock's roofline chart.
 #include <string>
 #include <vector>
@@ -21,6 +22,21 @@ struct PeakThroughput {
 // The best of a few runs of a float32 MatMul (size x size x size) through the engine at `threads`
 // intra-op threads. About 0.1 s at size 512.
 Result<PeakThroughput> measurePeakThroughput(int threads, int size = 512);
+
+struct PeakBandwidth {
+    double gbPerSecond = 0;  // bytes moved (read + written) per second, in 1e9
+    int threads = 0;
+    std::string method;
+};
+
+// The memory roof: the best of a few runs of c = a + b over three float32 arrays of `megabytes`
+// MB each (past the caches), split over `threads` threads (0: every core). About 0.1 s at 64 MB.
+Result<PeakBandwidth> measureMemoryBandwidth(int threads, int megabytes = 64);
+
+// The same, measured once per thread count in this process and then remembered (any thread;
+// a second caller waits for the first measurement). Errors are not remembered.
+Result<PeakThroughput> cachedPeakThroughput(int threads);
+Result<PeakBandwidth> cachedMemoryBandwidth(int threads);
 
 struct NodeRate {
     std::string nodeName, opType;

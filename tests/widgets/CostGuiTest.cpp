@@ -1,0 +1,314 @@
+// The cost model in the window: the Model and Node panels' figures, View > Colour by FLOPs /
+// Parameters / Memory, the roofline of a profiled benchmark, and the Sweep tab. The small CNN's
+// figures are counted by hand here (batch 1):
+//   conv1 [1,1,28,28] * W[8,1,3,3] -> [1,8,26,26]: 5408 outputs x 9 = 48672 MACs,
+//         FLOPs 2 x 48672 + 5408 (bias) = 102752; params 72 + 8; reads 3136 B, writes 21632 B
+//   relu1 5408 FLOPs; pool1 [1,8,13,13] = 1352 outputs x 4 = 5408 FLOPs; flatten 0
+//   fc    1 x 10 x 1352 = 13520 MACs, FLOPs 27040 + 10 (C) = 27050; params 13520 + 10
+//   softmax 3 x 10 = 30 FLOPs
+#include <gtest/gtest.h>
+
+#include <QAction>
+#include <QApplication>
+#include <QChartView>
+#include <QCheckBox>
+#include <QCoreApplication>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QTreeWidget>
+
+#include "GuiTestSupport.h"
+#include "MainWindow.h"
+#include "onnxlens/model/NodeNames.h"
+#include "widgets/charts/RooflineChart.h"
+#include "widgets/graph/CostText.h"
+#include "widgets/graph/GraphGroupItem.h"
+#include "widgets/graph/GraphNodeItem.h"
+#include "widgets/graph/GraphPage.h"
+#include "widgets/graph/GraphScene.h"
+#include "widgets/graph/HeatLegend.h"
+#include "widgets/panels/BenchmarkPanel.h"
+#include "widgets/panels/ModelPanel.h"
+#include "widgets/panels/NodePanel.h"
+#include "widgets/panels/ProfileTableModel.h"
+#include "widgets/panels/ProfileView.h"
+#include "widgets/panels/SweepTab.h"
+#include "widgets/workers/RooflineAnalysis.h"
+
+namespace onnxlens {
+namespace {
+
+using gui::MainWindow;
+using widgets::GraphPage;
+
+constexpr double kCnnMacs = 48672 + 13520;
+constexpr double kCnnFlops = 102752 + 5408 + 5408 + 27050 + 30;
+constexpr double kCnnParameters = 72 + 8 + 13520 + 10;
+
+class CostGuiTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        ASSERT_TRUE(dir_.isValid());
+        savedName_ = QCoreApplication::applicationName();
+        QCoreApplication::setApplicationName(savedName_ + "-cost");
+        testing::clearSettings();
+        cnn_ = testing::writeModel(dir_, "cnn.onnx", *testing::makeSmallCnn());
+    }
+    void TearDown() override { QCoreApplication::setApplicationName(savedName_); }
+
+    QTemporaryDir dir_;
+    QString savedName_;
+    QString cnn_;
+};
+
+// The value column of `key` under the top-level `section` of a panel's tree.
+QTreeWidgetItem* treeRow(QTreeWidget* tree, const QString& section, const QString& key) {
+    for (int i = 0; i < tree->topLevelItemCount(); ++i) {
+        auto* s = tree->topLevelItem(i);
+        if (s->text(0) != section) continue;
+        for (int k = 0; k < s->childCount(); ++k)
+            if (s->child(k)->text(0) == key) return s->child(k);
+    }
+    return nullptr;
+}
+
+double exactOf(QTreeWidgetItem* row) { return row ? row->toolTip(1).toDouble() : -1; }
+
+TEST_F(CostGuiTest, ModelAndNodePanelsShowTheHandCountedFigures) {
+    MainWindow window;
+    GraphPage* page = testing::openAndDraw(window, cnn_);
+    ASSERT_NE(page, nullptr);
+    ASSERT_NE(page->document().cost, nullptr) << page->document().costError.toStdString();
+    EXPECT_DOUBLE_EQ(page->document().cost->total.macs, kCnnMacs);
+
+    QTreeWidget* model = window.modelPanel()->tree();
+    EXPECT_DOUBLE_EQ(exactOf(treeRow(model, "Cost", "MACs")), kCnnMacs);
+    EXPECT_DOUBLE_EQ(exactOf(treeRow(model, "Cost", "FLOPs")), kCnnFlops);
+    EXPECT_DOUBLE_EQ(exactOf(treeRow(model, "Cost", "parameters")), kCnnParameters);
+    ASSERT_NE(treeRow(model, "Cost", "symbolic dims"), nullptr);
+    EXPECT_EQ(treeRow(model, "Cost", "symbolic dims")->text(1), "batch = 1");
+    auto* params = treeRow(model, "Cost", "parameters");
+    ASSERT_EQ(params->childCount(), 1);
+    EXPECT_EQ(params->child(0)->text(0), "float32");
+    EXPECT_EQ(params->child(0)->toolTip(1).toDouble(), kCnnParameters);
+    // Peak: the conv's 21632-byte output and the relu's (the conv output is freed after relu).
+    ASSERT_NE(treeRow(model, "Cost", "peak activation memory"), nullptr);
+    EXPECT_TRUE(treeRow(model, "Cost", "peak activation memory")->text(1).contains("relu1"))
+        << treeRow(model, "Cost", "peak activation memory")->text(1).toStdString();
+
+    const int conv = page->document().view->findNodeByName("conv1");
+    page->scene()->selectNode(conv);
+    QTreeWidget* node = window.nodePanel()->details();
+    ASSERT_TRUE(testing::waitFor([&] { return treeRow(node, "Cost", "MACs") != nullptr; }, 5000));
+    EXPECT_DOUBLE_EQ(exactOf(treeRow(node, "Cost", "MACs")), 48672);
+    EXPECT_DOUBLE_EQ(exactOf(treeRow(node, "Cost", "FLOPs")), 102752);
+    EXPECT_DOUBLE_EQ(exactOf(treeRow(node, "Cost", "parameters")), 80);
+    EXPECT_DOUBLE_EQ(exactOf(treeRow(node, "Cost", "bytes read")), 28 * 28 * 4);
+    EXPECT_DOUBLE_EQ(exactOf(treeRow(node, "Cost", "bytes written")), 8 * 26 * 26 * 4);
+    ASSERT_NE(treeRow(node, "Cost", "arithmetic intensity"), nullptr);
+    const double intensity = 102752.0 / (28 * 28 * 4 + 8 * 26 * 26 * 4 + 80 * 4);
+    EXPECT_TRUE(treeRow(node, "Cost", "arithmetic intensity")
+                    ->text(1)
+                    .startsWith(QString::number(intensity, 'g', 3)))
+        << treeRow(node, "Cost", "arithmetic intensity")->text(1).toStdString();
+    EXPECT_EQ(treeRow(node, "Cost", "estimate"), nullptr);
+}
+
+TEST_F(CostGuiTest, GroupTooltipShowsTheTotalsOfItsNodes) {
+    // Two layers of the BERT-like model: each /encoder/layer.N group's tooltip gives its MACs.
+    const QString path = testing::writeModel(dir_, "bert.onnx", *testing::makeTransformerLike(2));
+    MainWindow window;
+    GraphPage* page = testing::openAndDraw(window, path);
+    ASSERT_NE(page, nullptr);
+    ASSERT_NE(page->document().cost, nullptr);
+    const auto& view = page->scene()->view();
+    int checked = 0;
+    for (int g = 1; g < static_cast<int>(view.groups.size()); ++g) {
+        auto* item = page->scene()->groupItem(g);
+        if (!item) continue;
+        auto it = page->document().cost->scopes.find(view.groups[g].path);
+        if (it == page->document().cost->scopes.end() || it->second.macs <= 0) continue;
+        EXPECT_TRUE(item->toolTip().contains(widgets::siAmount(it->second.macs, "MACs")))
+            << view.groups[g].path << ": " << item->toolTip().toStdString();
+        ++checked;
+    }
+    EXPECT_GT(checked, 0);
+}
+
+TEST_F(CostGuiTest, ColourByPaintsTheRightNodesHottestAndExcludesTheOtherColourings) {
+    MainWindow window;
+    window.resize(1200, 800);
+    window.show();
+    GraphPage* page = testing::openAndDraw(window, cnn_);
+    ASSERT_NE(page, nullptr);
+    auto* scene = page->scene();
+    const auto& view = scene->view();
+    auto hottest = [&] {
+        int best = -1;
+        double share = -1;
+        for (int n = 0; n < static_cast<int>(view.nodes.size()); ++n)
+            if (auto heat = scene->heatOfNode(n); heat && heat->share > share) {
+                share = heat->share;
+                best = n;
+            }
+        return best < 0 ? std::string() : view.nodes[best].name;
+    };
+    window.benchmarkPanel()->heatAction()->setChecked(true);
+
+    window.colourByFlopsAction()->trigger();
+    EXPECT_FALSE(window.benchmarkPanel()->heatAction()->isChecked());
+    EXPECT_EQ(page->heatMeasure(), widgets::HeatMeasure::Flops);
+    EXPECT_EQ(hottest(), "conv1");
+    const int conv = view.findNodeByName("conv1");
+    EXPECT_NEAR(scene->heatOfNode(conv)->share, 102752 / kCnnFlops, 1e-12);
+    EXPECT_EQ(scene->nodeItem(conv)->heatColour(), widgets::heatColour(1.0));
+    EXPECT_TRUE(scene->nodeItem(conv)->toolTip().contains("103 KFLOPs"))
+        << scene->nodeItem(conv)->toolTip().toStdString();
+    EXPECT_TRUE(page->heatLegend()->isVisible());
+    EXPECT_TRUE(page->heatLegend()->title().contains("FLOPs"));
+
+    window.colourByParametersAction()->trigger();
+    EXPECT_FALSE(window.colourByFlopsAction()->isChecked());
+    EXPECT_EQ(hottest(), "fc");
+    EXPECT_DOUBLE_EQ(scene->heatOfNode(view.findNodeByName("fc"))->amount, 13530);
+    // Nodes without weights are not coloured (grey): nothing to count.
+    EXPECT_FALSE(scene->heatOfNode(view.findNodeByName("relu1")).has_value());
+
+    // Bytes moved: fc reads 5408 B of activations and 54120 B of weights, the most of any node.
+    window.colourByMemoryAction()->trigger();
+    EXPECT_EQ(hottest(), "fc");
+    EXPECT_DOUBLE_EQ(scene->heatOfNode(view.findNodeByName("fc"))->amount, 5408 + 40 + 54120);
+    EXPECT_DOUBLE_EQ(scene->heatOfNode(view.findNodeByName("relu1"))->amount, 2 * 21632);
+
+    // The remembered choice comes back with the next window.
+    EXPECT_EQ(QSettings().value("view/colourBy").toString(), "memory");
+    window.benchmarkPanel()->heatAction()->setChecked(true);
+    EXPECT_FALSE(window.colourByMemoryAction()->isChecked());
+    EXPECT_FALSE(scene->hasHeat());  // no profile yet: nothing to paint by time
+    window.colourByMemoryAction()->setChecked(false);
+    window.colourByFlopsAction()->trigger();
+    MainWindow second;
+    EXPECT_TRUE(second.colourByFlopsAction()->isChecked());
+}
+
+TEST_F(CostGuiTest, RooflinePointsAreTheProfiledNodesAndAClickSelectsTheNode) {
+    MainWindow window;
+    window.resize(1400, 900);
+    window.show();
+    GraphPage* page = testing::openAndDraw(window, cnn_);
+    ASSERT_NE(page, nullptr);
+    auto* panel = window.benchmarkPanel();
+    panel->warmupSpin()->setValue(1);
+    panel->runsSpin()->setValue(5);
+    panel->threadsSpin()->setValue(1);
+    panel->profileCheck()->setChecked(true);
+    QSignalSpy ready(panel, &widgets::BenchmarkPanel::rooflineReady);
+    panel->startAction()->trigger();
+    ASSERT_TRUE(testing::waitFor([&] { return ready.count() == 1; }, 120000))
+        << panel->statusText().toStdString();
+    auto analysis = panel->roofline();
+    ASSERT_NE(analysis, nullptr);
+    EXPECT_GT(analysis->peak.gflops, 0) << analysis->error.toStdString();
+    EXPECT_GT(analysis->bandwidth.gbPerSecond, 0) << analysis->error.toStdString();
+    EXPECT_EQ(analysis->peak.threads, 1);
+
+    // The profile table's rate for conv1 is the hand-counted FLOPs over the measured time.
+    auto result = panel->result();
+    const engine::NodeTimeSummary* convTime = nullptr;
+    for (const auto& n : result->nodes)
+        if (n.nodeName == "conv1") convTime = &n;
+    ASSERT_NE(convTime, nullptr);
+    auto* model = panel->profileView()->nodeModel();
+    int convRow = -1;
+    for (int r = 0; r < model->rowCount(); ++r)
+        if (model->keyOf(r) == "conv1") convRow = r;
+    ASSERT_GE(convRow, 0);
+    const double gflops = 102752 / (convTime->perRunMs * 1e-3) / 1e9;
+    EXPECT_NEAR(model
+                    ->data(model->index(convRow, widgets::ProfileTableModel::GflopsColumn),
+                           widgets::ProfileTableModel::SortRole)
+                    .toDouble(),
+                gflops, 1e-9 * gflops);
+    EXPECT_TRUE(panel->profileView()->peakLabel()->text().contains("MatMul"));
+
+    // The chart: conv1 is a point; clicking it selects conv1 in the graph.
+    panel->resultTabs()->setCurrentWidget(panel->rooflineChart());
+    auto* chart = panel->rooflineChart();
+    ASSERT_GT(chart->pointCount(), 0) << chart->caption().toStdString();
+    QApplication::processEvents();
+    const QPoint at = chart->pointPosition("conv1");
+    ASSERT_FALSE(at.isNull());
+    ASSERT_TRUE(chart->chartView()->viewport()->rect().contains(at));
+    QTest::mouseClick(chart->chartView()->viewport(), Qt::LeftButton, {}, at);
+    const int conv = page->shownViewGraph()->findNodeByName("conv1");
+    EXPECT_TRUE(testing::waitFor([&] { return page->scene()->selectedNode() == conv; }, 5000));
+}
+
+TEST_F(CostGuiTest, SweepTabRunsTwoShapesInOneSession) {
+    MainWindow window;
+    GraphPage* page = testing::openAndDraw(window, cnn_);
+    ASSERT_NE(page, nullptr);
+    auto* panel = window.benchmarkPanel();
+    panel->warmupSpin()->setValue(1);
+    panel->runsSpin()->setValue(3);
+    panel->threadsSpin()->setValue(1);
+    auto* sweep = panel->sweepTab();
+    EXPECT_EQ(sweep->axesEdit()->text(), "batch=1,2,4,8");  // the model's symbol, suggested
+    sweep->axesEdit()->setText("batch=1,3");
+    QSignalSpy finished(sweep, &widgets::SweepTab::finished);
+    sweep->start();
+    ASSERT_TRUE(testing::waitFor([&] { return finished.count() == 1; }, 60000))
+        << sweep->statusText().toStdString();
+    ASSERT_EQ(sweep->points().size(), 2u);
+    ASSERT_EQ(sweep->table()->rowCount(), 2);
+    for (int r = 0; r < 2; ++r) {
+        const auto& p = sweep->points()[static_cast<std::size_t>(r)];
+        ASSERT_TRUE(p.ok()) << p.error;
+        const double batch = r == 0 ? 1 : 3;
+        EXPECT_EQ(p.dims.at("batch"), batch);
+        EXPECT_EQ(p.statistics.runs, 3);
+        EXPECT_NEAR(p.itemsPerSecond, 1000.0 * batch / p.statistics.medianMs, 1e-9);
+        EXPECT_EQ(sweep->table()->item(r, 0)->text(), r == 0 ? "batch=1" : "batch=3");
+    }
+    EXPECT_EQ(sweep->chart()->chart()->series().size(), 4);  // two lines and their dots
+
+    // A symbol the model does not have fails with its name and the model's symbols.
+    sweep->axesEdit()->setText("sequence=1,2");
+    QSignalSpy failed(sweep, &widgets::SweepTab::failed);
+    sweep->start();
+    ASSERT_TRUE(testing::waitFor([&] { return failed.count() == 1; }, 60000));
+    EXPECT_TRUE(sweep->statusText().contains("'sequence'"));
+    EXPECT_TRUE(sweep->statusText().contains("batch"));
+    // Values that are not positive integers never start.
+    sweep->axesEdit()->setText("batch=1,x");
+    sweep->start();
+    EXPECT_FALSE(sweep->isRunning());
+    EXPECT_TRUE(sweep->statusText().contains("'x' is not a positive integer"));
+}
+
+TEST_F(CostGuiTest, SweepCancelStopsIt) {
+    MainWindow window;
+    GraphPage* page = testing::openAndDraw(window, cnn_);
+    ASSERT_NE(page, nullptr);
+    auto* panel = window.benchmarkPanel();
+    panel->warmupSpin()->setValue(0);
+    panel->runsSpin()->setValue(100000);
+    panel->threadsSpin()->setValue(1);
+    auto* sweep = panel->sweepTab();
+    sweep->axesEdit()->setText("batch=1,2");
+    QSignalSpy cancelled(sweep, &widgets::SweepTab::cancelled);
+    sweep->start();
+    ASSERT_TRUE(testing::waitFor([&] { return sweep->progressBar()->value() > 0; }, 30000));
+    sweep->cancel();
+    ASSERT_TRUE(testing::waitFor([&] { return cancelled.count() == 1; }, 10000));
+    EXPECT_FALSE(sweep->isRunning());
+    EXPECT_TRUE(sweep->points().empty());
+}
+
+}  // namespace
+}  // namespace onnxlens
