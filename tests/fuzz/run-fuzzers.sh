@@ -3,6 +3,8 @@
 # SECONDS (default 60) on its seed corpus. Exits non-zero when a target crashes; the crashing
 # input is left in build/fuzz/artifacts/<target>/ (add it to tests/fuzz/regressions/<target>/
 # once fixed). Usage: tests/fuzz/run-fuzzers.sh [SECONDS] [TARGET...]
+# FUZZ_SEED: libFuzzer's -seed (0, the default here, picks a new one each run; CI's sanitizer
+# stage sets 1 so a finding there reproduces from the log; longer local campaigns use 0).
 set -euo pipefail
 seconds=${1:-60}
 shift || true
@@ -21,10 +23,10 @@ for target in "${targets[@]}"; do
     artifacts=build/fuzz/artifacts/$target
     mkdir -p "$work" "$artifacts"
     log=build/fuzz/$target.log
-    echo "== fuzz_$target for ${seconds}s"
+    echo "== fuzz_$target for ${seconds}s (seed ${FUZZ_SEED:-0})"
     # -rss_limit_mb: the engine's own tensor limit is what should stop huge shapes, well before.
     if ! build/fuzz/tests/fuzz/fuzz_$target -max_total_time="$seconds" -timeout=30 \
-            -rss_limit_mb=3072 -max_len=65536 -print_final_stats=1 \
+            -rss_limit_mb=3072 -max_len=65536 -print_final_stats=1 -seed="${FUZZ_SEED:-0}" \
             -artifact_prefix="$artifacts/" "$work" "tests/fuzz/corpus/$target" >"$log" 2>&1; then
         echo "fuzz_$target: CRASH (see $log and $artifacts/)"
         grep -m1 -E "ERROR: |runtime error|==[0-9]+==" "$log" || true

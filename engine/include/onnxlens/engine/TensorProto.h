@@ -1,8 +1,11 @@
 #pragma once
 // Conversions between engine values and the ONNX protobuf messages (TensorProto, SequenceProto,
 // OptionalProto): initializers, Constant attributes, test data files.
+// onnx_pb.h defines ONNX_API, which onnx-data.pb.h needs, so it comes first.
+// clang-format off
+#include <onnx/onnx_pb.h>
 #include <onnx/onnx-data.pb.h>
-#include <onnx/onnx_pb.h>  // defines ONNX_API, which onnx-data.pb.h needs: include it first
+// clang-format on
 
 #include <filesystem>
 #include <string>
@@ -26,10 +29,14 @@ onnx::MapProto mapToProto(const Value& map, const std::string& name = {});
 // Sequences of tensors (elem_type TENSOR) and of maps (elem_type MAP).
 onnx::SequenceProto sequenceToProto(const Value& sequence, const std::string& name = {});
 
+// An OptionalProto holding the value (empty for None), as test data stores optional outputs.
+onnx::OptionalProto optionalToProto(const Value& value, const std::string& name = {});
+
 // Writes any value as the ONNX message its kind is stored as in test data: TensorProto,
-// SequenceProto, MapProto, or an empty OptionalProto. Errors name the file.
+// SequenceProto, MapProto, or an empty OptionalProto; an OptionalProto holding the value when
+// `declaredType` (the graph output's type) is an optional. Errors name the file.
 Status writeValuePbFile(const std::filesystem::path& file, const Value& value,
-                        const std::string& name);
+                        const std::string& name, const onnx::TypeProto* declaredType = nullptr);
 
 // Reads a .pb (TensorProto, or SequenceProto/MapProto/OptionalProto when `expectedType` says so) or
 // .npy file as a Value. Errors name the file.
