@@ -62,7 +62,12 @@ double maxAbsDifference(const onnx::TensorProto& a, const std::filesystem::path&
 class NodeMatcher {
   public:
     NodeMatcher(const onnx::GraphProto& a, const onnx::GraphProto& b)
-        : ga_(a), gb_(b), ia_(a), ib_(b), matchA_(a.node_size(), -1), matchB_(b.node_size(), -1),
+        : ga_(a),
+          gb_(b),
+          ia_(a),
+          ib_(b),
+          matchA_(a.node_size(), -1),
+          matchB_(b.node_size(), -1),
           how_(a.node_size()) {}
 
     void run() {
@@ -343,7 +348,8 @@ void compareInterface(const google::protobuf::RepeatedPtrField<onnx::ValueInfoPr
         if (!skipB.count(v.name())) vb.push_back(&v);
     std::vector<const onnx::ValueInfoProto*> restA, restB;
     for (const auto* x : va) {
-        auto it = std::find_if(vb.begin(), vb.end(), [&](auto* y) { return y->name() == x->name(); });
+        auto it =
+            std::find_if(vb.begin(), vb.end(), [&](auto* y) { return y->name() == x->name(); });
         if (it == vb.end()) {
             restA.push_back(x);
             continue;
@@ -452,11 +458,16 @@ void buildValueMap(const onnx::GraphProto& ga, const onnx::GraphProto& gb, Model
 
 const char* nodeDiffKindName(NodeDiff::Kind kind) {
     switch (kind) {
-        case NodeDiff::Kind::Same: return "same";
-        case NodeDiff::Kind::Renamed: return "renamed";
-        case NodeDiff::Kind::Changed: return "changed";
-        case NodeDiff::Kind::Added: return "added";
-        case NodeDiff::Kind::Removed: return "removed";
+        case NodeDiff::Kind::Same:
+            return "same";
+        case NodeDiff::Kind::Renamed:
+            return "renamed";
+        case NodeDiff::Kind::Changed:
+            return "changed";
+        case NodeDiff::Kind::Added:
+            return "added";
+        case NodeDiff::Kind::Removed:
+            return "removed";
     }
     return "?";
 }
@@ -637,7 +648,8 @@ std::string modelDiffText(const ModelDiff& diff, std::size_t maxLines) {
     std::vector<std::string> changed, removed, added, renamed;
     for (const auto& n : diff.nodes) {
         switch (n.kind) {
-            case NodeDiff::Kind::Same: break;
+            case NodeDiff::Kind::Same:
+                break;
             case NodeDiff::Kind::Renamed:
                 renamed.push_back(nodeLabel(n.nameA, n.opTypeA) + " -> " + n.nameB);
                 break;
@@ -648,8 +660,12 @@ std::string modelDiffText(const ModelDiff& diff, std::size_t maxLines) {
                 changed.push_back(std::move(line));
                 break;
             }
-            case NodeDiff::Kind::Removed: removed.push_back(nodeLabel(n.nameA, n.opTypeA)); break;
-            case NodeDiff::Kind::Added: added.push_back(nodeLabel(n.nameB, n.opTypeB)); break;
+            case NodeDiff::Kind::Removed:
+                removed.push_back(nodeLabel(n.nameA, n.opTypeA));
+                break;
+            case NodeDiff::Kind::Added:
+                added.push_back(nodeLabel(n.nameB, n.opTypeB));
+                break;
         }
     }
     section("changed nodes", changed);
@@ -659,9 +675,9 @@ std::string modelDiffText(const ModelDiff& diff, std::size_t maxLines) {
     std::vector<std::string> inits;
     for (const auto& d : diff.initializers) {
         const std::string name =
-            d.nameA.empty() ? d.nameB
-                            : (d.nameB.empty() || d.nameB == d.nameA ? d.nameA
-                                                                     : d.nameA + " -> " + d.nameB);
+            d.nameA.empty()
+                ? d.nameB
+                : (d.nameB.empty() || d.nameB == d.nameA ? d.nameA : d.nameA + " -> " + d.nameB);
         inits.push_back(name + ": " + d.change);
     }
     section("initializers", inits);

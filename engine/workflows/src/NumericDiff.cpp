@@ -119,9 +119,7 @@ class LockStep {
     }
 
     std::vector<TensorDiff> takeResults() { return std::move(results_); }
-    int leftOver() const {
-        return static_cast<int>(pending_[0].size() + pending_[1].size());
-    }
+    int leftOver() const { return static_cast<int>(pending_[0].size() + pending_[1].size()); }
     std::uint64_t peakBytes() const { return peak_; }
 
   private:
@@ -172,10 +170,9 @@ Result<Feeds> feedsOf(const Session& session, const std::vector<TestDataSet>& da
     }
     auto feeds = prepareSessionFeeds(session, options.inputFiles, options.dims, options.seed);
     if (!feeds) return makeError(where, feeds.error().message);
-    return Feeds{options.inputFiles.empty()
-                     ? "random (seed " + std::to_string(options.seed) + ")"
-                     : "files (random data for the other inputs, seed " +
-                           std::to_string(options.seed) + ")",
+    return Feeds{options.inputFiles.empty() ? "random (seed " + std::to_string(options.seed) + ")"
+                                            : "files (random data for the other inputs, seed " +
+                                                  std::to_string(options.seed) + ")",
                  std::move(*feeds)};
 }
 
@@ -194,11 +191,14 @@ Result<std::map<std::string, Value>> feedsForB(const Session& a, const Session& 
         auto it = feedsA.find(in.name);
         if (it == feedsA.end() && next < restA.size()) it = feedsA.find(restA[next++]);
         if (it == feedsA.end())
-            return makeError(whereB, "input '" + in.name + "' has no counterpart in the first model");
+            return makeError(whereB,
+                             "input '" + in.name + "' has no counterpart in the first model");
         const std::string mismatch = describeTypeMismatch(it->second, in.type);
         if (!mismatch.empty())
-            return makeError(whereB, "input '" + in.name + "' does not take the first model's "
-                                     "input '" + it->first + "': " + mismatch);
+            return makeError(whereB, "input '" + in.name +
+                                         "' does not take the first model's "
+                                         "input '" +
+                                         it->first + "': " + mismatch);
         feeds.emplace(in.name, it->second);
     }
     return feeds;
@@ -305,6 +305,36 @@ void analyse(NumericDiff& diff, const onnx::GraphProto& ga, const onnx::GraphPro
     }
 }
 
+// `blocked` holds `plain`'s values in the engine's channel-blocked layout: [N, ceil(C/b),
+// spatial..., b] for [N, C, spatial...] (ChannelBlockedLayout.h in engine/ops).
+bool isChannelBlockedCopy(const Tensor& plain, const Tensor& blocked) {
+    const Shape& p = plain.shape();
+    const Shape& q = blocked.shape();
+    if (plain.dtype() != DataType::Float || blocked.dtype() != DataType::Float || p.size() < 3 ||
+        q.size() != p.size() + 1 || q[0] != p[0] || q.back() < 1)
+        return false;
+    const std::int64_t block = q.back();
+    if (q[1] != (p[1] + block - 1) / block) return false;
+    return std::equal(p.begin() + 2, p.end(), q.begin() + 2);
+}
+
+Tensor unblocked(const Tensor& blocked, const Shape& plainShape) {
+    Tensor out(DataType::Float, plainShape);
+    const std::int64_t n = plainShape[0], c = plainShape[1], block = blocked.shape().back();
+    const std::int64_t cb = blocked.shape()[1];
+    const std::int64_t plane = out.numel() / std::max<std::int64_t>(1, n * c);
+    const float* src = blocked.data<float>();
+    float* dst = out.data<float>();
+    for (std::int64_t image = 0; image < n; ++image)
+        for (std::int64_t channel = 0; channel < c; ++channel) {
+            const float* from =
+                src + ((image * cb + channel / block) * plane) * block + channel % block;
+            float* to = dst + (image * c + channel) * plane;
+            for (std::int64_t s = 0; s < plane; ++s) to[s] = from[s * block];
+        }
+    return out;
+}
+
 std::string sqnrText(double db) { return formatSqnr(db); }
 
 std::string figuresText(const TensorDiff& t) {
@@ -315,15 +345,16 @@ std::string figuresText(const TensorDiff& t) {
 }
 
 Json tensorJson(const TensorDiff& t) {
-    Json j{{"value_a", t.valueA},       {"value_b", t.valueB},
-           {"node_a", t.nodeNameA},     {"node_b", t.nodeNameB},
-           {"op_type", t.opTypeA},      {"graph_output", t.graphOutput},
+    Json j{{"value_a", t.valueA},   {"value_b", t.valueB},  {"node_a", t.nodeNameA},
+           {"node_b", t.nodeNameB}, {"op_type", t.opTypeA}, {"graph_output", t.graphOutput},
            {"compared", t.compared}};
     if (!t.compared) {
         j["problem"] = t.problem;
         return j;
     }
-    auto number = [](double x) { return std::isfinite(x) ? Json(x) : Json(x > 0 ? "inf" : "-inf"); };
+    auto number = [](double x) {
+        return std::isfinite(x) ? Json(x) : Json(x > 0 ? "inf" : "-inf");
+    };
     j["max_abs_error"] = number(t.figures.maxAbsError);
     j["mean_abs_error"] = number(t.figures.meanAbsError);
     j["max_rel_error"] = number(t.maxRelError);
@@ -347,6 +378,7 @@ void compareValuePair(const Value& a, const Value& b, const Tolerance& tolerance
     }
     const Tensor& ta = a.tensor();
     Tensor tb = b.tensor();
+    if (isChannelBlockedCopy(ta, tb)) tb = unblocked(tb, ta.shape());
     if (ta.shape() != tb.shape()) {
         diff.problem = "shape " + shapeToString(ta.shape()) + " vs " + shapeToString(tb.shape());
         return;
@@ -429,8 +461,20 @@ Result<NumericDiff> numericDiff(LoadedModel&& a, LoadedModel&& b, const NumericD
     const auto producedA = producedValues((*sessionA)->optimizedModel().graph());
     const auto producedB = producedValues((*sessionB)->optimizedModel().graph());
     std::map<std::string, std::string> shared;
+    std::set<std::string> sharedB;
     for (const auto& [va, vb] : diff.structure.valueMap)
-        if (producedA.count(va) && producedB.count(vb)) shared.emplace(va, vb);
+        if (producedA.count(va) && producedB.count(vb)) {
+            shared.emplace(va, vb);
+            sharedB.insert(vb);
+        }
+    // The engine's optimized graphs (`onnxlens-cli optimize`) hold channel-blocked copies of
+    // plain values, named "VALUE/blocked": compared with VALUE once unblocked.
+    const std::string blockedSuffix = "/blocked";
+    for (const auto& vb : producedB) {
+        if (vb.size() <= blockedSuffix.size() || !vb.ends_with(blockedSuffix)) continue;
+        const std::string plain = vb.substr(0, vb.size() - blockedSuffix.size());
+        if (producedA.count(plain) && !sharedB.count(vb)) shared.emplace(plain, vb);
+    }
 
     RunControl controls[2];
     LockStep lockStep(shared, options, progress, cancel, controls);
@@ -516,9 +560,10 @@ std::string numericDiffText(const NumericDiff& diff) {
         out << "every shared value within tolerance\n";
     } else {
         const auto& t = diff.tensors[diff.firstDivergence];
-        out << "first divergence: " << t.valueA << " from node " << t.nodeNameA << " ("
-            << t.opTypeA << ")";
-        if (!t.nodeNameB.empty() && t.nodeNameB != t.nodeNameA) out << " [B: " << t.nodeNameB << "]";
+        out << "first divergence: " << t.valueA << " from node " << t.nodeNameA << " (" << t.opTypeA
+            << ")";
+        if (!t.nodeNameB.empty() && t.nodeNameB != t.nodeNameA)
+            out << " [B: " << t.nodeNameB << "]";
         out << "\n  " << figuresText(t) << ", " << t.outside << " elements outside\n";
         if (!diff.growthPath.empty()) {
             out << "error growth to the output " << diff.tensors[diff.growthPath.back()].valueA

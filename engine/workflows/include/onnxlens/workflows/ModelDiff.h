@@ -45,10 +45,10 @@ struct ModelDiffOptions {
 };
 
 struct ModelDiff {
-    std::string nameA, nameB;  // file names, for the report
+    std::string nameA, nameB;                // file names, for the report
     std::vector<std::string> headerChanges;  // "IR version 7 -> 8", "opset ai.onnx 13 -> 17"
     std::vector<std::string> inputChanges, outputChanges, metadataChanges;
-    std::vector<NodeDiff> nodes;  // matched pairs in A's order, then B's added nodes
+    std::vector<NodeDiff> nodes;                // matched pairs in A's order, then B's added nodes
     std::vector<InitializerDiff> initializers;  // only the ones that differ
     // Value of A -> the value of B holding the same quantity: same name in both graphs, graph
     // outputs by position, outputs of nodes matched with the same op type by position.

@@ -48,7 +48,7 @@ struct NumericDiffOptions {
 
 struct TensorDiff {
     std::string valueA, valueB;
-    int nodeA = -1, nodeB = -1;  // producers, indexes into each graph's nodes
+    int nodeA = -1, nodeB = -1;                 // producers, indexes into each graph's nodes
     std::string nodeNameA, nodeNameB, opTypeA;  // node names as profileNameOf gives them
     bool graphOutput = false;                   // a graph output of A
     bool compared = false;                      // false: `problem` says why
@@ -69,7 +69,7 @@ struct NumericDiff {
     int firstDivergence = -1;         // index into tensors; -1: every value within tolerance
     std::vector<int> growthPath;      // indexes into tensors, first divergence to a graph output
     std::vector<int> topErrorAdded;   // up to 10 indexes into tensors, most error added first
-    int notProduced = 0;  // shared values one run never produced (both waited in vain)
+    int notProduced = 0;              // shared values one run never produced (both waited in vain)
     bool outputsWithinTolerance = true;
     std::uint64_t peakPendingBytes = 0;  // the most bytes held waiting for a partner at once
     double runSeconds = 0;               // both runs with the comparisons
@@ -90,8 +90,7 @@ Result<NumericDiff> numericDiff(LoadedModel&& a, LoadedModel&& b,
                                 const std::atomic<bool>* cancel = nullptr);
 
 // Compares one pair of values (A the reference) into `diff`'s figures.
-void compareValuePair(const Value& a, const Value& b, const Tolerance& tolerance,
-                      TensorDiff& diff);
+void compareValuePair(const Value& a, const Value& b, const Tolerance& tolerance, TensorDiff& diff);
 
 // profileNameOf(node of A) -> the lowest SQNR of its compared outputs (dB): the graph's error
 // colouring.
