@@ -61,5 +61,6 @@ int runCostCommand(const std::vector<std::string>& args);
 int runOptimizeCommand(const std::vector<std::string>& args);
 int runExportCommand(const std::vector<std::string>& args);
 int runQuantizeCommand(const std::vector<std::string>& args);
+int runDiffCommand(const std::vector<std::string>& args);
 
 }  // namespace onnxlens::cli

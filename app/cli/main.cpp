@@ -31,6 +31,10 @@ const Command kCommands[] = {
      "DIR... [--json FILE]: run ONNX backend test cases"},
     {"cost", onnxlens::cli::runCostCommand,
      "MODEL [--dim SYMBOL=N]... [--json | --csv]: MACs, FLOPs, parameters and memory per node"},
+    {"diff", onnxlens::cli::runDiffCommand,
+     "A B [--json] [--numeric [--input NAME=FILE]... [--data-set DIR | --random] [--seed N] "
+     "[--rtol R] [--atol A]]: what differs between two models (exit 0 identical, 1 different); "
+     "--numeric runs both and finds where their values part ways"},
     {"render", onnxlens::cli::runRenderCommand, "MODEL --out FILE.svg|.png: draw the graph"},
     {"optimize", onnxlens::cli::runOptimizeCommand,
      "MODEL OUT [--passes A,B]: save the optimized graph (--list-passes: the passes)"},
