@@ -70,6 +70,8 @@ int runRunCommand(const std::vector<std::string>& args) {
     for (std::size_t k = 0; k < outputs->size(); ++k) {
         const engine::Value& value = (*outputs)[k];
         nlohmann::json entry = {{"name", infos[k].name}};
+        const bool optionalOutput = infos[k].type.has_optional_type();
+        if (optionalOutput) entry["optional"] = true;
         if (value.isTensor()) {
             const auto& t = value.tensor();
             auto s = statsOf(t);
@@ -86,7 +88,13 @@ int runRunCommand(const std::vector<std::string>& args) {
                     std::cout << "  min " << s.min << "  max " << s.max << "  mean " << s.mean;
                 std::cout << "\n";
             }
-            if (!outDir.empty()) {
+            if (!outDir.empty() && optionalOutput) {
+                // Test data stores optional outputs as OptionalProto (no .npy form).
+                auto file = outDir / ("output_" + std::to_string(k) + ".pb");
+                if (auto st = engine::writeValuePbFile(file, value, infos[k].name, &infos[k].type);
+                    !st)
+                    throw UsageError(st.error().message);
+            } else if (!outDir.empty()) {
                 auto proto = engine::tensorToProto(t, infos[k].name);
                 auto base = outDir / ("output_" + std::to_string(k));
                 if (auto st = writeTensorPbFile(base.string() + ".pb", proto); !st)
@@ -121,9 +129,10 @@ int runRunCommand(const std::vector<std::string>& args) {
                 }
             }
             if (!a.flag("json")) std::cout << infos[k].name << ": " << described << "\n";
-            if (!outDir.empty() && !value.isNone()) {
+            if (!outDir.empty()) {  // an empty optional is written as an empty OptionalProto
                 auto file = outDir / ("output_" + std::to_string(k) + ".pb");
-                if (auto st = engine::writeValuePbFile(file, value, infos[k].name); !st)
+                if (auto st = engine::writeValuePbFile(file, value, infos[k].name, &infos[k].type);
+                    !st)
                     throw UsageError(st.error().message);
             }
         }

@@ -1,6 +1,7 @@
 // Operators that select, place or rank elements by index: Gather, GatherElements, GatherND,
 // Scatter, ScatterElements, ScatterND, OneHot, Compress, NonZero, Unique, TopK, ArgMax, ArgMin,
-// CumSum, ReverseSequence. Negative indices count from the end; out-of-range indices are an
+// CumSum, ReverseSequence, TensorScatter (opset 24's KV-cache update). Negative indices count
+// from the end; out-of-range indices are an
 // EngineError naming the index and the size of its axis.
 #include <algorithm>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "OpFamilies.h"
+#include "SequenceTensorCopy.h"
 #include "ShapeManipulationCopy.h"
 
 namespace onnxlens::engine::ops {
@@ -741,6 +743,75 @@ class ReverseSequenceKernel final : public Kernel {
     std::int64_t batchAxis_, timeAxis_;
 };
 
+// TensorScatter-24: a copy of past_cache with `update` written along `axis` (the sequence axis,
+// never the batch axis 0) from write_indices[batch] on (0 without that input); "circular" wraps
+// the write position modulo the cache length, "linear" must fit.
+class TensorScatterKernel : public Kernel {
+  public:
+    explicit TensorScatterKernel(const NodeInfo& node)
+        : axis_(node.getInt("axis", -2)),
+          circular_(node.getString("mode", "linear") == "circular") {
+        const std::string mode = node.getString("mode", "linear");
+        require(mode == "linear" || mode == "circular",
+                "TensorScatter: mode must be linear or circular, got '" + mode + "'");
+    }
+
+    void run(KernelContext&, const std::vector<const Value*>& inputs, Outputs& outputs) override {
+        const Tensor& past = inputTensor(inputs, 0);
+        const Tensor& update = inputTensor(inputs, 1);
+        const Tensor* writeIndices = optionalInputTensor(inputs, 2);
+        require(past.dtype() == update.dtype(),
+                "TensorScatter: past_cache and update types differ");
+        require(past.rank() >= 2 && past.rank() == update.rank(),
+                "TensorScatter: past_cache " + shapeToString(past.shape()) + " and update " +
+                    shapeToString(update.shape()) + " must have the same rank >= 2");
+        const std::int64_t axis = normalizeAxis(axis_, past.rank());
+        require(axis != 0, "TensorScatter: axis must not be the batch axis 0");
+        for (std::int64_t d = 0; d < past.rank(); ++d)
+            require(d == axis || past.dim(d) == update.dim(d),
+                    "TensorScatter: update " + shapeToString(update.shape()) +
+                        " differs from past_cache " + shapeToString(past.shape()) +
+                        " outside axis " + std::to_string(axis));
+        const AxisSplit cache = splitAt(past.shape(), axis);
+        const std::int64_t length = update.dim(axis);
+        require(length <= cache.dim, "TensorScatter: update has " + std::to_string(length) +
+                                         " positions on axis " + std::to_string(axis) +
+                                         ", more than the cache's " + std::to_string(cache.dim));
+        const std::int64_t batch = past.dim(0);
+        std::vector<std::int64_t> starts(static_cast<std::size_t>(batch), 0);
+        if (writeIndices && writeIndices->numel() > 0) {
+            require(writeIndices->rank() == 1 && writeIndices->dim(0) == batch,
+                    "TensorScatter: write_indices " + shapeToString(writeIndices->shape()) +
+                        " must hold one index per batch entry (" + std::to_string(batch) + ")");
+            starts = writeIndices->toInt64Vector();
+        }
+        for (std::int64_t b = 0; b < batch; ++b) {
+            const std::int64_t start = starts[static_cast<std::size_t>(b)];
+            require(start >= 0 && (circular_ ? start < cache.dim || cache.dim == 0
+                                             : start <= cache.dim - length),
+                    "TensorScatter: write index " + std::to_string(start) + " of batch entry " +
+                        std::to_string(b) + " does not fit " + std::to_string(length) +
+                        " positions into a cache of " + std::to_string(cache.dim));
+        }
+        Tensor present = past.clone();
+        const std::int64_t perBatch = batch ? cache.outer / batch : 0;  // prefixes per entry
+        for (std::int64_t o = 0; o < cache.outer; ++o) {
+            const std::int64_t start =
+                starts[static_cast<std::size_t>(perBatch ? o / perBatch : 0)];
+            for (std::int64_t i = 0; i < length; ++i) {
+                const std::int64_t position = circular_ ? (start + i) % cache.dim : start + i;
+                copyElements(update, (o * length + i) * cache.inner, present,
+                             (o * cache.dim + position) * cache.inner, cache.inner);
+            }
+        }
+        outputs[0] = Value(std::move(present));
+    }
+
+  private:
+    std::int64_t axis_;
+    bool circular_;
+};
+
 }  // namespace
 
 void registerIndexingOps(KernelRegistry& registry) {
@@ -759,6 +830,7 @@ void registerIndexingOps(KernelRegistry& registry) {
     registry.add<ArgExtremeKernel<false>>("ArgMin");
     registry.add<CumSumKernel>("CumSum", 11);
     registry.add<ReverseSequenceKernel>("ReverseSequence", 10);
+    registry.add<TensorScatterKernel>("TensorScatter", 24);
 }
 
 }  // namespace onnxlens::engine::ops

@@ -22,7 +22,8 @@ enum class CoordinateTransform {
     AlignCorners,
     Asymmetric,
     TfHalfPixelForNn,
-    TfCropAndResize
+    TfCropAndResize,
+    HalfPixelSymmetric
 };
 enum class NearestRounding { RoundPreferFloor, RoundPreferCeil, Floor, Ceil };
 enum class AspectRatioPolicy { Stretch, NotLarger, NotSmaller };
@@ -41,6 +42,7 @@ CoordinateTransform parseCoordinateTransform(const std::string& mode) {
     if (mode == "asymmetric") return CoordinateTransform::Asymmetric;
     if (mode == "tf_half_pixel_for_nn") return CoordinateTransform::TfHalfPixelForNn;
     if (mode == "tf_crop_and_resize") return CoordinateTransform::TfCropAndResize;
+    if (mode == "half_pixel_symmetric") return CoordinateTransform::HalfPixelSymmetric;
     fail("unsupported coordinate_transformation_mode '" + mode + "'");
 }
 
@@ -65,6 +67,7 @@ struct ResizeSettings {
     NearestRounding rounding = NearestRounding::RoundPreferFloor;
     double cubicA = -0.75;
     bool excludeOutside = false;
+    bool antialias = false;  // Resize-18: linear and cubic widen their filter when shrinking
     double extrapolation = 0.0;
 };
 
@@ -104,6 +107,24 @@ double nearestIndex(double x, NearestRounding rounding) {
     return x;
 }
 
+// The cubic convolution kernel at distance d (zero from 2 on).
+double cubicKernel(double d, double a) {
+    d = std::abs(d);
+    if (d <= 1) return ((a + 2) * d - (a + 3)) * d * d + 1;
+    if (d < 2) return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+    return 0;
+}
+
+// Taps of the antialiasing filter at `scale` < 1: the linear (tent) or cubic kernel stretched by
+// 1/scale, so each output sample averages every input sample it covers. The first tap sits
+// `firstOffset` positions from the sample left of the source coordinate.
+int antialiasTaps(Interpolation mode, double scale, std::int64_t* firstOffset) {
+    const double reach = mode == Interpolation::Linear ? 1.0 : 2.0;
+    const auto start = static_cast<std::int64_t>(std::floor(-reach / scale) + 1);
+    *firstOffset = start;
+    return static_cast<int>(2 - 2 * start);
+}
+
 void cubicWeights(double t, double a, double* w) {
     auto outer = [a](double d) { return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a; };  // 1<=d<2
     auto inner = [a](double d) { return ((a + 2) * d - (a + 3)) * d * d + 1; };        // d<1
@@ -121,6 +142,15 @@ AxisFilter makeAxisFilter(const ResizeSettings& s, std::int64_t inLength, std::i
     f.inLength = inLength;
     f.outLength = outLength;
     f.width = s.mode == Interpolation::Nearest ? 1 : s.mode == Interpolation::Linear ? 2 : 4;
+    std::int64_t antialiasOffset = 0;
+    const bool antialias = s.antialias && s.mode != Interpolation::Nearest && scale < 1;
+    if (antialias) {
+        // Bounded by the input: an output sample exists only if scale * inLength >= 1.
+        f.width = antialiasTaps(s.mode, scale, &antialiasOffset);
+        require(static_cast<double>(f.width) * static_cast<double>(outLength) < 1e9,
+                "Resize antialias filter of " + std::to_string(f.width) + " taps for " +
+                    std::to_string(outLength) + " outputs is too large");
+    }
     f.index.assign(static_cast<std::size_t>(outLength * f.width), 0);
     f.weight.assign(static_cast<std::size_t>(outLength * f.width), 0.0);
     f.outside.assign(static_cast<std::size_t>(outLength), 0);
@@ -145,6 +175,12 @@ AxisFilter makeAxisFilter(const ResizeSettings& s, std::int64_t inLength, std::i
             case CoordinateTransform::TfHalfPixelForNn:
                 src = (x + 0.5) / scale;
                 break;
+            case CoordinateTransform::HalfPixelSymmetric: {
+                // Centres the rounded output on the input when outLength != scale * inLength.
+                const double adjustment = static_cast<double>(outLength) / resized;
+                src = in / 2 * (1 - adjustment) + (x + 0.5) / scale - 0.5;
+                break;
+            }
             case CoordinateTransform::TfCropAndResize:
                 src = resized == 1 ? (roiEnd - roiStart) * (in - 1) / 2
                                    : x * (roiEnd - roiStart) * (in - 1) / (resized - 1);
@@ -161,6 +197,35 @@ AxisFilter makeAxisFilter(const ResizeSettings& s, std::int64_t inLength, std::i
             idx[0] = std::clamp<std::int64_t>(
                 static_cast<std::int64_t>(nearestIndex(src, s.rounding)), 0, inLength - 1);
             w[0] = 1;
+            continue;
+        }
+        if (antialias) {
+            // As the reference: the sample left of src, the fraction past it in (0, 1].
+            double base = std::floor(src), ratio = src - base;
+            if (ratio == 0) {
+                base -= 1;
+                ratio = 1;
+            }
+            const std::int64_t pad = f.width / 2 + f.width % 2;
+            std::int64_t start = static_cast<std::int64_t>(base) + antialiasOffset;
+            start = std::clamp<std::int64_t>(start, -pad, std::max(-pad, inLength + pad - f.width));
+            double sum = 0;
+            for (int k = 0; k < f.width; ++k) {
+                const double d = (static_cast<double>(antialiasOffset + k) - ratio) * scale;
+                w[k] = s.mode == Interpolation::Linear ? std::clamp(1 - std::abs(d), 0.0, 1.0)
+                                                       : cubicKernel(d, s.cubicA);
+                sum += w[k];
+            }
+            double kept = 0;
+            for (int k = 0; k < f.width; ++k) {
+                if (sum != 0) w[k] /= sum;
+                const std::int64_t position = start + k;
+                if (s.excludeOutside && (position < 0 || position >= inLength)) w[k] = 0;
+                kept += w[k];
+                idx[k] = std::clamp<std::int64_t>(position, 0, inLength - 1);
+            }
+            if (s.excludeOutside && kept != 0)
+                for (int k = 0; k < f.width; ++k) w[k] /= kept;
             continue;
         }
         const double base = std::floor(src);
@@ -312,7 +377,7 @@ class ResizeKernel : public Kernel {
             attributeScales_ = node.getFloats("scales");
             require(!attributeScales_.empty(), "Upsample-7 requires the scales attribute");
         }
-        require(node.getInt("antialias", 0) == 0, "Resize antialias is not supported");
+        settings_.antialias = node.getInt("antialias", 0) != 0;
         axes_ = node.getInts("axes");
         policy_ = parseAspectRatioPolicy(node.getString("keep_aspect_ratio_policy", "stretch"));
         upsample_ = node.opType() == "Upsample";
@@ -418,7 +483,9 @@ class ResizeKernel : public Kernel {
     AspectRatioPolicy policy_ = AspectRatioPolicy::Stretch;
 };
 
-// GridSample (opset 16): 4-D input, grid [N, Hout, Wout, 2] of (x, y) in [-1, 1].
+// GridSample (opset 16): 4-D input, grid [N, Hout, Wout, 2] of (x, y) in [-1, 1]; opset 20 adds
+// any number r of spatial dims (grid [N, D1out..Drout, r], coordinate k indexing spatial dim
+// r-1-k) for nearest and linear; cubic stays 2-D as the definition says.
 class GridSampleKernel : public Kernel {
   public:
     explicit GridSampleKernel(const NodeInfo& node)
@@ -439,8 +506,10 @@ class GridSampleKernel : public Kernel {
              std::vector<Value>& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
         const Tensor& grid = inputTensor(inputs, 1);
-        require(x.rank() == 4,
-                "GridSample input must be 4-D (N, C, H, W), got " + shapeToString(x.shape()));
+        if (x.rank() != 4) {
+            outputs[0] = Value(runVolume(ctx, x, grid));
+            return;
+        }
         require(grid.rank() == 4 && grid.dim(0) == x.dim(0) && grid.dim(3) == 2,
                 "grid must have shape [N, H_out, W_out, 2] with N of the input, got " +
                     shapeToString(grid.shape()));
@@ -469,6 +538,85 @@ class GridSampleKernel : public Kernel {
 
   private:
     enum class Padding { Zeros, Border, Reflection };
+
+    // r spatial dims other than 2 (opset 20): nearest and linear over 2^r corners.
+    Tensor runVolume(KernelContext& ctx, const Tensor& x, const Tensor& grid) const {
+        require(x.rank() >= 3,
+                "GridSample input must be (N, C, D1, ..., Dr), got " + shapeToString(x.shape()));
+        const auto r = static_cast<std::size_t>(x.rank() - 2);
+        require(r <= 6, "GridSample supports up to 6 spatial dims, got " + std::to_string(r));
+        require(mode_ != Interpolation::Cubic,
+                "GridSample cubic mode needs a 4-D input, got " + shapeToString(x.shape()));
+        require(grid.rank() == x.rank() && grid.dim(0) == x.dim(0) &&
+                    grid.dim(grid.rank() - 1) == static_cast<std::int64_t>(r),
+                "grid must have shape [N, D1_out, ..., Dr_out, " + std::to_string(r) +
+                    "] with N of the input, got " + shapeToString(grid.shape()));
+        const std::int64_t N = x.dim(0), C = x.dim(1);
+        const Shape size(x.shape().begin() + 2, x.shape().end());
+        Shape outShape{N, C};
+        for (std::size_t d = 0; d < r; ++d)
+            outShape.push_back(grid.dim(static_cast<std::int64_t>(d) + 1));
+        const std::int64_t inPlane = shapeElementCount(size);
+        const std::int64_t outPlane = shapeElementCount(std::span(outShape).subspan(2));
+        const std::vector<std::int64_t> stride = shapeStrides(size);
+        Tensor xd = x.castTo(DataType::Double), gd = grid.castTo(DataType::Double);
+        Tensor y(DataType::Double, outShape);
+        const double* in = xd.data<double>();
+        const double* g = gd.data<double>();
+        double* out = y.data<double>();
+        const std::size_t corners = std::size_t{1} << r;
+        ctx.pool().parallelFor(
+            N * outPlane, static_cast<double>(C * corners * 4),
+            [&](std::int64_t b, std::int64_t e) {
+                std::vector<double> coord(r), weight(r);
+                std::vector<std::int64_t> base(r);
+                for (std::int64_t point = b; point < e; ++point) {
+                    const std::int64_t n = point / outPlane, o = point % outPlane;
+                    const double* p = g + point * static_cast<std::int64_t>(r);
+                    for (std::size_t d = 0; d < r; ++d) {
+                        const std::size_t k = r - 1 - d;  // grid coordinate k indexes dim r-1-k
+                        coord[d] = pad(unnormalize(p[k], size[d]), size[d]);
+                    }
+                    for (std::int64_t c = 0; c < C; ++c) {
+                        const double* plane = in + (n * C + c) * inPlane;
+                        double sum = 0;
+                        if (mode_ == Interpolation::Nearest) {
+                            std::int64_t offset = 0;
+                            bool inside = true;
+                            for (std::size_t d = 0; d < r && inside; ++d) {
+                                const double v = std::nearbyint(coord[d]);
+                                inside = v >= 0 && v < static_cast<double>(size[d]);
+                                if (inside) offset += static_cast<std::int64_t>(v) * stride[d];
+                            }
+                            sum = inside ? plane[offset] : 0;
+                        } else {
+                            for (std::size_t d = 0; d < r; ++d) {
+                                const double f = std::floor(coord[d]);
+                                weight[d] = coord[d] - f;
+                                base[d] = std::isfinite(f)
+                                              ? static_cast<std::int64_t>(std::clamp(f, -2.0, 1e15))
+                                              : -2;
+                            }
+                            for (std::size_t corner = 0; corner < corners; ++corner) {
+                                double w = 1;
+                                std::int64_t offset = 0;
+                                bool inside = true;
+                                for (std::size_t d = 0; d < r && inside; ++d) {
+                                    const bool up = (corner >> d) & 1;
+                                    const std::int64_t at = base[d] + (up ? 1 : 0);
+                                    inside = at >= 0 && at < size[d];
+                                    w *= up ? weight[d] : 1 - weight[d];
+                                    offset += at * stride[d];
+                                }
+                                if (inside) sum += w * plane[offset];
+                            }
+                        }
+                        out[(n * C + c) * outPlane + o] = sum;
+                    }
+                }
+            });
+        return y.castTo(x.dtype());
+    }
 
     double unnormalize(double coord, std::int64_t size) const {
         return alignCorners_ ? (coord + 1) / 2 * static_cast<double>(size - 1)

@@ -1,8 +1,14 @@
-// Text: StringNormalizer (stop-word removal and case change) and TfIdfVectorizer (n-gram counts
-// over integer or string tokens, with skips).
+// Text: StringNormalizer (stop-word removal and case change), TfIdfVectorizer (n-gram counts
+// over integer or string tokens, with skips) and the opset-20 string operators StringConcat,
+// StringSplit and RegexFullMatch (RE2 syntax, as the operator's definition says, through RE2).
+#include <re2/re2.h>
+
+#include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 
+#include "Broadcast.h"
 #include "OpFamilies.h"
 
 namespace onnxlens::engine::ops {
@@ -258,11 +264,134 @@ class TfIdfVectorizerKernel : public Kernel {
     NgramPool<std::string> stringPool_;
 };
 
+// StringConcat-20: elementwise concatenation with numpy broadcasting.
+class StringConcatKernel : public Kernel {
+  public:
+    explicit StringConcatKernel(const NodeInfo&) {}
+
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& x = inputTensor(inputs, 0);
+        const Tensor& y = inputTensor(inputs, 1);
+        require(x.dtype() == DataType::String && y.dtype() == DataType::String,
+                "StringConcat needs two string inputs");
+        outputs[0] = Value(broadcastBinary<std::string, std::string, std::string>(
+            ctx, x, y, 8.0, [](const std::string& a, const std::string& b) { return a + b; }));
+    }
+};
+
+// RegexFullMatch-20: whether each whole string matches the pattern (RE2 syntax).
+class RegexFullMatchKernel : public Kernel {
+  public:
+    explicit RegexFullMatchKernel(const NodeInfo& node) {
+        const std::string pattern = node.getString("pattern", "");
+        RE2::Options options;
+        options.set_log_errors(false);
+        regex_ = std::make_unique<RE2>(pattern, options);
+        require(regex_->ok(), "RegexFullMatch: pattern '" + pattern +
+                                  "' is not a valid RE2 expression: " + regex_->error());
+    }
+
+    void run(KernelContext&, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& x = inputTensor(inputs, 0);
+        require(x.dtype() == DataType::String, "RegexFullMatch needs a string input");
+        Tensor y(DataType::Bool, x.shape());
+        auto* out = y.data<bool>();
+        const auto strings = x.span<std::string>();
+        for (std::size_t i = 0; i < strings.size(); ++i)
+            out[i] = RE2::FullMatch(strings[i], *regex_);
+        outputs[0] = Value(std::move(y));
+    }
+
+  private:
+    std::unique_ptr<RE2> regex_;
+};
+
+// StringSplit-20: each string cut at `delimiter` (or at whitespace runs, trimmed, when the
+// delimiter is empty or absent), at most `maxsplit` times from the left. Y gains a last axis as
+// long as the longest split, padded with empty strings; Z holds each element's part count.
+class StringSplitKernel : public Kernel {
+  public:
+    explicit StringSplitKernel(const NodeInfo& node)
+        : delimiter_(node.getString("delimiter", "")),
+          maxSplit_(node.hasAttribute("maxsplit") ? node.getInt("maxsplit", -1) : -1) {}
+
+    void run(KernelContext&, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& x = inputTensor(inputs, 0);
+        require(x.dtype() == DataType::String, "StringSplit needs a string input");
+        std::vector<std::vector<std::string>> parts;
+        std::size_t widest = 0;
+        for (const std::string& s : x.span<std::string>()) {
+            parts.push_back(split(s));
+            widest = std::max(widest, parts.back().size());
+        }
+        Shape yShape = x.shape();
+        yShape.push_back(static_cast<std::int64_t>(widest));
+        Tensor y(DataType::String, yShape);
+        Tensor z(DataType::Int64, x.shape());
+        auto* strings = y.data<std::string>();
+        auto* counts = z.data<std::int64_t>();
+        for (std::size_t i = 0; i < parts.size(); ++i) {
+            counts[i] = static_cast<std::int64_t>(parts[i].size());
+            for (std::size_t k = 0; k < parts[i].size(); ++k)
+                strings[i * widest + k] = std::move(parts[i][k]);
+        }
+        outputs[0] = Value(std::move(y));
+        if (outputs.size() > 1) outputs[1] = Value(std::move(z));
+    }
+
+  private:
+    static bool isSpace(char c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+    }
+
+    bool splitsLeft(std::size_t made) const {
+        return maxSplit_ < 0 || made < static_cast<std::size_t>(maxSplit_);
+    }
+
+    std::vector<std::string> split(const std::string& s) const {
+        std::vector<std::string> out;
+        if (delimiter_.empty()) {
+            std::size_t i = 0;
+            while (i < s.size() && isSpace(s[i])) ++i;
+            while (i < s.size()) {
+                if (!splitsLeft(out.size())) {  // the rest as it is (as Python's str.split)
+                    out.push_back(s.substr(i));
+                    break;
+                }
+                std::size_t end = i;
+                while (end < s.size() && !isSpace(s[end])) ++end;
+                out.push_back(s.substr(i, end - i));
+                i = end;
+                while (i < s.size() && isSpace(s[i])) ++i;
+            }
+            return out;
+        }
+        std::size_t start = 0;
+        while (splitsLeft(out.size())) {
+            const std::size_t at = s.find(delimiter_, start);
+            if (at == std::string::npos) break;
+            out.push_back(s.substr(start, at - start));
+            start = at + delimiter_.size();
+        }
+        out.push_back(s.substr(start));
+        return out;
+    }
+
+    std::string delimiter_;
+    std::int64_t maxSplit_;
+};
+
 }  // namespace
 
 void registerTextOps(KernelRegistry& registry) {
     registry.add<StringNormalizerKernel>("StringNormalizer", 10);
     registry.add<TfIdfVectorizerKernel>("TfIdfVectorizer", 9);
+    registry.add<StringConcatKernel>("StringConcat", 20);
+    registry.add<RegexFullMatchKernel>("RegexFullMatch", 20);
+    registry.add<StringSplitKernel>("StringSplit", 20);
 }
 
 }  // namespace onnxlens::engine::ops

@@ -314,19 +314,35 @@ Value valueFromOptionalProto(const onnx::OptionalProto& proto) {
     return Value();
 }
 
+onnx::OptionalProto optionalToProto(const Value& value, const std::string& name) {
+    onnx::OptionalProto optional;
+    optional.set_name(name);
+    if (value.isTensor()) {
+        optional.set_elem_type(onnx::OptionalProto::TENSOR);
+        *optional.mutable_tensor_value() = tensorToProto(value.tensor(), name);
+    } else if (value.isSequence() || value.isMapSequence()) {
+        optional.set_elem_type(onnx::OptionalProto::SEQUENCE);
+        *optional.mutable_sequence_value() = sequenceToProto(value, name);
+    } else if (value.isMap()) {
+        optional.set_elem_type(onnx::OptionalProto::MAP);
+        *optional.mutable_map_value() = mapToProto(value, name);
+    }
+    return optional;
+}
+
 Status writeValuePbFile(const std::filesystem::path& file, const Value& value,
-                        const std::string& name) {
-    if (value.isTensor()) return writeTensorPbFile(file, tensorToProto(value.tensor(), name));
+                        const std::string& name, const onnx::TypeProto* declaredType) {
+    const bool optionalOutput = declaredType && declaredType->has_optional_type();
+    if (value.isTensor() && !optionalOutput)
+        return writeTensorPbFile(file, tensorToProto(value.tensor(), name));
     std::string bytes;
     bool serialized = false;
-    if (value.isMap()) {
+    if (optionalOutput || value.isNone()) {
+        serialized = optionalToProto(value, name).SerializeToString(&bytes);
+    } else if (value.isMap()) {
         serialized = mapToProto(value, name).SerializeToString(&bytes);
-    } else if (value.isSequence() || value.isMapSequence()) {
-        serialized = sequenceToProto(value, name).SerializeToString(&bytes);
     } else {
-        onnx::OptionalProto optional;
-        optional.set_name(name);
-        serialized = optional.SerializeToString(&bytes);
+        serialized = sequenceToProto(value, name).SerializeToString(&bytes);
     }
     if (!serialized) return makeError(file.string(), "cannot serialize '" + name + "'");
     std::ofstream out(file, std::ios::binary | std::ios::trunc);

@@ -527,6 +527,21 @@ std::vector<onnx::TypeProto> boolSameShape(const onnx::NodeProto&, int, const Sh
     return {tensorType(onnx::TensorProto::BOOL, shapeOf(in.types[0]))};
 }
 
+// StringSplit: the substrings gain a last axis as long as the longest split (known only at run
+// time); the counts keep the input's shape.
+std::vector<onnx::TypeProto> stringSplitRule(const onnx::NodeProto&, int,
+                                             const ShapeRuleInputs& in) {
+    if (in.types.empty() || !in.types[0]) return {};
+    auto shape = shapeOf(in.types[0]);
+    std::optional<Dims> substrings;
+    if (shape) {
+        substrings = *shape;
+        substrings->push_back(unknown());
+    }
+    return {tensorType(onnx::TensorProto::STRING, substrings),
+            tensorType(onnx::TensorProto::INT64, shape)};
+}
+
 std::vector<onnx::TypeProto> optionalHasElementRule(const onnx::NodeProto&, int,
                                                     const ShapeRuleInputs&) {
     return {tensorType(onnx::TensorProto::BOOL, Dims{})};
@@ -569,6 +584,7 @@ const std::map<std::string, Rule>& rules() {
         {"BitwiseXor", broadcastRule},
         {"StringConcat", broadcastRule},
         {"RegexFullMatch", boolSameShape},
+        {"StringSplit", stringSplitRule},
         {"ReduceL1", reduceRule},
         {"ReduceL2", reduceRule},
         {"ReduceLogSum", reduceRule},

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "CliModelFiles.h"
 #include "CliRunner.h"
@@ -113,6 +114,37 @@ TEST(CliRun, InputFromTestDataSetReproducesTheReference) {
     auto cmp = onnxlens::engine::compareTensors(onnxlens::engine::tensorFromProto(*got),
                                                 onnxlens::engine::tensorFromProto(*want));
     EXPECT_TRUE(cmp.passed) << cmp.problem;
+}
+
+TEST(CliRun, OptionalOutputsAreWrittenAsOptionalProtoAndCompareReadsThem) {
+    // test_if_opt returns optional<sequence<tensor>>: --out must write it as the ONNX test data
+    // does (output_0.pb an OptionalProto holding the sequence), and compare must read it back.
+    onnxlens::testing::CliScratchDir scratch;
+    const fs::path node = fs::path(ONNXLENS_TESTDATA_DIR) / "node" / "test_if_opt";
+    const fs::path set = scratch / "test_data_set_0";
+    fs::create_directories(set);
+    fs::copy_file(node / "test_data_set_0" / "input_0.pb", set / "input_0.pb");
+    auto r = runCli({"run", (node / "model.onnx").string(), "--input",
+                     "cond=" + (set / "input_0.pb").string(), "--out", set.string(), "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["outputs"][0]["optional"], true);
+    std::ifstream in(set / "output_0.pb", std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    onnx::OptionalProto written;
+    ASSERT_TRUE(written.ParseFromString(bytes.str()));
+    EXPECT_EQ(written.elem_type(), onnx::OptionalProto::SEQUENCE);
+    EXPECT_EQ(written.sequence_value().tensor_values_size(), 1);
+    std::ifstream ref(node / "test_data_set_0" / "output_0.pb", std::ios::binary);
+    std::stringstream refBytes;
+    refBytes << ref.rdbuf();
+    onnx::OptionalProto reference;
+    ASSERT_TRUE(reference.ParseFromString(refBytes.str()));
+    EXPECT_EQ(written.sequence_value().tensor_values(0).raw_data().size(),
+              reference.sequence_value().tensor_values(0).float_data_size() * sizeof(float) +
+                  reference.sequence_value().tensor_values(0).raw_data().size());
+    auto compare = runCli({"compare", (node / "model.onnx").string(), "--data-set", set.string()});
+    EXPECT_EQ(compare.exitCode, 0) << compare.out << compare.err;
 }
 
 TEST(CliRun, WrongInputFileIsAUsageError) {

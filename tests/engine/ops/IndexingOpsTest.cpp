@@ -277,5 +277,41 @@ TEST(IndexingOps, ExtremeDepthsAndIndicesFailCleanly) {
               std::string::npos);
 }
 
+TEST(IndexingOps, TensorScatterWritesEachBatchEntryAtItsIndex) {
+    // Cache (batch 2, heads 1, max_seq 4, head_dim 2) = 0..15; update (2, 1, 2, 2) = -1..-8.
+    std::vector<float> pastValues(16), updateValues(8);
+    for (int i = 0; i < 16; ++i) pastValues[i] = static_cast<float>(i);
+    for (int i = 0; i < 8; ++i) updateValues[i] = static_cast<float>(-1 - i);
+    Tensor past = makeTensor<float>({2, 1, 4, 2}, pastValues);
+    Tensor update = makeTensor<float>({2, 1, 2, 2}, updateValues);
+    auto scatter = [&](std::string mode, std::vector<std::int64_t> indices) {
+        OneNodeSpec spec{
+            "TensorScatter", "", 24, {past, update, makeTensor<std::int64_t>({2}, indices)}};
+        spec.attributes = [mode](onnx::NodeProto& n) { setAttr(n, "mode", mode); };
+        return runOneNode(spec);
+    };
+    // Circular: batch 0 from 1 writes positions 1, 2; batch 1 from 3 writes 3, then wraps to 0.
+    auto circular = scatter("circular", {1, 3});
+    ASSERT_TRUE(circular) << circular.error().message;
+    EXPECT_TRUE(tensorsClose(circular->at(0).tensor(),
+                             makeTensor<float>({2, 1, 4, 2}, {0, 1, -1, -2, -3, -4, 6, 7,  //
+                                                              -7, -8, 10, 11, 12, 13, -5, -6})));
+    // Linear from 0 and 2 fits; from 3 it does not, and the error says so.
+    auto linear = scatter("linear", {0, 2});
+    ASSERT_TRUE(linear) << linear.error().message;
+    EXPECT_TRUE(tensorsClose(linear->at(0).tensor(),
+                             makeTensor<float>({2, 1, 4, 2}, {-1, -2, -3, -4, 4, 5, 6, 7,  //
+                                                              8, 9, 10, 11, -5, -6, -7, -8})));
+    auto overflow = scatter("linear", {0, 3});
+    ASSERT_FALSE(overflow);
+    EXPECT_NE(overflow.error().message.find("write index 3"), std::string::npos)
+        << overflow.error().message;
+    // Without write_indices every entry writes from 0; the past cache itself is not changed.
+    OneNodeSpec noIndices{"TensorScatter", "", 24, {past, update}};
+    Tensor fromZero = runOneNodeTensor(noIndices);
+    EXPECT_EQ(fromZero.data<float>()[8], -5);
+    EXPECT_EQ(past.data<float>()[0], 0);
+}
+
 }  // namespace
 }  // namespace onnxlens::testing

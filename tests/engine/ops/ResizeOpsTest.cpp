@@ -149,6 +149,39 @@ TEST(ResizeOps, GridSampleIdentityGridReturnsTheInput) {
         }
 }
 
+TEST(ResizeOps, GridSample20SamplesVolumesAndLines) {
+    // A 2x2x2 volume 0..7 (z, y, x row-major); grid points are (x, y, z) with align_corners.
+    Tensor volume = makeTensor<float>({1, 1, 2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7});
+    Tensor grid = makeTensor<float>({1, 1, 1, 4, 3}, {0, 0, 0,       // centre: mean of all 8
+                                                      -1, -1, -1,    // first voxel
+                                                      1, -1, -1,     // x = 1: voxel (0, 0, 1)
+                                                      -1, 1, 0.5});  // y = 1, z 3/4 of the way
+    auto sample = [&](const char* mode, Tensor x, Tensor g) {
+        OneNodeSpec spec{"GridSample", "", 20, {std::move(x), std::move(g)}};
+        spec.attributes = [mode](onnx::NodeProto& n) {
+            setAttr(n, "mode", std::string(mode));
+            setAttr(n, "align_corners", std::int64_t{1});
+        };
+        return runOneNodeTensor(spec);
+    };
+    // Last point: x=0, y=1 -> voxels 2 (z=0) and 6 (z=1), z = 0.75 -> 2 + 0.75 * 4 = 5.
+    EXPECT_TRUE(tensorsClose(sample("linear", volume, grid),
+                             makeTensor<float>({1, 1, 1, 1, 4}, {3.5f, 0, 1, 5})));
+    // Nearest rounds half to even: the centre (0.5, 0.5, 0.5) reads voxel 0.
+    EXPECT_TRUE(tensorsClose(sample("nearest", volume, grid),
+                             makeTensor<float>({1, 1, 1, 1, 4}, {0, 0, 1, 6})));
+    // One spatial dim: a line of 3, sampled at its middle between samples 1 and 2.
+    Tensor line = makeTensor<float>({1, 1, 3}, {10, 20, 40});
+    EXPECT_TRUE(tensorsClose(sample("linear", line, makeTensor<float>({1, 1, 1}, {0.5f})),
+                             makeTensor<float>({1, 1, 1}, {30})));
+    // Cubic stays 2-D.
+    OneNodeSpec cubic{"GridSample", "", 20, {volume, grid}};
+    cubic.attributes = [](onnx::NodeProto& n) { setAttr(n, "mode", std::string("cubic")); };
+    auto refused = runOneNode(cubic);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message.find("4-D"), std::string::npos) << refused.error().message;
+}
+
 TEST(ResizeOps, GridSamplePaddingModes) {
     // Shift every sample by 1.5 pixels right: the last column reads beyond the input.
     Tensor x = makeTensor<float>({1, 1, 2, 3}, {1, 2, 3, 1, 2, 3});
@@ -197,6 +230,69 @@ TEST(ResizeOps, Opset18AxesAndKeepAspectRatio) {
     auto result = runOneNode(spec);
     ASSERT_TRUE(result) << result.error().message;
     EXPECT_EQ(result->at(0).tensor().shape(), (Shape{1, 1, 1, 2}));
+}
+
+// Resize-18/19 with string and integer attributes and scales (opset `opset`).
+Tensor resizeAt(int opset, Tensor x, std::vector<float> scales, Strings attrs,
+                std::int64_t antialias) {
+    OneNodeSpec spec{"Resize",
+                     "",
+                     opset,
+                     {std::move(x), Value(),
+                      makeTensor<float>({static_cast<std::int64_t>(scales.size())}, scales)}};
+    spec.attributes = [attrs, antialias](onnx::NodeProto& n) {
+        for (const auto& [k, v] : attrs) setAttr(n, k, v);
+        setAttr(n, "antialias", antialias);
+    };
+    return runOneNodeTensor(spec);
+}
+
+TEST(ResizeOps, Opset18LinearAntialiasIsAStretchedTent) {
+    // Halving [0..7], half_pixel: source 2j + 0.5; the tent of half-width 2 gives taps at
+    // 2j-1..2j+2 with weights (1/4, 3/4, 3/4, 1/4) / 2; the edge repeats the first/last value.
+    // j=0: (0*1 + 0*3 + 1*3 + 2*1) / 8 = 0.625 ... j=3: (5 + 18 + 21 + 7) / 8 = 6.375.
+    Tensor x = makeTensor<float>({8}, {0, 1, 2, 3, 4, 5, 6, 7});
+    EXPECT_TRUE(tensorsClose(resizeAt(18, x, {0.5f}, {{"mode", "linear"}}, 1),
+                             makeTensor<float>({4}, {0.625f, 2.5f, 4.5f, 6.375f})));
+    // Without antialias the same halving reads two samples: (2j + 2j+1) / 2.
+    EXPECT_TRUE(tensorsClose(resizeAt(18, x, {0.5f}, {{"mode", "linear"}}, 0),
+                             makeTensor<float>({4}, {0.5f, 2.5f, 4.5f, 6.5f})));
+    // Upsampling is not antialiased: the same as without the attribute.
+    Tensor small = makeTensor<float>({1, 1, 1, 2}, {0, 8});
+    EXPECT_TRUE(tensorsClose(resizeAt(18, small, {1, 1, 1, 2}, {{"mode", "linear"}}, 1),
+                             makeTensor<float>({1, 1, 1, 4}, {0, 2, 6, 8})));
+}
+
+TEST(ResizeOps, Opset18CubicAntialiasKeepsConstantsAndInteriorRamps) {
+    // The normalised stretched cubic (8 taps at scale 1/2, symmetric around a half-pixel source)
+    // keeps a constant and reproduces a ramp away from the edges: out[j] = 2j + 0.5.
+    std::vector<float> ramp(16);
+    for (int i = 0; i < 16; ++i) ramp[i] = static_cast<float>(i);
+    Tensor y = resizeAt(18, makeTensor<float>({1, 16}, ramp), {1, 0.5f}, {{"mode", "cubic"}}, 1);
+    ASSERT_EQ(y.shape(), (Shape{1, 8}));
+    for (int j = 2; j < 6; ++j) EXPECT_NEAR(y.data<float>()[j], 2 * j + 0.5, 1e-5) << j;
+    // Near the left edge the clamped samples pull the value up (edge padding), never below 0.
+    EXPECT_GT(y.data<float>()[0], 0.5f);
+    Tensor c = resizeAt(18, makeTensor<float>({3, 9}, std::vector<float>(27, 2.5f)), {0.34f, 0.34f},
+                        {{"mode", "cubic"}}, 1);
+    for (std::int64_t i = 0; i < c.numel(); ++i) EXPECT_NEAR(c.data<float>()[i], 2.5, 1e-5);
+}
+
+TEST(ResizeOps, Opset19HalfPixelSymmetricCentresTheRoundedOutput) {
+    // 5 samples at scale 1/2: 2.5 outputs rounded down to 2. half_pixel maps output x to
+    // 2x + 0.5; half_pixel_symmetric shifts by (5/2) * (1 - 2/2.5) = 0.5 to 2x + 1.
+    Tensor x = makeTensor<float>({5}, {10, 20, 30, 40, 50});
+    EXPECT_TRUE(tensorsClose(
+        resizeAt(19, x, {0.5f}, {{"coordinate_transformation_mode", "half_pixel_symmetric"}}, 0),
+        makeTensor<float>({2}, {20, 40})));
+    EXPECT_TRUE(
+        tensorsClose(resizeAt(19, x, {0.5f}, {{"coordinate_transformation_mode", "half_pixel"}}, 0),
+                     makeTensor<float>({2}, {10, 30})));
+    EXPECT_TRUE(tensorsClose(
+        resizeAt(19, x, {0.5f},
+                 {{"mode", "linear"}, {"coordinate_transformation_mode", "half_pixel_symmetric"}},
+                 0),
+        makeTensor<float>({2}, {20, 40})));
 }
 
 TEST(ResizeOps, ThreadedRunsMatchSingleThreadedRuns) {

@@ -1,5 +1,6 @@
 // Text: StringNormalizer (case-insensitive stop words, UTF-8 case change, everything removed)
-// and TfIdfVectorizer (string pools, skips, batches, IDF/TFIDF weights, bad attributes).
+// and TfIdfVectorizer (string pools, skips, batches, IDF/TFIDF weights, bad attributes), and the
+// opset-20 string operators with the examples of their definitions worked by hand.
 #include "NumericOpTestHelpers.h"
 
 namespace onnxlens::testing {
@@ -132,6 +133,70 @@ TEST(TextOps, TfIdfRejectsInconsistentAttributes) {
     ASSERT_FALSE(result);
     EXPECT_NE(result.error().message.find("ngram_indexes"), std::string::npos)
         << result.error().message;
+}
+
+TEST(TextOps, StringConcatBroadcasts) {
+    OneNodeSpec spec =
+        nodeSpec("StringConcat", 20,
+                 {Value(strings({2, 1}, {"a", "bc"})), Value(strings({3}, {"x", "", "é"}))});
+    Tensor z = runOneNodeTensor(spec);
+    EXPECT_EQ(z.shape(), (Shape{2, 3}));
+    EXPECT_EQ(stringsOf(z), (std::vector<std::string>{"ax", "a", "aé", "bcx", "bc", "bcé"}));
+}
+
+TEST(TextOps, RegexFullMatchUsesRe2AndRejectsABadPattern) {
+    OneNodeSpec spec = nodeSpec("RegexFullMatch", 20,
+                                {Value(strings({4}, {"www.google.com", "www.facebook.com",
+                                                     "www.bbc.co.uk", "google.com"}))});
+    spec.attributes = [](onnx::NodeProto& n) {
+        setAttr(n, "pattern", std::string(R"(www\.[\w.-]+\.\bcom\b)"));
+    };
+    Tensor y = runOneNodeTensor(spec);
+    ASSERT_EQ(y.dtype(), DataType::Bool);
+    const bool* v = y.data<bool>();
+    EXPECT_TRUE(v[0]);
+    EXPECT_TRUE(v[1]);
+    EXPECT_FALSE(v[2]);  // not .com
+    EXPECT_FALSE(v[3]);  // a full match needs the www. prefix
+    OneNodeSpec bad = nodeSpec("RegexFullMatch", 20, {Value(strings({1}, {"a"}))});
+    bad.attributes = [](onnx::NodeProto& n) { setAttr(n, "pattern", std::string("(unclosed")); };
+    auto result = runOneNode(bad);
+    ASSERT_FALSE(result);
+    EXPECT_NE(result.error().message.find("(unclosed"), std::string::npos)
+        << result.error().message;
+}
+
+TEST(TextOps, StringSplitPadsAndCounts) {
+    auto split = [](Tensor x, std::optional<std::string> delimiter,
+                    std::optional<std::int64_t> maxsplit) {
+        OneNodeSpec spec = nodeSpec("StringSplit", 20, {Value(std::move(x))});
+        spec.outputCount = 2;
+        spec.attributes = [=](onnx::NodeProto& n) {
+            if (delimiter) setAttr(n, "delimiter", *delimiter);
+            if (maxsplit) setAttr(n, "maxsplit", *maxsplit);
+        };
+        auto result = runOneNode(spec);
+        EXPECT_TRUE(result) << result.error().message;
+        return *result;
+    };
+    // A delimiter keeps empty parts: "a,,b" -> a, "", b.
+    auto byComma = split(strings({2}, {"a,,b", "c"}), std::string(","), std::nullopt);
+    EXPECT_EQ(byComma[0].tensor().shape(), (Shape{2, 3}));
+    EXPECT_EQ(stringsOf(byComma[0].tensor()),
+              (std::vector<std::string>{"a", "", "b", "c", "", ""}));
+    EXPECT_EQ(byComma[1].tensor().toInt64Vector(), (std::vector<std::int64_t>{3, 1}));
+    // No delimiter: whitespace runs, trimmed; maxsplit 1 keeps the rest whole, as Python's
+    // str.split(None, 1) does (the reference implementation's semantics).
+    auto byWhitespace = split(strings({2}, {"  hello   big world ", ""}), std::nullopt, 1);
+    EXPECT_EQ(byWhitespace[0].tensor().shape(), (Shape{2, 2}));
+    EXPECT_EQ(stringsOf(byWhitespace[0].tensor()),
+              (std::vector<std::string>{"hello", "big world ", "", ""}));
+    EXPECT_EQ(byWhitespace[1].tensor().toInt64Vector(), (std::vector<std::int64_t>{2, 0}));
+    // A multi-character delimiter, maxsplit 0: nothing is cut.
+    auto whole = split(strings({1}, {"1<>2<>3"}), std::string("<>"), 0);
+    EXPECT_EQ(stringsOf(whole[0].tensor()), (std::vector<std::string>{"1<>2<>3"}));
+    auto all = split(strings({1}, {"1<>2<>3"}), std::string("<>"), std::nullopt);
+    EXPECT_EQ(stringsOf(all[0].tensor()), (std::vector<std::string>{"1", "2", "3"}));
 }
 
 }  // namespace
