@@ -29,9 +29,9 @@ int runDiffCommand(const std::vector<std::string>& args) {
     const std::string pathA = a.positionals()[0], pathB = a.positionals()[1];
     const bool json = a.flag("json");
     LoadedModel modelA = loadOrThrow(pathA);
-    LoadedModel modelB = loadOrThrow(pathB);
 
     if (!a.flag("numeric")) {
+        LoadedModel modelB = loadOrThrow(pathB);
         engine::ModelDiffOptions options;
         options.directoryA = modelA.directory;
         options.directoryB = modelB.directory;
@@ -64,7 +64,8 @@ int runDiffCommand(const std::vector<std::string>& args) {
     if (budget < 1) throw UsageError("--budget-mb must be at least 1");
     options.pendingBytesLimit = static_cast<std::uint64_t>(budget) << 20;
 
-    auto diff = engine::numericDiff(std::move(modelA), std::move(modelB), options);
+    // B is read once A is compiled (numericDiff): the two models' weights are never held twice.
+    auto diff = engine::numericDiff(std::move(modelA), std::filesystem::path(pathB), options);
     if (!diff) throw UsageError(diff.error().message);
     diff->structure.nameA = pathA;
     diff->structure.nameB = pathB;

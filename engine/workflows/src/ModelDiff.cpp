@@ -574,6 +574,28 @@ ModelDiff diffModels(const onnx::ModelProto& a, const onnx::ModelProto& b,
     return diff;
 }
 
+onnx::ModelProto modelSkeleton(const onnx::ModelProto& model) {
+    onnx::ModelProto s;
+    s.set_ir_version(model.ir_version());
+    s.set_producer_name(model.producer_name());
+    s.set_producer_version(model.producer_version());
+    *s.mutable_opset_import() = model.opset_import();
+    *s.mutable_metadata_props() = model.metadata_props();
+    const auto& g = model.graph();
+    auto* sg = s.mutable_graph();
+    sg->set_name(g.name());
+    *sg->mutable_node() = g.node();
+    *sg->mutable_input() = g.input();
+    *sg->mutable_output() = g.output();
+    for (const auto& t : g.initializer()) {
+        auto* st = sg->add_initializer();
+        st->set_name(t.name());
+        st->set_data_type(t.data_type());
+        *st->mutable_dims() = t.dims();
+    }
+    return s;
+}
+
 namespace {
 
 std::string nodeLabel(const std::string& name, const std::string& opType) {

@@ -26,26 +26,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-// The model without its weights' bytes: nodes, inputs, outputs, opsets and initializer names and
-// types, for the analysis that follows the runs once the weights have moved into the sessions.
-onnx::ModelProto skeletonOf(const onnx::ModelProto& model) {
-    onnx::ModelProto s;
-    s.set_ir_version(model.ir_version());
-    *s.mutable_opset_import() = model.opset_import();
-    const auto& g = model.graph();
-    auto* sg = s.mutable_graph();
-    *sg->mutable_node() = g.node();
-    *sg->mutable_input() = g.input();
-    *sg->mutable_output() = g.output();
-    for (const auto& t : g.initializer()) {
-        auto* st = sg->add_initializer();
-        st->set_name(t.name());
-        st->set_data_type(t.data_type());
-        *st->mutable_dims() = t.dims();
-    }
-    return s;
-}
-
 double relativeErrorOf(const AgreementFigures& f) {
     if (std::isinf(f.sqnrDb)) return f.sqnrDb > 0 ? 0.0 : 1.0;
     return std::pow(10.0, -f.sqnrDb / 20.0);
@@ -247,15 +227,19 @@ void analyse(NumericDiff& diff, const onnx::GraphProto& ga, const onnx::GraphPro
     for (std::size_t i = 0; i < diff.tensors.size(); ++i)
         index[diff.tensors[i].valueA] = static_cast<int>(i);
 
-    for (auto& t : diff.tensors) {
+    std::vector<bool> cancellation(diff.tensors.size(), false);
+    for (std::size_t i = 0; i < diff.tensors.size(); ++i) {
+        auto& t = diff.tensors[i];
         if (!t.compared || t.nodeA < 0) continue;
-        double inputs = 0;
+        double inputs = 0, inputScale = 0;
         for (const auto& in : ga.node(t.nodeA).input()) {
             auto it = index.find(in);
-            if (it != index.end() && diff.tensors[it->second].compared)
-                inputs = std::max(inputs, diff.tensors[it->second].relativeError);
+            if (it == index.end() || !diff.tensors[it->second].compared) continue;
+            inputs = std::max(inputs, diff.tensors[it->second].relativeError);
+            inputScale = std::max(inputScale, diff.tensors[it->second].referenceMaxAbs);
         }
         t.errorAdded = t.relativeError - inputs;
+        cancellation[i] = t.referenceMaxAbs < 0.01 * inputScale;
     }
     for (std::size_t i = 0; i < diff.tensors.size(); ++i) {
         const auto& t = diff.tensors[i];
@@ -269,7 +253,7 @@ void analyse(NumericDiff& diff, const onnx::GraphProto& ga, const onnx::GraphPro
     std::vector<int> order;
     std::set<int> seenNodes;
     for (std::size_t i = 0; i < diff.tensors.size(); ++i)
-        if (diff.tensors[i].compared && diff.tensors[i].errorAdded > 0)
+        if (diff.tensors[i].compared && diff.tensors[i].errorAdded > 0 && !cancellation[i])
             order.push_back(static_cast<int>(i));
     std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
         return diff.tensors[x].errorAdded > diff.tensors[y].errorAdded;
@@ -403,28 +387,20 @@ void compareValuePair(const Value& a, const Value& b, const Tolerance& tolerance
     diff.maxRelError = c.maxRelError;
     diff.outside = c.outsideCount;
     diff.withinTolerance = c.passed;
+    diff.referenceMaxAbs = c.referenceMaxAbs;
     diff.relativeError = relativeErrorOf(diff.figures);
 }
 
-Result<NumericDiff> numericDiff(LoadedModel&& a, LoadedModel&& b, const NumericDiffOptions& options,
+Result<NumericDiff> numericDiff(LoadedModel&& a, const std::function<Result<LoadedModel>()>& loadB,
+                                const NumericDiffOptions& options,
                                 const NumericDiffProgressCallback& progress,
                                 const std::atomic<bool>* cancel) {
-    if (!a.proto || !b.proto) return Error{"numeric diff: a model is not loaded"};
+    if (!a.proto) return Error{"numeric diff: the first model is not loaded"};
     NumericDiff diff;
     diff.tolerance = options.tolerance;
-    const std::string whereA = a.path.string(), whereB = b.path.string();
+    const std::string whereA = a.path.string();
     const auto startedAt = std::chrono::steady_clock::now();
     auto cancelled = [&] { return cancel && cancel->load(); };
-
-    if (progress) progress({"comparing the structure", 0, 0});
-    ModelDiffOptions structureOptions;
-    structureOptions.directoryA = a.directory;
-    structureOptions.directoryB = b.directory;
-    diff.structure = diffModels(*a.proto, *b.proto, structureOptions);
-    diff.structure.nameA = a.path.filename().string();
-    diff.structure.nameB = b.path.filename().string();
-    const onnx::ModelProto skeletonA = skeletonOf(*a.proto);
-    const onnx::ModelProto skeletonB = skeletonOf(*b.proto);
 
     std::vector<TestDataSet> dataSets;
     if (!options.dataSet.empty()) {
@@ -441,14 +417,28 @@ Result<NumericDiff> numericDiff(LoadedModel&& a, LoadedModel&& b, const NumericD
     if (threads <= 0)
         threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency() / 2));
     diff.threadsEach = threads;
-    if (cancelled()) return Error{"cancelled"};
-    if (progress) progress({"compiling " + diff.structure.nameA, 0, 0});
+    // A is compiled before B is read, and B's structure is compared against A's skeleton: the
+    // weights of the two never sit in memory as protobuf at once, only in the two sessions.
+    const onnx::ModelProto skeletonA = modelSkeleton(*a.proto);
     const LoadedModel infoA{a.path, a.directory, a.fileBytes, nullptr, nullptr};
+    if (progress) progress({"compiling " + a.path.filename().string(), 0, 0});
     auto sessionA = compile(std::move(a), options, threads);
     if (!sessionA) return sessionA.error();
     if (cancelled()) return Error{"cancelled"};
+    auto b = loadB();
+    if (!b) return b.error();
+    if (!b->proto) return Error{"numeric diff: the second model is not loaded"};
+    const std::string whereB = b->path.string();
+    if (progress) progress({"comparing the structure", 0, 0});
+    ModelDiffOptions structureOptions;
+    structureOptions.compareValues = false;  // A's weights are in its session now
+    diff.structure = diffModels(skeletonA, *b->proto, structureOptions);
+    diff.structure.nameA = infoA.path.filename().string();
+    diff.structure.nameB = b->path.filename().string();
+    const onnx::ModelProto skeletonB = modelSkeleton(*b->proto);
+    if (cancelled()) return Error{"cancelled"};
     if (progress) progress({"compiling " + diff.structure.nameB, 0, 0});
-    auto sessionB = compile(std::move(b), options, threads);
+    auto sessionB = compile(std::move(*b), options, threads);
     if (!sessionB) return sessionB.error();
 
     auto feedsA = feedsOf(**sessionA, dataSets, infoA, options);
@@ -499,6 +489,22 @@ Result<NumericDiff> numericDiff(LoadedModel&& a, LoadedModel&& b, const NumericD
     diff.peakPendingBytes = lockStep.peakBytes();
     analyse(diff, skeletonA.graph(), skeletonB.graph());
     return diff;
+}
+
+Result<NumericDiff> numericDiff(LoadedModel&& a, LoadedModel&& b, const NumericDiffOptions& options,
+                                const NumericDiffProgressCallback& progress,
+                                const std::atomic<bool>* cancel) {
+    return numericDiff(
+        std::move(a), [&]() -> Result<LoadedModel> { return std::move(b); }, options, progress,
+        cancel);
+}
+
+Result<NumericDiff> numericDiff(LoadedModel&& a, const std::filesystem::path& b,
+                                const NumericDiffOptions& options,
+                                const NumericDiffProgressCallback& progress,
+                                const std::atomic<bool>* cancel) {
+    return numericDiff(
+        std::move(a), [&] { return loadModel(b); }, options, progress, cancel);
 }
 
 std::map<std::string, double> sqnrByNode(const NumericDiff& diff) {
@@ -568,8 +574,13 @@ std::string numericDiffText(const NumericDiff& diff) {
         if (!diff.growthPath.empty()) {
             out << "error growth to the output " << diff.tensors[diff.growthPath.back()].valueA
                 << " (relative error = RMS error / RMS of A):\n";
-            for (int i : diff.growthPath) {
-                const auto& p = diff.tensors[i];
+            const std::size_t shown = 16, count = diff.growthPath.size();
+            for (std::size_t k = 0; k < count; ++k) {
+                if (count > shown && k == shown / 2) {
+                    out << "  ... " << count - shown << " more (--json lists all)\n";
+                    k = count - shown / 2;
+                }
+                const auto& p = diff.tensors[diff.growthPath[k]];
                 out << "  " << formatNumbers("%-10.3g", p.relativeError) << " "
                     << formatNumbers("max abs %-10.3g", p.figures.maxAbsError) << " SQNR "
                     << sqnrText(p.figures.sqnrDb) << "  " << p.nodeNameA << " (" << p.opTypeA

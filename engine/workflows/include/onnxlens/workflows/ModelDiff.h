@@ -67,6 +67,11 @@ const char* nodeDiffKindName(NodeDiff::Kind kind);
 ModelDiff diffModels(const onnx::ModelProto& a, const onnx::ModelProto& b,
                      const ModelDiffOptions& options = {});
 
+// The model without its weights' bytes: nodes, inputs, outputs, opsets, metadata, and the
+// initializers' names, dtypes and dims; what the analysis and the window need of a model whose
+// weights went into a session.
+onnx::ModelProto modelSkeleton(const onnx::ModelProto& model);
+
 nlohmann::json modelDiffJson(const ModelDiff& diff);
 // The report a person reads: a summary line, then each section with at most `maxLines` entries
 // (the JSON has all of them).

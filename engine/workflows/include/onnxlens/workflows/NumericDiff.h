@@ -57,8 +57,9 @@ struct TensorDiff {
     double maxRelError = 0;
     std::int64_t outside = 0;  // elements outside the tolerance
     bool withinTolerance = true;
-    double relativeError = 0;  // RMS of the error over RMS of A's values (1 when A is all 0)
-    double errorAdded = 0;     // relativeError minus the largest relativeError of the inputs
+    double referenceMaxAbs = 0;  // largest |a|
+    double relativeError = 0;    // RMS of the error over RMS of A's values (1 when A is all 0)
+    double errorAdded = 0;       // relativeError minus the largest relativeError of the inputs
 };
 
 struct NumericDiff {
@@ -68,8 +69,11 @@ struct NumericDiff {
     std::vector<TensorDiff> tensors;  // in A's node order
     int firstDivergence = -1;         // index into tensors; -1: every value within tolerance
     std::vector<int> growthPath;      // indexes into tensors, first divergence to a graph output
-    std::vector<int> topErrorAdded;   // up to 10 indexes into tensors, most error added first
-    int notProduced = 0;              // shared values one run never produced (both waited in vain)
+    // Up to 10 indexes into tensors, most error added first. Values far smaller than the node's
+    // inputs (largest |a| under 1% of theirs: a LayerNorm's mean, a difference of near-equal
+    // values) are left out: their relative error measures cancellation, not added error.
+    std::vector<int> topErrorAdded;
+    int notProduced = 0;  // shared values one run never produced (both waited in vain)
     bool outputsWithinTolerance = true;
     std::uint64_t peakPendingBytes = 0;  // the most bytes held waiting for a partner at once
     double runSeconds = 0;               // both runs with the comparisons
@@ -82,8 +86,19 @@ struct NumericDiffProgress {
 };
 using NumericDiffProgressCallback = std::function<void(const NumericDiffProgress&)>;
 
-// Takes both parsed models over (their weights move into the sessions). Errors name the model:
-// one that fails to compile or run, inputs that do not fit, cancellation.
+// Takes A over (its weights move into its session; a proto shared with others is copied), compiles
+// it, then reads B (`loadB`), compares the structure against A's skeleton (initializer values are
+// not compared: the runs compare what they do) and compiles B, so that the two models' weights
+// are never held as protobuf and as tensors at once. Errors name the model: one that fails to
+// load, compile or run, inputs that do not fit, cancellation.
+Result<NumericDiff> numericDiff(LoadedModel&& a, const std::function<Result<LoadedModel>()>& loadB,
+                                const NumericDiffOptions& options = {},
+                                const NumericDiffProgressCallback& progress = {},
+                                const std::atomic<bool>* cancel = nullptr);
+Result<NumericDiff> numericDiff(LoadedModel&& a, const std::filesystem::path& b,
+                                const NumericDiffOptions& options = {},
+                                const NumericDiffProgressCallback& progress = {},
+                                const std::atomic<bool>* cancel = nullptr);
 Result<NumericDiff> numericDiff(LoadedModel&& a, LoadedModel&& b,
                                 const NumericDiffOptions& options = {},
                                 const NumericDiffProgressCallback& progress = {},
