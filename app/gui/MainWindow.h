@@ -23,6 +23,9 @@ class NodePanel;
 class TensorPanel;
 class RunPanel;
 class ComparePanel;
+class ModelDiffPanel;
+class ModelDiffWorker;
+struct ModelComparison;
 class EngineThread;
 }  // namespace onnxlens::widgets
 
@@ -69,6 +72,15 @@ class MainWindow : public QMainWindow {
     void showQuantizeDialog();
     // View > Colour by Quantization Error (checkable; needs a report for the current model).
     QAction* quantizationErrorAction() const { return quantizationErrorAction_; }
+
+    // Tools > Compare Models…: the current model against `otherPath` on a worker thread (the
+    // structure, then with `numeric` both runs on the same inputs); the Model Diff dock shows the
+    // result and the graph its differences.
+    void compareCurrentWith(const QString& otherPath, bool numeric = true);
+    widgets::ModelDiffPanel* modelDiffPanel() const { return modelDiffPanel_; }
+    QDockWidget* modelDiffDock() const { return modelDiffDock_; }
+    QAction* colourByErrorAction() const { return colourByErrorAction_; }
+    QAction* firstDivergenceAction() const { return firstDivergenceAction_; }
 
     // File > Export: by the file's extension (.svg or .png). Empty string on success.
     QString exportCurrent(const QString& path);
@@ -121,6 +133,15 @@ class MainWindow : public QMainWindow {
     widgets::ExportDialog* exportDialog_ = nullptr;
     widgets::QuantizeDialog* quantizeDialog_ = nullptr;
     QAction* quantizationErrorAction_ = nullptr;
+    void showComparison(widgets::GraphPage* page);
+    void revealNodeNamed(const QString& profileName);
+    widgets::ModelDiffPanel* modelDiffPanel_ = nullptr;
+    QDockWidget* modelDiffDock_ = nullptr;
+    widgets::ModelDiffWorker* modelDiffWorker_ = nullptr;
+    QAction* colourByErrorAction_ = nullptr;
+    QAction* firstDivergenceAction_ = nullptr;
+    // The latest comparison per model path (the first model's).
+    std::map<QString, std::shared_ptr<const widgets::ModelComparison>> comparisons_;
     // Per model file (absolute path): profileNameOf -> SQNR of the last quantization report.
     std::map<QString, std::map<std::string, double>> quantizationErrors_;
     int pendingLoads_ = 0;
