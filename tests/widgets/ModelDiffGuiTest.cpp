@@ -7,6 +7,7 @@
 //
 #include <gtest/gtest.h>
 
+#include <QDockWidget>
 #include <QPushButton>
 
 #include "GuiTestSupport.h"
@@ -122,6 +123,11 @@ TEST(ModelDiffGuiTest, ComparesModelsColoursDifferencesAndFindsTheFirstDivergenc
     scene->clearSelection();
     window.firstDivergenceAction()->trigger();
     ASSERT_TRUE(testing::waitFor([&] { return scene->selectedNode() == lastConvNode; }));
+    // The Model Diff dock shows both versions of the selected node with its figures.
+    ASSERT_TRUE(testing::waitFor([&] {
+        return window.modelDiffPanel()->nodeText().contains(QStringLiteral("B (changed.onnx"));
+    }));
+    EXPECT_TRUE(window.modelDiffPanel()->nodeText().contains(QStringLiteral("SQNR")));
 
     if (const char* shots = std::getenv("ONNXLENS_SCREENSHOT_DIR"))
         window.grab().save(QString::fromLocal8Bit(shots) + "/screenshot-model-diff.png");

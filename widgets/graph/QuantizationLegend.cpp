@@ -30,6 +30,7 @@ void QuantizationLegend::setSummary(int colouredNodes, double weakestDb, int oth
 
 void QuantizationLegend::setComparisonMode(bool comparison) {
     comparison_ = comparison;
+    setFixedSize(sizeHint());  // the title's length differs
     setToolTip(caption());
     update();
 }
@@ -62,7 +63,7 @@ void QuantizationLegend::paintEvent(QPaintEvent*) {
         *this, title(),
         [](double t) { return sqnrColour(kSqnrLowDb + (kSqnrHighDb - kSqnrLowDb) * t); },
         tr("<= %1 dB").arg(kSqnrLowDb), tr(">= %1 dB").arg(kSqnrHighDb),
-        comparison_ ? tr("not compared") : tr("float"), caption());
+        comparison_ ? tr("none") : tr("float"), caption());
 }
 
 }  // namespace onnxlens::widgets

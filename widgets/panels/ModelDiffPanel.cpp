@@ -156,10 +156,13 @@ void ModelDiffPanel::showNode(const onnx::NodeProto* node) {
         node_->clear();
         return;
     }
+    // The view graph holds nodes of its own copy of the model: found again by name (or by
+    // "OpType(first output)" for unnamed nodes).
     int indexA = -1;
     const auto& g = modelA_->graph();
+    const std::string name = profileNameOf(*node);
     for (int i = 0; i < g.node_size() && indexA < 0; ++i)
-        if (&g.node(i) == node) indexA = i;
+        if (&g.node(i) == node || profileNameOf(g.node(i)) == name) indexA = i;
     if (indexA < 0) {
         node_->setPlainText(tr("This node is not a node of the file's main graph."));
         return;
