@@ -7,10 +7,10 @@ ONNXLENS_PACKAGES=(
   cmake ninja-build g++ ccache pkg-config
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6svg6 qt6-qpa-plugins libqt6opengl6-dev libxkbcommon-dev
   libgraphviz-dev graphviz
-  libeigen3-dev libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata libdnnl-dev ocl-icd-opencl-dev
+  libcli11-dev libeigen3-dev libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata libdnnl-dev ocl-icd-opencl-dev
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libre2-dev
   python3-onnx python3-numpy python3-torch python3-torchvision python3-sklearn
-  desktop-file-utils shared-mime-info libglib2.0-bin xdg-utils
+  desktop-file-utils shared-mime-info libglib2.0-bin xdg-utils help2man lintian
   clang-format clang-tidy
 )
 

@@ -23,7 +23,8 @@ install(CODE "
   endif()
 ")
 # The PyTorch exporter: onnxlens and onnxlens-cli look for it in share/onnxlens/exporter beside
-# their bin folder (see engine/ExporterCommand.h).
-install(PROGRAMS ${CMAKE_CURRENT_LIST_DIR}/exporter/onnxlens_export.py
+# their bin folder (see engine/ExporterCommand.h). Data, not commands: they are run as
+# `python3 -u SCRIPT`, with the interpreter the user chose.
+install(FILES ${CMAKE_CURRENT_LIST_DIR}/exporter/onnxlens_export.py
                  ${CMAKE_CURRENT_LIST_DIR}/exporter/onnxlens_sklearn_export.py
         DESTINATION ${CMAKE_INSTALL_DATADIR}/onnxlens/exporter)

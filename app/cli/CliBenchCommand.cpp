@@ -136,19 +136,7 @@ int runSweep(const Arguments& a, const LoadedSession& loaded, int warmup, int ru
     return kExitOk;
 }
 
-}  // namespace
-
-int runBenchCommand(const std::vector<std::string>& args) {
-    Arguments a(args,
-                {"warmup", "runs", "threads", "dim", "profile", "seed", "input", "max-memory",
-                 "sweep", "int-range"},
-                {"json", "no-optimize", "allow-newer-opset"});
-    a.requirePositionals(
-        1,
-        "onnxlens-cli bench MODEL [--warmup N] [--runs N] [--threads N] "
-        "[--dim S=N|INPUT:AXIS=N]... [--input NAME=FILE]... [--int-range NAME=LO,HI]... "
-        "[--profile FILE] [--sweep SYMBOL=V1,V2,...]... [--max-memory BYTES|NG] "
-        "[--allow-newer-opset] [--json]");
+int runBench(const Arguments& a) {
     const int warmup = static_cast<int>(a.intValue("warmup", 5));
     const int runs = static_cast<int>(a.intValue("runs", 50));
     if (warmup < 0 || runs < 1) throw UsageError("--warmup must be >= 0 and --runs >= 1");
@@ -234,6 +222,25 @@ int runBenchCommand(const std::vector<std::string>& args) {
         std::printf("  profile written to %s (Chrome trace JSON)\n", a.value("profile")->c_str());
     }
     return kExitOk;
+}
+
+}  // namespace
+
+Command addBenchCommand(CLI::App& cli) {
+    CLI::App* command =
+        addCommand(cli, "bench",
+                   "latency statistics of the engine on the model (min, mean, median, p90, p99)");
+    addPositional(*command, "MODEL", "the ONNX model file");
+    addValueOption(*command, "warmup", "N", "untimed runs first (default 5)");
+    addValueOption(*command, "runs", "N", "timed runs (default 50)");
+    addSessionOptions(*command);
+    addFeedOptions(*command);
+    addValueOption(*command, "profile", "FILE",
+                   "time every node, print the heaviest and write a Chrome trace to FILE");
+    addRepeatedOption(*command, "sweep", "SYMBOL=V1,V2,...",
+                      "benchmark every combination of these values of symbolic dims");
+    addJsonFlag(*command, "print one JSON document instead of the report");
+    return {command, runBench};
 }
 
 }  // namespace onnxlens::cli

@@ -176,15 +176,7 @@ int runDynamicAxesCheck(const Arguments& a, const std::string& path) {
     return engine::dynamicAxesExitCode(result);
 }
 
-}  // namespace
-
-int runCheckCommand(const std::vector<std::string>& args) {
-    Arguments arguments(args, {"dim", "int-range", "seed", "threads", "rtol", "atol"},
-                        {"json", "dynamic-axes"});
-    arguments.requirePositionals(
-        1,
-        "check MODEL [--json] | check MODEL --dynamic-axes [--dim SYMBOL=N|INPUT:AXIS=N]... "
-        "[--int-range NAME=LO,HI]... [--seed N] [--threads N] [--rtol R] [--atol A] [--json]");
+int runCheck(const Arguments& arguments) {
     const std::string path = arguments.positionals()[0];
     if (arguments.flag("dynamic-axes")) return runDynamicAxesCheck(arguments, path);
     // A file that is not an ONNX model is an input error (exit 2); a model that is one but is
@@ -234,6 +226,29 @@ int runCheckCommand(const std::vector<std::string>& args) {
         printUnsupportedNodes(unsupported);
     }
     return ok ? kExitOk : kExitCheckFailed;
+}
+
+}  // namespace
+
+Command addCheckCommand(CLI::App& cli) {
+    CLI::App* command = addCommand(
+        cli, "check",
+        "the onnx checker, the model's structure and the engine's support of every node (exit 1 "
+        "when one fails); with --dynamic-axes, whether the declared dynamic axes work (exit 0 "
+        "yes, 1 no, 2 cannot tell)");
+    addPositional(*command, "MODEL", "the ONNX model file");
+    addJsonFlag(*command, "print one JSON document instead of the report");
+    addFlag(*command, "dynamic-axes",
+            "run the model at several values of its symbolic dims and check the outputs follow");
+    addDimOption(*command);
+    addIntRangeOption(*command);
+    addSeedOption(*command);
+    addThreadsOption(*command);
+    addValueOption(*command, "rtol", "R",
+                   "relative tolerance when --dynamic-axes compares the first item");
+    addValueOption(*command, "atol", "A",
+                   "absolute tolerance when --dynamic-axes compares the first item");
+    return {command, runCheck};
 }
 
 }  // namespace onnxlens::cli

@@ -1,54 +1,35 @@
 #include "CliCommon.h"
 
-#include <algorithm>
+#include <CLI/CLI.hpp>
 #include <charconv>
 
 namespace onnxlens::cli {
 
-Arguments::Arguments(const std::vector<std::string>& args,
-                     const std::vector<std::string>& valueOptions,
-                     const std::vector<std::string>& flagOptions) {
-    auto isIn = [](const std::vector<std::string>& list, const std::string& s) {
-        return std::find(list.begin(), list.end(), s) != list.end();
-    };
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string& arg = args[i];
-        if (arg.size() > 2 && arg.rfind("--", 0) == 0) {
-            std::string name = arg.substr(2);
-            std::optional<std::string> inlineValue;
-            if (auto eq = name.find('='); eq != std::string::npos) {
-                inlineValue = name.substr(eq + 1);
-                name = name.substr(0, eq);
-            }
-            if (isIn(flagOptions, name)) {
-                if (inlineValue) throw UsageError("option --" + name + " takes no value");
-                flags_[name]++;
-            } else if (isIn(valueOptions, name)) {
-                if (inlineValue) {
-                    values_[name].push_back(*inlineValue);
-                } else {
-                    if (i + 1 >= args.size())
-                        throw UsageError("option --" + name + " needs a value");
-                    values_[name].push_back(args[++i]);
-                }
-            } else {
-                throw UsageError("unknown option --" + name);
-            }
-        } else {
-            positionals_.push_back(arg);
-        }
+Arguments::Arguments(const CLI::App& command) : command_(command) {
+    for (const CLI::Option* option : command.get_options()) {
+        if (!option->get_positional() || !option->get_lnames().empty()) continue;
+        for (const auto& value : option->results()) positionals_.push_back(value);
     }
 }
 
+const CLI::Option& Arguments::option(const std::string& name) const {
+    const CLI::Option* found = command_.get_option_no_throw("--" + name);
+    if (!found)
+        throw std::logic_error("onnxlens-cli " + command_.get_name() + " reads --" + name +
+                               " but does not declare it");
+    return *found;
+}
+
+bool Arguments::flag(const std::string& name) const { return option(name).count() > 0; }
+
 std::optional<std::string> Arguments::value(const std::string& name) const {
-    auto it = values_.find(name);
-    if (it == values_.end() || it->second.empty()) return std::nullopt;
-    return it->second.back();
+    const auto& results = option(name).results();
+    if (results.empty()) return std::nullopt;
+    return results.back();
 }
 
 std::vector<std::string> Arguments::values(const std::string& name) const {
-    auto it = values_.find(name);
-    return it == values_.end() ? std::vector<std::string>{} : it->second;
+    return option(name).results();
 }
 
 std::int64_t Arguments::intValue(const std::string& name, std::int64_t fallback) const {
@@ -88,6 +69,77 @@ std::pair<std::string, std::string> splitAssignment(const std::string& text,
 
 void printJson(const nlohmann::json& document) {
     std::cout << document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
+
+CLI::Option* addFlag(CLI::App& command, const std::string& name, const std::string& description) {
+    return command.add_flag("--" + name, description);
+}
+
+CLI::Option* addValueOption(CLI::App& command, const std::string& name,
+                            const std::string& valueName, const std::string& description) {
+    // Values are checked by the command (Arguments::intValue...), which names the option.
+    return command.add_option("--" + name, description)->type_name(valueName)->take_last();
+}
+
+CLI::Option* addRepeatedOption(CLI::App& command, const std::string& name,
+                               const std::string& valueName, const std::string& description) {
+    return command.add_option("--" + name, description)
+        ->type_name(valueName)
+        ->take_all()
+        ->description(description + " (repeatable)");
+}
+
+CLI::Option* addPositional(CLI::App& command, const std::string& name,
+                           const std::string& description, bool required, bool many) {
+    CLI::Option* option = command.add_option(name, description)->type_name("");
+    if (required) option->required();
+    if (many) option->expected(1, -1)->allow_extra_args();  // CLI11 2.3: expected(-1) is "one"
+    return option;
+}
+
+CLI::App* addCommand(CLI::App& cli, const std::string& name, const std::string& description) {
+    return cli.add_subcommand(name, description);
+}
+
+void addJsonFlag(CLI::App& command, const std::string& description) {
+    addFlag(command, "json", description);
+}
+
+void addThreadsOption(CLI::App& command) {
+    addValueOption(command, "threads", "N", "engine threads (default: one per core)");
+}
+
+void addDimOption(CLI::App& command) {
+    addRepeatedOption(command, "dim", "SYMBOL=N|INPUT:AXIS=N",
+                      "the size of a symbolic dim, or of one axis of one input (unnamed dims "
+                      "too)");
+}
+
+void addIntRangeOption(CLI::App& command) {
+    addRepeatedOption(command, "int-range", "NAME=LO,HI",
+                      "the values random data of integer input NAME takes");
+}
+
+void addSeedOption(CLI::App& command) {
+    addValueOption(command, "seed", "N", "seed of the random input data (default 0)");
+}
+
+void addSessionOptions(CLI::App& command) {
+    addThreadsOption(command);
+    addValueOption(command, "max-memory", "BYTES|NK|NM|NG|NT",
+                   "the largest tensor the engine may allocate (default: half of the memory)");
+    addFlag(command, "no-optimize", "run the graph as written, without the optimizer's passes");
+    addFlag(command, "allow-newer-opset",
+            "run a model importing an opset newer than the engine knows, as the newest it knows");
+}
+
+void addFeedOptions(CLI::App& command) {
+    addRepeatedOption(command, "input", "NAME=FILE",
+                      "input NAME from a tensor file (.pb TensorProto or .npy); random data for "
+                      "the others");
+    addDimOption(command);
+    addIntRangeOption(command);
+    addSeedOption(command);
 }
 
 }  // namespace onnxlens::cli

@@ -1,35 +1,42 @@
 #pragma once
-// Shared by the onnxlens-cli commands: argument parsing, exit codes, JSON output.
+// Shared by the onnxlens-cli commands: the command-line definitions on CLI11, the parsed
+// arguments, exit codes, JSON output.
 #include <cstdint>
 #include <iostream>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
+
 namespace onnxlens::cli {
 
 // Exit codes of the design: 0 success, 1 the check failed, 2 usage or input error.
 enum ExitCode : int { kExitOk = 0, kExitCheckFailed = 1, kExitUsage = 2 };
 
-// Thrown for usage and input errors; main() prints "onnxlens-cli: <message>" and exits 2.
+// Thrown for usage and input errors; main() prints "onnxlens-cli COMMAND: <message>" and exits 2.
 class UsageError : public std::runtime_error {
   public:
     using std::runtime_error::runtime_error;
 };
 
-// A tiny argv parser: positionals, `--flag`, `--key value`, `--key=value`, repeatable keys.
+// The arguments of one command as CLI11 parsed them: positionals in declaration order, options
+// by their long name without the dashes. Asking for an option the command does not declare is a
+// programming error (std::logic_error), so every option read is one `--help` describes.
 class Arguments {
   public:
-    // `valueOptions`: options that take a value; `flagOptions`: options without one.
-    Arguments(const std::vector<std::string>& args, const std::vector<std::string>& valueOptions,
-              const std::vector<std::string>& flagOptions);
+    explicit Arguments(const CLI::App& command);
 
     const std::vector<std::string>& positionals() const { return positionals_; }
-    bool flag(const std::string& name) const { return flags_.count(name) > 0; }
+    bool flag(const std::string& name) const;
+    // The last value given (an option given twice keeps the later one).
     std::optional<std::string> value(const std::string& name) const;
+    // Every value of a repeatable option, in order.
     std::vector<std::string> values(const std::string& name) const;
     // Typed accessors; throw UsageError naming the option on malformed numbers.
     std::int64_t intValue(const std::string& name, std::int64_t fallback) const;
@@ -38,9 +45,10 @@ class Arguments {
     void requirePositionals(std::size_t count, const std::string& usage) const;
 
   private:
+    const CLI::Option& option(const std::string& name) const;
+
+    const CLI::App& command_;
     std::vector<std::string> positionals_;
-    std::map<std::string, std::vector<std::string>> values_;
-    std::map<std::string, int> flags_;
 };
 
 // Parses "NAME=VALUE" (for --input, --dim); throws UsageError.
@@ -49,18 +57,51 @@ std::pair<std::string, std::string> splitAssignment(const std::string& text,
 
 void printJson(const nlohmann::json& document);
 
-// The commands. Each receives the arguments after its name and returns the exit code.
-int runInfoCommand(const std::vector<std::string>& args);
-int runCheckCommand(const std::vector<std::string>& args);
-int runRunCommand(const std::vector<std::string>& args);
-int runCompareCommand(const std::vector<std::string>& args);
-int runBenchCommand(const std::vector<std::string>& args);
-int runConformanceCommand(const std::vector<std::string>& args);
-int runRenderCommand(const std::vector<std::string>& args);
-int runCostCommand(const std::vector<std::string>& args);
-int runOptimizeCommand(const std::vector<std::string>& args);
-int runExportCommand(const std::vector<std::string>& args);
-int runQuantizeCommand(const std::vector<std::string>& args);
-int runDiffCommand(const std::vector<std::string>& args);
+// A subcommand of `cli` (the command files declare through these helpers, so that only the files
+// that parse include the CLI11 header).
+CLI::App* addCommand(CLI::App& cli, const std::string& name, const std::string& description);
+
+// Declaring options: `name` is the long name without dashes, `valueName` what --help shows for
+// the value (N, FILE, NAME=VALUE...).
+CLI::Option* addFlag(CLI::App& command, const std::string& name, const std::string& description);
+CLI::Option* addValueOption(CLI::App& command, const std::string& name,
+                            const std::string& valueName, const std::string& description);
+// Given any number of times, each time with one value.
+CLI::Option* addRepeatedOption(CLI::App& command, const std::string& name,
+                               const std::string& valueName, const std::string& description);
+// A positional argument; `required` ones are checked by the parser, `many` takes one or more.
+CLI::Option* addPositional(CLI::App& command, const std::string& name,
+                           const std::string& description, bool required = true, bool many = false);
+
+// Option groups several commands share, with one description each.
+void addJsonFlag(CLI::App& command, const std::string& description);
+void addThreadsOption(CLI::App& command);
+void addDimOption(CLI::App& command);
+void addIntRangeOption(CLI::App& command);
+void addSeedOption(CLI::App& command);
+// --threads, --max-memory, --no-optimize, --allow-newer-opset: how the engine loads the model.
+void addSessionOptions(CLI::App& command);
+// --input, --dim, --int-range, --seed: the data the model runs on.
+void addFeedOptions(CLI::App& command);
+
+// A command: its CLI11 subcommand (options and help text) and the function that runs it.
+struct Command {
+    CLI::App* app = nullptr;
+    int (*run)(const Arguments&) = nullptr;
+};
+
+// Each adds its subcommand to the onnxlens-cli app.
+Command addInfoCommand(CLI::App& cli);
+Command addCheckCommand(CLI::App& cli);
+Command addRunCommand(CLI::App& cli);
+Command addCompareCommand(CLI::App& cli);
+Command addBenchCommand(CLI::App& cli);
+Command addConformanceCommand(CLI::App& cli);
+Command addRenderCommand(CLI::App& cli);
+Command addCostCommand(CLI::App& cli);
+Command addOptimizeCommand(CLI::App& cli);
+Command addExportCommand(CLI::App& cli);
+Command addQuantizeCommand(CLI::App& cli);
+Command addDiffCommand(CLI::App& cli);
 
 }  // namespace onnxlens::cli

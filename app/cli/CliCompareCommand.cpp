@@ -15,14 +15,7 @@ std::string indexToString(const std::vector<std::int64_t>& index) {
     return s + "]";
 }
 
-}  // namespace
-
-int runCompareCommand(const std::vector<std::string>& args) {
-    Arguments a(args, {"data-set", "rtol", "atol", "threads", "max-memory"},
-                {"json", "no-optimize", "allow-newer-opset"});
-    a.requirePositionals(1,
-                         "onnxlens-cli compare MODEL [--data-set DIR]... [--rtol R] [--atol A] "
-                         "[--threads N] [--max-memory BYTES|NG] [--allow-newer-opset] [--json]");
+int runCompare(const Arguments& a) {
     const std::string modelPath = a.positionals()[0];
     engine::Tolerance tolerance;
     tolerance.rtol = a.doubleValue("rtol", tolerance.rtol);
@@ -135,6 +128,24 @@ int runCompareCommand(const std::vector<std::string>& args) {
                           : std::string())
                   << "\n";
     return allPassed ? kExitOk : kExitCheckFailed;
+}
+
+}  // namespace
+
+Command addCompareCommand(CLI::App& cli) {
+    CLI::App* command = addCommand(
+        cli, "compare",
+        "run the model on its test data sets and compare every output with the reference (exit 1 "
+        "when one differs)");
+    addPositional(*command, "MODEL", "the ONNX model file");
+    addRepeatedOption(*command, "data-set", "DIR",
+                      "a test_data_set_* folder of input_N.pb and output_N.pb (default: every one "
+                      "beside the model)");
+    addValueOption(*command, "rtol", "R", "relative tolerance (default 1e-3)");
+    addValueOption(*command, "atol", "A", "absolute tolerance (default 1e-5)");
+    addSessionOptions(*command);
+    addJsonFlag(*command, "print one JSON document instead of the report");
+    return {command, runCompare};
 }
 
 }  // namespace onnxlens::cli

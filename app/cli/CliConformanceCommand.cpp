@@ -167,18 +167,7 @@ const char* outcomeName(Outcome o) {
     return o == Outcome::Passed ? "passed" : o == Outcome::Skipped ? "skipped" : "failed";
 }
 
-}  // namespace
-
-int runConformanceCommand(const std::vector<std::string>& args) {
-    Arguments a(args,
-                {"json", "filter", "rtol", "atol", "jobs", "timeout", "baseline", "write-baseline",
-                 "threads"},
-                {"verbose"});
-    const std::string usage =
-        "onnxlens-cli conformance DIR... [--filter SUBSTRING] [--rtol R] [--atol A] [--jobs N] "
-        "[--timeout SECONDS] [--json FILE] [--baseline FILE] [--write-baseline FILE] [--verbose]";
-    if (a.positionals().empty()) throw UsageError("usage: " + usage);
-
+int runConformance(const Arguments& a) {
     engine::ConformanceOptions options;
     options.tolerance.rtol = a.doubleValue("rtol", options.tolerance.rtol);
     options.tolerance.atol = a.doubleValue("atol", options.tolerance.atol);
@@ -276,6 +265,28 @@ int runConformanceCommand(const std::vector<std::string>& args) {
     }
     std::cout << passed << " passed, " << failed << " failed" << std::endl;
     return exitCode;
+}
+
+}  // namespace
+
+Command addConformanceCommand(CLI::App& cli) {
+    CLI::App* command = addCommand(
+        cli, "conformance",
+        "run ONNX backend test cases (model.onnx and test_data_set_*), each in a child process "
+        "with a time limit (exit 1 when one fails)");
+    addPositional(*command, "DIR", "a test case folder, or a folder of them", true, true);
+    addValueOption(*command, "filter", "SUBSTRING", "run only the cases whose name holds it");
+    addValueOption(*command, "rtol", "R", "relative tolerance (default 1e-3)");
+    addValueOption(*command, "atol", "A", "absolute tolerance (default 1e-5)");
+    addValueOption(*command, "jobs", "N", "cases run at once (default: one per core)");
+    addValueOption(*command, "threads", "N", "engine threads of each case (default 1)");
+    addValueOption(*command, "timeout", "SECONDS", "time limit of one case (default 120)");
+    addValueOption(*command, "json", "FILE", "write every case's outcome to FILE as JSON");
+    addValueOption(*command, "baseline", "FILE",
+                   "fail only when a case listed in FILE (--write-baseline) stops passing");
+    addValueOption(*command, "write-baseline", "FILE", "write the passing cases to FILE");
+    addFlag(*command, "verbose", "print the passing cases too");
+    return {command, runConformance};
 }
 
 }  // namespace onnxlens::cli

@@ -43,11 +43,7 @@ std::string csvField(const std::string& s) {
     return out + "\"";
 }
 
-}  // namespace
-
-int runCostCommand(const std::vector<std::string>& args) {
-    Arguments a(args, {"dim"}, {"json", "csv"});
-    a.requirePositionals(1, "onnxlens-cli cost MODEL [--dim SYMBOL=N]... [--json | --csv]");
+int runCost(const Arguments& a) {
     if (a.flag("json") && a.flag("csv")) throw UsageError("--json and --csv exclude each other");
     const std::string path = a.positionals()[0];
     auto dims = parseDims(a);
@@ -130,6 +126,19 @@ int runCostCommand(const std::vector<std::string>& args) {
               << (cost->peakAfterNode.empty() ? "" : " (after " + cost->peakAfterNode + ")")
               << "\n";
     return kExitOk;
+}
+
+}  // namespace
+
+Command addCostCommand(CLI::App& cli) {
+    CLI::App* command = addCommand(
+        cli, "cost",
+        "multiply-accumulates, FLOPs, parameters and memory traffic per node and in total");
+    addPositional(*command, "MODEL", "the ONNX model file");
+    addDimOption(*command);
+    addJsonFlag(*command, "print one JSON document instead of the table");
+    addFlag(*command, "csv", "print one CSV row per node instead of the table");
+    return {command, runCost};
 }
 
 }  // namespace onnxlens::cli

@@ -16,16 +16,7 @@ LoadedModel loadOrThrow(const std::string& path) {
     return std::move(*model);
 }
 
-}  // namespace
-
-int runDiffCommand(const std::vector<std::string>& args) {
-    Arguments a(args, {"input", "data-set", "seed", "dim", "rtol", "atol", "threads", "budget-mb"},
-                {"json", "numeric", "optimize", "random"});
-    a.requirePositionals(
-        2,
-        "onnxlens-cli diff A.onnx B.onnx [--json] [--numeric [--input NAME=FILE]... "
-        "[--data-set DIR | --random] [--seed N] [--dim SYMBOL=N]... [--rtol R] [--atol A] "
-        "[--threads N] [--optimize] [--budget-mb N]]");
+int runDiff(const Arguments& a) {
     const std::string pathA = a.positionals()[0], pathB = a.positionals()[1];
     const bool json = a.flag("json");
     LoadedModel modelA = loadOrThrow(pathA);
@@ -80,6 +71,40 @@ int runDiffCommand(const std::vector<std::string>& args) {
                   << engine::numericDiffText(*diff);
     }
     return agree ? kExitOk : kExitCheckFailed;
+}
+
+}  // namespace
+
+Command addDiffCommand(CLI::App& cli) {
+    CLI::App* command = addCommand(
+        cli, "diff",
+        "what differs between two models: nodes matched by name, outputs and place; changed, "
+        "removed and added nodes, initializers, opsets, metadata (exit 0 identical, 1 different); "
+        "with --numeric both run on the same inputs and every shared value is compared (exit 0 "
+        "when all agree)");
+    addPositional(*command, "A", "the first model (the reference of --numeric)");
+    addPositional(*command, "B", "the second model");
+    addFlag(*command, "numeric",
+            "run both models at once and compare every value they share as it is produced: "
+            "first divergence, error growth, top 10 nodes by error added");
+    addRepeatedOption(*command, "input", "NAME=FILE",
+                      "input NAME of A from a tensor file (.pb or .npy); random data for the "
+                      "others");
+    addValueOption(*command, "data-set", "DIR",
+                   "a test_data_set_* folder for the inputs (default: A's first one, else random)");
+    addFlag(*command, "random", "seeded random inputs even when A has a test data set");
+    addSeedOption(*command);
+    addDimOption(*command);
+    addValueOption(*command, "rtol", "R", "relative tolerance (default 1e-3)");
+    addValueOption(*command, "atol", "A", "absolute tolerance (default 1e-5)");
+    addThreadsOption(*command);
+    addFlag(*command, "optimize",
+            "run the engine's optimizer on both (values it fuses away are not compared)");
+    addValueOption(*command, "budget-mb", "N",
+                   "megabytes of values one run may hold for the other before it waits (default "
+                   "256)");
+    addJsonFlag(*command, "print one JSON document instead of the report");
+    return {command, runDiff};
 }
 
 }  // namespace onnxlens::cli

@@ -109,16 +109,7 @@ int validateSklearnFolder(const engine::ExportRequest& request, bool bench, bool
     return report->report.passed ? kExitOk : kExitCheckFailed;
 }
 
-}  // namespace
-
-int runExportCommand(const std::vector<std::string>& args) {
-    Arguments a(
-        args,
-        {"torchvision", "script", "torchscript", "sklearn", "input-shape", "out", "opset", "task",
-         "runs", "warmup", "threads", "python", "timeout", "max-ratio", "int8-min-sqnr"},
-        {"json", "bench", "static-batch", "quantize"});
-    if (!a.positionals().empty())
-        throw UsageError("unexpected argument '" + a.positionals()[0] + "'\nusage: " + kUsage);
+int runExport(const Arguments& a) {
     const engine::ExportRequest request = requestFromArguments(a);
     const double maxRatio = a.doubleValue("max-ratio", 0);
     if (maxRatio < 0) throw UsageError("--max-ratio must not be negative");
@@ -185,6 +176,44 @@ int runExportCommand(const std::vector<std::string>& args) {
         printReport(*report);
     }
     return report->passed ? kExitOk : kExitCheckFailed;
+}
+
+}  // namespace
+
+Command addExportCommand(CLI::App& cli) {
+    CLI::App* command = addCommand(
+        cli, "export",
+        "export a PyTorch or scikit-learn model to ONNX in a child Python process and validate it "
+        "against the original (exit 1 when a check fails, 2 when the export fails)");
+    addValueOption(*command, "torchvision", "NAME", "a torchvision model by name (resnet18...)");
+    addValueOption(*command, "script", "FILE",
+                   "a Python file defining the model (and its example input)");
+    addValueOption(*command, "torchscript", "FILE",
+                   "a TorchScript archive (.pt); needs --input-shape");
+    addValueOption(*command, "sklearn", "PIPELINE.pkl",
+                   "a pickled scikit-learn estimator or pipeline; needs --input-shape N,F");
+    addValueOption(*command, "input-shape", "S", "the example input's shape, comma-separated");
+    addValueOption(*command, "out", "DIR",
+                   "where model.onnx, its test data and the report go (default for --sklearn: "
+                   "beside the pickle)");
+    addValueOption(*command, "opset", "N", "the ONNX opset to export to (default: the exporter's)");
+    addValueOption(*command, "task", "T",
+                   "input preset of a text model: default, pooling, text-classification, "
+                   "question-answering");
+    addFlag(*command, "static-batch", "keep the batch dim fixed instead of dynamic");
+    addFlag(*command, "bench", "time the engine against PyTorch");
+    addValueOption(*command, "runs", "N", "timed runs of --bench (default 10)");
+    addValueOption(*command, "warmup", "N", "untimed runs of --bench first (default 2)");
+    addThreadsOption(*command);
+    addValueOption(*command, "max-ratio", "R",
+                   "fail when the engine is more than R times slower than PyTorch (0: no limit)");
+    addFlag(*command, "quantize", "also quantize the export to int8 and check it");
+    addValueOption(*command, "int8-min-sqnr", "DB",
+                   "the SQNR the int8 model's outputs must reach with --quantize (default 20)");
+    addValueOption(*command, "python", "PATH", "the Python interpreter (default /usr/bin/python3)");
+    addValueOption(*command, "timeout", "S", "time limit of the exporter in seconds (default 600)");
+    addJsonFlag(*command, "print the report as one JSON document (the exporter's log on stderr)");
+    return {command, runExport};
 }
 
 }  // namespace onnxlens::cli

@@ -209,11 +209,7 @@ void printReport(std::ostream& out, const ModelSummary& s) {
                        " node outputs of newer opsets shaped by onnxlens's rules");
 }
 
-}  // namespace
-
-int runInfoCommand(const std::vector<std::string>& args) {
-    Arguments arguments(args, {}, {"json"});
-    arguments.requirePositionals(1, "info MODEL [--json]");
+int runInfo(const Arguments& arguments) {
     auto loaded = loadModel(arguments.positionals()[0]);
     if (!loaded) throw UsageError(loaded.error().message);
     auto summary = summarizeModel(*loaded);
@@ -223,6 +219,16 @@ int runInfoCommand(const std::vector<std::string>& args) {
     else
         printReport(std::cout, *summary);
     return kExitOk;
+}
+
+}  // namespace
+
+Command addInfoCommand(CLI::App& cli) {
+    CLI::App* command = addCommand(
+        cli, "info", "the model summary: inputs, outputs, opsets, operators, weights, checker");
+    addPositional(*command, "MODEL", "the ONNX model file");
+    addJsonFlag(*command, "print one JSON document instead of the report");
+    return {command, runInfo};
 }
 
 }  // namespace onnxlens::cli

@@ -1,16 +1,15 @@
 // onnxlens-cli optimize MODEL OUT: saves the graph the engine runs, so a person can see what the
 // optimizer folded and removed.
-#include <fstream>
-
 #include "CliCommon.h"
 #include "onnxlens/engine/GraphOptimizer.h"
-#include "onnxlens/model/ExternalData.h"
 #include "onnxlens/model/ModelLoader.h"
+#include "onnxlens/model/ModelWriter.h"
 
 namespace onnxlens::cli {
 
-int runOptimizeCommand(const std::vector<std::string>& args) {
-    Arguments a(args, {"passes"}, {"json", "list-passes"});
+namespace {
+
+int runOptimize(const Arguments& a) {
     if (a.flag("list-passes")) {
         for (const auto& pass : engine::optimizerPasses())
             std::cout << pass.name << (pass.cleanup ? "  (cleanup, repeated)" : "  (fusion, once)")
@@ -38,15 +37,14 @@ int runOptimizeCommand(const std::vector<std::string>& args) {
     const std::string input = a.positionals()[0], output = a.positionals()[1];
     auto model = loadModel(input);
     if (!model) throw UsageError(model.error().message);
-    onnx::ModelProto optimized = *model->proto;
-    // The output is self-contained: external weights are inlined (models over 2 GB cannot be saved
-    // so).
-    if (auto st = internalizeExternalData(optimized, model->directory); !st)
-        throw UsageError(st.error().message);
+    onnx::ModelProto optimized = std::move(*model->proto);
     const auto report = engine::optimizeModel(optimized, model->directory, options);
-    std::ofstream out(output, std::ios::binary);
-    if (!out) throw UsageError(output + ": cannot be written");
-    if (!optimized.SerializeToOstream(&out)) throw UsageError(output + ": write failed");
+    // External weights stay mapped (never read into memory): the writer copies them into
+    // OUT.onnx.data beside the output when it is over 2 GB, and inlines them otherwise.
+    ModelWriteOptions writeOptions;
+    writeOptions.sourceDirectory = model->directory;
+    if (auto written = writeModelFile(optimized, output, writeOptions); !written)
+        throw UsageError(written.error().message);
     if (a.flag("json")) {
         nlohmann::json passes = nlohmann::json::array();
         for (const auto& p : report.passes)
@@ -63,6 +61,21 @@ int runOptimizeCommand(const std::vector<std::string>& args) {
             std::cout << "  " << p.pass << ": " << p.rewrites << "\n";
     }
     return kExitOk;
+}
+
+}  // namespace
+
+Command addOptimizeCommand(CLI::App& cli) {
+    CLI::App* command =
+        addCommand(cli, "optimize",
+                   "save the graph the engine runs after its optimizer passes (fusions, folding)");
+    addPositional(*command, "MODEL", "the ONNX model file", false);
+    addPositional(*command, "OUT", "the optimized model to write (.onnx)", false);
+    addValueOption(*command, "passes", "NAME,NAME...",
+                   "run only these passes (--list-passes names them; default: all)");
+    addFlag(*command, "list-passes", "print the optimizer's passes and exit");
+    addJsonFlag(*command, "print what was done as one JSON document");
+    return {command, runOptimize};
 }
 
 }  // namespace onnxlens::cli

@@ -17,13 +17,6 @@ namespace onnxlens::cli {
 
 namespace {
 
-const char* kUsage =
-    "onnxlens-cli quantize MODEL OUT.onnx [--per-channel] [--op-types MatMul,Gemm,Conv] [--exclude "
-    "NODE]... "
-    "[--format qoperator|qdq] [--json] [--report DIR [--min-sqnr DB] [--max-abs-error E] "
-    "[--threads N] "
-    "[--warmup N] [--runs N] [--no-bench] [--seed N] [--dim SYMBOL=N]...]";
-
 std::vector<std::string> splitList(const std::string& text) {
     std::vector<std::string> items;
     std::stringstream in(text);
@@ -127,14 +120,7 @@ engine::QuantizationReportOptions reportOptionsFromArguments(const Arguments& a)
     return options;
 }
 
-}  // namespace
-
-int runQuantizeCommand(const std::vector<std::string>& args) {
-    Arguments a(args,
-                {"op-types", "exclude", "format", "external-data-threshold", "report", "min-sqnr",
-                 "max-abs-error", "threads", "warmup", "runs", "seed", "dim"},
-                {"per-channel", "json", "no-bench"});
-    a.requirePositionals(2, kUsage);
+int runQuantize(const Arguments& a) {
     const std::string input = a.positionals()[0], output = a.positionals()[1];
     const auto options = optionsFromArguments(a);
     ModelWriteOptions writeOptions;
@@ -202,6 +188,38 @@ int runQuantizeCommand(const std::vector<std::string>& args) {
         }
     }
     return report && !report->passed ? kExitCheckFailed : kExitOk;
+}
+
+}  // namespace
+
+Command addQuantizeCommand(CLI::App& cli) {
+    CLI::App* command = addCommand(
+        cli, "quantize", "dynamic int8 quantization of the weights of MatMul, Gemm and Conv nodes");
+    addPositional(*command, "MODEL", "the ONNX model file");
+    addPositional(*command, "OUT", "the int8 model to write (.onnx)");
+    addFlag(*command, "per-channel", "one scale per output channel instead of per tensor");
+    addValueOption(*command, "op-types", "MatMul,Gemm,Conv",
+                   "the operator types to quantize (default: all three)");
+    addRepeatedOption(*command, "exclude", "NODE", "leave this node in float");
+    addValueOption(*command, "format", "qoperator|qdq",
+                   "integer operators, or QuantizeLinear/DequantizeLinear pairs (default "
+                   "qoperator)");
+    addValueOption(*command, "external-data-threshold", "BYTES",
+                   "write weights of at least BYTES to an external data file");
+    addValueOption(*command, "report", "DIR",
+                   "run both models, compare the outputs and write report.md and report.json to "
+                   "DIR (exit 1 when a check fails)");
+    addValueOption(*command, "min-sqnr", "DB", "the SQNR the report requires (default 20)");
+    addValueOption(*command, "max-abs-error", "E",
+                   "the largest absolute error the report allows (default: no limit)");
+    addThreadsOption(*command);
+    addValueOption(*command, "warmup", "N", "untimed runs of the report's timing (default 3)");
+    addValueOption(*command, "runs", "N", "timed runs of the report's timing (default 20)");
+    addFlag(*command, "no-bench", "leave the latency out of the report");
+    addSeedOption(*command);
+    addDimOption(*command);
+    addJsonFlag(*command, "print one JSON document instead of the summary");
+    return {command, runQuantize};
 }
 
 }  // namespace onnxlens::cli

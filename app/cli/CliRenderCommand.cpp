@@ -17,13 +17,11 @@
 
 namespace onnxlens::cli {
 
-int runRenderCommand(const std::vector<std::string>& args) {
-    const std::string usage =
-        "usage: onnxlens-cli render MODEL --out FILE.svg|FILE.png [--expand-all] [--scale S]";
-    Arguments arguments(args, {"out", "scale"}, {"json", "expand-all"});
-    arguments.requirePositionals(1, usage);
+namespace {
+
+int runRender(const Arguments& arguments) {
     auto out = arguments.value("out");
-    if (!out) throw UsageError("--out FILE.svg|FILE.png is required\n" + usage);
+    if (!out) throw UsageError("--out FILE.svg|FILE.png is required");
     const std::string extension = std::filesystem::path(*out).extension().string();
     if (extension != ".svg" && extension != ".png")
         throw UsageError(*out + ": the output must end in .svg or .png");
@@ -74,6 +72,19 @@ int runRenderCommand(const std::vector<std::string>& args) {
 #else
     throw UsageError("this build has no widgets layer (configured with ONNXLENS_BUILD_GUI=OFF)");
 #endif
+}
+
+}  // namespace
+
+Command addRenderCommand(CLI::App& cli) {
+    CLI::App* command =
+        addCommand(cli, "render", "draw the graph as the window shows it, to SVG or PNG");
+    addPositional(*command, "MODEL", "the ONNX model file");
+    addValueOption(*command, "out", "FILE.svg|FILE.png", "the drawing to write (required)");
+    addFlag(*command, "expand-all", "expand every subgraph and function instead of the overview");
+    addValueOption(*command, "scale", "S", "PNG pixels per point, in (0, 8] (default 1)");
+    addJsonFlag(*command, "print what was drawn as one JSON document");
+    return {command, runRender};
 }
 
 }  // namespace onnxlens::cli

@@ -40,16 +40,7 @@ nlohmann::json jsonNumber(double v) {
     return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
 }
 
-}  // namespace
-
-int runRunCommand(const std::vector<std::string>& args) {
-    Arguments a(args, {"input", "dim", "seed", "out", "threads", "max-memory", "int-range"},
-                {"json", "no-optimize", "allow-newer-opset"});
-    a.requirePositionals(
-        1,
-        "onnxlens-cli run MODEL [--input NAME=FILE]... [--dim SYMBOL=N|INPUT:AXIS=N]... "
-        "[--int-range NAME=LO,HI]... [--seed N] [--out DIR] [--threads N] [--max-memory BYTES|NG] "
-        "[--allow-newer-opset] [--json]");
+int runRun(const Arguments& a) {
     auto loaded =
         loadSession(a.positionals()[0], static_cast<int>(a.intValue("threads", 0)),
                     !a.flag("no-optimize"), parseMaxMemory(a), a.flag("allow-newer-opset"));
@@ -140,6 +131,21 @@ int runRunCommand(const std::vector<std::string>& args) {
     }
     if (a.flag("json")) printJson(doc);
     return kExitOk;
+}
+
+}  // namespace
+
+Command addRunCommand(CLI::App& cli) {
+    CLI::App* command =
+        addCommand(cli, "run",
+                   "run the model once on given or seeded random inputs and summarize the outputs");
+    addPositional(*command, "MODEL", "the ONNX model file");
+    addFeedOptions(*command);
+    addValueOption(*command, "out", "DIR",
+                   "write each output to DIR as output_N.pb (TensorProto) and output_N.npy");
+    addSessionOptions(*command);
+    addJsonFlag(*command, "print one JSON document instead of the summary");
+    return {command, runRun};
 }
 
 }  // namespace onnxlens::cli

@@ -33,12 +33,13 @@
 #include "widgets/graph/GraphView.h"
 #include "widgets/panels/BenchmarkPanel.h"
 #include "widgets/panels/ComparePanel.h"
+#include "widgets/panels/MemoryUsageLabel.h"
 #include "widgets/panels/ModelDiffPanel.h"
 #include "widgets/panels/ModelPanel.h"
 #include "widgets/panels/NodePanel.h"
 #include "widgets/panels/RunPanel.h"
 #include "widgets/panels/TensorPanel.h"
-#include "widgets/workers/EngineWorker.h"
+#include "widgets/workers/ModelController.h"
 #include "widgets/workers/ModelDiffWorker.h"
 
 namespace onnxlens::gui {
@@ -69,6 +70,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     createDocks();
     createActions();
     statusBar()->showMessage(tr("Ready"));
+    statusBar()->addPermanentWidget(new widgets::MemoryUsageLabel(statusBar()));
     QSettings settings;
     if (!restoreGeometry(settings.value("window/geometry").toByteArray())) resize(1400, 900);
     restoredState_ = restoreState(settings.value("window/state").toByteArray());
@@ -139,9 +141,8 @@ void MainWindow::createDocks() {
     benchmarkDock_->setWidget(benchmarkPanel_);
     addDockWidget(Qt::BottomDockWidgetArea, benchmarkDock_);
     benchmarkDock_->hide();  // until Benchmark > Run Benchmark (restoreState may show it)
-    engine_ = std::make_unique<widgets::EngineThread>();
-    runPanel_ = new widgets::RunPanel(engine_->worker(), this);
-    comparePanel_ = new widgets::ComparePanel(engine_->worker(), runPanel_, this);
+    runPanel_ = new widgets::RunPanel(this);
+    comparePanel_ = new widgets::ComparePanel(this);
     runDock_ = new QDockWidget(tr("Run"), this);
     runDock_->setObjectName(QStringLiteral("runDock"));
     runDock_->setWidget(runPanel_);
@@ -178,8 +179,6 @@ void MainWindow::createDocks() {
     // The graph gets the window: the bottom docks stay closed until their action is used.
     runDock_->hide();
     compareDock_->hide();
-    // The benchmark times the inputs chosen in the Run dock (random data while none are chosen).
-    benchmarkPanel_->setFeedsProviderSource([this] { return runPanel_->feedsFunction(); });
     connect(nodePanel_, &widgets::NodePanel::tensorActivated, this, [this](int tensor) {
         if (auto* page = currentPage()) {
             tensorPanel_->showTensor(page->shownViewGraph(), tensor,
@@ -560,7 +559,9 @@ void MainWindow::onCurrentTabChanged() {
         QSignalBlocker quietRepeats(foldRepeatsAction_);
         foldRepeatsAction_->setChecked(p && p->viewGraphOptions().foldRepeats);
     }
-    runPanel_->setDocument(p ? p->sharedDocument() : nullptr);  // compiles on the engine thread
+    // The tab's controller compiles its session the first time the Run dock shows it.
+    runPanel_->setController(p ? p->controller() : nullptr);
+    comparePanel_->setController(p ? p->controller() : nullptr);
     if (quantizationErrorAction_) {
         QSignalBlocker quiet(quantizationErrorAction_);
         quantizationErrorAction_->setChecked(p && p->hasQuantizationError());

@@ -26,7 +26,6 @@ class ComparePanel;
 class ModelDiffPanel;
 class ModelDiffWorker;
 struct ModelComparison;
-class EngineThread;
 }  // namespace onnxlens::widgets
 
 namespace onnxlens::gui {
@@ -122,9 +121,7 @@ class MainWindow : public QMainWindow {
     QAction* foldRepeatsAction_ = nullptr;
     bool fittedToScreen_ = false;
     bool restoredState_ = false;  // the docks' places from the last session
-    // The engine's worker thread (compiles and runs the current tab's model), the Run and
-    // Compare docks.
-    std::unique_ptr<widgets::EngineThread> engine_;
+    // The Run and Compare docks show the current tab's ModelController (GraphPage::controller).
     widgets::RunPanel* runPanel_;
     widgets::ComparePanel* comparePanel_;
     QDockWidget* runDock_;

@@ -8,20 +8,26 @@
 
 #include "MainWindow.h"
 #include "SingleInstance.h"
+#include "buildinfo/BuildInfo.h"
 #include "widgets/graph/GraphPage.h"
 
 int main(int argc, char** argv) {
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("onnxlens"));
     QApplication::setApplicationName(QStringLiteral("onnxlens"));
-    QApplication::setApplicationVersion(QStringLiteral(ONNXLENS_VERSION));
+    QApplication::setApplicationVersion(QString::fromStdString(onnxlens::buildinfo::version()));
     QApplication::setDesktopFileName(QStringLiteral("onnxlens"));
     QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/onnxlens.svg")));
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("An inspector for ONNX models"));
     parser.addHelpOption();
-    parser.addVersionOption();
+    // The versions of everything onnxlens was built with, as `onnxlens-cli --version` and
+    // Help > About print them.
+    QCommandLineOption version(
+        {QStringLiteral("v"), QStringLiteral("version")},
+        QStringLiteral("Print the versions onnxlens was built with and exit."));
+    parser.addOption(version);
     QCommandLineOption newInstance(
         QStringLiteral("new-instance"),
         QStringLiteral("Open a new window instead of using a running onnxlens."));
@@ -34,6 +40,11 @@ int main(int argc, char** argv) {
     parser.addPositionalArgument(QStringLiteral("models"), QStringLiteral("ONNX models to open"),
                                  QStringLiteral("[MODEL.onnx...]"));
     parser.process(app);
+    if (parser.isSet(version)) {
+        QTextStream(stdout) << QString::fromStdString(
+            onnxlens::buildinfo::versionReport("onnxlens"));
+        return 0;
+    }
     const QStringList files = parser.positionalArguments();
 
     onnxlens::gui::SingleInstance instance;

@@ -22,6 +22,7 @@
 #include "FusedActivation.h"
 #include "OpFamilies.h"
 #include "onnxlens/engine/GraphOptimizer.h"
+#include "onnxlens/engine/WeightMemory.h"
 
 namespace onnxlens::engine::ops {
 
@@ -370,6 +371,8 @@ class DnnlConvolution {
             // Holding the tensor keeps its buffer alive and shared (so never updated in place):
             // the same buffer means the same weights.
             if (!reorderedWeights_ || !weightTensor.sharesStorageWith(heldWeights_)) {
+                // The copy this kernel keeps (replaced, not added to, when the weights change).
+                if (!reorderedWeights_) countWeightReorder(weightsDesc_.get_size());
                 dnnl::memory user(userWeightsDesc_, engine_, const_cast<float*>(w));
                 reorderedWeights_ = dnnl::memory(weightsDesc_, engine_);
                 dnnl::reorder(user, reorderedWeights_).execute(stream_, user, reorderedWeights_);

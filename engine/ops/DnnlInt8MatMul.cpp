@@ -6,6 +6,8 @@
 
 #ifdef ONNXLENS_WITH_DNNL
 #include <dnnl.hpp>
+
+#include "onnxlens/engine/WeightMemory.h"
 #endif
 
 namespace onnxlens::engine::ops {
@@ -76,6 +78,7 @@ struct DnnlInt8MatMul::State {
         if (e.b == plain) return dnnl::memory(plain, engine, data);
         if (reordered && reorderedDesc == e.b) return reordered;
         dnnl::memory source(plain, engine, data);
+        if (!reordered) countWeightReorder(e.b.get_size());  // the copy kept, not each refresh
         reordered = dnnl::memory(e.b, engine);
         dnnl::reorder(source, reordered).execute(stream, source, reordered);
         stream.wait();

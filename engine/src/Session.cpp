@@ -2,6 +2,7 @@
 
 #include <onnx/defs/schema.h>
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <set>
@@ -51,6 +52,9 @@ struct CompileShared {
     std::deque<onnx::NodeProto> ownedNodes;  // nodes of expanded function bodies
     std::deque<onnx::GraphProto> ownedGraphs;
     int functionCounter = 0;
+    // Initializers' bytes mapped and copied, and the mappings the session holds.
+    WeightMemory weights;
+    std::vector<std::shared_ptr<const MappedFile>> mappings;
     // The session's own main graph, whose initializers' bytes are released once their tensors
     // exist (null: keep them).
     onnx::GraphProto* releasableGraph = nullptr;
@@ -59,6 +63,13 @@ struct CompileShared {
     const onnx::ModelProto* model = nullptr;
     std::shared_ptr<const InferredShapes> shapes;
     std::shared_ptr<ShapeInferenceCache> modelShapes;  // valid while the model is as loaded
+
+    void countInitializer(const Tensor& tensor, const TensorSource& source) {
+        (source.inPlace ? weights.mappedBytes : weights.copiedBytes) += tensor.byteSize();
+        if (source.mapping &&
+            std::find(mappings.begin(), mappings.end(), source.mapping) == mappings.end())
+            mappings.push_back(source.mapping);
+    }
 
     const onnx::TypeProto* typeOf(const std::string& name) {
         if (!shapes && model) shapes = modelShapes ? modelShapes->get(*model) : inferShapes(*model);
@@ -106,8 +117,10 @@ class GraphCompiler {
             const auto& init = graph.initializer(i);
             int slot = define(init.name());
             if (!shared_.checkOnly) {
-                graph_->constants_.emplace_back(
-                    slot, Value(tensorFromProto(init, shared_.modelDirectory)));
+                TensorSource source;
+                Tensor tensor = tensorFromProto(init, shared_.modelDirectory, &source);
+                shared_.countInitializer(tensor, source);
+                graph_->constants_.emplace_back(slot, Value(std::move(tensor)));
                 if (releasable) releaseTensorBytes(*releasable->mutable_initializer(i));
             }
         }
@@ -542,6 +555,7 @@ struct Session::State {
     std::shared_ptr<CompiledGraph> graph;
     std::unique_ptr<CompileShared> shared;
     OptimizationReport report;
+    std::atomic<std::uint64_t> reorderedWeightBytes{0};  // kernels' weight reorders
 };
 
 Session::~Session() = default;
@@ -700,12 +714,21 @@ Result<std::vector<Value>> Session::run(const std::map<std::string, Value>& feed
             control->nodeProfiles.clear();
             profile = &control->nodeProfiles;
         }
+        // Mapped weights whose file changed would be read as whatever the file holds now, or
+        // fault past its new end: checked before the run, and after it for changes meanwhile
+        // (the SIGBUS guard of MappedFile.h turns a fault into zeros and faulted()).
+        for (const auto& mapping : state_->shared->mappings)
+            if (auto st = mapping->checkUnchanged(); !st) return st.error();
         applyThreadCountToCallingThread(state_->pool->threads());
         const ScopedTensorByteLimit limit(state_->maxTensorBytes);
+        const ScopedWeightReorderCounter reorders(&state_->reorderedWeightBytes);
         const CompiledGraph::ValueObserver* observe =
             control && control->onValue ? &control->onValue : nullptr;
-        return graph.run(*state_->pool, std::move(inputs), nullptr,
-                         control ? &control->cancel : nullptr, profile, observe);
+        auto outputs = graph.run(*state_->pool, std::move(inputs), nullptr,
+                                 control ? &control->cancel : nullptr, profile, observe);
+        for (const auto& mapping : state_->shared->mappings)
+            if (auto st = mapping->checkUnchanged(); !st) return st.error();
+        return outputs;
     } catch (const EngineError& e) {
         return Error{e.what()};
     } catch (const std::bad_alloc&) {
@@ -720,5 +743,11 @@ int Session::threads() const { return state_->pool->threads(); }
 const onnx::ModelProto& Session::optimizedModel() const { return state_->model; }
 
 const OptimizationReport& Session::optimizationReport() const { return state_->report; }
+
+WeightMemory Session::weightMemory() const {
+    WeightMemory memory = state_->shared->weights;
+    memory.reorderedBytes = state_->reorderedWeightBytes.load();
+    return memory;
+}
 
 }  // namespace onnxlens::engine

@@ -201,6 +201,28 @@ Tensor Tensor::zeros(DataType type, Shape shape) {
     return t;
 }
 
+Tensor Tensor::view(DataType type, Shape shape, std::shared_ptr<const void> owner,
+                    const void* bytes) {
+    if (type == DataType::Undefined || type == DataType::String || dataTypeSize(type) == 0)
+        throw EngineError(std::string("cannot view memory as a tensor of type ") +
+                          dataTypeName(type));
+    if (reinterpret_cast<std::uintptr_t>(bytes) % kAlignment != 0)
+        throw EngineError("tensor view of shape " + shapeToString(shape) +
+                          " is not 64-byte aligned");
+    Tensor t;
+    t.type_ = type;
+    t.numel_ = shapeElementCount(shape);
+    t.shape_ = std::move(shape);
+    if (t.numel_ > 0 && static_cast<std::uint64_t>(t.numel_) >
+                            std::numeric_limits<std::uint64_t>::max() / dataTypeSize(type))
+        throw EngineError("tensor of shape " + shapeToString(t.shape_) + " overflows memory size");
+    // The aliasing constructor: shares ownership of `owner`, points at `bytes`. Kernels only write
+    // into buffers they own alone (uniquelyOwned), which a session's constants never are.
+    t.storage_ = std::shared_ptr<void>(std::const_pointer_cast<void>(std::move(owner)),
+                                       const_cast<void*>(bytes));
+    return t;
+}
+
 void Tensor::checkType(DataType requested) const {
     if (requested != type_)
         throw EngineError(std::string("tensor of type ") + dataTypeName(type_) + " accessed as " +

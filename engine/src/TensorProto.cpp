@@ -83,8 +83,8 @@ DataType dataTypeOfTypeProto(const onnx::TypeProto& type) {
     return DataType::Undefined;
 }
 
-Tensor tensorFromProto(const onnx::TensorProto& proto,
-                       const std::filesystem::path& modelDirectory) {
+Tensor tensorFromProto(const onnx::TensorProto& proto, const std::filesystem::path& modelDirectory,
+                       TensorSource* source) {
     const std::string label = tensorLabel(proto);
     if (proto.has_segment()) throw EngineError(label + ": segmented tensors are not supported");
     DataType type;
@@ -105,22 +105,30 @@ Tensor tensorFromProto(const onnx::TensorProto& proto,
                               " (" + dataTypeName(type) + ") needs");
     }
     if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-        // Read (and size-check) the bytes before allocating: the dims alone may claim gigabytes.
+        // Map (and size-check) the bytes before allocating: the dims alone may claim gigabytes.
         if (modelDirectory.empty())
             throw EngineError(label + ": stored as external data, but no model folder is known");
-        auto bytes = readExternalData(proto, modelDirectory);
-        if (!bytes) throw EngineError(bytes.error().message);
+        auto mapped = mapExternalData(proto, modelDirectory);
+        if (!mapped) throw EngineError(mapped.error().message);
+        const std::uint64_t length = mapped->length;
         const auto count = static_cast<std::uint64_t>(shapeElementCount(shape));
-        if (type == DataType::String || bytes->size() / dataTypeSize(type) != count ||
-            bytes->size() % dataTypeSize(type) != 0)
-            throw EngineError(label + ": has " + std::to_string(bytes->size()) +
-                              " bytes of external data, its shape " + shapeToString(shape) + " (" +
-                              dataTypeName(type) + ") needs " +
-                              (type == DataType::String
-                                   ? std::string("inline strings")
-                                   : std::to_string(count * dataTypeSize(type))));
+        if (type == DataType::String || length / dataTypeSize(type) != count ||
+            length % dataTypeSize(type) != 0)
+            throw EngineError(
+                label + ": has " + std::to_string(length) + " bytes of external data, its shape " +
+                shapeToString(shape) + " (" + dataTypeName(type) + ") needs " +
+                (type == DataType::String ? std::string("inline strings")
+                                          : std::to_string(count * dataTypeSize(type))));
+        if (source) source->mapping = mapped->mapping;
+        // In place when aligned as the engine's own buffers are (mappings start on a page).
+        if (length > 0 && reinterpret_cast<std::uintptr_t>(mapped->data()) % 64 == 0) {
+            if (source) source->inPlace = true;
+            return Tensor::view(type, shape, mapped->mapping, mapped->data());
+        }
         Tensor t(type, shape);
-        fillFromBytes(t, *bytes, label);
+        if (length > 0) std::memcpy(t.raw(), mapped->data(), length);
+        if (auto st = mapped->mapping->checkUnchanged(); !st)
+            throw EngineError(label + ": " + st.error().message);
         return t;
     }
     Tensor t(type, shape);

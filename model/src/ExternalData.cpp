@@ -1,9 +1,5 @@
 #include "onnxlens/model/ExternalData.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <charconv>
 #include <cstring>
 #include <optional>
@@ -34,32 +30,6 @@ bool isInside(const fs::path& file, const fs::path& directory) {
     }
     return true;
 }
-
-// Unmaps on scope exit.
-class MappedFile {
-  public:
-    MappedFile(const MappedFile&) = delete;
-    MappedFile& operator=(const MappedFile&) = delete;
-    static Result<std::unique_ptr<MappedFile>> open(const fs::path& file, std::uint64_t size) {
-        int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            return makeError(file.string(), std::string("cannot open: ") + std::strerror(errno));
-        void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-        int mapErrno = errno;
-        ::close(fd);
-        if (data == MAP_FAILED)
-            return makeError(file.string(),
-                             std::string("cannot memory-map: ") + std::strerror(mapErrno));
-        return std::unique_ptr<MappedFile>(new MappedFile(data, size));
-    }
-    ~MappedFile() { ::munmap(data_, size_); }
-    const char* data() const { return static_cast<const char*>(data_); }
-
-  private:
-    MappedFile(void* data, std::uint64_t size) : data_(data), size_(size) {}
-    void* data_;
-    std::uint64_t size_;
-};
 
 }  // namespace
 
@@ -137,8 +107,8 @@ Status checkExternalDataLocations(const onnx::ModelProto& model, const fs::path&
     return Ok{};
 }
 
-Result<std::string> readExternalData(const onnx::TensorProto& tensor,
-                                     const fs::path& modelDirectory) {
+Result<MappedExternalData> mapExternalData(const onnx::TensorProto& tensor,
+                                           const fs::path& modelDirectory) {
     auto resolved = resolveExternalData(tensor, modelDirectory);
     if (!resolved) return resolved.error();
     const std::string where = "tensor '" + tensor.name() + "'";
@@ -150,10 +120,23 @@ Result<std::string> readExternalData(const onnx::TensorProto& tensor,
                                     elementTypeName(tensor.data_type()) + " dims " +
                                     dimsText(tensor) + " need " +
                                     std::to_string(*count * elementSize));
-    if (resolved->length == 0) return std::string();
-    auto mapped = MappedFile::open(resolved->file, resolved->offset + resolved->length);
+    auto mapping = MappedFile::open(resolved->file);
+    if (!mapping) return mapping.error();
+    // The file may have changed between the size check above and the mapping.
+    if ((*mapping)->size() < resolved->offset + resolved->length)
+        return makeError(where, "external data file '" + resolved->file.string() +
+                                    "' is shorter than offset + length");
+    return MappedExternalData{std::move(*mapping), resolved->offset, resolved->length};
+}
+
+Result<std::string> readExternalData(const onnx::TensorProto& tensor,
+                                     const fs::path& modelDirectory) {
+    auto mapped = mapExternalData(tensor, modelDirectory);
     if (!mapped) return mapped.error();
-    return std::string(mapped.value()->data() + resolved->offset, resolved->length);
+    if (mapped->length == 0) return std::string();
+    std::string bytes(mapped->data(), mapped->length);
+    if (auto st = mapped->mapping->checkUnchanged(); !st) return st.error();
+    return bytes;
 }
 
 Status internalizeExternalData(onnx::ModelProto& model, const fs::path& modelDirectory) {

@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <system_error>
 #include <vector>
@@ -93,7 +95,50 @@ void setExternalEntry(onnx::TensorProto& tensor, const std::string& key, const s
     entry->set_value(value);
 }
 
+// Every tensor of the model that is still external, with its bytes in its file's mapping.
+Result<std::vector<std::pair<onnx::TensorProto*, MappedExternalData>>> mapSourceTensors(
+    onnx::ModelProto& model, const fs::path& sourceDirectory, const fs::path& target) {
+    std::vector<std::pair<onnx::TensorProto*, MappedExternalData>> mapped;
+    std::optional<Error> failure;
+    detail::forEachTensor(model, [&](const onnx::TensorProto& found) {
+        if (failure || !usesExternalData(found)) return;
+        if (sourceDirectory.empty()) {
+            failure = makeError(target.string(), "tensor '" + found.name() +
+                                                     "' is external data, and no folder was "
+                                                     "given to read it from");
+            return;
+        }
+        auto data = mapExternalData(found, sourceDirectory);
+        if (!data) {
+            failure = data.error();
+            return;
+        }
+        // The model is ours to change.
+        mapped.emplace_back(const_cast<onnx::TensorProto*>(&found), std::move(*data));
+    });
+    if (failure) return *failure;
+    return mapped;
+}
+
+void pointAtDataFile(onnx::TensorProto& tensor, const std::string& location, std::uint64_t offset,
+                     std::uint64_t length) {
+    tensor.set_data_location(onnx::TensorProto::EXTERNAL);
+    tensor.clear_external_data();
+    setExternalEntry(tensor, "location", location);
+    setExternalEntry(tensor, "offset", std::to_string(offset));
+    setExternalEntry(tensor, "length", std::to_string(length));
+}
+
 }  // namespace
+
+std::uint64_t defaultExternalDataThreshold() {
+    if (const char* text = std::getenv("ONNXLENS_TEST_EXTERNAL_DATA_THRESHOLD")) {
+        char* end = nullptr;
+        const unsigned long long value = std::strtoull(text, &end, 10);
+        if (end != text && *end == '\0') return value;
+    }
+    return (std::uint64_t{2} << 30) - (std::uint64_t{64} << 20);
+}
 
 Status writeFileAtomically(const fs::path& file, const std::string& bytes) {
     auto temp = TemporaryFile::createBeside(file);
@@ -109,16 +154,40 @@ Result<WrittenModel> writeModelFile(onnx::ModelProto& model, const fs::path& fil
     std::error_code ec;
     if (fs::is_directory(file, ec))
         return makeError(file.string(), "is a folder, not a model file");
-    const bool external =
-        options.forceExternalData || model.ByteSizeLong() > options.externalDataThreshold;
+    auto sourceTensors = mapSourceTensors(model, options.sourceDirectory, file);
+    if (!sourceTensors) return sourceTensors.error();
+    std::uint64_t sourceBytes = 0;
+    for (const auto& [tensor, data] : *sourceTensors) sourceBytes += data.length;
+    const bool external = options.forceExternalData ||
+                          model.ByteSizeLong() + sourceBytes > options.externalDataThreshold;
+    if (!external) {
+        // Small enough for one file: the external tensors become inline.
+        for (auto& [tensor, data] : *sourceTensors) {
+            std::string bytes(data.data(), data.length);
+            if (auto st = data.mapping->checkUnchanged(); !st) return st.error();
+            tensor->set_raw_data(std::move(bytes));
+            tensor->clear_external_data();
+            tensor->clear_data_location();
+        }
+        sourceTensors->clear();
+    }
     std::unique_ptr<TemporaryFile> dataTemp;
     fs::path dataFile;
     if (external) {
         dataFile = fs::path(file).replace_filename(file.filename().string() + ".data");
+        const std::string location = dataFile.filename().string();
         auto temp = TemporaryFile::createBeside(dataFile);
         if (!temp) return temp.error();
         dataTemp = std::move(*temp);
         std::uint64_t offset = 0;
+        static const char kZeros[64] = {};
+        // Offsets aligned to 64 bytes, so readers may map tensors directly.
+        auto align = [&]() -> Status {
+            const std::uint64_t padding = (64 - offset % 64) % 64;
+            if (auto st = dataTemp->write(kZeros, padding, dataFile); !st) return st;
+            offset += padding;
+            return Ok{};
+        };
         std::vector<onnx::TensorProto*> moved;
         detail::forEachTensor(model, [&](const onnx::TensorProto& found) {
             if (found.raw_data().size() >= options.externalTensorMinBytes &&
@@ -126,23 +195,25 @@ Result<WrittenModel> writeModelFile(onnx::ModelProto& model, const fs::path& fil
                 moved.push_back(
                     const_cast<onnx::TensorProto*>(&found));  // the model is ours to change
         });
-        static const char kZeros[64] = {};
         for (auto* tensor : moved) {
-            // Offsets aligned to 64 bytes, so readers may map tensors directly.
-            const std::uint64_t padding = (64 - offset % 64) % 64;
-            if (auto st = dataTemp->write(kZeros, padding, dataFile); !st) return st.error();
-            offset += padding;
-            const std::string& bytes = tensor->raw_data();
-            if (auto st = dataTemp->write(bytes.data(), bytes.size(), dataFile); !st)
+            if (auto st = align(); !st) return st.error();
+            const std::uint64_t length = tensor->raw_data().size();
+            if (auto st = dataTemp->write(tensor->raw_data().data(), length, dataFile); !st)
                 return st.error();
-            const std::uint64_t length = bytes.size();
+            // Frees the bytes now (clearing would keep the string's capacity).
+            std::string().swap(*tensor->mutable_raw_data());
             tensor->clear_raw_data();
-            tensor->set_data_location(onnx::TensorProto::EXTERNAL);
-            tensor->clear_external_data();
-            setExternalEntry(*tensor, "location", dataFile.filename().string());
-            setExternalEntry(*tensor, "offset", std::to_string(offset));
-            setExternalEntry(*tensor, "length", std::to_string(length));
+            pointAtDataFile(*tensor, location, offset, length);
             offset += length;
+        }
+        // Page cache to page cache: the source file's pages are read through its mapping.
+        for (auto& [tensor, data] : *sourceTensors) {
+            if (auto st = align(); !st) return st.error();
+            if (auto st = dataTemp->write(data.data(), data.length, dataFile); !st)
+                return st.error();
+            if (auto st = data.mapping->checkUnchanged(); !st) return st.error();
+            pointAtDataFile(*tensor, location, offset, data.length);
+            offset += data.length;
         }
         written.externalDataFile = dataFile;
         written.externalBytes = offset;

@@ -4,6 +4,8 @@
 #include <QTableWidget>
 #include <QTreeWidget>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "GuiTestSupport.h"
 #include "MainWindow.h"
@@ -97,6 +99,60 @@ TEST(TensorPanel, PagesLargeTensors) {
     panel.setPage(2);
     EXPECT_EQ(panel.table()->rowCount(), 500);
     EXPECT_EQ(panel.table()->item(0, 0)->text(), "2000");
+}
+
+// An external weight is read through its mapping a page (or a sample) at a time.
+TEST(TensorPanel, ReadsExternalValuesOnDemand) {
+    QTemporaryDir dir;
+    std::vector<float> values(2500);
+    for (int i = 0; i < 2500; ++i) values[i] = 0.5f * static_cast<float>(i) - 100.0f;
+    const std::filesystem::path folder = dir.path().toStdString();
+    {
+        std::ofstream out(folder / "bias.bin", std::ios::binary);
+        out.write("0123456789abcdef", 16);  // the tensor starts at byte 16
+        out.write(reinterpret_cast<const char*>(values.data()), 2500 * sizeof(float));
+    }
+    onnx::TensorProto bias;
+    bias.set_name("bias");
+    bias.set_data_type(onnx::TensorProto::FLOAT);
+    bias.add_dims(2500);
+    bias.set_data_location(onnx::TensorProto::EXTERNAL);
+    for (auto [key, value] : {std::pair<const char*, const char*>{"location", "bias.bin"},
+                              {"offset", "16"},
+                              {"length", "10000"}}) {
+        auto* entry = bias.add_external_data();
+        entry->set_key(key);
+        entry->set_value(value);
+    }
+    widgets::ValueSelection pick;
+    pick.first = 1;
+    pick.count = 3;
+    pick.step = 1000;
+    auto picked = widgets::tensorValues(bias, folder, pick);
+    ASSERT_TRUE(picked) << picked.error().message;
+    EXPECT_EQ(*picked, (std::vector<double>{values[1], values[1001], values[2001]}));
+
+    auto model = testing::makeModelShell();
+    auto& g = *model->mutable_graph();
+    *g.add_input() = testing::makeValueInfo("x", onnx::TensorProto::FLOAT, {"2500"});
+    *g.add_initializer() = bias;
+    testing::addNode(g, "Add", "add", {"x", "bias"}, {"y"});
+    *g.add_output() = testing::makeValueInfo("y", onnx::TensorProto::FLOAT, {"2500"});
+    auto view = buildViewGraph(model);
+    ASSERT_TRUE(view);
+    auto shared = std::make_shared<const ViewGraph>(std::move(view.value()));
+    int index = -1;
+    for (int t = 0; t < static_cast<int>(shared->tensors.size()); ++t)
+        if (shared->tensors[t].name == "bias") index = t;
+    widgets::TensorPanel panel;
+    panel.showTensor(shared, index, folder);
+    EXPECT_EQ(panel.statistics().count, 2500u);
+    EXPECT_DOUBLE_EQ(panel.statistics().min, -100.0);
+    EXPECT_DOUBLE_EQ(panel.statistics().max, 0.5 * 2499 - 100.0);
+    panel.setPage(2);
+    ASSERT_EQ(panel.table()->rowCount(), 500);
+    EXPECT_EQ(panel.table()->item(0, 0)->text(), "2000");
+    EXPECT_FLOAT_EQ(panel.table()->item(3, 1)->text().toFloat(), values[2003]);
 }
 
 TEST(ModelPanel, ShowsTheSummary) {

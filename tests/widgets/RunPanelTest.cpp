@@ -25,7 +25,7 @@
 #include "widgets/panels/ComparePanel.h"
 #include "widgets/panels/ImageInput.h"
 #include "widgets/panels/RunPanel.h"
-#include "widgets/workers/EngineWorker.h"
+#include "widgets/workers/ModelController.h"
 
 namespace onnxlens {
 namespace {
@@ -41,17 +41,19 @@ QString samplePath(const char* name) {
     return QString::fromStdString((kSamples / name / "model.onnx").string());
 }
 
-// A Run and a Compare panel on one engine thread, as the main window wires them.
+// A Run and a Compare panel on one model's controller, as the main window wires them.
 struct Panels {
-    widgets::EngineThread engine;
-    RunPanel run{engine.worker()};
-    ComparePanel compare{engine.worker(), &run};
+    std::unique_ptr<widgets::ModelController> controller;
+    RunPanel run;
+    ComparePanel compare;
 
     bool open(const QString& path) {
         auto document = widgets::loadModelDocument(path);
         EXPECT_TRUE(document) << document.error().message;
         if (!document) return false;
-        run.setDocument(*document);
+        controller = std::make_unique<widgets::ModelController>(*document);
+        run.setController(controller.get());
+        compare.setController(controller.get());
         return testing::waitFor([&] { return run.isReady() && !run.isBusy(); });
     }
     bool runAndWait() {
@@ -479,12 +481,14 @@ TEST_F(RunPanelTest, AnImageFileFeedsAFourDimensionalInput) {
     ASSERT_TRUE(p.run.lastOutcome()) << p.run.statusText().toStdString();
     EXPECT_EQ(p.run.inputStatus(QStringLiteral("image")), QStringLiteral("ok, [1x1x28x28]"));
 
-    // The feeds hook for the benchmark panel materializes the same choices on another thread.
-    auto feeds = p.run.feedsFunction();
-    ASSERT_TRUE(feeds);
-    auto made = QtConcurrent::run(feeds).result();
-    ASSERT_TRUE(made) << made.error().message;
-    const engine::Tensor& grey = made->at("image").tensor();
+    // The choices the controller holds for Compare and the benchmark make the same feeds on
+    // another thread.
+    ASSERT_TRUE(p.controller->inputChoices());
+    const widgets::InputChoices choices = *p.controller->inputChoices();
+    auto made =
+        QtConcurrent::run([choices] { return widgets::prepareInputFeeds(choices); }).result();
+    ASSERT_TRUE(made.ok()) << made.combinedError().message;
+    const engine::Tensor& grey = made.feeds.at("image").tensor();
     EXPECT_EQ(grey.shape(), (engine::Shape{1, 1, 28, 28}));
     // Qt's own grey conversion of pure red, scaled to 0..1, in every pixel.
     const double expectedGrey =

@@ -21,11 +21,15 @@
 #include "widgets/graph/OptimizedGraph.h"
 #include "widgets/graph/QuantizationLegend.h"
 #include "widgets/workers/LayoutClient.h"
+#include "widgets/workers/ModelController.h"
 
 namespace onnxlens::widgets {
 
 GraphPage::GraphPage(std::shared_ptr<const ModelDocument> document, QWidget* parent)
-    : QWidget(parent), document_(std::move(document)), fileView_(document_->view) {
+    : QWidget(parent),
+      document_(std::move(document)),
+      controller_(new ModelController(document_, this)),
+      fileView_(document_->view) {
     scene_ = new GraphScene(document_->view, this);
     scene_->expandForOverview();
     view_ = new GraphView(this);
@@ -86,6 +90,15 @@ GraphPage::GraphPage(std::shared_ptr<const ModelDocument> document, QWidget* par
     connect(progressDelay_, &QTimer::timeout, progress_, &QWidget::show);
     connect(cancel, &QPushButton::clicked, this, &GraphPage::cancelLayout);
     connect(retry, &QPushButton::clicked, this, &GraphPage::retryLayout);
+    connect(controller_, &ModelController::optimizedGraphReady, this,
+            &GraphPage::onOptimizedGraphReady);
+    connect(controller_, &ModelController::compileFailed, this,
+            [this](const QString& message) { onOptimizedGraphFailed(message); });
+    connect(controller_, &ModelController::failed, this,
+            [this](EngineJob job, const QString& message) {
+                if (job == EngineJob::OptimizedGraph || job == EngineJob::Compile)
+                    onOptimizedGraphFailed(message);
+            });
     connect(client_, &LayoutClient::finished, this, &GraphPage::onLayoutFinished);
     connect(client_, &LayoutClient::failed, this, &GraphPage::onLayoutFailed);
     connect(client_, &LayoutClient::cancelled, this, [this] {
@@ -210,31 +223,25 @@ void GraphPage::setShowOptimized(bool optimized) {
         showViewGraph(fileView_);
         return;
     }
-    if (optimized_) {
-        showViewGraph(optimized_->view);
-        return;
-    }
-    if (optimizedPending_) return;
     optimizedPending_ = true;
-    using OptimizedResult = Result<std::shared_ptr<const OptimizedGraph>>;
-    auto* watcher = new QFutureWatcher<OptimizedResult>(this);
-    connect(watcher, &QFutureWatcher<OptimizedResult>::finished, this, [this, watcher] {
-        watcher->deleteLater();
-        optimizedPending_ = false;
-        const OptimizedResult& result = watcher->result();
-        if (!result) {
-            showOptimized_ = false;
-            const QString message = tr("Cannot show the optimized graph: %1")
-                                        .arg(QString::fromStdString(result.error().message));
-            showBanner(message);
-            emit optimizedGraphFailed(message);
-            return;
-        }
-        optimized_ = result.value();
-        if (showOptimized_) showViewGraph(optimized_->view);
-    });
-    auto document = document_;
-    watcher->setFuture(QtConcurrent::run([document] { return buildOptimizedGraph(*document); }));
+    controller_->buildOptimizedGraph();
+}
+
+std::shared_ptr<const OptimizedGraph> GraphPage::optimizedGraph() const {
+    return controller_->optimizedGraph();
+}
+
+void GraphPage::onOptimizedGraphFailed(const QString& reason) {
+    if (!std::exchange(optimizedPending_, false)) return;
+    showOptimized_ = false;
+    const QString message = tr("Cannot show the optimized graph: %1").arg(reason);
+    showBanner(message);
+    emit optimizedGraphFailed(message);
+}
+
+void GraphPage::onOptimizedGraphReady() {
+    optimizedPending_ = false;
+    if (showOptimized_) showViewGraph(controller_->optimizedGraph()->view);
 }
 
 void GraphPage::setViewGraphOptions(const ViewGraphOptions& options) {

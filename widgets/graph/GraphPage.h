@@ -23,6 +23,7 @@ class DiffLegend;
 class HeatLegend;
 class LayoutClient;
 class MinimapView;
+class ModelController;
 class QuantizationLegend;
 struct OptimizedGraph;
 
@@ -34,6 +35,8 @@ class GraphPage : public QWidget {
 
     const ModelDocument& document() const { return *document_; }
     std::shared_ptr<const ModelDocument> sharedDocument() const { return document_; }
+    // The model's engine side: its one compiled session, input choices and last results.
+    ModelController* controller() const { return controller_; }
     GraphScene* scene() const { return scene_; }
     GraphView* view() const { return view_; }
     FindBar* findBar() const { return findBar_; }
@@ -56,14 +59,14 @@ class GraphPage : public QWidget {
     void cancelLayout();
     void retryLayout();
 
-    // View > Show Optimized Graph: the graph the engine runs, built on a worker thread the first
-    // time and laid out like the file's graph; false shows the file's graph again. Node indices
-    // (nodeSelected) then refer to shownViewGraph().
+    // View > Show Optimized Graph: the graph the engine runs, built from the controller's
+    // session on its engine thread the first time and laid out like the file's graph; false shows
+    // the file's graph again. Node indices (nodeSelected) then refer to shownViewGraph().
     void setShowOptimized(bool optimized);
     bool isShowingOptimized() const { return showOptimized_; }
     bool isOptimizedPending() const { return optimizedPending_; }
     std::shared_ptr<const ViewGraph> shownViewGraph() const;
-    std::shared_ptr<const OptimizedGraph> optimizedGraph() const { return optimized_; }
+    std::shared_ptr<const OptimizedGraph> optimizedGraph() const;
 
     // View > Show Constants and View > Fold Repeated Blocks: the file's graph built again with
     // these options on a worker thread, then shown (the optimized graph is unaffected).
@@ -116,7 +119,11 @@ class GraphPage : public QWidget {
     void onLayoutFailed(const QString& message);
     void showBanner(const QString& message);
 
+    void onOptimizedGraphReady();
+    void onOptimizedGraphFailed(const QString& reason);
+
     std::shared_ptr<const ModelDocument> document_;
+    ModelController* controller_;
     GraphScene* scene_;
     GraphView* view_;
     MinimapView* minimap_;
@@ -142,7 +149,6 @@ class GraphPage : public QWidget {
     std::optional<std::map<std::string, GraphScene::NodeMark>> marks_;
     bool showOptimized_ = false;
     bool optimizedPending_ = false;
-    std::shared_ptr<const OptimizedGraph> optimized_;
     std::shared_ptr<const ViewGraph> fileView_;  // the file's graph as currently built
     ViewGraphOptions fileViewOptions_;
     std::uint64_t fileViewBuild_ = 0;  // the latest requested rebuild; older ones are dropped

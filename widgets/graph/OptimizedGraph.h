@@ -1,12 +1,12 @@
 #pragma once
-// The graph the engine runs: the model compiled as a Session compiles it (the optimizer's passes
-// on), drawn like the file's graph so a person can see what was folded and fused.
+// The graph the engine runs: the model's compiled session's optimized model (the optimizer's
+// passes on), drawn like the file's graph so a person can see what was folded and fused.
 #include <memory>
+#include <string>
 
 #include "onnxlens/engine/GraphOptimizer.h"
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/model/ViewGraph.h"
-#include "widgets/workers/ModelDocument.h"
 
 namespace onnxlens::widgets {
 
@@ -15,8 +15,10 @@ struct OptimizedGraph {
     engine::OptimizationReport report;
 };
 
-// Runs on a worker thread (compiling a large model takes a while); never touches widgets.
-// Fails with the engine's message when it cannot compile the model (unsupported operators).
-Result<std::shared_ptr<const OptimizedGraph>> buildOptimizedGraph(const ModelDocument& document);
+// Runs on the engine's thread (a large graph takes a while to build); never touches widgets.
+// The session's own optimized model, no second compile: its initializers keep their names,
+// types and dims, but the session released their bytes into the engine's tensors.
+Result<std::shared_ptr<const OptimizedGraph>> buildOptimizedGraph(const engine::Session& session,
+                                                                  const std::string& where);
 
 }  // namespace onnxlens::widgets

@@ -22,6 +22,7 @@
 #include "widgets/charts/LatencyCharts.h"
 #include "widgets/graph/GraphPage.h"
 #include "widgets/panels/ProfileView.h"
+#include "widgets/workers/ModelController.h"
 
 namespace onnxlens::widgets {
 
@@ -47,7 +48,6 @@ QString statusError(const Status& status) {
 }  // namespace
 
 BenchmarkPanel::BenchmarkPanel(QWidget* parent) : QWidget(parent) {
-    worker_ = new BenchmarkWorker(this);
     QSettings settings;
     warmup_ = makeSpin(0, 100000, settings.value(kWarmupKey, 5).toInt(), this);
     runs_ = makeSpin(1, 1000000, settings.value(kRunsKey, 50).toInt(), this);
@@ -153,7 +153,7 @@ BenchmarkPanel::BenchmarkPanel(QWidget* parent) : QWidget(parent) {
     connect(heatAction_, &QAction::toggled, this, [this](bool on) {
         heatCheck_->setChecked(on);
         QSettings().setValue(kHeatKey, on);
-        for (auto it = results_.begin(); it != results_.end(); ++it) applyHeat(it.key());
+        for (const auto& page : benchmarkedPages_) applyHeat(page.data());
     });
     for (QSpinBox* spin : {warmup_, runs_, threads_})
         connect(spin, &QSpinBox::valueChanged, this, &BenchmarkPanel::saveSettings);
@@ -166,38 +166,6 @@ BenchmarkPanel::BenchmarkPanel(QWidget* parent) : QWidget(parent) {
             [this] { chooseAndExport(QStringLiteral("md")); });
     connect(profileView_, &ProfileView::nodeActivated, this, &BenchmarkPanel::revealProfiledNode);
 
-    connect(worker_, &BenchmarkWorker::phaseChanged, this, [this](const QString& text) {
-        status_->setText(text);
-        progress_->setFormat(text == tr("Compiling the model…") ? QString()
-                                                                : QStringLiteral("%v / %m"));
-    });
-    connect(worker_, &BenchmarkWorker::progress, this,
-            [this](bool warmingUp, int done, int total, double lastMs) {
-                progress_->setRange(0, total);
-                progress_->setValue(done);
-                status_->setText(
-                    (warmingUp ? tr("Warming up: run %1 of %2, %3 ms") : tr("Run %1 of %2: %3 ms"))
-                        .arg(done)
-                        .arg(total)
-                        .arg(lastMs, 0, 'f', 3));
-            });
-    connect(worker_, &BenchmarkWorker::finished, this, &BenchmarkPanel::onFinished);
-    connect(worker_, &BenchmarkWorker::failed, this, [this](const QString& message) {
-        runningPage_.clear();
-        progress_->setRange(0, 1);
-        progress_->setValue(0);
-        status_->setText(tr("Benchmark failed: %1").arg(message));
-        updateActions();
-        emit failed(message);
-    });
-    connect(worker_, &BenchmarkWorker::cancelled, this, [this] {
-        runningPage_.clear();
-        progress_->setRange(0, 1);
-        progress_->setValue(0);
-        status_->setText(tr("Benchmark cancelled."));
-        updateActions();
-        emit cancelled();
-    });
     showResult(nullptr);
     updateActions();
 }
@@ -220,40 +188,83 @@ void BenchmarkPanel::setPage(GraphPage* page) {
 }
 
 std::shared_ptr<const engine::BenchmarkResult> BenchmarkPanel::result() const {
-    return page_ ? results_.value(page_.data()) : nullptr;
+    return page_ ? page_->controller()->lastBenchmark() : nullptr;
 }
 
 void BenchmarkPanel::start() {
     if (isRunning() || !page_) return;
-    BenchmarkWorker::Settings settings;
+    BenchmarkSettings settings;
     settings.warmupRuns = warmup_->value();
     settings.runs = runs_->value();
     settings.threads = threads_->value();
     settings.profile = profile_->isChecked();
-    if (feedsSource_) feeds_ = feedsSource_();
-    if (!worker_->start(page_->sharedDocument(), settings, feeds_)) return;
+    ModelController* controller = page_->controller();
     runningPage_ = page_;
+    runningController_ = controller;
+    connect(controller, &ModelController::started, this, [this](const QString& what) {
+        status_->setText(what + QStringLiteral("…"));
+        progress_->setRange(0, 0);
+    });
+    connect(controller, &ModelController::benchmarkProgress, this,
+            [this](bool warmingUp, int done, int total, double lastMs) {
+                progress_->setFormat(QStringLiteral("%v / %m"));
+                progress_->setRange(0, total);
+                progress_->setValue(done);
+                status_->setText(
+                    (warmingUp ? tr("Warming up: run %1 of %2, %3 ms") : tr("Run %1 of %2: %3 ms"))
+                        .arg(done)
+                        .arg(total)
+                        .arg(lastMs, 0, 'f', 3));
+            });
+    connect(controller, &QObject::destroyed, this, [this] {
+        onEnded(tr("Benchmark stopped: its model was closed."));
+        emit cancelled();
+    });
+    connect(controller, &ModelController::benchmarkFinished, this,
+            [this, controller] { onFinished(controller->lastBenchmark()); });
+    connect(controller, &ModelController::failed, this,
+            [this](EngineJob job, const QString& message) {
+                if (job != EngineJob::Benchmark) return;
+                onEnded(tr("Benchmark failed: %1").arg(message));
+                emit failed(message);
+            });
+    connect(controller, &ModelController::cancelled, this, [this](EngineJob job) {
+        if (job != EngineJob::Benchmark) return;
+        onEnded(tr("Benchmark cancelled."));
+        emit cancelled();
+    });
+    progress_->setFormat(QString());
     progress_->setRange(0, 0);  // busy until the first run reports
     status_->setText(tr("Starting…"));
     updateActions();
     emit started();
+    controller->benchmark(settings, feeds_);  // may fail at once (a model that cannot compile)
 }
 
 void BenchmarkPanel::cancel() {
     if (!isRunning()) return;
     status_->setText(tr("Cancelling…"));
-    worker_->cancel();
+    runningController_->cancel();
+}
+
+void BenchmarkPanel::onEnded(const QString& status) {
+    if (runningController_) runningController_->disconnect(this);
+    runningController_.clear();
+    runningPage_.clear();
+    progress_->setRange(0, 1);
+    progress_->setValue(0);
+    status_->setText(status);
+    updateActions();
 }
 
 void BenchmarkPanel::onFinished(std::shared_ptr<const engine::BenchmarkResult> result) {
     GraphPage* page = runningPage_.data();
+    if (runningController_) runningController_->disconnect(this);
+    runningController_.clear();
     runningPage_.clear();
-    if (page) {
-        if (!results_.contains(page))
-            connect(page, &QObject::destroyed, this, [this, page] { results_.remove(page); });
-        results_.insert(page, result);
-        applyHeat(page);
-    }
+    if (page && !benchmarkedPages_.contains(page)) benchmarkedPages_.append(page);
+    benchmarkedPages_.removeAll(nullptr);
+    applyHeat(page);
     progress_->setRange(0, 1);
     progress_->setValue(1);
     const auto& s = result->statistics;
@@ -310,7 +321,7 @@ NodeHeatMap BenchmarkPanel::heatMapOf(const engine::BenchmarkResult& result) {
 
 void BenchmarkPanel::applyHeat(GraphPage* page) {
     if (!page) return;
-    auto result = results_.value(page);
+    auto result = page->controller()->lastBenchmark();
     if (heatAction_->isChecked() && result && result->profiled)
         page->setNodeHeat(heatMapOf(*result));
     else

@@ -2,7 +2,8 @@
 // The Benchmark dock: warm-up runs, counted runs and intra-op threads (remembered), Start and
 // Cancel with progress; then the latency statistics, a histogram and the per-run series, the
 // per-operator profile, the heat overlay on the graph, and exports (the profile as Chrome trace
-// JSON, the whole result as JSON and Markdown). The benchmark runs on BenchmarkWorker's thread.
+// JSON, the whole result as JSON and Markdown). The benchmark runs on the tab's ModelController,
+// on its one compiled session, with the input choices of the Run dock it holds.
 #include <QHash>
 #include <QPointer>
 #include <QWidget>
@@ -11,7 +12,7 @@
 #include "onnxlens/workflows/BenchmarkRunner.h"
 #include "onnxlens/workflows/LatencyStatistics.h"
 #include "widgets/graph/GraphScene.h"
-#include "widgets/workers/BenchmarkWorker.h"
+#include "widgets/workers/ModelController.h"
 
 class QAction;
 class QCheckBox;
@@ -37,22 +38,14 @@ class BenchmarkPanel : public QWidget {
     // The model to benchmark and the graph the heat overlay colours; nullptr: none open.
     void setPage(GraphPage* page);
     GraphPage* page() const { return page_; }
-    // Where the inputs come from (called on the worker thread); empty: seeded random data with
-    // every symbolic dim 1.
-    // An explicit provider, used as is (it replaces any provider source).
-    void setFeedsProvider(BenchmarkWorker::FeedsProvider provider) {
-        feeds_ = std::move(provider);
-        feedsSource_ = nullptr;
-    }
-    // Asked on the GUI thread at each start for the provider of that benchmark's inputs (the
-    // Run dock's current choices); an empty provider falls back to seeded random data.
-    void setFeedsProviderSource(std::function<BenchmarkWorker::FeedsProvider()> source) {
-        feedsSource_ = std::move(source);
-    }
+    // Where the inputs come from (called on the engine thread), used as is; empty (the default):
+    // the Run dock's input choices the controller holds, else seeded random data with every
+    // symbolic dim 1.
+    void setFeedsProvider(BenchmarkFeeds provider) { feeds_ = std::move(provider); }
 
     void start();
     void cancel();
-    bool isRunning() const { return worker_->isRunning(); }
+    bool isRunning() const { return !runningController_.isNull(); }
     // The last result for the current page (nullptr before the first benchmark).
     std::shared_ptr<const engine::BenchmarkResult> result() const;
 
@@ -89,6 +82,7 @@ class BenchmarkPanel : public QWidget {
 
   private:
     void onFinished(std::shared_ptr<const engine::BenchmarkResult> result);
+    void onEnded(const QString& status);  // failed or cancelled
     void showResult(std::shared_ptr<const engine::BenchmarkResult> result);
     void applyHeat(GraphPage* page);
     void updateActions();
@@ -96,12 +90,11 @@ class BenchmarkPanel : public QWidget {
     void chooseAndExport(const QString& kind);
     void revealProfiledNode(const QString& profileName);
 
-    BenchmarkWorker* worker_;
-    BenchmarkWorker::FeedsProvider feeds_;
-    std::function<BenchmarkWorker::FeedsProvider()> feedsSource_;
+    BenchmarkFeeds feeds_;
     QPointer<GraphPage> page_;
     QPointer<GraphPage> runningPage_;
-    QHash<GraphPage*, std::shared_ptr<const engine::BenchmarkResult>> results_;
+    QPointer<ModelController> runningController_;
+    QList<QPointer<GraphPage>> benchmarkedPages_;  // the heat action recolours them
     QSpinBox* warmup_;
     QSpinBox* runs_;
     QSpinBox* threads_;

@@ -47,8 +47,7 @@ QString shapesText(const std::vector<engine::Shape>& shapes) {
 
 }  // namespace
 
-ComparePanel::ComparePanel(EngineWorker* worker, RunPanel* runPanel, QWidget* parent)
-    : QWidget(parent), worker_(worker), runPanel_(runPanel) {
+ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
     compareAction_ = new QAction(tr("&Compare with Reference"), this);
     compareAction_->setShortcut(QKeySequence(tr("Ctrl+Shift+R")));
     dynamicAxesAction_ = new QAction(tr("Check &Dynamic Axes"), this);
@@ -56,6 +55,27 @@ ComparePanel::ComparePanel(EngineWorker* worker, RunPanel* runPanel, QWidget* pa
     connect(compareAction_, &QAction::triggered, this, &ComparePanel::compare);
     connect(dynamicAxesAction_, &QAction::triggered, this, &ComparePanel::checkDynamicAxes);
 
+    QLayout* controls = buildControls();
+    referenceFiles_ = new QTableWidget(0, 2, this);
+    referenceFiles_->setHorizontalHeaderLabels({tr("Output"), tr("Reference file (.pb / .npy)")});
+    referenceFiles_->horizontalHeader()->setStretchLastSection(true);
+    referenceFiles_->verticalHeader()->hide();
+    referenceFiles_->setMaximumHeight(130);
+    referenceFiles_->hide();
+
+    auto* splitter = new QSplitter(Qt::Vertical, this);
+    splitter->addWidget(buildResults());
+    splitter->addWidget(buildDynamicAxesBox());
+    splitter->setChildrenCollapsible(false);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(controls);
+    layout->addWidget(referenceFiles_);
+    layout->addWidget(splitter, 1);
+    updateEnabled();
+}
+
+QLayout* ComparePanel::buildControls() {
     reference_ = new QComboBox(this);
     reference_->setObjectName(QStringLiteral("compareReference"));
     connect(reference_, &QComboBox::currentIndexChanged, this,
@@ -84,7 +104,9 @@ ComparePanel::ComparePanel(EngineWorker* worker, RunPanel* runPanel, QWidget* pa
     cancelButton_ = new QPushButton(tr("Cancel"), this);
     connect(compareButton_, &QPushButton::clicked, this, &ComparePanel::compare);
     connect(dynamicButton_, &QPushButton::clicked, this, &ComparePanel::checkDynamicAxes);
-    connect(cancelButton_, &QPushButton::clicked, this, [this] { worker_->cancel(); });
+    connect(cancelButton_, &QPushButton::clicked, this, [this] {
+        if (controller_) controller_->cancel();
+    });
 
     auto* toleranceRow = new QHBoxLayout;
     toleranceRow->addWidget(new QLabel(tr("rtol"), this));
@@ -101,13 +123,13 @@ ComparePanel::ComparePanel(EngineWorker* worker, RunPanel* runPanel, QWidget* pa
     form->addRow(tr("Reference"), reference_);
     form->addRow(tr("Tolerance"), toleranceRow);
 
-    referenceFiles_ = new QTableWidget(0, 2, this);
-    referenceFiles_->setHorizontalHeaderLabels({tr("Output"), tr("Reference file (.pb / .npy)")});
-    referenceFiles_->horizontalHeader()->setStretchLastSection(true);
-    referenceFiles_->verticalHeader()->hide();
-    referenceFiles_->setMaximumHeight(130);
-    referenceFiles_->hide();
+    auto* controls = new QVBoxLayout;
+    controls->addLayout(form);
+    controls->addLayout(buttons);
+    return controls;
+}
 
+QWidget* ComparePanel::buildResults() {
     summary_ = new QLabel(this);
     summary_->setWordWrap(true);
     summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -127,6 +149,16 @@ ComparePanel::ComparePanel(EngineWorker* worker, RunPanel* runPanel, QWidget* pa
     errorHistogram_->setRenderHint(QPainter::Antialiasing);
     errorHistogram_->setMinimumHeight(150);
 
+    auto* resultsBox = new QWidget(this);
+    auto* resultsLayout = new QVBoxLayout(resultsBox);
+    resultsLayout->setContentsMargins(0, 0, 0, 0);
+    resultsLayout->addWidget(summary_);
+    resultsLayout->addWidget(results_, 1);
+    resultsLayout->addWidget(errorHistogram_, 1);
+    return resultsBox;
+}
+
+QWidget* ComparePanel::buildDynamicAxesBox() {
     auto* dynamicBox = new QGroupBox(tr("Dynamic axes"), this);
     dynamicSummary_ = new QLabel(tr("Not checked yet."), dynamicBox);
     dynamicSummary_->setWordWrap(true);
@@ -142,65 +174,70 @@ ComparePanel::ComparePanel(EngineWorker* worker, RunPanel* runPanel, QWidget* pa
     dynamicLayout->addWidget(dynamicSummary_);
     dynamicLayout->addWidget(dynamicTable_);
 
-    auto* resultsBox = new QWidget(this);
-    auto* resultsLayout = new QVBoxLayout(resultsBox);
-    resultsLayout->setContentsMargins(0, 0, 0, 0);
-    resultsLayout->addWidget(summary_);
-    resultsLayout->addWidget(results_, 1);
-    resultsLayout->addWidget(errorHistogram_, 1);
-    auto* splitter = new QSplitter(Qt::Vertical, this);
-    splitter->addWidget(resultsBox);
-    splitter->addWidget(dynamicBox);
-    splitter->setChildrenCollapsible(false);
+    return dynamicBox;
+}
 
-    auto* layout = new QVBoxLayout(this);
-    layout->addLayout(form);
-    layout->addLayout(buttons);
-    layout->addWidget(referenceFiles_);
-    layout->addWidget(splitter, 1);
-
-    connect(runPanel_, &RunPanel::compiled, this, &ComparePanel::onCompiled);
-    connect(worker_, &EngineWorker::started, this, [this] {
-        busy_ = true;
-        updateEnabled();
+void ComparePanel::setController(ModelController* controller) {
+    if (controller == controller_) return;
+    if (controller_) controller_->disconnect(this);
+    controller_ = controller;
+    awaiting_ = Awaiting::Nothing;
+    onCompiled();
+    if (!controller_) return;
+    if (controller_->isRunning(EngineJob::Compare))
+        awaiting_ = Awaiting::Compare;
+    else if (controller_->isRunning(EngineJob::DynamicAxes))
+        awaiting_ = Awaiting::DynamicAxes;
+    if (controller_->lastComparison()) showComparison(controller_->lastComparison());
+    if (controller_->lastDynamicAxesCheck()) showDynamicAxes(controller_->lastDynamicAxesCheck());
+    connect(controller_, &ModelController::compiled, this, &ComparePanel::onCompiled);
+    connect(controller_, &ModelController::dataSetsChanged, this, &ComparePanel::onCompiled);
+    connect(controller_, &ModelController::busyChanged, this, &ComparePanel::updateEnabled);
+    connect(controller_, &ModelController::compareFinished, this, [this] {
+        if (std::exchange(awaiting_, Awaiting::Nothing) == Awaiting::Compare)
+            showComparison(controller_->lastComparison());
     });
-    connect(worker_, &EngineWorker::idle, this, [this] {
-        busy_ = false;
-        updateEnabled();
+    connect(controller_, &ModelController::dynamicAxesFinished, this, [this] {
+        if (std::exchange(awaiting_, Awaiting::Nothing) == Awaiting::DynamicAxes)
+            showDynamicAxes(controller_->lastDynamicAxesCheck());
     });
-    connect(worker_, &EngineWorker::compareFinished, this,
-            [this](std::shared_ptr<const CompareOutcome> outcome) {
-                if (std::exchange(awaiting_, Awaiting::Nothing) == Awaiting::Compare)
-                    showComparison(outcome);
-            });
-    connect(worker_, &EngineWorker::dynamicAxesFinished, this,
-            [this](std::shared_ptr<const engine::DynamicAxesCheckResult> result) {
-                if (std::exchange(awaiting_, Awaiting::Nothing) == Awaiting::DynamicAxes)
-                    showDynamicAxes(result);
-            });
-    auto onProblem = [this](const QString& message) {
+    auto onProblem = [this](EngineJob job, const QString& message) {
+        if (job != EngineJob::Compare && job != EngineJob::DynamicAxes) return;
         const Awaiting was = std::exchange(awaiting_, Awaiting::Nothing);
         if (was == Awaiting::Nothing) return;
         setSummary(was == Awaiting::Compare ? summary_ : dynamicSummary_, message, 0);
         emit failed(message);
     };
-    connect(worker_, &EngineWorker::failed, this, onProblem);
-    connect(worker_, &EngineWorker::cancelled, this, [onProblem] { onProblem(tr("Cancelled.")); });
-    connect(worker_, &EngineWorker::inputsRejected, this,
-            [onProblem](std::shared_ptr<const std::map<std::string, std::string>> problems) {
+    connect(controller_, &ModelController::failed, this, onProblem);
+    connect(controller_, &ModelController::cancelled, this,
+            [onProblem](EngineJob job) { onProblem(job, tr("Cancelled.")); });
+    connect(controller_, &ModelController::inputsRejected, this,
+            [onProblem](EngineJob job,
+                        std::shared_ptr<const std::map<std::string, std::string>> problems) {
                 QStringList lines;
                 for (const auto& [name, problem] : *problems)
                     lines << tr("input '%1': %2")
                                  .arg(QString::fromStdString(name),
                                       QString::fromStdString(problem));
-                onProblem(tr("The Run panel's inputs could not be made: %1")
-                              .arg(lines.join(QStringLiteral("; "))));
+                onProblem(job, tr("The Run panel's inputs could not be made: %1")
+                                   .arg(lines.join(QStringLiteral("; "))));
             });
     updateEnabled();
 }
 
+std::shared_ptr<const CompiledModel> ComparePanel::compiledModel() const {
+    return controller_ ? controller_->compiledModel() : nullptr;
+}
+
+InputChoices ComparePanel::inputChoices() const {
+    return controller_ && controller_->inputChoices() ? *controller_->inputChoices()
+                                                      : InputChoices{};
+}
+
+bool ComparePanel::isBusy() const { return controller_ && controller_->isBusy(); }
+
 void ComparePanel::onCompiled() {
-    const auto model = runPanel_->compiledModel();
+    const auto model = compiledModel();
     comparison_.reset();
     dynamic_.reset();
     results_->setRowCount(0);
@@ -228,7 +265,7 @@ void ComparePanel::onCompiled() {
             boxLayout->addWidget(browse);
             referenceFiles_->setCellWidget(row, 1, box);
             connect(browse, &QToolButton::clicked, this, [this, edit, row] {
-                const auto m = runPanel_->compiledModel();
+                const auto m = compiledModel();
                 const QString file = QFileDialog::getOpenFileName(
                     this, tr("Reference for %1").arg(referenceFiles_->item(row, 0)->text()),
                     m ? QFileInfo(m->path).absolutePath() : QString(),
@@ -290,8 +327,8 @@ bool ComparePanel::readTolerance(engine::Tolerance& tolerance) {
 }
 
 void ComparePanel::compare() {
-    const auto model = runPanel_->compiledModel();
-    if (!model || busy_) return;
+    const auto model = compiledModel();
+    if (!model || isBusy()) return;
     CompareRequest request;
     if (!readTolerance(request.tolerance)) return;
     const int choice = reference_->currentIndex();
@@ -311,26 +348,24 @@ void ComparePanel::compare() {
             return;
         }
         request.source = tr("reference files");
-        request.feeds = [choices = runPanel_->currentChoices()] {
-            return prepareInputFeeds(choices);
-        };
+        request.feeds = [choices = inputChoices()] { return prepareInputFeeds(choices); };
     }
     awaiting_ = Awaiting::Compare;
     setSummary(summary_, tr("Comparing with %1…").arg(request.source), -1);
-    worker_->requestCompare(std::move(request));
+    controller_->compare(std::move(request));
 }
 
 void ComparePanel::checkDynamicAxes() {
-    if (!runPanel_->compiledModel() || busy_) return;
+    if (!compiledModel() || isBusy()) return;
     engine::DynamicAxesCheckOptions options;
     if (!readTolerance(options.tolerance)) return;
-    const InputChoices choices = runPanel_->currentChoices();
+    const InputChoices choices = inputChoices();
     options.base = choices.symbols;
     options.seed = choices.seed;
     options.makeFeeds = feedMakerForOtherShapes(choices);
     awaiting_ = Awaiting::DynamicAxes;
     setSummary(dynamicSummary_, tr("Checking…"), -1);
-    worker_->requestDynamicAxesCheck(std::move(options));
+    controller_->checkDynamicAxes(std::move(options));
 }
 
 void ComparePanel::setSummary(QLabel* label, const QString& text, int verdict) {
@@ -344,12 +379,12 @@ QString ComparePanel::summaryText() const { return summary_->text(); }
 QString ComparePanel::dynamicAxesSummaryText() const { return dynamicSummary_->text(); }
 
 void ComparePanel::updateEnabled() {
-    const bool ready = runPanel_->compiledModel() != nullptr && !busy_;
+    const bool ready = compiledModel() != nullptr && !isBusy();
     compareButton_->setEnabled(ready);
     compareAction_->setEnabled(ready);
     dynamicButton_->setEnabled(ready);
     dynamicAxesAction_->setEnabled(ready);
-    cancelButton_->setEnabled(busy_);
+    cancelButton_->setEnabled(isBusy());
 }
 
 void ComparePanel::showComparison(const std::shared_ptr<const CompareOutcome>& outcome) {

@@ -3,11 +3,15 @@
 // list) or against any reference file per output (with the Run panel's inputs), and shows per
 // output pass/fail, max absolute and relative error, mean absolute error, the share of elements
 // outside tolerance, the worst element and a histogram of absolute errors. rtol/atol are
-// editable (design defaults, remembered). The dynamic-axes check runs from here too.
+// editable (design defaults, remembered). The dynamic-axes check runs from here too. It shows the
+// current tab's ModelController (its compiled model, the Run dock's input choices it holds, its
+// last comparison).
+#include <QPointer>
 #include <QWidget>
 #include <memory>
 
 #include "widgets/workers/EngineWorker.h"
+#include "widgets/workers/ModelController.h"
 
 class QAction;
 class QChartView;
@@ -18,8 +22,6 @@ class QPushButton;
 class QTableWidget;
 
 namespace onnxlens::widgets {
-
-class RunPanel;
 
 class ComparePanel : public QWidget {
     Q_OBJECT
@@ -41,7 +43,9 @@ class ComparePanel : public QWidget {
         DynFirstItemColumn
     };
 
-    ComparePanel(EngineWorker* worker, RunPanel* runPanel, QWidget* parent = nullptr);
+    explicit ComparePanel(QWidget* parent = nullptr);
+    // The current model tab changed (nullptr: no model).
+    void setController(ModelController* controller);
 
     void compare();
     void checkDynamicAxes();
@@ -74,6 +78,12 @@ class ComparePanel : public QWidget {
 
   private:
     enum class Awaiting { Nothing, Compare, DynamicAxes };
+    QLayout* buildControls();
+    QWidget* buildResults();
+    QWidget* buildDynamicAxesBox();
+    std::shared_ptr<const CompiledModel> compiledModel() const;
+    InputChoices inputChoices() const;
+    bool isBusy() const;
     void onCompiled();
     void onReferenceChoiceChanged();
     void showComparison(const std::shared_ptr<const CompareOutcome>& outcome);
@@ -83,10 +93,8 @@ class ComparePanel : public QWidget {
     void updateEnabled();
     bool readTolerance(engine::Tolerance& tolerance);
 
-    EngineWorker* worker_;
-    RunPanel* runPanel_;
+    QPointer<ModelController> controller_;
     Awaiting awaiting_ = Awaiting::Nothing;
-    bool busy_ = false;
     std::shared_ptr<const CompareOutcome> comparison_;
     std::shared_ptr<const engine::DynamicAxesCheckResult> dynamic_;
 

@@ -101,7 +101,21 @@ QComboBox* sourceCombo(QTableWidget* table, int row) {
 
 }  // namespace
 
-RunPanel::RunPanel(EngineWorker* worker, QWidget* parent) : QWidget(parent), worker_(worker) {
+RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
+    buildActions();
+    modelLabel_ = new QLabel(tr("No model"), this);
+    modelLabel_->setWordWrap(true);
+    auto* splitter = new QSplitter(Qt::Vertical, this);
+    splitter->addWidget(buildInputsBox());
+    splitter->addWidget(buildOutputsBox());
+    splitter->setChildrenCollapsible(false);
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(modelLabel_);
+    layout->addLayout(buildRunRow());
+    layout->addWidget(splitter, 1);
+}
+
+void RunPanel::buildActions() {
     runAction_ = new QAction(tr("&Run"), this);
     runAction_->setShortcut(QKeySequence(tr("Ctrl+R")));
     runAction_->setToolTip(tr("Run the model on the chosen inputs (Ctrl+R)"));
@@ -110,10 +124,9 @@ RunPanel::RunPanel(EngineWorker* worker, QWidget* parent) : QWidget(parent), wor
     cancelAction_->setEnabled(false);
     connect(runAction_, &QAction::triggered, this, &RunPanel::run);
     connect(cancelAction_, &QAction::triggered, this, &RunPanel::cancel);
+}
 
-    modelLabel_ = new QLabel(tr("No model"), this);
-    modelLabel_->setWordWrap(true);
-
+QWidget* RunPanel::buildInputsBox() {
     inputs_ = new QTableWidget(0, 5, this);
     inputs_->setObjectName(QStringLiteral("runInputs"));
     inputs_->setHorizontalHeaderLabels(
@@ -177,7 +190,19 @@ RunPanel::RunPanel(EngineWorker* worker, QWidget* parent) : QWidget(parent), wor
     auto* dimsAndOptions = new QHBoxLayout;
     dimsAndOptions->addWidget(dims_, 1);
     dimsAndOptions->addLayout(options, 1);
+    auto* inputsBox = new QGroupBox(tr("Inputs"), this);
+    auto* inputsLayout = new QVBoxLayout(inputsBox);
+    inputsLayout->addWidget(inputs_, 2);
+    inputsLayout->addLayout(dimsAndOptions, 1);
+    // Compare and Benchmark use what is chosen here: every change goes to the controller.
+    connect(imageMean_, &QLineEdit::textChanged, this, [this] { publishChoices(); });
+    connect(imageStd_, &QLineEdit::textChanged, this, [this] { publishChoices(); });
+    connect(imageScaling_, &QComboBox::currentIndexChanged, this, [this] { publishChoices(); });
+    connect(seed_, &QSpinBox::valueChanged, this, [this] { publishChoices(); });
+    return inputsBox;
+}
 
+QLayout* RunPanel::buildRunRow() {
     runButton_ = new QPushButton(tr("Run"), this);
     runButton_->setToolTip(runAction_->toolTip());
     runButton_->setEnabled(false);
@@ -186,6 +211,12 @@ RunPanel::RunPanel(EngineWorker* worker, QWidget* parent) : QWidget(parent), wor
     cancelButton_->setEnabled(false);
     connect(runButton_, &QPushButton::clicked, this, &RunPanel::run);
     connect(cancelButton_, &QPushButton::clicked, this, &RunPanel::cancel);
+    runAnywayButton_ = new QPushButton(tr("Run anyway"), this);
+    runAnywayButton_->setObjectName(QStringLiteral("runAnyway"));
+    runAnywayButton_->setToolTip(
+        tr("Compile the model although it imports an opset newer than the engine knows"));
+    runAnywayButton_->hide();
+    connect(runAnywayButton_, &QPushButton::clicked, this, &RunPanel::runAnyway);
     progress_ = new QProgressBar(this);
     progress_->setRange(0, 1);
     progress_->setValue(0);
@@ -197,6 +228,7 @@ RunPanel::RunPanel(EngineWorker* worker, QWidget* parent) : QWidget(parent), wor
     auto* runRow = new QHBoxLayout;
     runRow->addWidget(runButton_);
     runRow->addWidget(cancelButton_);
+    runRow->addWidget(runAnywayButton_);
     runRow->addWidget(progress_);
     runRow->addWidget(status_, 1);
     elapsedTimer_ = new QTimer(this);
@@ -207,6 +239,10 @@ RunPanel::RunPanel(EngineWorker* worker, QWidget* parent) : QWidget(parent), wor
         setStatus(tr("%1… %2 s").arg(busyWhat_).arg(seconds, 0, 'f', 1));
     });
 
+    return runRow;
+}
+
+QWidget* RunPanel::buildOutputsBox() {
     outputs_ = new QTableWidget(0, OutColumns, this);
     outputs_->setObjectName(QStringLiteral("runOutputs"));
     outputs_->setHorizontalHeaderLabels({tr("Output"), tr("dtype"), tr("Shape"), tr("Min"),
@@ -236,77 +272,16 @@ RunPanel::RunPanel(EngineWorker* worker, QWidget* parent) : QWidget(parent), wor
     outputTabs_->addTab(values_, tr("Values"));
     outputTabs_->addTab(top_, tr("Top 5"));
 
-    auto* inputsBox = new QGroupBox(tr("Inputs"), this);
-    auto* inputsLayout = new QVBoxLayout(inputsBox);
-    inputsLayout->addWidget(inputs_, 2);
-    inputsLayout->addLayout(dimsAndOptions, 1);
     auto* outputsBox = new QGroupBox(tr("Outputs"), this);
     auto* outputsLayout = new QVBoxLayout(outputsBox);
     outputsLayout->addWidget(outputs_, 1);
     outputsLayout->addWidget(outputTabs_, 2);
-    auto* splitter = new QSplitter(Qt::Vertical, this);
-    splitter->addWidget(inputsBox);
-    splitter->addWidget(outputsBox);
-    splitter->setChildrenCollapsible(false);
-
-    auto* layout = new QVBoxLayout(this);
-    layout->addWidget(modelLabel_);
-    layout->addLayout(runRow);
-    layout->addWidget(splitter, 1);
-
-    connect(worker_, &EngineWorker::started, this,
-            [this](const QString& what) { setBusy(true, what); });
-    connect(worker_, &EngineWorker::idle, this, [this] { setBusy(false); });
-    connect(worker_, &EngineWorker::progress, this,
-            [this](const QString& what, int step, int steps) {
-                progress_->setRange(0, steps);
-                progress_->setValue(step - 1);
-                busyWhat_ = tr("%1 (%2 of %3)").arg(what).arg(step).arg(steps);
-            });
-    connect(worker_, &EngineWorker::compiled, this,
-            [this](std::shared_ptr<const CompiledModel> model) {
-                if (!document_ || model->path != document_->path) return;  // an older tab's compile
-                compiled_ = std::move(model);
-                buildInputs();
-                buildDims();
-                setStatus(tr("Ready: compiled in %1 ms, %2 threads")
-                              .arg(compiled_->compileMs, 0, 'f', 0)
-                              .arg(compiled_->threads));
-                emit compiled();
-            });
-    connect(worker_, &EngineWorker::compileFailed, this,
-            [this](const QString& path, const QString& message) {
-                if (!document_ || path != document_->path) return;
-                setStatus(tr("The engine cannot run this model: %1").arg(message), true);
-                emit compileFailed(message);
-            });
-    connect(worker_, &EngineWorker::runFinished, this,
-            [this](std::shared_ptr<const RunOutcome> outcome) {
-                if (std::exchange(awaitingRun_, false)) onRunFinished(outcome);
-            });
-    connect(worker_, &EngineWorker::inputsRejected, this,
-            [this](std::shared_ptr<const std::map<std::string, std::string>> problems) {
-                if (std::exchange(awaitingRun_, false)) onInputsRejected(*problems);
-            });
-    connect(worker_, &EngineWorker::failed, this, [this](const QString& message) {
-        if (!std::exchange(awaitingRun_, false)) return;
-        setStatus(tr("Run failed: %1").arg(message), true);
-        emit runFailed(message);
-    });
-    connect(worker_, &EngineWorker::cancelled, this, [this] {
-        if (!std::exchange(awaitingRun_, false)) return;
-        setStatus(tr("Run cancelled."));
-        emit runCancelled();
-    });
+    return outputsBox;
 }
 
 RunPanel::~RunPanel() = default;
 
-void RunPanel::setDocument(std::shared_ptr<const ModelDocument> document) {
-    if (document == document_) return;
-    if (busy_) worker_->cancel();
-    awaitingRun_ = false;
-    document_ = std::move(document);
+void RunPanel::clearModel() {
     compiled_.reset();
     outcome_.reset();
     inputs_->setRowCount(0);
@@ -318,16 +293,145 @@ void RunPanel::setDocument(std::shared_ptr<const ModelDocument> document) {
     dataSets_->clear();
     runButton_->setEnabled(false);
     runAction_->setEnabled(false);
-    if (!document_) {
+    runAnywayButton_->hide();
+}
+
+void RunPanel::setController(ModelController* controller) {
+    if (controller == controller_) return;
+    if (controller_) controller_->disconnect(this);
+    controller_ = controller;
+    document_ = controller_ ? controller_->document() : nullptr;
+    awaitingRun_ = false;
+    clearModel();
+    if (!controller_) {
         modelLabel_->setText(tr("No model"));
         setStatus(QString());
-        worker_->requestRelease();
+        setBusy(false);
         return;
     }
     modelLabel_->setText(
         QStringLiteral("<b>%1</b>").arg(QFileInfo(document_->path).fileName().toHtmlEscaped()));
+    connectController();
+    setStatus(QString());
+    if (controller_->isReady()) {
+        onCompiled();
+    } else if (!controller_->compileError().isEmpty()) {
+        showCompileError(controller_->compileError());
+    } else {
+        setStatus(tr("Compiling…"));
+        controller_->compile();
+    }
+    if (controller_->lastRun()) showOutcome(controller_->lastRun());
+    awaitingRun_ = controller_->isRunning(EngineJob::Run);
+    setBusy(controller_->isBusy(), controller_->busyText());
+}
+
+void RunPanel::showCompileError(const QString& message) {
+    const bool newerOpset = message == controller_->newerOpsetProblem();
+    runAnywayButton_->setVisible(newerOpset);
+    setStatus(newerOpset ? message + tr(" Run anyway runs it as the newest operator versions the "
+                                        "engine knows; the results may be wrong.")
+                         : tr("The engine cannot run this model: %1").arg(message),
+              true);
+}
+
+void RunPanel::runAnyway() {
+    if (!controller_) return;
+    runAnywayButton_->hide();
     setStatus(tr("Compiling…"));
-    worker_->requestCompile(document_);
+    controller_->allowNewerOpset();
+}
+
+void RunPanel::connectController() {
+    connect(controller_, &ModelController::started, this,
+            [this](const QString& what) { setBusy(true, what); });
+    connect(controller_, &ModelController::busyChanged, this, [this](bool busy) {
+        if (!busy) setBusy(false);
+    });
+    connect(controller_, &ModelController::progress, this,
+            [this](const QString& what, int step, int steps) {
+                progress_->setRange(0, steps);
+                progress_->setValue(step - 1);
+                busyWhat_ = tr("%1 (%2 of %3)").arg(what).arg(step).arg(steps);
+            });
+    connect(controller_, &ModelController::compiled, this, &RunPanel::onCompiled);
+    connect(controller_, &ModelController::compileFailed, this, [this](const QString& message) {
+        clearModel();
+        showCompileError(message);
+        emit compileFailed(message);
+    });
+    connect(controller_, &ModelController::dataSetsChanged, this, [this] {
+        compiled_ = controller_->compiledModel();
+        const QSignalBlocker quiet(dataSets_);
+        dataSets_->clear();
+        for (const auto& set : compiled_->dataSets)
+            dataSets_->addItem(QString::fromStdString(set.directory.filename().string()));
+        dataSets_->setEnabled(!compiled_->dataSets.empty());
+        dataSets_->setCurrentIndex(dataSets_->count() - 1);
+    });
+    connect(controller_, &ModelController::runFinished, this, [this] {
+        awaitingRun_ = false;
+        onRunFinished(controller_->lastRun());
+    });
+    connect(
+        controller_, &ModelController::inputsRejected, this,
+        [this](EngineJob job, std::shared_ptr<const std::map<std::string, std::string>> problems) {
+            if (job != EngineJob::Run) return;
+            awaitingRun_ = false;
+            onInputsRejected(*problems);
+        });
+    connect(controller_, &ModelController::failed, this,
+            [this](EngineJob job, const QString& message) {
+                if (job != EngineJob::Run) return;
+                awaitingRun_ = false;
+                setStatus(tr("Run failed: %1").arg(message), true);
+                emit runFailed(message);
+            });
+    connect(controller_, &ModelController::cancelled, this, [this](EngineJob job) {
+        if (job != EngineJob::Run) return;
+        awaitingRun_ = false;
+        setStatus(tr("Run cancelled."));
+        emit runCancelled();
+    });
+}
+
+void RunPanel::onCompiled() {
+    compiled_ = controller_->compiledModel();
+    applyingChoices_ = true;  // the rows' defaults must not replace the controller's choices
+    buildInputs();
+    buildDims();
+    applyingChoices_ = false;
+    if (controller_->inputChoices()) applyChoices(*controller_->inputChoices());
+    publishChoices();
+    runAnywayButton_->hide();
+    const QString ready = tr("Ready: compiled in %1 ms, %2 threads")
+                              .arg(compiled_->compileMs, 0, 'f', 0)
+                              .arg(compiled_->threads);
+    if (controller_->isNewerOpsetAllowed())
+        setStatus(ready + tr(". Warning: %1 It runs as the newest operator versions the engine "
+                             "knows.")
+                              .arg(controller_->newerOpsetProblem()),
+                  true);
+    else
+        setStatus(ready);
+    setBusy(busy_, busyWhat_);  // the Run button follows the compiled model
+    emit compiled();
+}
+
+void RunPanel::applyChoices(const InputChoices& choices) {
+    applyingChoices_ = true;
+    for (const auto& [name, source] : choices.sources)
+        setInputSource(QString::fromStdString(name), source);
+    for (const auto& [symbol, value] : choices.symbols)
+        setSymbolValue(QString::fromStdString(symbol), value);
+    seed_->setValue(static_cast<int>(choices.seed));
+    setImagePreprocessing(choices.image);
+    applyingChoices_ = false;
+}
+
+void RunPanel::publishChoices() {
+    if (applyingChoices_ || !controller_ || !compiled_) return;
+    controller_->setInputChoices(currentChoices());
 }
 
 QString RunPanel::settingsGroup() const {
@@ -394,6 +498,7 @@ void RunPanel::buildInputs() {
         connect(browse, &QToolButton::clicked, this, [this, row] { chooseFileFor(row); });
         connect(edit, &QLineEdit::textEdited, this,
                 [this, row] { setRowStatus(row, QString(), false); });
+        connect(edit, &QLineEdit::textChanged, this, [this] { publishChoices(); });
         onSourceChanged(row);
     }
     inputs_->resizeColumnsToContents();
@@ -457,7 +562,8 @@ void RunPanel::buildDims() {
     dims_->resizeColumnsToContents();
 }
 
-void RunPanel::saveDims() const {
+void RunPanel::saveDims() {
+    publishChoices();
     if (!document_) return;
     QSettings settings;
     settings.beginGroup(settingsGroup());
@@ -523,6 +629,7 @@ void RunPanel::onSourceChanged(int row) {
                                                                  : tr("image file"));
     }
     setRowStatus(row, QString(), false);
+    publishChoices();
 }
 
 void RunPanel::chooseFileFor(int row) {
@@ -614,14 +721,7 @@ QString RunPanel::fillFromFolder(const QString& folder) {
     auto set = readTestDataSetFolder(folder.toStdString(), *document_->loaded.proto);
     if (!set) return QString::fromStdString(set.error().message);
     if (set->inputFiles.empty()) return tr("%1 holds no input_N.pb / .npy files").arg(folder);
-    auto model = std::make_shared<CompiledModel>(*compiled_);
-    model->dataSets.push_back(std::move(*set));
-    compiled_ = model;
-    dataSets_->setEnabled(true);
-    if (compiled_->dataSets.size() == 1) dataSets_->clear();
-    dataSets_->addItem(
-        QString::fromStdString(compiled_->dataSets.back().directory.filename().string()));
-    dataSets_->setCurrentIndex(dataSets_->count() - 1);
+    controller_->addDataSet(std::move(*set));  // dataSetsChanged() lists it here
     return fillFromDataSet(static_cast<int>(compiled_->dataSets.size()) - 1);
 }
 
@@ -642,15 +742,6 @@ InputChoices RunPanel::currentChoices() const {
         parseTriple(imageStd_->text(), choices.image.std);
     }
     return choices;
-}
-
-std::function<Result<std::map<std::string, engine::Value>>()> RunPanel::feedsFunction() const {
-    if (!compiled_) return {};
-    return [choices = currentChoices()]() -> Result<std::map<std::string, engine::Value>> {
-        PreparedFeeds prepared = prepareInputFeeds(choices);
-        if (!prepared.ok()) return prepared.combinedError();
-        return std::move(prepared.feeds);
-    };
 }
 
 void RunPanel::run() {
@@ -682,12 +773,13 @@ void RunPanel::run() {
         return;
     }
     awaitingRun_ = true;
-    worker_->requestRun([choices = currentChoices()] { return prepareInputFeeds(choices); });
+    publishChoices();
+    controller_->run();
 }
 
 void RunPanel::cancel() {
-    if (!busy_) return;
-    worker_->cancel();
+    if (!busy_ || !controller_) return;
+    controller_->cancel();
     busyWhat_ = tr("Cancelling");
 }
 
@@ -730,6 +822,11 @@ void RunPanel::onInputsRejected(const std::map<std::string, std::string>& proble
 }
 
 void RunPanel::onRunFinished(const std::shared_ptr<const RunOutcome>& outcome) {
+    showOutcome(outcome);
+    emit runFinished();
+}
+
+void RunPanel::showOutcome(const std::shared_ptr<const RunOutcome>& outcome) {
     outcome_ = outcome;
     for (int row = 0; row < inputs_->rowCount(); ++row) {
         auto it = outcome->feedShapes.find(inputs_->item(row, NameColumn)->text().toStdString());
@@ -779,7 +876,6 @@ void RunPanel::onRunFinished(const std::shared_ptr<const RunOutcome>& outcome) {
     setStatus(tr("Ran in %1 ms (inputs made in %2 ms)")
                   .arg(outcome->runMs, 0, 'f', 1)
                   .arg(outcome->prepareMs, 0, 'f', 1));
-    emit runFinished();
 }
 
 // ZipMap's output (one map per row, class label -> probability) as a table of row, label and

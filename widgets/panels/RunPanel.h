@@ -2,7 +2,10 @@
 // The Run dock: the graph's inputs (dtype, declared shape, a source per input), the symbolic
 // dims (editable, remembered per model), Run / Cancel with a progress indication, and after a
 // run each output's dtype, shape, statistics, values, histogram and, for 2-D logits, the top 5
-// classes. All engine work goes through the EngineWorker; the GUI thread only reads results.
+// classes. It shows the current tab's ModelController: the engine work is the controller's, the
+// input choices are published to it (Compare and Benchmark use them), and its last run is shown
+// again when its tab comes back.
+#include <QPointer>
 #include <QWidget>
 #include <functional>
 #include <map>
@@ -10,6 +13,7 @@
 
 #include "widgets/panels/InputSources.h"
 #include "widgets/workers/EngineWorker.h"
+#include "widgets/workers/ModelController.h"
 
 class QAction;
 class QChartView;
@@ -32,11 +36,13 @@ class RunPanel : public QWidget {
     static constexpr int kValueRows = 1000;  // values shown per output in the value view
     enum InputColumn { NameColumn, TypeColumn, SourceColumn, SettingColumn, StatusColumn };
 
-    RunPanel(EngineWorker* worker, QWidget* parent = nullptr);
+    explicit RunPanel(QWidget* parent = nullptr);
     ~RunPanel() override;
 
-    // The current model tab changed: compiles it on the worker thread (nullptr: no model).
-    void setDocument(std::shared_ptr<const ModelDocument> document);
+    // The current model tab changed: shows its controller (compiling its session the first time;
+    // nullptr: no model).
+    void setController(ModelController* controller);
+    ModelController* controller() const { return controller_; }
     std::shared_ptr<const CompiledModel> compiledModel() const { return compiled_; }
     bool isReady() const { return compiled_ != nullptr; }
     bool isBusy() const { return busy_; }
@@ -45,6 +51,10 @@ class RunPanel : public QWidget {
 
     void run();
     void cancel();
+    // The model imports an opset newer than the engine knows: compile it anyway (the button
+    // shown beside Run then).
+    void runAnyway();
+    QPushButton* runAnywayButton() const { return runAnywayButton_; }
     QAction* runAction() const { return runAction_; }
     QAction* cancelAction() const { return cancelAction_; }
 
@@ -65,13 +75,9 @@ class RunPanel : public QWidget {
     QString fillFromDataSet(int index);
     QString fillFromFolder(const QString& folder);
 
-    // Everything a run needs, copied (safe to hand to another thread).
+    // Everything a run needs, copied (safe to hand to another thread). Published to the
+    // controller as it changes: Compare and Benchmark read it there.
     InputChoices currentChoices() const;
-    // The feeds hook for other panels (the benchmark): a function that materializes the feeds
-    // for the input choices as they are now. Call it on a worker thread, never on the GUI thread
-    // (it reads files and decodes images); errors name the inputs. Empty while no model is
-    // compiled.
-    std::function<Result<std::map<std::string, engine::Value>>()> feedsFunction() const;
 
     std::shared_ptr<const RunOutcome> lastOutcome() const { return outcome_; }
     QString statusText() const;
@@ -93,6 +99,18 @@ class RunPanel : public QWidget {
     void busyChanged(bool busy);
 
   private:
+    void buildActions();
+    QWidget* buildInputsBox();
+    QLayout* buildRunRow();
+    QWidget* buildOutputsBox();
+    void connectController();
+    void onCompiled();
+    void clearModel();
+    void showCompileError(const QString& message);
+    // The controller's input choices back on the rows (the tab came back, or it recompiled).
+    void applyChoices(const InputChoices& choices);
+    void publishChoices();
+    void showOutcome(const std::shared_ptr<const RunOutcome>& outcome);
     void showMapEntries(const engine::Value& value);
     void buildInputs();
     void buildDims();
@@ -101,7 +119,7 @@ class RunPanel : public QWidget {
     void setRowStatus(int row, const QString& text, bool error);
     void onSourceChanged(int row);
     void chooseFileFor(int row);
-    void saveDims() const;
+    void saveDims();
     void onRunFinished(const std::shared_ptr<const RunOutcome>& outcome);
     void onInputsRejected(const std::map<std::string, std::string>& problems);
     int rowOf(const QString& input) const;
@@ -109,8 +127,9 @@ class RunPanel : public QWidget {
     std::pair<double, double> randomRangeFor(int row) const;
     QString settingsGroup() const;
 
-    EngineWorker* worker_;
+    QPointer<ModelController> controller_;
     std::shared_ptr<const ModelDocument> document_;
+    bool applyingChoices_ = false;
     std::shared_ptr<const CompiledModel> compiled_;
     std::shared_ptr<const RunOutcome> outcome_;
     engine::ValueRanges indexRanges_;  // integer inputs that index a table (inferIndexRanges)
@@ -129,6 +148,7 @@ class RunPanel : public QWidget {
     QLineEdit* imageStd_;
     QPushButton* runButton_;
     QPushButton* cancelButton_;
+    QPushButton* runAnywayButton_;
     QProgressBar* progress_;
     QLabel* status_;
     QTimer* elapsedTimer_;

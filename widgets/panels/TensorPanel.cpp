@@ -16,8 +16,10 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <QValueAxis>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "onnxlens/model/ExternalData.h"
 #include "onnxlens/model/TensorFile.h"
@@ -26,24 +28,15 @@
 namespace onnxlens::widgets {
 
 namespace {
-template <class T>
-void appendAs(const std::string& bytes, std::vector<double>& out) {
-    const std::size_t n = bytes.size() / sizeof(T);
-    out.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) {
+// Elements first, first + step, ... (count of them) of a little-endian array, as doubles; `Via`
+// is the type converted through (float for the 16-bit floats).
+template <class T, class Via = T>
+void decode(const char* bytes, const ValueSelection& pick, std::vector<double>& out) {
+    out.reserve(pick.count);
+    for (std::size_t i = 0; i < pick.count; ++i) {
         T v;
-        std::memcpy(&v, bytes.data() + i * sizeof(T), sizeof(T));
-        out.push_back(static_cast<double>(static_cast<float>(v)));
-    }
-}
-template <class T>
-void appendExact(const std::string& bytes, std::vector<double>& out) {
-    const std::size_t n = bytes.size() / sizeof(T);
-    out.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        T v;
-        std::memcpy(&v, bytes.data() + i * sizeof(T), sizeof(T));
-        out.push_back(static_cast<double>(v));
+        std::memcpy(&v, bytes + (pick.first + i * pick.step) * sizeof(T), sizeof(T));
+        out.push_back(static_cast<double>(static_cast<Via>(v)));
     }
 }
 
@@ -63,58 +56,79 @@ Result<onnx::TensorProto> inlineTensor(const onnx::TensorProto& tensor,
 }  // namespace
 
 Result<std::vector<double>> tensorValues(const onnx::TensorProto& source,
-                                         const std::filesystem::path& modelDirectory) {
-    auto tensor = inlineTensor(source, modelDirectory);
-    if (!tensor) return tensor.error();
-    auto bytes = tensorRawBytes(*tensor, source.name());
-    if (!bytes) return bytes.error();
+                                         const std::filesystem::path& modelDirectory,
+                                         ValueSelection pick) {
+    // External data is read through its file's mapping: only the pages of the picked values.
+    std::string inlineBytes;
+    MappedExternalData mapped;
+    const char* bytes = nullptr;
+    std::uint64_t size = 0;
+    if (usesExternalData(source)) {
+        auto found = mapExternalData(source, modelDirectory);
+        if (!found) return found.error();
+        mapped = std::move(*found);
+        bytes = mapped.length ? mapped.data() : nullptr;
+        size = mapped.length;
+    } else {
+        auto raw = tensorRawBytes(source, source.name());
+        if (!raw) return raw.error();
+        inlineBytes = std::move(*raw);
+        bytes = inlineBytes.data();
+        size = inlineBytes.size();
+    }
+    const std::size_t elementSize = elementTypeSize(source.data_type());
+    const std::uint64_t total = elementSize ? size / elementSize : 0;
+    pick.step = std::max<std::size_t>(pick.step, 1);
+    pick.count = pick.first >= total ? 0
+                                     : std::min<std::uint64_t>(
+                                           pick.count, (total - pick.first - 1) / pick.step + 1);
     std::vector<double> values;
     using T = onnx::TensorProto;
-    switch (tensor->data_type()) {
+    switch (source.data_type()) {
         case T::FLOAT:
-            appendExact<float>(*bytes, values);
+            decode<float>(bytes, pick, values);
             break;
         case T::DOUBLE:
-            appendExact<double>(*bytes, values);
+            decode<double>(bytes, pick, values);
             break;
         case T::FLOAT16:
-            appendAs<Eigen::half>(*bytes, values);
+            decode<Eigen::half, float>(bytes, pick, values);
             break;
         case T::BFLOAT16:
-            appendAs<Eigen::bfloat16>(*bytes, values);
+            decode<Eigen::bfloat16, float>(bytes, pick, values);
             break;
         case T::INT8:
-            appendExact<std::int8_t>(*bytes, values);
+            decode<std::int8_t>(bytes, pick, values);
             break;
         case T::UINT8:
-            appendExact<std::uint8_t>(*bytes, values);
+        case T::BOOL:
+            decode<std::uint8_t>(bytes, pick, values);
             break;
         case T::INT16:
-            appendExact<std::int16_t>(*bytes, values);
+            decode<std::int16_t>(bytes, pick, values);
             break;
         case T::UINT16:
-            appendExact<std::uint16_t>(*bytes, values);
+            decode<std::uint16_t>(bytes, pick, values);
             break;
         case T::INT32:
-            appendExact<std::int32_t>(*bytes, values);
+            decode<std::int32_t>(bytes, pick, values);
             break;
         case T::UINT32:
-            appendExact<std::uint32_t>(*bytes, values);
+            decode<std::uint32_t>(bytes, pick, values);
             break;
         case T::INT64:
-            appendExact<std::int64_t>(*bytes, values);
+            decode<std::int64_t>(bytes, pick, values);
             break;
         case T::UINT64:
-            appendExact<std::uint64_t>(*bytes, values);
-            break;
-        case T::BOOL:
-            appendExact<std::uint8_t>(*bytes, values);
+            decode<std::uint64_t>(bytes, pick, values);
             break;
         default:
             return makeError(
                 source.name(),
-                "values of type " + elementTypeName(tensor->data_type()) + " are not shown");
+                "values of type " + elementTypeName(source.data_type()) + " are not shown");
     }
+    if (mapped.mapping)
+        if (auto st = mapped.mapping->checkUnchanged(); !st) return st.error();
     return values;
 }
 
@@ -200,7 +214,7 @@ TensorPanel::TensorPanel(QWidget* parent) : QWidget(parent) {
 void TensorPanel::clear() {
     view_.reset();
     tensor_ = -1;
-    values_.clear();
+    valueCount_ = 0;
     stats_ = {};
     title_->setText(tr("Double-click an initializer in the Node panel to see its values."));
     statsLabel_->clear();
@@ -227,25 +241,34 @@ void TensorPanel::showTensor(std::shared_ptr<const ViewGraph> view, int tensor,
     title_->setText(QStringLiteral("<b>%1</b> %2")
                         .arg(QString::fromStdString(t.name).toHtmlEscaped(),
                              QString::fromStdString(t.type.text())));
-    auto values = tensorValues(*t.initializer, modelDirectory);
+    // Values are read when shown (a page at a time); statistics of a tensor over
+    // kStatisticsValues elements are of an evenly strided sample, so a multi-gigabyte weight is
+    // never read whole.
+    valueCount_ = elementCount(*t.initializer).value_or(0);
+    ValueSelection sample;
+    sample.step = std::max<std::uint64_t>(
+        1, (valueCount_ + kStatisticsValues - 1) / std::max<std::uint64_t>(kStatisticsValues, 1));
+    auto values = tensorValues(*t.initializer, modelDirectory, sample);
     if (!values) {
         statsLabel_->setText(QString::fromStdString(values.error().message));
         return;
     }
-    values_ = std::move(values.value());
-    stats_ = computeStatistics(values_);
+    stats_ = computeStatistics(*values);
     export_->setEnabled(true);
+    const QString sampled =
+        sample.step > 1 ? tr(" (statistics of every %1th value)").arg(sample.step) : QString();
     statsLabel_->setText(
-        tr("%1 values   min %2   max %3   mean %4   std %5   zeros %6%7")
-            .arg(stats_.count)
+        tr("%1 values%8   min %2   max %3   mean %4   std %5   zeros %6%7")
+            .arg(valueCount_)
             .arg(stats_.min, 0, 'g', 6)
             .arg(stats_.max, 0, 'g', 6)
             .arg(stats_.mean, 0, 'g', 6)
             .arg(stats_.std, 0, 'g', 6)
             .arg(stats_.zeros)
-            .arg(stats_.nonFinite ? tr("   non-finite %1").arg(stats_.nonFinite) : QString()));
-    const int pages =
-        std::max<int>(1, static_cast<int>((values_.size() + kPageSize - 1) / kPageSize));
+            .arg(stats_.nonFinite ? tr("   non-finite %1").arg(stats_.nonFinite) : QString())
+            .arg(sampled));
+    const int pages = static_cast<int>(std::clamp<std::uint64_t>(
+        (valueCount_ + kPageSize - 1) / kPageSize, 1, std::numeric_limits<int>::max()));
     page_->setMaximum(pages);
     pageCount_->setText(tr("of %1 (%2 values per page)").arg(pages).arg(kPageSize));
     fillPage();
@@ -281,13 +304,21 @@ void TensorPanel::showTensor(std::shared_ptr<const ViewGraph> view, int tensor,
 }
 
 void TensorPanel::fillPage() {
-    const std::size_t begin = static_cast<std::size_t>(page()) * kPageSize;
-    const std::size_t end = std::min(values_.size(), begin + kPageSize);
-    table_->setRowCount(static_cast<int>(end > begin ? end - begin : 0));
-    for (std::size_t i = begin; i < end; ++i) {
-        const int row = static_cast<int>(i - begin);
-        table_->setItem(row, 0, new QTableWidgetItem(QString::number(i)));
-        table_->setItem(row, 1, new QTableWidgetItem(QString::number(values_[i], 'g', 8)));
+    if (!view_ || tensor_ < 0) return;
+    ValueSelection pick;
+    pick.first = static_cast<std::size_t>(page()) * kPageSize;
+    pick.count = kPageSize;
+    auto values = tensorValues(*view_->tensors[tensor_].initializer, directory_, pick);
+    if (!values) {
+        table_->setRowCount(0);
+        statsLabel_->setText(QString::fromStdString(values.error().message));
+        return;
+    }
+    table_->setRowCount(static_cast<int>(values->size()));
+    for (std::size_t i = 0; i < values->size(); ++i) {
+        const int row = static_cast<int>(i);
+        table_->setItem(row, 0, new QTableWidgetItem(QString::number(pick.first + i)));
+        table_->setItem(row, 1, new QTableWidgetItem(QString::number((*values)[i], 'g', 8)));
     }
 }
 

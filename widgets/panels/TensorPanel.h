@@ -2,6 +2,7 @@
 // An initializer's (or Constant's) values: a paged table, statistics (min, max, mean, std,
 // zeros), a histogram, and export as .npy.
 #include <QWidget>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <vector>
@@ -25,16 +26,26 @@ struct TensorStatistics {
     std::vector<std::size_t> histogram;  // equal-width bins over [min, max]
 };
 
-// The tensor's elements as doubles (numeric and bool types); external data is read from
-// `modelDirectory`.
+// Which elements to read: first, first + step, ..., at most `count` of them.
+struct ValueSelection {
+    std::size_t first = 0;
+    std::size_t count = SIZE_MAX;
+    std::size_t step = 1;
+};
+
+// The selected elements as doubles (numeric and bool types); external data is read through the
+// mapping of its file in `modelDirectory`, touching only the pages of the selected elements.
 Result<std::vector<double>> tensorValues(const onnx::TensorProto& tensor,
-                                         const std::filesystem::path& modelDirectory);
+                                         const std::filesystem::path& modelDirectory,
+                                         ValueSelection pick = {});
 TensorStatistics computeStatistics(const std::vector<double>& values, int bins = 40);
 
 class TensorPanel : public QWidget {
     Q_OBJECT
   public:
     static constexpr int kPageSize = 1000;
+    // Statistics and histogram of larger tensors are of an evenly strided sample of this many.
+    static constexpr std::uint64_t kStatisticsValues = 4'000'000;
 
     explicit TensorPanel(QWidget* parent = nullptr);
     void showTensor(std::shared_ptr<const ViewGraph> view, int tensor,
@@ -54,7 +65,7 @@ class TensorPanel : public QWidget {
     std::shared_ptr<const ViewGraph> view_;
     int tensor_ = -1;
     std::filesystem::path directory_;
-    std::vector<double> values_;
+    std::uint64_t valueCount_ = 0;
     TensorStatistics stats_;
     QLabel* title_;
     QLabel* statsLabel_;

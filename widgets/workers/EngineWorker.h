@@ -1,10 +1,11 @@
 #pragma once
-// The engine's thread. EngineWorker lives on its own QThread and owns the compiled
-// engine::Session of the current model; every compile, run, comparison and dynamic-axes check
-// runs there, one after another, and comes back as a typed signal carrying a plain result
-// struct. Methods named request*() and cancel() are called on the GUI thread and return at once;
-// methods named *OnWorkerThread() run on the worker thread. EngineThread owns the QThread and the
-// worker (create and destroy it on the GUI thread).
+// The engine's thread of one open model. EngineWorker lives on its own QThread and owns the
+// model's one compiled engine::Session; every compile, run, comparison, dynamic-axes check,
+// benchmark and optimized-graph build runs there, one after another, and comes back as a typed
+// signal carrying a plain result struct. ModelController is its only user. Methods named request*()
+// and cancel() are called on the GUI thread and return at once; methods named *OnWorkerThread() run
+// on the worker thread. EngineThread owns the QThread and the worker (create and destroy it on the
+// GUI thread).
 #include <QObject>
 #include <QString>
 #include <QThread>
@@ -12,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,9 +21,11 @@
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/engine/Value.h"
 #include "onnxlens/model/TestDataSet.h"
+#include "onnxlens/workflows/BenchmarkRunner.h"
 #include "onnxlens/workflows/DynamicAxesCheck.h"
 #include "onnxlens/workflows/ReferenceRun.h"
 #include "onnxlens/workflows/TensorStatistics.h"
+#include "widgets/graph/OptimizedGraph.h"
 #include "widgets/panels/InputSources.h"
 #include "widgets/workers/ModelDocument.h"
 
@@ -30,6 +34,21 @@ namespace onnxlens::widgets {
 // Makes the feeds of a run on the worker thread (reads files, decodes images).
 using FeedsJob = std::function<PreparedFeeds()>;
 
+// What a job was, so the dock that asked for it takes its result, failure or cancel.
+enum class EngineJob { Compile, Run, Compare, DynamicAxes, Benchmark, OptimizedGraph };
+
+struct BenchmarkSettings {
+    int warmupRuns = 5;
+    int runs = 50;
+    int threads = 0;  // intra-op threads; 0: every core
+    bool profile = true;
+    bool optimize = true;
+};
+
+// Feeds for a benchmark, called on the worker thread; empty: seeded random data, every
+// symbolic dim 1.
+using BenchmarkFeeds = std::function<Result<std::map<std::string, engine::Value>>()>;
+
 struct CompiledModel {
     QString path;
     std::vector<engine::Session::IoInfo> inputs, outputs;
@@ -37,6 +56,7 @@ struct CompiledModel {
     QString dataSetProblem;             // why discovery failed, if it did
     double compileMs = 0;
     int threads = 0;
+    bool optimize = true;
 };
 
 // One output of a run, summarized on the worker thread.
@@ -84,10 +104,18 @@ class EngineWorker : public QObject {
     void requestRun(FeedsJob feeds);
     void requestCompare(CompareRequest request);
     void requestDynamicAxesCheck(engine::DynamicAxesCheckOptions options);
+    // Times the session; compiles it again first when the settings ask for other threads or
+    // optimization (the model still has one session: the new one replaces it).
+    void requestBenchmark(BenchmarkSettings settings, BenchmarkFeeds feeds);
+    // The graph the session runs, drawn from its optimized model (no second compile).
+    void requestOptimizedGraph();
     // Any thread: stops the running job between nodes and drops the queued ones.
     void cancel();
     // Any thread: a job is queued or running.
     bool isBusy() const { return pending_.load() > 0; }
+    // Any thread: how many sessions this worker compiled (one per open model unless the
+    // benchmark asked for other session options).
+    int sessionsCompiled() const { return sessionsCompiled_.load(); }
 
   signals:
     void compiled(std::shared_ptr<const onnxlens::widgets::CompiledModel> model);
@@ -98,34 +126,50 @@ class EngineWorker : public QObject {
     void compareFinished(std::shared_ptr<const onnxlens::widgets::CompareOutcome> outcome);
     void dynamicAxesFinished(
         std::shared_ptr<const onnxlens::engine::DynamicAxesCheckResult> result);
+    void benchmarkProgress(bool warmingUp, int done, int total, double lastMs);
+    void benchmarkFinished(std::shared_ptr<const onnxlens::engine::BenchmarkResult> result);
+    void optimizedGraphFinished(std::shared_ptr<const onnxlens::widgets::OptimizedGraph> graph);
     // The feeds could not be made: input name -> problem (shown on that input's row).
-    void inputsRejected(std::shared_ptr<const std::map<std::string, std::string>> problems);
-    void failed(const QString& message);
-    void cancelled();
-    void idle();  // the queue is empty
+    void inputsRejected(onnxlens::widgets::EngineJob job,
+                        std::shared_ptr<const std::map<std::string, std::string>> problems);
+    void failed(onnxlens::widgets::EngineJob job, const QString& message);
+    void cancelled(onnxlens::widgets::EngineJob job);
+    void jobDone(onnxlens::widgets::EngineJob job);  // after the job's result signals
+    void idle();                                     // the queue is empty
 
   private:
     // Wraps a job: cancellation bookkeeping, exceptions to failed(), idle() at the end. Jobs
     // that are not `cancellable` (compile, release) run even when cancel() came after them.
-    void enqueue(std::function<void()> job, bool cancellable = true);
-    void compileOnWorkerThread(const std::shared_ptr<const ModelDocument>& document,
-                               engine::SessionOptions options);
+    void enqueue(EngineJob kind, std::function<void()> job, bool cancellable = true);
+    // Compiles `document` with `options` into session_; the error (also sent as compileFailed),
+    // empty on success.
+    QString compileOnWorkerThread(const std::shared_ptr<const ModelDocument>& document,
+                                  engine::SessionOptions options);
     void runOnWorkerThread(const FeedsJob& feeds);
     void compareOnWorkerThread(const CompareRequest& request);
     void dynamicAxesCheckOnWorkerThread(const engine::DynamicAxesCheckOptions& options);
+    void benchmarkOnWorkerThread(const BenchmarkSettings& settings, const BenchmarkFeeds& feeds);
+    void optimizedGraphOnWorkerThread();
     // Reports a failed run as cancelled or failed; true when it was cancelled.
     bool reportRunErrorOnWorkerThread(const Error& error);
 
     std::unique_ptr<engine::Session> session_;  // worker thread only
     std::shared_ptr<const ModelDocument> document_;
+    engine::SessionOptions options_;      // session_'s
+    double compileMs_ = 0;                // session_'s
+    EngineJob job_ = EngineJob::Compile;  // the running job (worker thread only)
     engine::RunControl control_;
+    std::mutex benchmarkMutex_;
+    engine::BenchmarkRunner* benchmark_ = nullptr;  // while a benchmark's runs go on
+    std::atomic<int> sessionsCompiled_{0};
     std::atomic<std::uint64_t> submitted_{0};
     std::atomic<std::uint64_t> cancelledThrough_{0};
     std::atomic<int> pending_{0};
 };
 
-// Owns the worker thread and the EngineWorker on it. The destructor cancels the running job and
-// waits for the thread to end.
+// Owns the worker thread and the EngineWorker on it. The destructor cancels the running job; a
+// thread that does not end at once (a compile) finishes on its own, and the application waits for
+// it as it quits.
 class EngineThread {
   public:
     EngineThread();
@@ -135,7 +179,7 @@ class EngineThread {
     EngineWorker* worker() const { return worker_; }
 
   private:
-    QThread thread_;
+    QThread* thread_;
     EngineWorker* worker_;
 };
 

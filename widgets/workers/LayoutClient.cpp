@@ -23,6 +23,7 @@ QString LayoutClient::defaultWorkerProgram() {
     if (!fromEnvironment.isEmpty()) return fromEnvironment;
     const QString dir = QCoreApplication::applicationDirPath();
     for (const QString& candidate : {dir + QStringLiteral("/onnxlens-layout"),
+                                     dir + QStringLiteral("/../lib/onnxlens/onnxlens-layout"),
                                      dir + QStringLiteral("/../layout/onnxlens-layout"),
                                      dir + QStringLiteral("/../app/layout/onnxlens-layout")}) {
         if (QFileInfo(candidate).isExecutable()) return QFileInfo(candidate).canonicalFilePath();

@@ -20,7 +20,7 @@ class LayoutClient : public QObject {
     ~LayoutClient() override;
 
     // The worker: $ONNXLENS_LAYOUT_WORKER, else onnxlens-layout beside this executable, in
-    // ../layout (the build tree), or on PATH.
+    // ../lib/onnxlens (installed), in ../layout (the build tree), or on PATH.
     static QString defaultWorkerProgram();
     void setWorkerProgram(const QString& program) { program_ = program; }
     QString workerProgram() const { return program_; }

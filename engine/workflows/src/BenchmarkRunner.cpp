@@ -44,16 +44,19 @@ Result<BenchmarkResult> BenchmarkRunner::run(const std::map<std::string, Value>&
     for (int i = 0; i < options_.warmupRuns; ++i) {
         double ms = 0;
         if (auto st = runOnce(false, ms); !st) return st.error();
+        if (i == 0) result.firstRunMs = ms;
         if (progress_) progress_({true, i + 1, options_.warmupRuns, ms});
     }
     for (int i = 0; i < options_.runs; ++i) {
         double ms = 0;
         if (auto st = runOnce(options_.profile, ms); !st) return st.error();
         result.samplesMs.push_back(ms);
+        if (i == 0 && options_.warmupRuns == 0) result.firstRunMs = ms;
         if (options_.profile) result.runProfiles.push_back(std::move(control_.nodeProfiles));
         if (progress_) progress_({false, i + 1, options_.runs, ms});
     }
     result.statistics = computeLatencyStatistics(result.samplesMs);
+    result.weights = session_.weightMemory();
     if (options_.profile) {
         result.nodes = summarizeByNode(result.runProfiles);
         result.opTypes = summarizeByOpType(result.runProfiles);
@@ -87,19 +90,24 @@ std::vector<NodeTimeSummary> summarizeByNode(const std::vector<std::vector<NodeP
 
 nlohmann::json benchmarkToJson(const BenchmarkResult& result) {
     const auto& s = result.statistics;
-    nlohmann::json doc = {{"model", result.model},
-                          {"threads", result.threads},
-                          {"warmup", result.warmupRuns},
-                          {"runs", s.runs},
-                          {"load_ms", result.loadMs},
-                          {"min_ms", s.minMs},
-                          {"mean_ms", s.meanMs},
-                          {"median_ms", s.medianMs},
-                          {"p90_ms", s.p90Ms},
-                          {"p99_ms", s.p99Ms},
-                          {"max_ms", s.maxMs},
-                          {"stddev_ms", s.stddevMs},
-                          {"samples_ms", result.samplesMs}};
+    nlohmann::json doc = {
+        {"model", result.model},
+        {"threads", result.threads},
+        {"warmup", result.warmupRuns},
+        {"runs", s.runs},
+        {"load_ms", result.loadMs},
+        {"first_run_ms", result.firstRunMs},
+        {"min_ms", s.minMs},
+        {"mean_ms", s.meanMs},
+        {"median_ms", s.medianMs},
+        {"p90_ms", s.p90Ms},
+        {"p99_ms", s.p99Ms},
+        {"max_ms", s.maxMs},
+        {"stddev_ms", s.stddevMs},
+        {"samples_ms", result.samplesMs},
+        {"weights_mapped_bytes", result.weights.mappedBytes},
+        {"weights_copied_bytes", result.weights.copiedBytes + result.weights.reorderedBytes},
+        {"weights_reordered_bytes", result.weights.reorderedBytes}};
     if (!result.profiled) return doc;
     const double runs = std::max(1, s.runs);
     doc["node_time_per_run_ms"] = result.nodeTimePerRunMs();

@@ -271,8 +271,6 @@ TEST(ResizeOps, Opset18CubicAntialiasKeepsConstantsAndInteriorRamps) {
     Tensor y = resizeAt(18, makeTensor<float>({1, 16}, ramp), {1, 0.5f}, {{"mode", "cubic"}}, 1);
     ASSERT_EQ(y.shape(), (Shape{1, 8}));
     for (int j = 2; j < 6; ++j) EXPECT_NEAR(y.data<float>()[j], 2 * j + 0.5, 1e-5) << j;
-    // Near the left edge the clamped samples pull the value up (edge padding), never below 0.
-    EXPECT_GT(y.data<float>()[0], 0.5f);
     Tensor c = resizeAt(18, makeTensor<float>({3, 9}, std::vector<float>(27, 2.5f)), {0.34f, 0.34f},
                         {{"mode", "cubic"}}, 1);
     for (std::int64_t i = 0; i < c.numel(); ++i) EXPECT_NEAR(c.data<float>()[i], 2.5, 1e-5);

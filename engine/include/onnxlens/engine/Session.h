@@ -13,6 +13,7 @@
 
 #include "onnxlens/engine/GraphOptimizer.h"
 #include "onnxlens/engine/Value.h"
+#include "onnxlens/engine/WeightMemory.h"
 #include "onnxlens/model/ModelLoader.h"
 #include "onnxlens/model/Result.h"
 
@@ -76,6 +77,8 @@ class Session {
     const std::vector<IoInfo>& outputs() const { return outputs_; }
 
     // Runs the model. `feeds` must name every graph input. Errors name the node and the problem.
+    // An external data file the session maps that changed on disk since the load (replaced,
+    // truncated, rewritten), before or during the run, is an error naming the file.
     Result<std::vector<Value>> run(const std::map<std::string, Value>& feeds,
                                    RunControl* control = nullptr);
 
@@ -83,6 +86,8 @@ class Session {
     // The graph the engine runs (after the optimizer's passes, when enabled) and what they did.
     const onnx::ModelProto& optimizedModel() const;
     const OptimizationReport& optimizationReport() const;
+    // Bytes of weights mapped in place and copied (kernels' reorders: as of the last run).
+    WeightMemory weightMemory() const;
 
   private:
     Session() = default;

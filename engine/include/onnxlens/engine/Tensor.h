@@ -1,6 +1,8 @@
 #pragma once
 // A dense tensor: element type, shape and a reference-counted, 64-byte aligned buffer.
-// Copies are shallow (they share the buffer); clone() copies the data.
+// Copies are shallow (they share the buffer); clone() copies the data. The buffer is either the
+// tensor's own allocation or a view into memory another object keeps alive (view(): weights used
+// in place inside a memory-mapped external data file).
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -25,6 +27,11 @@ class Tensor {
     Tensor(DataType type, Shape shape);
     // Same, with every byte zeroed (numeric 0, false).
     static Tensor zeros(DataType type, Shape shape);
+    // A tensor over `bytes` (byteSize() of them, 64-byte aligned, never written: e.g. a read-only
+    // file mapping), which stays valid while `owner` is held; shares `owner` instead of
+    // allocating. Not for strings. Throws EngineError on a misaligned pointer or a bad shape.
+    static Tensor view(DataType type, Shape shape, std::shared_ptr<const void> owner,
+                       const void* bytes);
 
     template <class T>
     static Tensor scalar(const T& value) {

@@ -8,17 +8,31 @@
 // clang-format on
 
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "onnxlens/engine/Value.h"
+#include "onnxlens/model/MappedFile.h"
 #include "onnxlens/model/Result.h"
 
 namespace onnxlens::engine {
 
-// `modelDirectory` resolves external data; empty means external data is an error.
+// Where a tensor made by tensorFromProto keeps its bytes.
+struct TensorSource {
+    // The external data file's mapping, when the tensor's bytes came from one.
+    std::shared_ptr<const MappedFile> mapping;
+    // True when the tensor views the mapping in place (offset 64-byte aligned); false when its
+    // bytes were copied (inline data, or an external tensor at an unaligned offset).
+    bool inPlace = false;
+};
+
+// `modelDirectory` resolves external data; empty means external data is an error. External
+// tensors at 64-byte aligned offsets view their file's read-only mapping (MappedFile.h) instead
+// of being read: pages come in as kernels touch them. `source` (optional) says which.
 // Throws EngineError (with the tensor's name) on malformed data.
 Tensor tensorFromProto(const onnx::TensorProto& proto,
-                       const std::filesystem::path& modelDirectory = {});
+                       const std::filesystem::path& modelDirectory = {},
+                       TensorSource* source = nullptr);
 onnx::TensorProto tensorToProto(const Tensor& tensor, const std::string& name = {});
 
 Value valueFromSequenceProto(const onnx::SequenceProto& proto);

@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 
+#include "onnxlens/model/MappedFile.h"
 #include "onnxlens/model/Result.h"
 
 namespace onnxlens {
@@ -29,7 +31,19 @@ Status checkExternalDataLocations(const onnx::ModelProto& model,
                                   const std::filesystem::path& modelDirectory,
                                   const std::string& name);
 
-// Reads the bytes of an external tensor (memory-mapped, copied out).
+// An external tensor's bytes inside the read-only mapping of its file (MappedFile.h), which stays
+// mapped while `mapping` is held. The length is checked against the tensor's dims and type.
+struct MappedExternalData {
+    std::shared_ptr<const MappedFile> mapping;
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+    const char* data() const { return mapping->data() + offset; }
+};
+Result<MappedExternalData> mapExternalData(const onnx::TensorProto& tensor,
+                                           const std::filesystem::path& modelDirectory);
+
+// Reads the bytes of an external tensor (memory-mapped, copied out; a file truncated meanwhile
+// is an error).
 Result<std::string> readExternalData(const onnx::TensorProto& tensor,
                                      const std::filesystem::path& modelDirectory);
 

@@ -16,13 +16,21 @@ namespace onnxlens {
 // Writes `bytes` to `file` through a temporary file in the same folder. Errors name the file.
 Status writeFileAtomically(const std::filesystem::path& file, const std::string& bytes);
 
+// The default threshold: below protobuf's 2 GB limit with room for the graph itself. Tests lower
+// it with the environment variable ONNXLENS_TEST_EXTERNAL_DATA_THRESHOLD (bytes), to exercise the
+// external path on small models through the command line.
+std::uint64_t defaultExternalDataThreshold();
+
 struct ModelWriteOptions {
-    // When the serialized model would be larger than this, tensors of at least
-    // `externalTensorMinBytes` move to "<model file name>.data". The default stays below
-    // protobuf's 2 GB limit with room for the graph itself.
-    std::uint64_t externalDataThreshold = (std::uint64_t{2} << 30) - (std::uint64_t{64} << 20);
+    // When the model would be larger than this (its tensors, inline and external, and the graph),
+    // tensors of at least `externalTensorMinBytes` go to "<model file name>.data".
+    std::uint64_t externalDataThreshold = defaultExternalDataThreshold();
     bool forceExternalData = false;  // e.g. when the source model used external data
     std::uint64_t externalTensorMinBytes = 1024;
+    // Resolves tensors of `model` that are still external (a model loaded without internalizing):
+    // their bytes are copied from the read-only mapping of their file (MappedFile.h) straight into
+    // the new data file, never held in memory. Empty: every tensor must be inline.
+    std::filesystem::path sourceDirectory;
 };
 
 struct WrittenModel {
@@ -33,9 +41,11 @@ struct WrittenModel {
     std::uint64_t totalBytes() const { return modelBytes + externalBytes; }
 };
 
-// Writes `model` (all tensor data inline, as loaded and internalized) to `file`. Moves large
-// tensors' raw_data out of `model` into the external file when the options ask for it, so the
-// model afterwards refers to that file. Both files are written atomically, the data file first.
+// Writes `model` to `file`. Moves large tensors' raw_data out of `model` into the external file
+// when the options ask for it (freeing each tensor's bytes once written, so a model over 2 GB is
+// never held twice), and the model afterwards refers to that file. Tensors still external in
+// `model` are copied through their mapping (see `sourceDirectory`), or read inline when the model
+// is written without a data file. Both files are written atomically, the data file first.
 Result<WrittenModel> writeModelFile(onnx::ModelProto& model, const std::filesystem::path& file,
                                     const ModelWriteOptions& options = {});
 

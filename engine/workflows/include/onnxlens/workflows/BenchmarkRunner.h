@@ -39,6 +39,8 @@ struct BenchmarkResult {
     int threads = 0;
     int warmupRuns = 0;
     double loadMs = 0;              // filled by the caller when it timed the load
+    double firstRunMs = 0;          // the session's first run (warm-up or counted), if this one
+    WeightMemory weights;           // the session's, after the runs (reorders happen in runs)
     std::vector<double> samplesMs;  // one per counted run, in run order
     LatencyStatistics statistics;
     bool profiled = false;
@@ -82,9 +84,12 @@ class BenchmarkRunner {
 // Per-node totals over the runs, largest first. Nodes keep their first-seen order on ties.
 std::vector<NodeTimeSummary> summarizeByNode(const std::vector<std::vector<NodeProfile>>& runs);
 
-// The whole result. Keys: model, threads, warmup, runs, load_ms, min_ms, mean_ms, median_ms,
-// p90_ms, p99_ms, max_ms, stddev_ms, samples_ms; when profiled also node_time_per_run_ms,
-// op_types [{op_type, total_ms, per_run_ms, calls, share}] and nodes [{name, op_type, ...}].
+// The whole result. Keys: model, threads, warmup, runs, load_ms, first_run_ms, min_ms, mean_ms,
+// median_ms, p90_ms, p99_ms, max_ms, stddev_ms, samples_ms, weights_mapped_bytes (initializers
+// used in place in memory-mapped external files), weights_copied_bytes (initializers in the
+// engine's own buffers plus the weight reorders kernels made; weights_reordered_bytes of those);
+// when profiled also node_time_per_run_ms, op_types [{op_type, total_ms, per_run_ms, calls, share}]
+// and nodes [{name, op_type, ...}].
 nlohmann::json benchmarkToJson(const BenchmarkResult& result);
 // A report for people: statistics table, op types and the nodes (largest first).
 std::string benchmarkToMarkdown(const BenchmarkResult& result);
