@@ -102,5 +102,6 @@ Command addCostCommand(CLI::App& cli);
 Command addOptimizeCommand(CLI::App& cli);
 Command addExportCommand(CLI::App& cli);
 Command addQuantizeCommand(CLI::App& cli);
+Command addDiffCommand(CLI::App& cli);
 
 }  // namespace onnxlens::cli

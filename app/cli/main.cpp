@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
         onnxlens::cli::addBenchCommand(cli),    onnxlens::cli::addConformanceCommand(cli),
         onnxlens::cli::addCostCommand(cli),     onnxlens::cli::addRenderCommand(cli),
         onnxlens::cli::addOptimizeCommand(cli), onnxlens::cli::addQuantizeCommand(cli),
-        onnxlens::cli::addExportCommand(cli),
+        onnxlens::cli::addExportCommand(cli),   onnxlens::cli::addDiffCommand(cli),
     };
     std::vector<std::string> names;
     for (const auto& command : commands) names.push_back(command.app->get_name());

@@ -13,6 +13,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPushButton>
 #include <QScreen>
 #include <QSettings>
 #include <QShowEvent>
@@ -23,11 +24,13 @@
 #include <algorithm>
 
 #include "buildinfo/BuildInfo.h"
+#include "onnxlens/model/NodeNames.h"
 #include "widgets/dialogs/AboutDialog.h"
 #include "widgets/dialogs/ExportDialog.h"
 #include "widgets/dialogs/QuantizeDialog.h"
 #include "widgets/dialogs/SettingsDialog.h"
 #include "widgets/dialogs/ShortcutsDialog.h"
+#include "widgets/graph/DiffLegend.h"
 #include "widgets/graph/GraphExport.h"
 #include "widgets/graph/GraphPage.h"
 #include "widgets/graph/GraphScene.h"
@@ -35,11 +38,13 @@
 #include "widgets/panels/BenchmarkPanel.h"
 #include "widgets/panels/ComparePanel.h"
 #include "widgets/panels/MemoryUsageLabel.h"
+#include "widgets/panels/ModelDiffPanel.h"
 #include "widgets/panels/ModelPanel.h"
 #include "widgets/panels/NodePanel.h"
 #include "widgets/panels/RunPanel.h"
 #include "widgets/panels/TensorPanel.h"
 #include "widgets/workers/ModelController.h"
+#include "widgets/workers/ModelDiffWorker.h"
 
 namespace onnxlens::gui {
 
@@ -152,6 +157,29 @@ void MainWindow::createDocks() {
     tabifyDockWidget(runDock_, compareDock_);
     runDock_->raise();
     tabifyDockWidget(runDock_, benchmarkDock_);
+    modelDiffPanel_ = new widgets::ModelDiffPanel(this);
+    modelDiffDock_ = new QDockWidget(tr("Model Diff"), this);
+    modelDiffDock_->setObjectName(QStringLiteral("modelDiffDock"));
+    modelDiffDock_->setWidget(modelDiffPanel_);
+    tabifyDockWidget(runDock_, modelDiffDock_);
+    modelDiffDock_->hide();
+    modelDiffWorker_ = new widgets::ModelDiffWorker(this);
+    connect(modelDiffPanel_, &widgets::ModelDiffPanel::cancelRequested, modelDiffWorker_,
+            &widgets::ModelDiffWorker::cancel);
+    connect(modelDiffPanel_, &widgets::ModelDiffPanel::firstDivergenceRequested, this,
+            &MainWindow::revealNodeNamed);
+    connect(modelDiffWorker_, &widgets::ModelDiffWorker::progress, modelDiffPanel_,
+            &widgets::ModelDiffPanel::setProgress);
+    connect(modelDiffWorker_, &widgets::ModelDiffWorker::failed, modelDiffPanel_,
+            &widgets::ModelDiffPanel::setFailed);
+    connect(modelDiffWorker_, &widgets::ModelDiffWorker::cancelled, modelDiffPanel_,
+            [this] { modelDiffPanel_->setFailed(tr("Comparison cancelled")); });
+    connect(modelDiffWorker_, &widgets::ModelDiffWorker::finished, this,
+            [this](std::shared_ptr<const widgets::ModelComparison> comparison) {
+                comparisons_[comparison->pathA] = comparison;
+                GraphPage* p = currentPage();
+                if (p && p->document().path == comparison->pathA) showComparison(p);
+            });
     // The graph gets the window: the bottom docks stay closed until their action is used.
     runDock_->hide();
     compareDock_->hide();
@@ -268,6 +296,19 @@ void MainWindow::createActions() {
         p->setQuantizationError(it->second);
     });
     createCostColourActions(view);
+    colourByErrorAction_ = view->addAction(tr("Colour by &Error"));
+    colourByErrorAction_->setCheckable(true);
+    colourByErrorAction_->setStatusTip(
+        tr("After Tools > Compare Models: paint each node by the "
+           "SQNR of its output against the other model's"));
+    connect(colourByErrorAction_, &QAction::toggled, this, [this](bool) {
+        if (GraphPage* p = currentPage()) showComparison(p);
+    });
+    firstDivergenceAction_ = view->addAction(tr("&First Divergence"));
+    firstDivergenceAction_->setStatusTip(
+        tr("Select and centre the node whose output first differs from the other model's"));
+    connect(firstDivergenceAction_, &QAction::triggered, modelDiffPanel_->firstDivergenceButton(),
+            &QPushButton::click);
     view->addSeparator();
     view->addAction(modelDock_->toggleViewAction());
     view->addAction(nodeDock_->toggleViewAction());
@@ -302,6 +343,18 @@ void MainWindow::createActions() {
     tools->addAction(tr("&Export from PyTorch && Benchmark…"), this, &MainWindow::showExportDialog)
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
     tools->addAction(tr("&Quantize Model…"), this, &MainWindow::showQuantizeDialog);
+    tools->addAction(tr("&Compare Models…"), this, [this] {
+        GraphPage* p = currentPage();
+        if (!p) {
+            statusBar()->showMessage(tr("Open a model first, then compare it with another"), 8000);
+            return;
+        }
+        const QString other = QFileDialog::getOpenFileName(
+            this, tr("Compare %1 with").arg(tabTitleFor(p->document().path)),
+            QFileInfo(p->document().path).absolutePath(),
+            tr("ONNX models (*.onnx);;All files (*)"));
+        if (!other.isEmpty()) compareCurrentWith(other);
+    });
     tools->addSeparator();
     tools->addAction(tr("&Settings…"), this, &MainWindow::showSettingsDialog)
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Comma));
@@ -519,6 +572,14 @@ void MainWindow::openFile(const QString& path) {
                 nodePanel_->showNode(page->shownViewGraph(), node, &page->document());
                 nodeDock_->raise();
             }
+            // Both versions of the node, when this model was compared with another.
+            if (modelDiffPanel_->comparison() &&
+                modelDiffPanel_->comparison()->pathA == page->document().path) {
+                const auto& nodes = page->shownViewGraph()->nodes;
+                modelDiffPanel_->showNode(node >= 0 && node < static_cast<int>(nodes.size())
+                                              ? nodes[node].proto
+                                              : nullptr);
+            }
         });
         connect(page, &GraphPage::drawn, this, [this, page] {
             statusBar()->showMessage(tr("%1: %2 nodes, laid out in %3 ms")
@@ -591,6 +652,7 @@ void MainWindow::onCurrentTabChanged() {
         QSignalBlocker quiet(quantizationErrorAction_);
         quantizationErrorAction_->setChecked(p && p->hasQuantizationError());
     }
+    if (p && comparisons_.count(p->document().path)) showComparison(p);
     if (!p) {
         modelPanel_->clear();
         setWindowTitle(QStringLiteral("onnxlens"));
@@ -600,6 +662,87 @@ void MainWindow::onCurrentTabChanged() {
     setWindowTitle(QStringLiteral("%1 — onnxlens").arg(tabTitleFor(p->document().path)));
     if (int node = p->scene()->selectedNode(); node >= 0)
         nodePanel_->showNode(p->shownViewGraph(), node, &p->document());
+}
+
+void MainWindow::compareCurrentWith(const QString& otherPath, bool numeric) {
+    GraphPage* p = currentPage();
+    if (!p || modelDiffWorker_->isRunning()) return;
+    showBottomDock(modelDiffDock_);
+    modelDiffPanel_->setRunning(otherPath);
+    modelDiffWorker_->start(p->sharedDocument(), otherPath, numeric);
+}
+
+// The latest comparison of the page's model on its graph: the structure's differences, or with
+// View > Colour by Error each node's SQNR against the other model.
+void MainWindow::showComparison(GraphPage* page) {
+    auto it = comparisons_.find(page->document().path);
+    if (it == comparisons_.end()) return;
+    const auto& comparison = it->second;
+    if (modelDiffPanel_->comparison() != comparison)
+        modelDiffPanel_->setComparison(comparison, page->document().loaded.proto);
+    const auto& s = comparison->structure;
+    const auto& graph = page->document().loaded.proto->graph();
+    if (colourByErrorAction_->isChecked() && comparison->numeric) {
+        std::map<std::string, QString> tips;
+        for (const auto& t : comparison->numeric->tensors) {
+            if (!t.compared || t.nodeNameA.empty()) continue;
+            QString& tip = tips[t.nodeNameA];
+            if (!tip.isEmpty()) tip += "\n";
+            tip += tr("%1: SQNR %2, max abs error %3, cosine %4")
+                       .arg(QString::fromStdString(t.valueA))
+                       .arg(QString::fromStdString(engine::formatSqnr(t.figures.sqnrDb)))
+                       .arg(t.figures.maxAbsError, 0, 'g', 3)
+                       .arg(t.figures.cosine, 0, 'f', 6);
+        }
+        page->setComparisonError(engine::sqnrByNode(*comparison->numeric), tips);
+        return;
+    }
+    if (colourByErrorAction_->isChecked()) {
+        QSignalBlocker quiet(colourByErrorAction_);
+        colourByErrorAction_->setChecked(false);
+        statusBar()->showMessage(tr("No numeric comparison for this model"), 8000);
+    }
+    if (page->hasQuantizationError()) page->clearQuantizationError();
+    std::map<std::string, widgets::GraphScene::NodeMark> marks;
+    for (const auto& n : s.nodes) {
+        if (n.a < 0 || n.a >= graph.node_size()) continue;
+        const std::string name = profileNameOf(graph.node(n.a));
+        switch (n.kind) {
+            case engine::NodeDiff::Kind::Changed: {
+                QString tip = tr("changed in %1:").arg(QString::fromStdString(s.nameB));
+                for (const auto& c : n.changes) tip += "\n" + QString::fromStdString(c);
+                marks[name] = {widgets::changedNodeColour(), tip};
+                break;
+            }
+            case engine::NodeDiff::Kind::Removed:
+                marks[name] = {widgets::removedNodeColour(),
+                               tr("not in %1").arg(QString::fromStdString(s.nameB))};
+                break;
+            case engine::NodeDiff::Kind::Renamed:
+                marks[name] = {widgets::renamedNodeColour(),
+                               tr("named %1 in %2")
+                                   .arg(QString::fromStdString(n.nameB))
+                                   .arg(QString::fromStdString(s.nameB))};
+                break;
+            default:
+                break;
+        }
+    }
+    page->setStructureDiff(marks, s.changed, s.removed, s.renamed, s.added,
+                           QString::fromStdString(s.nameB));
+}
+
+void MainWindow::revealNodeNamed(const QString& profileName) {
+    GraphPage* p = currentPage();
+    if (!p) return;
+    const auto& nodes = p->shownViewGraph()->nodes;
+    for (std::size_t n = 0; n < nodes.size(); ++n)
+        if (nodes[n].proto &&
+            QString::fromStdString(profileNameOf(*nodes[n].proto)) == profileName) {
+            p->revealNode(static_cast<int>(n));
+            return;
+        }
+    statusBar()->showMessage(tr("%1 is not drawn in this graph").arg(profileName), 8000);
 }
 
 void MainWindow::chooseAndOpen() {

@@ -24,6 +24,9 @@ class NodePanel;
 class TensorPanel;
 class RunPanel;
 class ComparePanel;
+class ModelDiffPanel;
+class ModelDiffWorker;
+struct ModelComparison;
 }  // namespace onnxlens::widgets
 
 namespace onnxlens::gui {
@@ -75,6 +78,15 @@ class MainWindow : public QMainWindow {
     QAction* colourByFlopsAction() const { return costColourActions_[0]; }
     QAction* colourByParametersAction() const { return costColourActions_[1]; }
     QAction* colourByMemoryAction() const { return costColourActions_[2]; }
+
+    // Tools > Compare Models…: the current model against `otherPath` on a worker thread (the
+    // structure, then with `numeric` both runs on the same inputs); the Model Diff dock shows the
+    // result and the graph its differences.
+    void compareCurrentWith(const QString& otherPath, bool numeric = true);
+    widgets::ModelDiffPanel* modelDiffPanel() const { return modelDiffPanel_; }
+    QDockWidget* modelDiffDock() const { return modelDiffDock_; }
+    QAction* colourByErrorAction() const { return colourByErrorAction_; }
+    QAction* firstDivergenceAction() const { return firstDivergenceAction_; }
 
     // File > Export: by the file's extension (.svg or .png). Empty string on success.
     QString exportCurrent(const QString& path);
@@ -129,6 +141,15 @@ class MainWindow : public QMainWindow {
     widgets::QuantizeDialog* quantizeDialog_ = nullptr;
     QAction* quantizationErrorAction_ = nullptr;
     QAction* costColourActions_[3] = {nullptr, nullptr, nullptr};
+    void showComparison(widgets::GraphPage* page);
+    void revealNodeNamed(const QString& profileName);
+    widgets::ModelDiffPanel* modelDiffPanel_ = nullptr;
+    QDockWidget* modelDiffDock_ = nullptr;
+    widgets::ModelDiffWorker* modelDiffWorker_ = nullptr;
+    QAction* colourByErrorAction_ = nullptr;
+    QAction* firstDivergenceAction_ = nullptr;
+    // The latest comparison per model path (the first model's).
+    std::map<QString, std::shared_ptr<const widgets::ModelComparison>> comparisons_;
     // Per model file (absolute path): profileNameOf -> SQNR of the last quantization report.
     std::map<QString, std::map<std::string, double>> quantizationErrors_;
     int pendingLoads_ = 0;

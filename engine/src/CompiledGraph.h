@@ -3,6 +3,7 @@
 // of it holds. Used by the compiler and executor (Session.cpp) and by the kernels that run
 // subgraphs (If, Loop, Scan, SequenceMap); not part of the engine's public headers.
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -31,10 +32,12 @@ class CompiledGraph {
   public:
     struct Step;
     ~CompiledGraph();
+    using ValueObserver = std::function<void(const std::string&, const Value&)>;
     // Runs with the given graph inputs (in graph-input order); free names resolve in `parent`.
+    // `observe` (RunControl::onValue) sees each value a node of this graph produces.
     std::vector<Value> run(ThreadPool& pool, std::vector<Value> inputs, const Frame* parent,
-                           const std::atomic<bool>* cancel,
-                           std::vector<NodeProfile>* profile) const;
+                           const std::atomic<bool>* cancel, std::vector<NodeProfile>* profile,
+                           const ValueObserver* observe = nullptr) const;
 
     const std::vector<std::string>& inputNames() const { return inputNames_; }
     const std::vector<std::string>& outputNames() const { return outputNames_; }

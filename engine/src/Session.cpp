@@ -470,7 +470,8 @@ const Value* Frame::lookup(const std::string& name) const {
 
 std::vector<Value> CompiledGraph::run(ThreadPool& pool, std::vector<Value> inputs,
                                       const Frame* parent, const std::atomic<bool>* cancel,
-                                      std::vector<NodeProfile>* profile) const {
+                                      std::vector<NodeProfile>* profile,
+                                      const ValueObserver* observe) const {
     Frame frame;
     frame.graph = this;
     frame.parent = parent;
@@ -534,6 +535,9 @@ std::vector<Value> CompiledGraph::run(ThreadPool& pool, std::vector<Value> input
         for (std::size_t o = 0; o < step->outputSlots.size(); ++o)
             if (step->outputSlots[o] >= 0)
                 frame.values[step->outputSlots[o]] = std::move(stepOutputs[o]);
+        if (observe)
+            for (int slot : step->outputSlots)
+                if (slot >= 0) (*observe)(slotNames_[slot], frame.values[slot]);
         for (int slot : step->releaseAfter) frame.values[slot] = Value();
     }
     std::vector<Value> outputs;
@@ -718,8 +722,10 @@ Result<std::vector<Value>> Session::run(const std::map<std::string, Value>& feed
         applyThreadCountToCallingThread(state_->pool->threads());
         const ScopedTensorByteLimit limit(state_->maxTensorBytes);
         const ScopedWeightReorderCounter reorders(&state_->reorderedWeightBytes);
+        const CompiledGraph::ValueObserver* observe =
+            control && control->onValue ? &control->onValue : nullptr;
         auto outputs = graph.run(*state_->pool, std::move(inputs), nullptr,
-                                 control ? &control->cancel : nullptr, profile);
+                                 control ? &control->cancel : nullptr, profile, observe);
         for (const auto& mapping : state_->shared->mappings)
             if (auto st = mapping->checkUnchanged(); !st) return st.error();
         return outputs;

@@ -12,6 +12,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "widgets/graph/CostColouring.h"
+#include "widgets/graph/DiffLegend.h"
 #include "widgets/graph/FindBar.h"
 #include "widgets/graph/GraphNodeItem.h"
 #include "widgets/graph/GraphScene.h"
@@ -74,6 +75,9 @@ GraphPage::GraphPage(std::shared_ptr<const ModelDocument> document, QWidget* par
     sqnrLegend_ = new QuantizationLegend(this);
     sqnrLegend_->hide();
     graphArea->addWidget(sqnrLegend_, 0, 0, Qt::AlignRight | Qt::AlignTop);
+    diffLegend_ = new DiffLegend(this);
+    diffLegend_->hide();
+    graphArea->addWidget(diffLegend_, 0, 0, Qt::AlignRight | Qt::AlignTop);
     graphArea->setContentsMargins(0, 0, 0, 0);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -285,8 +289,9 @@ void GraphPage::showViewGraph(std::shared_ptr<const ViewGraph> view) {
     delete old;
     if (heat_) scene_->setNodeHeat(*heat_, heatMeasure_);
     updateHeatLegend();
-    if (sqnr_) scene_->setNodeSqnr(*sqnr_);
+    if (sqnr_) scene_->setNodeSqnr(*sqnr_, sqnrToolTips_, sqnrOtherToolTip());
     updateQuantizationLegend();
+    if (marks_) scene_->setNodeMarks(*marks_, tr("same in both models"));
     drawn_ = false;  // fit the new graph to the window once it is laid out
     emit viewGraphChanged();
     runLayout();
@@ -294,13 +299,50 @@ void GraphPage::showViewGraph(std::shared_ptr<const ViewGraph> view) {
 
 void GraphPage::setQuantizationError(const std::map<std::string, double>& sqnr) {
     if (heat_) clearHeat();
+    if (marks_) clearStructureDiff();
     sqnr_ = sqnr;
+    sqnrToolTips_.clear();
+    sqnrLegend_->setComparisonMode(false);
     scene_->setNodeSqnr(sqnr);
     updateQuantizationLegend();
 }
 
+QString GraphPage::sqnrOtherToolTip() const {
+    return sqnrToolTips_.empty() ? QString() : tr("not compared (no matching value)");
+}
+
+void GraphPage::setComparisonError(const std::map<std::string, double>& sqnr,
+                                   const std::map<std::string, QString>& toolTips) {
+    if (heat_) clearHeat();
+    if (marks_) clearStructureDiff();
+    sqnr_ = sqnr;
+    sqnrToolTips_ = toolTips;
+    sqnrLegend_->setComparisonMode(true);
+    scene_->setNodeSqnr(sqnr, sqnrToolTips_, sqnrOtherToolTip());
+    updateQuantizationLegend();
+}
+
+void GraphPage::setStructureDiff(const std::map<std::string, GraphScene::NodeMark>& marks,
+                                 int changed, int removed, int renamed, int added,
+                                 const QString& otherModel) {
+    if (heat_) clearHeat();
+    if (sqnr_) clearQuantizationError();
+    marks_ = marks;
+    scene_->setNodeMarks(marks, tr("same in both models"));
+    diffLegend_->setCounts(changed, removed, renamed, added, otherModel);
+    diffLegend_->show();
+    diffLegend_->raise();
+}
+
+void GraphPage::clearStructureDiff() {
+    marks_.reset();
+    scene_->clearNodeMarks();
+    diffLegend_->hide();
+}
+
 void GraphPage::clearQuantizationError() {
     sqnr_.reset();
+    sqnrToolTips_.clear();
     scene_->clearNodeSqnr();
     updateQuantizationLegend();
 }

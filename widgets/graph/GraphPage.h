@@ -19,6 +19,7 @@ namespace onnxlens::widgets {
 
 class FindBar;
 class GraphView;
+class DiffLegend;
 class HeatLegend;
 class LayoutClient;
 class MinimapView;
@@ -91,6 +92,20 @@ class GraphPage : public QWidget {
     bool hasQuantizationError() const { return sqnr_.has_value(); }
     QuantizationLegend* quantizationLegend() const { return sqnrLegend_; }
 
+    // View > Colour by Error after Tools > Compare Models: the same SQNR colouring, each node's
+    // output against the other model's matching value, with the figures in `toolTips`
+    // (profileNameOf -> text).
+    void setComparisonError(const std::map<std::string, double>& sqnr,
+                            const std::map<std::string, QString>& toolTips);
+
+    // Tools > Compare Models: nodes marked changed / removed / renamed (profileNameOf -> mark),
+    // with a legend of the counts (`added`: nodes only the other model has).
+    void setStructureDiff(const std::map<std::string, GraphScene::NodeMark>& marks, int changed,
+                          int removed, int renamed, int added, const QString& otherModel);
+    void clearStructureDiff();
+    bool hasStructureDiff() const { return marks_.has_value(); }
+    DiffLegend* diffLegend() const { return diffLegend_; }
+
   signals:
     void drawn();                   // the first layout is on screen
     void layoutApplied(double ms);  // any layout (first or after expanding) is on screen
@@ -106,6 +121,7 @@ class GraphPage : public QWidget {
     void updateHeatLegend();
     void applyGroupSummaries();
     void updateQuantizationLegend();
+    QString sqnrOtherToolTip() const;
     void runLayout();
     void onLayoutFinished(const onnxlens::LayoutResult& result);
     void onLayoutFailed(const QString& message);
@@ -137,6 +153,9 @@ class GraphPage : public QWidget {
     HeatMeasure heatMeasure_ = HeatMeasure::RunTime;
     QuantizationLegend* sqnrLegend_;
     std::optional<std::map<std::string, double>> sqnr_;
+    std::map<std::string, QString> sqnrToolTips_;  // a model comparison's figures per node
+    DiffLegend* diffLegend_;
+    std::optional<std::map<std::string, GraphScene::NodeMark>> marks_;
     bool showOptimized_ = false;
     bool optimizedPending_ = false;
     std::shared_ptr<const ViewGraph> fileView_;  // the file's graph as currently built

@@ -286,6 +286,7 @@ void GraphScene::rebuildItems() {
     blocker.unblock();
     if (heatShown_) refreshHeat();
     if (sqnrShown_) refreshSqnr();
+    if (marksShown_) refreshMarks();
     emit rebuilt();  // views adjust to the new extent before anything is centred
     if (pendingReveal_ >= 0 && nodeItems_[pendingReveal_]) {
         int node = pendingReveal_;
@@ -447,6 +448,7 @@ QRectF GraphScene::inputsRect() const {
 }
 
 void GraphScene::setNodeHeat(const NodeHeatMap& heat, HeatMeasure measure) {
+    if (marksShown_) clearNodeMarks();
     heatShown_ = true;
     heatMeasure_ = measure;
     nodeHeat_.assign(view_->nodes.size(), std::nullopt);
@@ -531,17 +533,24 @@ void GraphScene::refreshHeat() {
     emit heatScaleChanged();
 }
 
-void GraphScene::setNodeSqnr(const std::map<std::string, double>& sqnr) {
+void GraphScene::setNodeSqnr(const std::map<std::string, double>& sqnr,
+                             const std::map<std::string, QString>& toolTips,
+                             const QString& otherToolTip) {
     if (heatShown_) clearHeat();
+    if (marksShown_) clearNodeMarks();
     sqnrShown_ = true;
+    sqnrOtherToolTip_ = otherToolTip;
+    sqnrToolTips_.assign(view_->nodes.size(), QString());
     nodeSqnr_.assign(view_->nodes.size(), std::nullopt);
     groupSqnr_.assign(view_->groups.size(), std::nullopt);
     for (std::size_t n = 0; n < view_->nodes.size(); ++n) {
         const auto& node = view_->nodes[n];
         if (node.kind != ViewNode::Kind::Operator || !node.proto) continue;
-        auto it = sqnr.find(profileNameOf(*node.proto));
+        const std::string name = profileNameOf(*node.proto);
+        auto it = sqnr.find(name);
         if (it == sqnr.end()) continue;
         nodeSqnr_[n] = it->second;
+        if (auto tip = toolTips.find(name); tip != toolTips.end()) sqnrToolTips_[n] = tip->second;
         for (int g : view_->groupChain(node.group))
             groupSqnr_[g] = groupSqnr_[g] ? std::min(*groupSqnr_[g], it->second) : it->second;
     }
@@ -585,9 +594,13 @@ void GraphScene::refreshSqnr() {
     for (std::size_t n = 0; n < nodeItems_.size(); ++n) {
         if (!nodeItems_[n]) continue;
         if (nodeSqnr_[n])
-            nodeItems_[n]->setHeat(sqnrColour(*nodeSqnr_[n]), tip(*nodeSqnr_[n]));
+            nodeItems_[n]->setHeat(sqnrColour(*nodeSqnr_[n]), sqnrToolTips_[n].isEmpty()
+                                                                  ? tip(*nodeSqnr_[n])
+                                                                  : sqnrToolTips_[n]);
         else
-            nodeItems_[n]->setHeat(std::nullopt, tr("not quantized (float)"));
+            nodeItems_[n]->setHeat(std::nullopt, sqnrOtherToolTip_.isEmpty()
+                                                     ? tr("not quantized (float)")
+                                                     : sqnrOtherToolTip_);
     }
     for (std::size_t g = 0; g < groupItems_.size(); ++g) {
         if (!groupItems_[g]) continue;
@@ -603,6 +616,59 @@ void GraphScene::setGroupSummaries(std::vector<QString> summaries) {
     groupSummaries_ = std::move(summaries);
     for (std::size_t g = 0; g < groupItems_.size() && g < groupSummaries_.size(); ++g)
         if (groupItems_[g]) groupItems_[g]->setSummary(groupSummaries_[g]);
+}
+
+void GraphScene::setNodeMarks(const std::map<std::string, NodeMark>& marks,
+                              const QString& otherToolTip) {
+    if (heatShown_) clearHeat();
+    if (sqnrShown_) clearNodeSqnr();
+    marksShown_ = true;
+    otherMarkToolTip_ = otherToolTip;
+    nodeMarks_.assign(view_->nodes.size(), std::nullopt);
+    groupMarks_.assign(view_->groups.size(), std::nullopt);
+    for (std::size_t n = 0; n < view_->nodes.size(); ++n) {
+        const auto& node = view_->nodes[n];
+        if (node.kind != ViewNode::Kind::Operator || !node.proto) continue;
+        auto it = marks.find(profileNameOf(*node.proto));
+        if (it == marks.end()) continue;
+        nodeMarks_[n] = it->second;
+        for (int g : view_->groupChain(node.group))
+            if (!groupMarks_[g]) groupMarks_[g] = it->second;
+    }
+    refreshMarks();
+}
+
+void GraphScene::clearNodeMarks() {
+    if (!marksShown_) return;
+    marksShown_ = false;
+    nodeMarks_.clear();
+    groupMarks_.clear();
+    for (auto* item : nodeItems_)
+        if (item) item->clearHeat();
+    for (auto* item : groupItems_)
+        if (item) item->clearHeat();
+}
+
+std::optional<GraphScene::NodeMark> GraphScene::markOfNode(int node) const {
+    if (node < 0 || node >= static_cast<int>(nodeMarks_.size())) return std::nullopt;
+    return nodeMarks_[node];
+}
+
+void GraphScene::refreshMarks() {
+    for (std::size_t n = 0; n < nodeItems_.size(); ++n) {
+        if (!nodeItems_[n]) continue;
+        if (nodeMarks_[n])
+            nodeItems_[n]->setHeat(nodeMarks_[n]->colour, nodeMarks_[n]->toolTip);
+        else
+            nodeItems_[n]->setHeat(std::nullopt, otherMarkToolTip_);
+    }
+    for (std::size_t g = 0; g < groupItems_.size(); ++g) {
+        if (!groupItems_[g]) continue;
+        if (groupItems_[g]->isExpanded() || !groupMarks_[g])
+            groupItems_[g]->clearHeat();
+        else
+            groupItems_[g]->setHeat(groupMarks_[g]->colour, tr("differences inside"));
+    }
 }
 
 void GraphScene::onSelectionChanged() {

@@ -4,7 +4,9 @@
 // parent is laid out), caches each group's placement, and composes the items from them.
 // The scene never lays out itself: whoever owns it (the GUI's GraphPage through the worker
 // process, the CLI in-process) runs the request and hands the result back.
+#include <QColor>
 #include <QGraphicsScene>
+#include <QString>
 #include <map>
 #include <memory>
 #include <optional>
@@ -87,7 +89,11 @@ class GraphScene : public QGraphicsScene {
     // Quantization-error overlay (replaces the heat overlay while shown): operators found in
     // `sqnr` (profileNameOf -> dB) coloured by sqnrColour, the others grey; collapsed groups by
     // the weakest operator inside. Kept across re-layouts until clearNodeSqnr().
-    void setNodeSqnr(const std::map<std::string, double>& sqnr);
+    // `toolTips` (profileNameOf -> text) replace the default tooltip ("output SQNR 31.2 dB against
+    // the float model"), `otherToolTip` the one of operators not in `sqnr`.
+    void setNodeSqnr(const std::map<std::string, double>& sqnr,
+                     const std::map<std::string, QString>& toolTips = {},
+                     const QString& otherToolTip = {});
     void clearNodeSqnr();
     bool hasSqnr() const { return sqnrShown_; }
     std::optional<double> sqnrOfNode(int node) const;
@@ -97,6 +103,19 @@ class GraphScene : public QGraphicsScene {
     // A line per group for its tooltip (the cost model's totals of the operators inside), by
     // view group index; kept across re-layouts.
     void setGroupSummaries(std::vector<QString> summaries);
+
+    // Structure-diff overlay (Tools > Compare Models; replaces the other overlays while shown):
+    // operators found in `marks` (profileNameOf -> colour and tooltip) painted in their colour,
+    // the others plain with `otherToolTip`; collapsed groups holding a marked operator get the
+    // first such colour. Kept across re-layouts until clearNodeMarks().
+    struct NodeMark {
+        QColor colour;
+        QString toolTip;
+    };
+    void setNodeMarks(const std::map<std::string, NodeMark>& marks, const QString& otherToolTip);
+    void clearNodeMarks();
+    bool hasNodeMarks() const { return marksShown_; }
+    std::optional<NodeMark> markOfNode(int node) const;
 
   signals:
     void layoutNeeded();
@@ -119,6 +138,7 @@ class GraphScene : public QGraphicsScene {
     void onSelectionChanged();
     void refreshHeat();  // scale from the boxes on screen, then every item's colour
     void refreshSqnr();
+    void refreshMarks();
 
     std::shared_ptr<const ViewGraph> view_;
     std::vector<char> expanded_;
@@ -140,6 +160,13 @@ class GraphScene : public QGraphicsScene {
     bool sqnrShown_ = false;
     std::vector<std::optional<double>> nodeSqnr_;   // per view node
     std::vector<std::optional<double>> groupSqnr_;  // per view group: the weakest inside
+    bool marksShown_ = false;
+    std::vector<std::optional<NodeMark>> nodeMarks_;   // per view node
+    std::vector<std::optional<NodeMark>> groupMarks_;  // per view group
+    QString otherMarkToolTip_;
+    // Tooltips of the quantization-error overlay when it shows a model comparison (by view node).
+    std::vector<QString> sqnrToolTips_;
+    QString sqnrOtherToolTip_;
 };
 
 }  // namespace onnxlens::widgets

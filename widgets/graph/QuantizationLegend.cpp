@@ -28,15 +28,26 @@ void QuantizationLegend::setSummary(int colouredNodes, double weakestDb, int oth
     update();
 }
 
+void QuantizationLegend::setComparisonMode(bool comparison) {
+    comparison_ = comparison;
+    setFixedSize(sizeHint());  // the title's length differs
+    setToolTip(caption());
+    update();
+}
+
 QString QuantizationLegend::caption() const {
-    QString text = tr("%n quantized node(s)", nullptr, coloured_);
+    QString text = comparison_ ? tr("%n compared node(s)", nullptr, coloured_)
+                               : tr("%n quantized node(s)", nullptr, coloured_);
     if (coloured_ > 0 && std::isfinite(weakestDb_))
         text += tr(", weakest %1 dB").arg(weakestDb_, 0, 'f', 1);
     if (others_ > 0) text += tr(", %n other(s)", nullptr, others_);
     return text;
 }
 
-QString QuantizationLegend::title() const { return tr("SQNR of each quantized node's output"); }
+QString QuantizationLegend::title() const {
+    return comparison_ ? tr("SQNR of each node's output against the first model")
+                       : tr("SQNR of each quantized node's output");
+}
 
 QSize QuantizationLegend::sizeHint() const {
     const QFontMetrics fm(font());
@@ -51,7 +62,8 @@ void QuantizationLegend::paintEvent(QPaintEvent*) {
     paintColourScaleLegend(
         *this, title(),
         [](double t) { return sqnrColour(kSqnrLowDb + (kSqnrHighDb - kSqnrLowDb) * t); },
-        tr("<= %1 dB").arg(kSqnrLowDb), tr(">= %1 dB").arg(kSqnrHighDb), tr("float"), caption());
+        tr("<= %1 dB").arg(kSqnrLowDb), tr(">= %1 dB").arg(kSqnrHighDb),
+        comparison_ ? tr("none") : tr("float"), caption());
 }
 
 }  // namespace onnxlens::widgets

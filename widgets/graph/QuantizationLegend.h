@@ -19,6 +19,9 @@ class QuantizationLegend : public QWidget {
 
     // How many nodes are coloured, the weakest SQNR among them, and the nodes left grey.
     void setSummary(int colouredNodes, double weakestDb, int otherNodes);
+    // A model comparison (View > Colour by Error) instead of a quantization report: the same scale,
+    // "compared" instead of "quantized" nodes.
+    void setComparisonMode(bool comparison);
     QString caption() const;
     QString title() const;
     QSize sizeHint() const override;
@@ -30,6 +33,7 @@ class QuantizationLegend : public QWidget {
     int coloured_ = 0;
     double weakestDb_ = 0;
     int others_ = 0;
+    bool comparison_ = false;
 };
 
 }  // namespace onnxlens::widgets

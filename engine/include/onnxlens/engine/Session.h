@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -47,6 +48,10 @@ struct RunControl {
     std::atomic<bool> cancel{false};        // set from any thread to stop a run between nodes
     bool profile = false;                   // fill `profile` with one entry per top-level node
     std::vector<NodeProfile> nodeProfiles;  // filled when profile is set
+    // When set, called on the running thread with every value a top-level node produces (by
+    // value name), before the executor may release it: layer-by-layer comparison without
+    // making every tensor a graph output. Keeping a copy keeps the buffer (copies share it).
+    std::function<void(const std::string& valueName, const Value& value)> onValue;
 };
 
 class Session {
