@@ -126,12 +126,10 @@ int antialiasTaps(Interpolation mode, double scale, std::int64_t* firstOffset) {
 }
 
 void cubicWeights(double t, double a, double* w) {
-    auto outer = [a](double d) { return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a; };  // 1<=d<2
-    auto inner = [a](double d) { return ((a + 2) * d - (a + 3)) * d * d + 1; };        // d<1
-    w[0] = outer(t + 1);
-    w[1] = inner(t);
-    w[2] = inner(1 - t);
-    w[3] = outer(2 - t);
+    w[0] = cubicKernel(t + 1, a);
+    w[1] = cubicKernel(t, a);
+    w[2] = cubicKernel(1 - t, a);
+    w[3] = cubicKernel(2 - t, a);
 }
 
 // Builds one axis' filter. `scale` is the output/input ratio used by the coordinate transform;
@@ -199,16 +197,17 @@ AxisFilter makeAxisFilter(const ResizeSettings& s, std::int64_t inLength, std::i
             w[0] = 1;
             continue;
         }
+        // The window's first position (before clamping) and its weights.
+        std::int64_t start = 0;
         if (antialias) {
-            // As the reference: the sample left of src, the fraction past it in (0, 1].
+            // As the reference: the sample left of src, the fraction past it in (0, 1]; the
+            // stretched kernel's weights are normalised to sum to one.
             double base = std::floor(src), ratio = src - base;
             if (ratio == 0) {
                 base -= 1;
                 ratio = 1;
             }
-            const std::int64_t pad = f.width / 2 + f.width % 2;
-            std::int64_t start = static_cast<std::int64_t>(base) + antialiasOffset;
-            start = std::clamp<std::int64_t>(start, -pad, std::max(-pad, inLength + pad - f.width));
+            start = static_cast<std::int64_t>(base) + antialiasOffset;
             double sum = 0;
             for (int k = 0; k < f.width; ++k) {
                 const double d = (static_cast<double>(antialiasOffset + k) - ratio) * scale;
@@ -216,40 +215,32 @@ AxisFilter makeAxisFilter(const ResizeSettings& s, std::int64_t inLength, std::i
                                                        : cubicKernel(d, s.cubicA);
                 sum += w[k];
             }
-            double kept = 0;
-            for (int k = 0; k < f.width; ++k) {
-                if (sum != 0) w[k] /= sum;
-                const std::int64_t position = start + k;
-                if (s.excludeOutside && (position < 0 || position >= inLength)) w[k] = 0;
-                kept += w[k];
-                idx[k] = std::clamp<std::int64_t>(position, 0, inLength - 1);
+            if (sum != 0)
+                for (int k = 0; k < f.width; ++k) w[k] /= sum;
+        } else {
+            const double base = std::floor(src);
+            const double t = src - base;
+            start = static_cast<std::int64_t>(base) - (f.width == 4 ? 1 : 0);
+            if (s.mode == Interpolation::Linear) {
+                w[0] = 1 - t;
+                w[1] = t;
+            } else {
+                cubicWeights(t, s.cubicA, w);
             }
-            if (s.excludeOutside && kept != 0)
-                for (int k = 0; k < f.width; ++k) w[k] /= kept;
-            continue;
         }
-        const double base = std::floor(src);
-        const double t = src - base;
         // The reference takes the `width` nearest positions of the edge-padded input (padding
         // ceil(width/2)), so far outside the input the window stops at the padding.
         const std::int64_t pad = f.width / 2 + f.width % 2;
-        std::int64_t start = static_cast<std::int64_t>(base) - (f.width == 4 ? 1 : 0);
         start = std::clamp<std::int64_t>(start, -pad, std::max(-pad, inLength + pad - f.width));
-        if (s.mode == Interpolation::Linear) {
-            w[0] = 1 - t;
-            w[1] = t;
-        } else {
-            cubicWeights(t, s.cubicA, w);
-        }
-        double sum = 0;
+        double kept = 0;
         for (int k = 0; k < f.width; ++k) {
             const std::int64_t position = start + k;
             if (s.excludeOutside && (position < 0 || position >= inLength)) w[k] = 0;
-            sum += w[k];
+            kept += w[k];
             idx[k] = std::clamp<std::int64_t>(position, 0, inLength - 1);
         }
-        if (s.excludeOutside && sum != 0)
-            for (int k = 0; k < f.width; ++k) w[k] /= sum;
+        if (s.excludeOutside && kept != 0)
+            for (int k = 0; k < f.width; ++k) w[k] /= kept;
     }
     return f;
 }
