@@ -18,6 +18,24 @@
 namespace onnxlens {
 namespace {
 
+// The view graph of y = x + bias over 2,500 floats, and the index of its tensor "bias"
+// (null view when the graph cannot be built).
+std::pair<std::shared_ptr<const ViewGraph>, int> viewOfAddWith(const onnx::TensorProto& bias) {
+    auto model = testing::makeModelShell();
+    auto& g = *model->mutable_graph();
+    *g.add_input() = testing::makeValueInfo("x", onnx::TensorProto::FLOAT, {"2500"});
+    *g.add_initializer() = bias;
+    testing::addNode(g, "Add", "add", {"x", "bias"}, {"y"});
+    *g.add_output() = testing::makeValueInfo("y", onnx::TensorProto::FLOAT, {"2500"});
+    auto view = buildViewGraph(model);
+    if (!view) return {nullptr, -1};
+    auto shared = std::make_shared<const ViewGraph>(std::move(view.value()));
+    int index = -1;
+    for (int t = 0; t < static_cast<int>(shared->tensors.size()); ++t)
+        if (shared->tensors[t].name == "bias") index = t;
+    return {shared, index};
+}
+
 TEST(TensorStatistics, MatchesAHandComputation) {
     std::vector<double> values = {0, 1, 2, 3, 4, 0, -2, 8};
     auto s = widgets::computeStatistics(values, 4);
@@ -81,18 +99,8 @@ TEST(TensorPanel, ShowsAnInitializersValuesStatisticsAndExportsNpy) {
 }
 
 TEST(TensorPanel, PagesLargeTensors) {
-    auto model = testing::makeModelShell();
-    auto& g = *model->mutable_graph();
-    *g.add_input() = testing::makeValueInfo("x", onnx::TensorProto::FLOAT, {"2500"});
-    *g.add_initializer() = testing::makeFloatInitializer("bias", {2500});
-    testing::addNode(g, "Add", "add", {"x", "bias"}, {"y"});
-    *g.add_output() = testing::makeValueInfo("y", onnx::TensorProto::FLOAT, {"2500"});
-    auto view = buildViewGraph(model);
-    ASSERT_TRUE(view);
-    auto shared = std::make_shared<const ViewGraph>(std::move(view.value()));
-    int bias = -1;
-    for (int t = 0; t < static_cast<int>(shared->tensors.size()); ++t)
-        if (shared->tensors[t].name == "bias") bias = t;
+    const auto [shared, bias] = viewOfAddWith(testing::makeFloatInitializer("bias", {2500}));
+    ASSERT_TRUE(shared);
     widgets::TensorPanel panel;
     panel.showTensor(shared, bias, {});
     EXPECT_EQ(panel.table()->rowCount(), widgets::TensorPanel::kPageSize);
@@ -132,18 +140,8 @@ TEST(TensorPanel, ReadsExternalValuesOnDemand) {
     ASSERT_TRUE(picked) << picked.error().message;
     EXPECT_EQ(*picked, (std::vector<double>{values[1], values[1001], values[2001]}));
 
-    auto model = testing::makeModelShell();
-    auto& g = *model->mutable_graph();
-    *g.add_input() = testing::makeValueInfo("x", onnx::TensorProto::FLOAT, {"2500"});
-    *g.add_initializer() = bias;
-    testing::addNode(g, "Add", "add", {"x", "bias"}, {"y"});
-    *g.add_output() = testing::makeValueInfo("y", onnx::TensorProto::FLOAT, {"2500"});
-    auto view = buildViewGraph(model);
-    ASSERT_TRUE(view);
-    auto shared = std::make_shared<const ViewGraph>(std::move(view.value()));
-    int index = -1;
-    for (int t = 0; t < static_cast<int>(shared->tensors.size()); ++t)
-        if (shared->tensors[t].name == "bias") index = t;
+    const auto [shared, index] = viewOfAddWith(bias);
+    ASSERT_TRUE(shared);
     widgets::TensorPanel panel;
     panel.showTensor(shared, index, folder);
     EXPECT_EQ(panel.statistics().count, 2500u);
