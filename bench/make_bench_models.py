@@ -36,7 +36,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
 MODELS = ["resnet50", "mobilenet_v2", "bert_base", "lstm", "vad",
-          "bert_base_int8", "resnet50_int8", "mobilenet_v2_fp16", "resnet50_fp16"]
+          "bert_base_int8", "resnet50_int8", "mobilenet_v2_fp16", "resnet50_fp16",
+          "detector", "recognizer", "small_cnn", "vad_stream", "minilm_seq16"]
 # Variants made from a base model (issue 17): name -> (base, converter). A converter is a script
 # of bench/ (IN OUT) or, for "quantize ARGS", `onnxlens-cli quantize IN OUT ARGS` with the CLI in
 # CLI (compare_ort.py sets it); without a CLI the int8 BERT falls back to the script.
@@ -47,6 +48,8 @@ VARIANTS = {
     "resnet50_fp16": ("resnet50", "make_float16_model.py"),
 }
 CLI = os.environ.get("ONNXLENS_CLI")
+sys.path.insert(0, HERE)
+import make_speed_models  # noqa: E402  (the speed round's models, issue 22)
 
 
 def export_torchvision(name, path):
@@ -163,6 +166,8 @@ def make_model(cache, name):
                        check=True)
     elif name == "vad":
         write_vad(path)
+    elif name in make_speed_models.NAMES:
+        make_speed_models.make(name, path)
     else:
         raise SystemExit("%s: missing (it is part of the repository)" % path)
     return path
@@ -174,6 +179,8 @@ def make_inputs(name):
         if name.endswith("_fp16"):
             inputs = {k: v.astype(np.float16) if v.dtype == np.float32 else v for k, v in inputs.items()}
         return inputs
+    if name in make_speed_models.NAMES:
+        return make_speed_models.make_inputs(name)
     rng = np.random.default_rng(2026)
     if name in ("resnet50", "mobilenet_v2"):
         return {"image": rng.standard_normal((1, 3, 224, 224)).astype(np.float32)}
@@ -195,7 +202,7 @@ def prepare(cache, name):
     entries = []
     for input_name, array in make_inputs(name).items():
         file = os.path.join(folder, input_name + ".npy")
-        np.save(file, np.ascontiguousarray(array))
+        np.save(file, np.asarray(array, order="C"))  # keeps rank 0 (ascontiguousarray makes it 1-D)
         entries.append({"name": input_name, "file": file})
     manifest = os.path.join(folder, "manifest.json")
     with open(manifest, "w") as f:
