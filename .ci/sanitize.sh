@@ -41,7 +41,7 @@ stage "ctest under ASan + UBSan" bash -c "set -o pipefail; ctest --test-dir buil
 grep -E '^[[:space:]]+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess aborted|Child aborted|Exception)' \
   "$ctest_log" | sed 's/^[[:space:]]*/  sanitized test failed: /' >>"$summary" || true
 fuzz_log=build/fuzz/fuzzers.log
-FUZZ_SEED=${FUZZ_SEED:-1} JOBS=$jobs stage "libFuzzer, ${FUZZ_SECONDS:-60} s per target" \
+FUZZ_SEED=${FUZZ_SEED:-1} FUZZ_RUNS=${FUZZ_RUNS:-calibrated} JOBS=$jobs stage "libFuzzer, ${FUZZ_SECONDS:-60} s per target" \
   bash -c "set -o pipefail; tests/fuzz/run-fuzzers.sh ${FUZZ_SECONDS:-60} | tee $fuzz_log" || status=1
-grep -A1 -E ': CRASH' "$fuzz_log" | sed 's/^/  /' >>"$summary" || true
+grep -E ': CRASH|^  fuzz_[a-z_]+\| ' "$fuzz_log" | sed 's/^/  /' >>"$summary" || true
 exit $status

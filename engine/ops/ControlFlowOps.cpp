@@ -183,6 +183,9 @@ class ScanKernel : public Kernel {
         if (graph.output_size() < static_cast<int>(stateCount_))
             fail("the Scan body yields fewer outputs than there are states");
         scanOutputCount_ = static_cast<std::size_t>(graph.output_size()) - stateCount_;
+        if (node.outputCount() > static_cast<int>(stateCount_ + scanOutputCount_))
+            fail("the node has " + std::to_string(node.outputCount()) +
+                 " outputs but the Scan body yields " + std::to_string(graph.output_size()));
         scanOutputTypes_.resize(scanOutputCount_);
         for (std::size_t s = 0; s < scanOutputCount_; ++s)
             scanOutputTypes_[s].setDeclared(graph.output(static_cast<int>(stateCount_ + s)).type());

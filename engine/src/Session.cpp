@@ -592,7 +592,7 @@ std::vector<UnsupportedNode> Session::findUnsupportedNodes(const onnx::ModelProt
     GraphCompiler compiler(shared, opsetImports(model));
     try {
         compiler.compile(model.graph());
-    } catch (const EngineError&) {
+    } catch (const std::exception&) {
         // Structural problems are the checker's to report.
     }
     return shared.unsupported;
@@ -670,6 +670,10 @@ Result<std::unique_ptr<Session>> Session::createFrom(const LoadedModel& loaded,
         return makeError(where, e.what());
     } catch (const std::bad_alloc&) {
         return makeError(where, "out of memory while compiling the model");
+    } catch (const std::exception& e) {
+        // A library's own exception (onnx shape inference, protobuf, the standard library) on a
+        // model the checks above let through: still an error on this model, never a crash.
+        return makeError(where, std::string("cannot compile the model: ") + e.what());
     }
 
     std::set<std::string> initializerNames;
