@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "onnxlens/engine/Session.h"
+#include "onnxlens/engine/TensorByteLimit.h"
 #include "onnxlens/model/ModelLoader.h"
 #include "onnxlens/workflows/InputPreparation.h"
 
@@ -60,7 +61,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     options.maxTensorBytes = kMaxTensorBytes;
     auto session = onnxlens::engine::Session::create(*loaded, options);
     if (!session) return 0;
-    auto feeds = onnxlens::engine::prepareFeeds((*session)->inputs(), {}, {}, /*seed=*/size);
+    // The random feeds obey the same limit as the tensors of the run.
+    auto feeds = [&] {
+        const onnxlens::engine::ScopedTensorByteLimit limit(kMaxTensorBytes);
+        return onnxlens::engine::prepareFeeds((*session)->inputs(), {}, {}, /*seed=*/size);
+    }();
     if (!feeds) return 0;
     onnxlens::engine::RunControl control;
     Watchdog watchdog(control);

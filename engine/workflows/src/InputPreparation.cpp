@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <new>
 #include <optional>
 #include <random>
 #include <set>
@@ -382,6 +383,8 @@ Result<std::map<std::string, Value>> prepareFeeds(
                           : randomTensor(dtype, shape, seed + i));
         } catch (const EngineError& e) {
             return makeError("input '" + input.name + "'", e.what());
+        } catch (const std::bad_alloc&) {
+            return makeError("input '" + input.name + "'", "out of memory making its random data");
         }
     }
     return feeds;
