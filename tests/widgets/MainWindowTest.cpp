@@ -24,6 +24,8 @@
 #include "widgets/graph/GraphScene.h"
 #include "widgets/graph/GraphStyle.h"
 #include "widgets/graph/GraphView.h"
+#include "widgets/panels/BenchmarkPanel.h"
+#include "widgets/panels/ComparePanel.h"
 #include "widgets/panels/NodePanel.h"
 #include "widgets/panels/RunPanel.h"
 
@@ -286,6 +288,24 @@ TEST_F(MainWindowTest, RunShowsTheRunDock) {
     EXPECT_TRUE(window.runDock()->isVisible());
     // Tabbed with Compare and Benchmark, not stacked beside them.
     EXPECT_TRUE(window.tabifiedDockWidgets(window.runDock()).contains(window.compareDock()));
+}
+
+TEST_F(MainWindowTest, CompareAndBenchmarkShowTheirDocks) {
+    MainWindow window;
+    window.show();
+    GraphPage* page = openAndDraw(window, cnn_);
+    ASSERT_NE(page, nullptr);
+    QAction* compare = window.comparePanel()->compareAction();
+    QAction* benchmark = window.benchmarkPanel()->startAction();
+    ASSERT_TRUE(testing::waitFor([&] { return compare->isEnabled() && benchmark->isEnabled(); }));
+    EXPECT_FALSE(window.compareDock()->isVisible());
+    EXPECT_FALSE(window.benchmarkDock()->isVisible());
+    compare->trigger();
+    EXPECT_TRUE(window.compareDock()->isVisible());
+    ASSERT_TRUE(testing::waitFor([&] { return compare->isEnabled(); }));
+    benchmark->trigger();
+    EXPECT_TRUE(window.benchmarkDock()->isVisible());
+    EXPECT_TRUE(testing::waitFor([&] { return !window.benchmarkPanel()->isRunning(); }));
 }
 
 TEST_F(MainWindowTest, TabsOfFilesCalledModelOnnxAreNamedByTheirFolder) {
