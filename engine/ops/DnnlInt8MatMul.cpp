@@ -7,6 +7,7 @@
 #ifdef ONNXLENS_WITH_DNNL
 #include <dnnl.hpp>
 
+#include "DnnlInt8Saturation.h"
 #include "onnxlens/engine/WeightMemory.h"
 #endif
 
@@ -40,9 +41,10 @@ struct DnnlInt8MatMul::State {
     // The weights in the layout the primitives chose, made from `heldWeights` (kept so that the
     // same storage coming back means the same values), and the sum of each of their columns.
     Tensor heldWeights;
-    dnnl::memory::desc reorderedDesc;
-    dnnl::memory reordered;
+    dnnl::memory reordered, reorderedLow;
     std::vector<std::int32_t> columnSums;
+    bool split = false;
+    std::vector<std::int8_t> highPlain, lowPlain;
 
     Entry* entryFor(const Key& key) {
         auto it = cache.find(key);
@@ -62,7 +64,14 @@ struct DnnlInt8MatMul::State {
         return &cache.emplace(key, std::move(e)).first->second;
     }
 
-    dnnl::memory weightsFor(const Entry& e, const Tensor& b) {
+    // The weights as the primitive reads them: one operand, or the high and low halves of the
+    // split that keeps the product exact where int8 pairs saturate (DnnlInt8Saturation.h).
+    struct Weights {
+        dnnl::memory high, low;
+        bool split = false;
+    };
+
+    Weights weightsFor(const Entry& e, const Tensor& b) {
         const bool same = b.sharesStorageWith(heldWeights);
         const dnnl::memory::desc plain({b.dim(0), b.dim(1)}, dt::s8, tag::ab);
         auto* data = const_cast<std::int8_t*>(b.data<std::int8_t>());
@@ -72,18 +81,27 @@ struct DnnlInt8MatMul::State {
             for (std::int64_t r = 0; r < k; ++r)
                 for (std::int64_t c = 0; c < n; ++c)
                     columnSums[static_cast<std::size_t>(c)] += data[r * n + c];
+            split = int8WeightsNeedSplit(data, k * n);
+            if (split) splitInt8Weights(data, k * n, highPlain, lowPlain);
             heldWeights = b;
-            reordered = dnnl::memory();
+            reordered = reorderedLow = dnnl::memory();
         }
+        if (!split) return {operand(e, plain, data, reordered), {}, false};
+        return {operand(e, plain, highPlain.data(), reordered),
+                operand(e, plain, lowPlain.data(), reorderedLow), true};
+    }
+
+    // `data` in the layout the primitive of `e` reads, reordered once into `kept`.
+    dnnl::memory operand(const Entry& e, const dnnl::memory::desc& plain, std::int8_t* data,
+                         dnnl::memory& kept) {
         if (e.b == plain) return dnnl::memory(plain, engine, data);
-        if (reordered && reorderedDesc == e.b) return reordered;
+        if (kept && kept.get_desc() == e.b) return kept;
         dnnl::memory source(plain, engine, data);
-        if (!reordered) countWeightReorder(e.b.get_size());  // the copy kept, not each refresh
-        reordered = dnnl::memory(e.b, engine);
-        dnnl::reorder(source, reordered).execute(stream, source, reordered);
+        if (!kept) countWeightReorder(e.b.get_size());  // the copy kept, not each refresh
+        kept = dnnl::memory(e.b, engine);
+        dnnl::reorder(source, kept).execute(stream, source, kept);
         stream.wait();
-        reorderedDesc = e.b;
-        return reordered;
+        return kept;
     }
 };
 
@@ -106,23 +124,35 @@ bool DnnlInt8MatMul::run(ThreadPool& pool, const Tensor& a, std::int32_t aZeroPo
     std::lock_guard lock(s.mutex);
     State::Entry* e = s.entryFor({rows, k, n, a.dtype() == DataType::Int8});
     if (!e) return false;
-    dnnl::memory weights = s.weightsFor(*e, b);
+    const State::Weights weights = s.weightsFor(*e, b);
     // The product of the raw 8-bit values; the zero point comes off in the epilogue, exactly:
     // sum((a - z) * w) = sum(a * w) - z * sum(w). Without zero-point attributes oneDNN picks its
     // fastest (brgemm) kernels.
     Tensor raw = floatOutput ? Tensor(DataType::Int32, {rows, n}) : y;
     dnnl::memory am(e->a, s.engine, const_cast<void*>(a.raw()));
     dnnl::memory ym(e->y, s.engine, raw.raw());
-    e->primitive.execute(s.stream,
-                         {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, ym}});
+    e->primitive.execute(
+        s.stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, weights.high}, {DNNL_ARG_DST, ym}});
+    Tensor rawLow;
+    if (weights.split) {
+        rawLow = Tensor(DataType::Int32, {rows, n});
+        dnnl::memory lowm(e->y, s.engine, rawLow.raw());
+        e->primitive.execute(
+            s.stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, weights.low}, {DNNL_ARG_DST, lowm}});
+    }
     s.stream.wait();
 
     std::int32_t* acc = raw.data<std::int32_t>();
     const std::int32_t* sums = s.columnSums.data();
-    const double cost = floatOutput ? 3.0 * static_cast<double>(n) : static_cast<double>(n);
+    const double cost =
+        (floatOutput ? 3.0 : 1.0) * static_cast<double>(n) * (weights.split ? 2 : 1);
     pool.parallelFor(rows, cost, [&](std::int64_t r0, std::int64_t r1) {
         for (std::int64_t r = r0; r < r1; ++r) {
             std::int32_t* row = acc + r * n;
+            if (weights.split) {  // a x w = 2 (a x high) + a x low
+                const std::int32_t* low = rawLow.data<std::int32_t>() + r * n;
+                for (std::int64_t j = 0; j < n; ++j) row[j] = 2 * row[j] + low[j];
+            }
             if (!floatOutput) {
                 if (aZeroPoint != 0)
                     for (std::int64_t j = 0; j < n; ++j) row[j] -= aZeroPoint * sums[j];

@@ -76,6 +76,39 @@ TEST(QuantizedModels, MatMulIntegerOnInt8WeightsEqualsTheIntegerProduct) {
         }
 }
 
+// The extremes: activations 255 and 0 against weights -128 and 127. Int8 kernels that add two
+// u8 x s8 products in a saturating int16 (oneDNN without VNNI) would clip 255 * -128 * 2; the
+// engine's product stays exact on every processor.
+TEST(QuantizedModels, MatMulIntegerAtTheValueExtremesIsExact) {
+    const std::int64_t m = 3, k = 96, n = 40;
+    std::vector<std::uint8_t> a(static_cast<std::size_t>(m * k));
+    std::vector<std::int8_t> b(static_cast<std::size_t>(k * n));
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = (i % 7 == 3) ? 0 : 255;
+    for (std::size_t i = 0; i < b.size(); ++i)
+        b[i] = static_cast<std::int8_t>((i / static_cast<std::size_t>(n)) % 5 == 4 ? 127 : -128);
+    for (const std::uint8_t zeroPoint : {std::uint8_t{0}, std::uint8_t{255}}) {
+        OneNodeSpec spec{
+            "MatMulInteger",
+            "",
+            10,
+            {Value(makeTensor<std::uint8_t>({m, k}, a)), Value(makeTensor<std::int8_t>({k, n}, b)),
+             Value(Tensor::scalar<std::uint8_t>(zeroPoint)), Value(Tensor::scalar<std::int8_t>(0))},
+            1,
+            {}};
+        const Tensor y = runOneNodeTensor(spec);
+        ASSERT_EQ(y.shape(), (Shape{m, n}));
+        for (std::int64_t i = 0; i < m; ++i)
+            for (std::int64_t j = 0; j < n; ++j) {
+                std::int64_t expected = 0;
+                for (std::int64_t t = 0; t < k; ++t)
+                    expected += (a[static_cast<std::size_t>(i * k + t)] - zeroPoint) *
+                                b[static_cast<std::size_t>(t * n + j)];
+                ASSERT_EQ(y.data<std::int32_t>()[i * n + j], expected)
+                    << i << "," << j << " zero point " << int(zeroPoint);
+            }
+    }
+}
+
 // x -> DynamicQuantizeLinear -> MatMulInteger(W int8) -> Cast -> Mul(Mul(x_scale, w_scale))
 // -> Add(bias) [-> Gelu], the layout of onnxruntime.quantization.quantize_dynamic.
 onnx::ModelProto dynamicQuantizedMatMul(bool gelu, int opset = 20) {
