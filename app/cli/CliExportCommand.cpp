@@ -22,7 +22,8 @@ const char* kUsage =
     "onnxlens-cli export (--torchvision NAME | --script FILE | --torchscript FILE --input-shape S "
     "| "
     "--sklearn PIPELINE.pkl --input-shape N,F) [--out DIR] "
-    "[--opset N] [--task T] [--static-batch] [--record-modules] [--bench] [--runs N] [--warmup N] [--threads N] "
+    "[--opset N] [--task T] [--static-batch] [--record-modules] [--bench] [--runs N] [--warmup N] "
+    "[--threads N] "
     "[--max-ratio R] [--quantize [--int8-min-sqnr DB]] "
     "[--python PATH] [--timeout S] [--json]";
 

@@ -133,9 +133,9 @@ TEST(CliExportModules, RecordModulesOnAPassingExport) {
     REQUIRE_TORCH();
     onnxlens::testing::CliScratchDir scratch;
     const fs::path out = scratch / "tiny_cnn";
-    auto r = runCli({"export", "--script", dataScript("export_tiny_cnn.py"), "--out", out.string(),
-                     "--record-modules", "--threads", "1", "--runs", "1", "--warmup", "0",
-                     "--json"});
+    auto r =
+        runCli({"export", "--script", dataScript("export_tiny_cnn.py"), "--out", out.string(),
+                "--record-modules", "--threads", "1", "--runs", "1", "--warmup", "0", "--json"});
     ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
     const Json doc = Json::parse(r.out);
     EXPECT_EQ(lineOf(doc, "modules")["status"], "pass") << lineOf(doc, "modules").dump();

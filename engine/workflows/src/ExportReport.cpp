@@ -412,18 +412,17 @@ Result<ExportReport> validateExport(const fs::path& folder, const ExportReportOp
         report.lines.push_back(latencyLine);
 
         // 6. Module by module against PyTorch: recorded at export, or now when the numbers differ.
-        const bool mismatch =
-            std::any_of(report.lines.begin(), report.lines.end(), [](const auto& l) {
-                return l.key == "numbers" && l.status == ReportStatus::Failed;
-            });
+        const bool mismatch = std::any_of(
+            report.lines.begin(), report.lines.end(),
+            [](const auto& l) { return l.key == "numbers" && l.status == ReportStatus::Failed; });
         std::string recordProblem;
         bool recorded = hasModuleRecords(folder);
         if (!recorded && mismatch && options.recordModulesOnMismatch && !options.python.empty() &&
             !options.exporterScript.empty()) {
             checkCancel(cancel);
             say("recording the output of each PyTorch module");
-            auto server = PytorchTimingServer::start(options.python, options.exporterScript,
-                                                     folder, options.threads);
+            auto server = PytorchTimingServer::start(options.python, options.exporterScript, folder,
+                                                     options.threads);
             if (!server) {
                 recordProblem = server.error().message;
             } else if (auto mapped = (*server)->recordModules(); !mapped) {

@@ -242,8 +242,7 @@ std::string moduleComparisonFigure(const ModuleComparison& c) {
         const auto& last = c.outputs[c.growth.back()];
         text += formatNumbers("; relative error %.3g there, %.3g at ", f.diff.relativeError,
                               last.diff.relativeError) +
-                moduleLabel(last) + " (" + std::to_string(c.growth.size()) +
-                " modules downstream)";
+                moduleLabel(last) + " (" + std::to_string(c.growth.size()) + " modules downstream)";
     }
     return text + "; " + std::to_string(c.compared) + " module outputs compared";
 }
@@ -272,7 +271,8 @@ std::string moduleComparisonMarkdown(const ModuleComparison& c) {
         const std::size_t shown = 24;
         for (std::size_t k = 0; k < rows.size(); ++k) {
             if (rows.size() > shown && k == shown / 2) {
-                md << "| ... " << rows.size() - shown << " more (report.json lists all) | | | | |\n";
+                md << "| ... " << rows.size() - shown
+                   << " more (report.json lists all) | | | | |\n";
                 k = rows.size() - shown / 2;
             }
             const auto& o = c.outputs[rows[k]];
@@ -293,8 +293,8 @@ Json moduleComparisonJson(const ModuleComparison& c) {
     return {{"data_set", c.dataSet},
             {"modules", c.modules},
             {"compared", c.compared},
-            {"first_divergence", c.firstDivergence >= 0 ? outputJson(c.outputs[c.firstDivergence])
-                                                        : Json(nullptr)},
+            {"first_divergence",
+             c.firstDivergence >= 0 ? outputJson(c.outputs[c.firstDivergence]) : Json(nullptr)},
             {"error_growth", growth},
             {"outputs", outputs}};
 }

@@ -35,7 +35,7 @@ struct ModuleOutput {
 };
 
 struct ModuleComparison {
-    std::string dataSet;               // "test_data_set_0"
+    std::string dataSet;                // "test_data_set_0"
     std::vector<ModuleOutput> outputs;  // mapped in the graph's order (inner module first), then
                                         // the unmapped ones in PyTorch's call order
     int modules = 0;                    // modules in index.json
