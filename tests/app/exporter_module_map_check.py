@@ -153,7 +153,7 @@ def check_recorded_model(ex, cli):
         assert "no ONNX node" in entries["drop"]["problem"], entries["drop"]
         assert entries["layers.10"]["outputs"][0]["onnx_value"].startswith("/layers.10/"), entries["layers.10"]
         assert entries["layers.1"]["outputs"][0]["onnx_value"].startswith("/layers.1/"), entries["layers.1"]
-        assert entries["stem.3.0"]["outputs"][0]["onnx_node"] == "/stem/stem.3/stem.3.0/Gemm", entries["stem.3.0"]
+        assert entries["stem.3.0"]["outputs"][0]["onnx_node"] == "/stem/stem.3/stem.3.0/Add", entries["stem.3.0"]
         # The BatchNorm folded into the Conv: the Conv's value is the BatchNorm's output.
         assert entries["stem.1"]["outputs"][0]["onnx_node"] == "/stem/stem.0/Conv", entries["stem.1"]
         assert "folded stem.1 (BatchNorm1d)" in entries["stem.0"]["problem"], entries["stem.0"]
