@@ -300,6 +300,7 @@ TEST_F(ExportFolder, ModuleRecordsNameTheFirstDivergentModule) {
     modules.push_back({{"module", "elsewhere"},
                        {"outputs", {{{"file", "conv1.npy"}, {"onnx_value", "no_such_value"}}}}});
     modules.push_back({{"module", "drop"}, {"problem", "no ONNX node in its scope"}});
+    modules.push_back({{"module", 7}, {"outputs", {{{"element", "x"}, {"file", 3}}}}});  // hostile
     std::ofstream(records / "index.json") << nlohmann::json{{"modules", modules}}.dump();
 
     ExportReportOptions options;
@@ -317,7 +318,7 @@ TEST_F(ExportFolder, ModuleRecordsNameTheFirstDivergentModule) {
         << line(*report, "modules").figure;
     ASSERT_TRUE(report->modulesCompared);
     const auto& c = report->modules;
-    EXPECT_EQ(c.modules, 7);
+    EXPECT_EQ(c.modules, 8);
     EXPECT_EQ(c.compared, 4);
     ASSERT_GE(c.firstDivergence, 0);
     const auto& first = c.outputs[c.firstDivergence];

@@ -63,7 +63,10 @@ Result<std::vector<ModuleOutput>> readIndex(const fs::path& indexFile, std::stri
         for (const auto& item : *items) {
             if (!item.is_object()) continue;
             ModuleOutput o = base;
-            o.element = item.value("element", 0);
+            const auto element = item.find("element");
+            if (element != item.end() && element->is_number_integer())
+                o.element = static_cast<int>(
+                    std::clamp<std::int64_t>(element->get<std::int64_t>(), 0, 1 << 20));
             o.file = stringOf(item, "file");
             o.onnxValue = stringOf(item, "onnx_value");
             if (o.file.empty() || o.file.find('/') != std::string::npos)
