@@ -427,21 +427,21 @@ def newest_opset(torch):
 MODULES_FOLDER = "modules"
 
 
-def node_scope(node_name, module_names):
+def node_scope(node_name):
     """The qualified name of the module whose forward made a node, from the scope path torch.onnx
     puts in node names ('/encoder/layer.0/attention/MatMul' -> 'encoder.layer.0.attention'); ''
     for the root module's own nodes ('/Softmax'); None for a name without a path ('Constant_16').
-    torch names a component by the module's attribute name ('lin'), or, for the children of a
-    Sequential or ModuleList, by their qualified name ('/features/features.0/Conv'): a component
-    that is a qualified name (in `module_names`) below the current scope replaces it."""
+    torch names a component by the module's attribute name ('conv1', 'layer.0' for an item of a
+    ModuleList nobody calls), and the children of a called Sequential by the Sequential's own
+    component, a dot and their index ('/layer2/layer2.0/downsample/downsample.0/Conv'): a
+    component that starts with the previous one and a dot adds only what follows."""
     if not node_name.startswith("/"):
         return None
-    scope = ""
+    scope, previous = "", ""
     for part in node_name.split("/")[1:-1]:
-        if part in module_names and (scope == "" or part.startswith(scope + ".")):
-            scope = part
-        else:
-            scope = part if scope == "" else scope + "." + part
+        attribute = part[len(previous) + 1:] if previous and part.startswith(previous + ".") else part
+        scope = attribute if not scope else scope + "." + attribute
+        previous = part
     return scope
 
 
@@ -455,12 +455,12 @@ def shapes_compatible(recorded, inferred):
     return all(not isinstance(d, int) or d == r for r, d in zip(recorded, inferred))
 
 
-def map_module_outputs(nodes, graph_outputs, module_names, recorded, value_shapes=None):
+def map_module_outputs(nodes, graph_outputs, recorded, value_shapes=None):
     """Maps each recorded module output to the ONNX value of the module's scope.
 
     nodes: [(name, inputs, outputs)] in graph order (inputs: every value the node reads, its
-    subgraphs' included); graph_outputs: the graph's output names; module_names: every qualified
-    module name; recorded: {module: [shape of each tensor it returned]}; value_shapes: {value:
+    subgraphs' included); graph_outputs: the graph's output names; recorded: {module: [shape of
+    each tensor it returned]}; value_shapes: {value:
     [dims]} from shape inference, when known.
 
     A module's output is the output of the last node in its scope (the module's nodes and its
@@ -469,7 +469,7 @@ def map_module_outputs(nodes, graph_outputs, module_names, recorded, value_shape
     last values of that shape in order, or stay unmapped when there are fewer such values.
     Returns {module: ([(value, node name) or None per element], problem)}."""
     value_shapes = value_shapes or {}
-    scopes = [node_scope(name, module_names) for name, _, _ in nodes]
+    scopes = [node_scope(name) for name, _, _ in nodes]
     consumers = {}
     for i, (_, inputs, _) in enumerate(nodes):
         for v in inputs:
@@ -593,8 +593,10 @@ def record_modules(torch, module, inputs, folder):
     os.makedirs(out)
     names = {m: name for name, m in module.named_modules() if name}
     calls, records, kinds = {}, {}, {}
-    # Which tensor objects each module took and returned (the objects kept alive for the pass, so
-    # that their ids stay unique): a module the exporter folded into its producer is found by them.
+    # Which tensor objects each module took and returned, with their version counters (an in-place
+    # operation bumps it: ReLU(inplace=True) after a BatchNorm returns the same object changed);
+    # the objects are kept alive for the pass, so that their ids stay unique. A module the
+    # exporter folded into its producer is found by them.
     keep, first_input, returned, identity = [], {}, {}, set()
 
     def hook(m, hook_inputs, result):
@@ -609,9 +611,9 @@ def record_modules(torch, module, inputs, folder):
                              else None for t in tensors]
             taken = [t for t in module_tensors(torch, hook_inputs) if t is not None]
             keep.extend(taken + [t for t in tensors if t is not None])
-            returned[name] = {id(t) for t in tensors if t is not None}
+            returned[name] = {(id(t), t._version) for t in tensors if t is not None}
             if taken:
-                first_input[name] = id(taken[0])
+                first_input[name] = (id(taken[0]), taken[0]._version)
                 if (len(tensors) == 1 and tensors[0] is not None and tensors[0].shape == taken[0].shape
                         and torch.equal(tensors[0], taken[0])):
                     identity.add(name)
@@ -625,7 +627,7 @@ def record_modules(torch, module, inputs, folder):
             h.remove()
     nodes, graph_outputs, shapes = graph_for_mapping(os.path.join(folder, "model.onnx"), inputs)
     tensors_of = {name: [t for t in ts if t is not None] for name, ts in records.items()}
-    mapping = map_module_outputs(nodes, graph_outputs, set(names.values()),
+    mapping = map_module_outputs(nodes, graph_outputs,
                                  {name: [list(t.shape) for t in ts] for name, ts in tensors_of.items() if ts},
                                  shapes)
     # A module without nodes (a BatchNorm the exporter folded into the Conv before it, a Dropout)

@@ -3,13 +3,14 @@
 map_module_outputs, record_modules) checked from the outside (ctest app.exporter_module_map).
 
   - node_scope and map_module_outputs on hand-written node lists: torch's two ways of naming a
-    scope component (attribute name, or a Sequential child's qualified name), 'layers.1' not
+    scope component (attribute name, or a called Sequential's component and the index), 'layers.1' not
     taking 'layers.10''s nodes, the last value read outside the scope, graph outputs, tuples
     matched by shape (ambiguous ones left unmapped), modules without nodes;
   - record_modules on a PyTorch model with scopes (nested Sequential, a BatchNorm the exporter
     folds into the Conv before it, a ModuleList of 12 blocks, a module called twice, a Dropout, an
-    LSTM returning a tuple): every mapped ONNX value, made a
-    graph output and run by `onnxlens-cli run`, equals the tensor PyTorch's module returned.
+    LSTM returning a tuple, residual blocks with a Sequential branch, in-place add and ReLU): every
+    mapped ONNX value, made a graph output and run by `onnxlens-cli run`, equals the tensor
+    PyTorch's module returned.
 
 usage: exporter_module_map_check.py --cli ONNXLENS_CLI --exporter onnxlens_export.py
 Exits 77 (skipped) when numpy, onnx or torch is missing.
@@ -38,16 +39,15 @@ def load_exporter(path):
 
 
 def check_pure_functions(ex):
-    names = {"features", "features.0", "features.1", "features.1.0", "layers", "layers.0",
-             "layers.0.lin", "layers.1", "layers.10", "layers.1.lin", "layers.10.lin", "lstm"}
-    assert ex.node_scope("/features/features.0/Conv", names) == "features.0"
-    assert ex.node_scope("/features/features.1/features.1.0/Conv", names) == "features.1.0"
-    assert ex.node_scope("/layers.0/lin/Gemm", names) == "layers.0.lin"
-    assert ex.node_scope("/layers.10/lin/Gemm", names) == "layers.10.lin"
-    assert ex.node_scope("/Softmax", names) == ""
-    assert ex.node_scope("Constant_16", names) is None
-    # An attribute named like a top-level module stays below its parent.
-    assert ex.node_scope("/layers.0/lstm/LSTM", names | {"layers.0.lstm"}) == "layers.0.lstm"
+    assert ex.node_scope("/features/features.0/Conv") == "features.0"
+    assert ex.node_scope("/features/features.1/features.1.0/Conv") == "features.1.0"
+    assert ex.node_scope("/layer2/layer2.0/downsample/downsample.0/Conv") == "layer2.0.downsample.0"
+    assert ex.node_scope("/encoder/layer.0/attention/self/MatMul") == "encoder.layer.0.attention.self"
+    assert ex.node_scope("/layers.0/lin/Gemm") == "layers.0.lin"
+    assert ex.node_scope("/layers.10/lin/Gemm") == "layers.10.lin"
+    assert ex.node_scope("/layer2/layer2.0/relu_1/Relu") == "layer2.0.relu_1"  # a second call
+    assert ex.node_scope("/Softmax") == ""
+    assert ex.node_scope("Constant_16") is None
 
     nodes = [
         ("/layers.1/lin/Gemm", ["x", "w"], ["a"]),
@@ -64,7 +64,7 @@ def check_pure_functions(ex):
     recorded = {"layers.1": [[2, 4]], "layers.1.lin": [[2, 4]], "layers.10": [[2, 4]],
                 "layers.10.lin": [[2, 4]], "lstm": [[3, 2, 5], [1, 2, 5], [1, 2, 5]],
                 "layers.0": [[2, 4]], "dropout": [[2, 4]]}
-    m = ex.map_module_outputs(nodes, ["out"], names | {"dropout"}, recorded, shapes)
+    m = ex.map_module_outputs(nodes, ["out"], recorded, shapes)
     # The last value read outside the scope: layers.1's Add, not its Gemm (read inside it).
     assert m["layers.1"] == ([("c", "/layers.1/Add")], None), m["layers.1"]
     assert m["layers.1.lin"] == ([("a", "/layers.1/lin/Gemm")], None), m["layers.1.lin"]
@@ -80,18 +80,18 @@ def check_pure_functions(ex):
     assert m["dropout"][0] == [None]
     # Both states read outside: in order.
     nodes2 = nodes[:-1] + [("/Softmax", ["f", "y_h", "y_c"], ["out"])]
-    chosen, problem = ex.map_module_outputs(nodes2, ["out"], names, {"lstm": recorded["lstm"]}, shapes)["lstm"]
+    chosen, problem = ex.map_module_outputs(nodes2, ["out"], {"lstm": recorded["lstm"]}, shapes)["lstm"]
     assert chosen == [("f", "/lstm/Squeeze"), ("y_h", "/lstm/LSTM"), ("y_c", "/lstm/LSTM")], chosen
     assert problem is None
     # A graph output counts as read outside; without shapes the last escaping value is taken.
-    m = ex.map_module_outputs([("/head/Gemm", ["x"], ["logits"])], ["logits"], {"head"}, {"head": [[1, 3]]})
+    m = ex.map_module_outputs([("/head/Gemm", ["x"], ["logits"])], ["logits"], {"head": [[1, 3]]})
     assert m["head"] == ([("logits", "/head/Gemm")], None), m["head"]
     # A shape inference says differs: not mapped.
-    m = ex.map_module_outputs([("/head/Gemm", ["x"], ["logits"])], ["logits"], {"head"}, {"head": [[1, 3]]},
+    m = ex.map_module_outputs([("/head/Gemm", ["x"], ["logits"])], ["logits"], {"head": [[1, 3]]},
                               {"logits": [1, 4]})
     assert m["head"][0] == [None], m["head"]
     # A symbolic dim matches any size.
-    m = ex.map_module_outputs([("/head/Gemm", ["x"], ["logits"])], ["logits"], {"head"}, {"head": [[7, 3]]},
+    m = ex.map_module_outputs([("/head/Gemm", ["x"], ["logits"])], ["logits"], {"head": [[7, 3]]},
                               {"logits": [None, 3]})
     assert m["head"][0] == [("logits", "/head/Gemm")], m["head"]
     print("node_scope and map_module_outputs: ok")
@@ -105,14 +105,18 @@ def check_recorded_model(ex, cli):
         print("torch is missing; the recording check skipped")
         return False
 
-    class Block(nn.Module):
+    class Block(nn.Module):  # a torchvision-style residual block: in-place add and ReLU
         def __init__(self):
             super().__init__()
             self.lin = nn.Linear(6, 6)
             self.act = nn.GELU()
+            self.down = nn.Sequential(nn.Linear(6, 6), nn.Tanh())
+            self.relu = nn.ReLU(inplace=True)
 
         def forward(self, x):
-            return self.act(self.lin(x)) + x
+            out = self.act(self.lin(x))
+            out += self.down(x)
+            return self.relu(out)
 
     class Net(nn.Module):
         def __init__(self):
@@ -158,6 +162,9 @@ def check_recorded_model(ex, cli):
         assert entries["stem.1"]["outputs"][0]["onnx_node"] == "/stem/stem.0/Conv", entries["stem.1"]
         assert "folded stem.1 (BatchNorm1d)" in entries["stem.0"]["problem"], entries["stem.0"]
         assert entries["layers.3.act"]["outputs"][0]["onnx_value"].startswith("/layers.3/act/"), entries["layers.3.act"]
+        # A called Sequential's children: /layers.3/down/down.0/...
+        assert entries["layers.3.down.0"]["outputs"][0]["onnx_node"].startswith("/layers.3/down/down.0/"), \
+            entries["layers.3.down.0"]
         lstm = entries["lstm"]["outputs"]
         assert len(lstm) == 3 and "onnx_value" in lstm[0], lstm
 
