@@ -22,7 +22,8 @@ const char* kUsage =
     "onnxlens-cli export (--torchvision NAME | --script FILE | --torchscript FILE --input-shape S "
     "| "
     "--sklearn PIPELINE.pkl --input-shape N,F) [--out DIR] "
-    "[--opset N] [--task T] [--static-batch] [--bench] [--runs N] [--warmup N] [--threads N] "
+    "[--opset N] [--task T] [--static-batch] [--record-modules] [--bench] [--runs N] [--warmup N] "
+    "[--threads N] "
     "[--max-ratio R] [--quantize [--int8-min-sqnr DB]] "
     "[--python PATH] [--timeout S] [--json]";
 
@@ -59,6 +60,7 @@ engine::ExportRequest requestFromArguments(const Arguments& a) {
     r.opset = static_cast<int>(a.intValue("opset", 0));
     r.task = a.value("task").value_or("");
     r.dynamicBatch = !a.flag("static-batch");
+    r.recordModules = a.flag("record-modules");
     r.runs = static_cast<int>(a.intValue("runs", 10));
     r.warmup = static_cast<int>(a.intValue("warmup", 2));
     r.threads = static_cast<int>(a.intValue("threads", 0));
@@ -201,6 +203,9 @@ Command addExportCommand(CLI::App& cli) {
                    "input preset of a text model: default, pooling, text-classification, "
                    "question-answering");
     addFlag(*command, "static-batch", "keep the batch dim fixed instead of dynamic");
+    addFlag(*command, "record-modules",
+            "record each PyTorch module's output and compare the export module by module (done "
+            "anyway when the outputs do not match PyTorch's)");
     addFlag(*command, "bench", "time the engine against PyTorch");
     addValueOption(*command, "runs", "N", "timed runs of --bench (default 10)");
     addValueOption(*command, "warmup", "N", "untimed runs of --bench first (default 2)");

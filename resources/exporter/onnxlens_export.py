@@ -8,11 +8,16 @@ subprocess with a time limit. It writes into --out:
   test_data_set_0/    input_K.pb and PyTorch's output_K.pb (onnx TensorProto)
   test_data_set_1/    the same with batch 2, when every input has a dynamic batch axis
   export.json         versions, opset, export time, PyTorch latency statistics
+  modules/            with --record-modules: each PyTorch module's output on test_data_set_0's
+                      inputs (forward hooks) as .npy, and index.json mapping each module to the
+                      ONNX value of its scope (see record_modules)
 
 `onnxlens_export.py --serve-timing DIR [--threads N]` times PyTorch for onnxlens's latency ratio,
 interleaved with the engine: it rebuilds the module exported into DIR (export.json's "arguments"),
 loads test_data_set_0's inputs, prints "timing: ready", and answers each "run" line on stdin
-with "timing: MS" (one timed forward pass), until stdin closes.
+with "timing: MS" (one timed forward pass), until stdin closes. A "record" line instead records
+the modules' outputs into DIR/modules (as --record-modules does) and answers "record: N" (modules
+mapped) or "record: error MESSAGE".
 
 Log lines go to stdout as they happen. A failure is one line "error: ..." and one line
 "hint: ..." on stderr and a distinct exit code (see EXIT_* below); argparse's usage errors
@@ -83,6 +88,8 @@ def parse_arguments(argv):
     parser.add_argument("--warmup", type=int, default=2, help="PyTorch warm-up runs (not timed)")
     parser.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: every core)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--record-modules", action="store_true",
+                        help="record each module's output on the first data set's inputs (modules/)")
     args = parser.parse_args(argv)
     if args.torchscript and not args.input_shape and not args.task:
         parser.error("--torchscript needs --input-shape")
@@ -352,6 +359,9 @@ def remove_previous_export(folder):
             shutil.rmtree(path)
         elif name in ("model.onnx", "export.json", "report.md", "report.json") and os.path.isfile(path):
             os.remove(path)
+        elif (name == MODULES_FOLDER and os.path.isdir(path) and not os.path.islink(path)
+              and os.path.isfile(os.path.join(path, "index.json"))):
+            shutil.rmtree(path)
 
 
 def write_data_set(torch, folder, inputs, outputs):
@@ -412,6 +422,257 @@ def newest_opset(torch):
     except Exception:
         newest = MAX_DEFAULT_OPSET
     return min(newest, MAX_DEFAULT_OPSET)
+
+
+MODULES_FOLDER = "modules"
+
+
+def node_scope(node_name):
+    """The qualified name of the module whose forward made a node, from the scope path torch.onnx
+    puts in node names ('/encoder/layer.0/attention/MatMul' -> 'encoder.layer.0.attention'); ''
+    for the root module's own nodes ('/Softmax'); None for a name without a path ('Constant_16').
+    torch names a component by the module's attribute name ('conv1', 'layer.0' for an item of a
+    ModuleList nobody calls), and the children of a called Sequential by the Sequential's own
+    component, a dot and their index ('/layer2/layer2.0/downsample/downsample.0/Conv'): a
+    component that starts with the previous one and a dot adds only what follows."""
+    if not node_name.startswith("/"):
+        return None
+    scope, previous = "", ""
+    for part in node_name.split("/")[1:-1]:
+        attribute = part[len(previous) + 1:] if previous and part.startswith(previous + ".") else part
+        scope = attribute if not scope else scope + "." + attribute
+        previous = part
+    return scope
+
+
+def shapes_compatible(recorded, inferred):
+    """A recorded shape against a shape from ONNX shape inference (None: unknown; a None or
+    string dim: symbolic, matches any size)."""
+    if inferred is None:
+        return True
+    if len(recorded) != len(inferred):
+        return False
+    return all(not isinstance(d, int) or d == r for r, d in zip(recorded, inferred))
+
+
+def map_module_outputs(nodes, graph_outputs, recorded, value_shapes=None):
+    """Maps each recorded module output to the ONNX value of the module's scope.
+
+    nodes: [(name, inputs, outputs)] in graph order (inputs: every value the node reads, its
+    subgraphs' included); graph_outputs: the graph's output names; recorded: {module: [shape of
+    each tensor it returned]}; value_shapes: {value:
+    [dims]} from shape inference, when known.
+
+    A module's output is the output of the last node in its scope (the module's nodes and its
+    children's) that is read outside the scope or is a graph output, of the shape it returned (when
+    shape inference knows it). A module returning several tensors: those of one shape take the
+    last values of that shape in order, or stay unmapped when there are fewer such values.
+    Returns {module: ([(value, node name) or None per element], problem)}."""
+    value_shapes = value_shapes or {}
+    scopes = [node_scope(name) for name, _, _ in nodes]
+    consumers = {}
+    for i, (_, inputs, _) in enumerate(nodes):
+        for v in inputs:
+            consumers.setdefault(v, []).append(i)
+    outputs = set(graph_outputs)
+    # The nodes of each scope prefix, so that each module finds its members without a scan.
+    members_of = {}
+    for i, scope in enumerate(scopes):
+        if scope is None:
+            continue
+        parts = scope.split(".") if scope else []
+        for k in range(1, len(parts) + 1):
+            members_of.setdefault(".".join(parts[:k]), []).append(i)
+    result = {}
+    for module, shapes in recorded.items():
+        # A scope prefix that is not the module ('layers.1' for 'layers.10') matched above: keep
+        # only nodes whose scope is the module or below it.
+        members = [i for i in members_of.get(module, [])
+                   if scopes[i] == module or scopes[i].startswith(module + ".")]
+        if not members:
+            result[module] = ([None] * len(shapes), "no ONNX node in its scope (folded away, or it "
+                              "returns a value computed elsewhere)")
+            continue
+        member_set = set(members)
+        escaping = []
+        for i in members:
+            for v in nodes[i][2]:
+                if v and (v in outputs or any(c not in member_set for c in consumers.get(v, []))):
+                    escaping.append((v, nodes[i][0]))
+        if not escaping:
+            result[module] = ([None] * len(shapes), "no value of its scope is read outside it")
+            continue
+        # Tensors of one shape take the last values of that shape in order; fewer such values
+        # than tensors is ambiguous (an LSTM's unused cell state): those stay unmapped.
+        chosen = [None] * len(shapes)
+        taken = set()
+        groups = {}
+        for j, shape in enumerate(shapes):
+            groups.setdefault(tuple(shape), []).append(j)
+        for shape, elements in groups.items():
+            candidates = [e for e in escaping
+                          if e[0] not in taken and shapes_compatible(list(shape), value_shapes.get(e[0]))]
+            if len(candidates) < len(elements):
+                continue
+            for j, e in zip(elements, candidates[-len(elements):]):
+                chosen[j] = e
+                taken.add(e[0])
+        missing = sum(c is None for c in chosen)
+        problem = None
+        if missing:
+            problem = "%d of its %d outputs have no ONNX value of their shape read outside its scope" % (
+                missing, len(chosen)) if len(chosen) > 1 else "no value of its shape is read outside its scope"
+        result[module] = (chosen, problem)
+    return result
+
+
+def graph_for_mapping(model_path, inputs):
+    """The (nodes, graph outputs, value shapes) map_module_outputs takes, from model.onnx; the
+    value shapes come from ONNX shape inference with the graph inputs fixed to the example's."""
+    import onnx
+
+    model = onnx.load(model_path, load_external_data=False)
+
+    def read_names(node, names):
+        names.extend(node.input)
+        for attribute in node.attribute:
+            graphs = list(attribute.graphs) + ([attribute.g] if attribute.HasField("g") else [])
+            for g in graphs:
+                for inner in g.node:
+                    read_names(inner, names)
+        return names
+
+    nodes = [(n.name, read_names(n, []), list(n.output)) for n in model.graph.node]
+    graph_outputs = [o.name for o in model.graph.output]
+    shapes = {}
+    try:
+        initializers = {t.name for t in model.graph.initializer}
+        real_inputs = [i for i in model.graph.input if i.name not in initializers]
+        for graph_input, tensor in zip(real_inputs, inputs):
+            dims = graph_input.type.tensor_type.shape.dim
+            if len(dims) == len(tensor.shape):
+                for d, size in zip(dims, tensor.shape):
+                    d.ClearField("dim_param")
+                    d.dim_value = int(size)
+        inferred = onnx.shape_inference.infer_shapes(model)
+        for info in list(inferred.graph.value_info) + list(inferred.graph.output):
+            if info.type.HasField("tensor_type") and info.type.tensor_type.HasField("shape"):
+                shapes[info.name] = [d.dim_value if d.HasField("dim_value") else None
+                                     for d in info.type.tensor_type.shape.dim]
+    except Exception as e:  # shape inference is a help for tuples, not a requirement
+        log("warning: shape inference for the module map failed: %s" % one_line(e))
+    return nodes, graph_outputs, shapes
+
+
+def module_tensors(torch, value):
+    """The tensors a module returned, element by element (tuples, lists and dicts flattened);
+    None for elements that are not tensors."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if hasattr(value, "values") and callable(value.values):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        flat = []
+        for item in value:
+            flat.extend(module_tensors(torch, item))
+        return flat
+    return [None]
+
+
+def record_modules(torch, module, inputs, folder):
+    """Runs the module once on `inputs` with a forward hook on every submodule, writes each
+    module's tensors to folder/modules/ as .npy and index.json mapping them to the ONNX values of
+    the same scope in folder/model.onnx. Returns the number of module outputs mapped."""
+    import shutil
+
+    import numpy as np
+
+    out = os.path.join(folder, MODULES_FOLDER)
+    if os.path.isdir(out) and not os.path.islink(out):
+        shutil.rmtree(out)
+    os.makedirs(out)
+    names = {m: name for name, m in module.named_modules() if name}
+    calls, records, kinds = {}, {}, {}
+    # Which tensor objects each module took and returned, with their version counters (an in-place
+    # operation bumps it: ReLU(inplace=True) after a BatchNorm returns the same object changed);
+    # the objects are kept alive for the pass, so that their ids stay unique. A module the
+    # exporter folded into its producer is found by them.
+    keep, first_input, returned, identity = [], {}, {}, set()
+
+    def hook(m, hook_inputs, result):
+        name = names.get(m)
+        if name is None:
+            return
+        calls[name] = calls.get(name, 0) + 1
+        if calls[name] == 1:
+            kinds[name] = type(m).__name__
+            tensors = module_tensors(torch, result)
+            records[name] = [t.detach().cpu().numpy().copy() if t is not None and t.dtype.is_floating_point
+                             else None for t in tensors]
+            taken = [t for t in module_tensors(torch, hook_inputs) if t is not None]
+            keep.extend(taken + [t for t in tensors if t is not None])
+            returned[name] = {(id(t), t._version) for t in tensors if t is not None}
+            if taken:
+                first_input[name] = (id(taken[0]), taken[0]._version)
+                if (len(tensors) == 1 and tensors[0] is not None and tensors[0].shape == taken[0].shape
+                        and torch.equal(tensors[0], taken[0])):
+                    identity.add(name)
+
+    handles = [m.register_forward_hook(hook) for m in names]
+    try:
+        with torch.no_grad():
+            module(*inputs)
+    finally:
+        for h in handles:
+            h.remove()
+    nodes, graph_outputs, shapes = graph_for_mapping(os.path.join(folder, "model.onnx"), inputs)
+    tensors_of = {name: [t for t in ts if t is not None] for name, ts in records.items()}
+    mapping = map_module_outputs(nodes, graph_outputs,
+                                 {name: [list(t.shape) for t in ts] for name, ts in tensors_of.items() if ts},
+                                 shapes)
+    # A module without nodes (a BatchNorm the exporter folded into the Conv before it, a Dropout)
+    # whose input is another module's output: the ONNX value of that producer is what the folded
+    # module returned. An identity (Dropout) shares it; otherwise the producer's own output exists
+    # nowhere in the graph and the value moves to the folded module.
+    for name in records:
+        chosen, problem = mapping.get(name, ([], None))
+        if len(chosen) != 1 or chosen[0] is not None or not problem or not problem.startswith("no ONNX node"):
+            continue
+        producers = [p for p in records if p != name and first_input.get(name) in returned.get(p, ())
+                     and mapping.get(p, ([None], None))[0][:1] != [None] and len(mapping[p][0]) == 1]
+        if not producers:
+            continue
+        value = mapping[producers[0]][0][0]
+        mapping[name] = ([value], None)
+        if name not in identity:
+            for p in producers:
+                mapping[p] = ([None], "its ONNX value %s is %s's output: the exporter folded %s (%s) into it"
+                              % (value[0], name, name, kinds[name]))
+    entries, mapped = [], 0
+    for index, name in enumerate(records):  # call order: a module after its children
+        entry = {"module": name, "type": kinds[name], "calls": calls[name], "outputs": []}
+        if calls[name] > 1:
+            entry["problem"] = "called %d times in one forward pass (its scope holds every call)" % calls[name]
+        elif not tensors_of[name]:
+            entry["problem"] = "returns no floating-point tensor"
+        else:
+            chosen, problem = mapping[name]
+            if problem:
+                entry["problem"] = problem
+            for element, (tensor, onnx_value) in enumerate(zip(tensors_of[name], chosen)):
+                file = "m%04d_%d.npy" % (index, element)
+                np.save(os.path.join(out, file), tensor)
+                item = {"element": element, "file": file, "shape": list(tensor.shape), "dtype": str(tensor.dtype)}
+                if onnx_value:
+                    item["onnx_value"], item["onnx_node"] = onnx_value
+                    mapped += 1
+                entry["outputs"].append(item)
+        entries.append(entry)
+    with open(os.path.join(out, "index.json"), "w") as f:
+        json.dump({"format": 1, "data_set": "test_data_set_0", "modules": entries}, f, indent=1)
+    log("recorded %d module outputs of %d modules, %d mapped to ONNX values, in %s"
+        % (sum(len(e["outputs"]) for e in entries), len(entries), mapped, out))
+    return mapped
 
 
 def export(args):
@@ -481,6 +742,9 @@ def export(args):
         write_data_set(torch, os.path.join(args.out, "test_data_set_1"), doubled, doubled_reference)
         data_sets.append("test_data_set_1")
         log("wrote test_data_set_1 (batch %s)" % "x".join(str(doubled[0].shape[batch_axes[0]])))
+
+    if args.record_modules:
+        record_modules(torch, source.module, source.inputs, args.out)
 
     log("timing PyTorch: %d warm-up, %d runs, %d threads" % (args.warmup, args.runs, torch.get_num_threads()))
     latency = time_pytorch(torch, source.module, source.inputs, args.warmup, args.runs)
@@ -560,11 +824,21 @@ def serve_timing(argv):
     if not inputs:
         raise ExportFailure(EXIT_USAGE, "%s has no input_0.pb" % data_set, "export the model again")
     print("timing: ready", flush=True)
-    with torch.no_grad():
-        while sys.stdin.readline().strip() == "run":
-            start = time.perf_counter()
-            source.module(*inputs)
-            print("timing: %.6f" % ((time.perf_counter() - start) * 1000.0), flush=True)
+    while True:
+        request = sys.stdin.readline().strip()
+        if request == "run":
+            with torch.no_grad():
+                start = time.perf_counter()
+                source.module(*inputs)
+                print("timing: %.6f" % ((time.perf_counter() - start) * 1000.0), flush=True)
+        elif request == "record":
+            try:
+                print("record: %d" % record_modules(torch, source.module, inputs, folder), flush=True)
+            except Exception as e:
+                traceback.print_exc(file=sys.stdout)
+                print("record: error %s: %s" % (type(e).__name__, one_line(e)), flush=True)
+        else:
+            break
 
 
 def main(argv):

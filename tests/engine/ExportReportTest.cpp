@@ -8,10 +8,14 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "onnxlens/engine/Session.h"
 #include "onnxlens/engine/TensorProto.h"
+#include "onnxlens/model/ModelLoader.h"
 #include "onnxlens/model/TensorFile.h"
+#include "onnxlens/model/TestDataSet.h"
 #include "onnxlens/workflows/ExportReport.h"
 #include "onnxlens/workflows/ExporterCommand.h"
+#include "onnxlens/workflows/ReferenceRun.h"
 
 namespace fs = std::filesystem;
 using namespace onnxlens::engine;
@@ -251,4 +255,98 @@ TEST(ExporterCommand, CommandLineAndOutcomes) {
     f = describeExporterOutcome(late, r);
     ASSERT_TRUE(f);
     EXPECT_NE(f->message.find("within 5 s"), std::string::npos);
+}
+
+// Module records as the exporter writes them (modules/index.json and .npy), made here from the
+// engine's own values of the sample (no torch): conv1, fc1 and fc2 recorded as they are, conv2
+// with 0.5 added to one element. conv2 is the first divergent module, fc1 and fc2 are downstream;
+// a record whose file is missing and one naming no value of the graph are problems, not crashes;
+// a broken index.json is a warning naming the file.
+TEST_F(ExportFolder, ModuleRecordsNameTheFirstDivergentModule) {
+    auto model = onnxlens::loadModel(dir_ / "model.onnx");
+    ASSERT_TRUE(model) << model.error().message;
+    SessionOptions sessionOptions;
+    sessionOptions.optimize = false;
+    sessionOptions.threads = 1;
+    auto session = Session::create(*model, sessionOptions);
+    ASSERT_TRUE(session) << session.error().message;
+    auto set = onnxlens::readTestDataSetFolder(dir_ / "test_data_set_0", *model->proto);
+    ASSERT_TRUE(set) << set.error().message;
+    auto feeds = feedsFromTestDataSet(**session, *set);
+    ASSERT_TRUE(feeds) << feeds.error().message;
+    std::map<std::string, Value> values;
+    RunControl control;
+    control.onValue = [&](const std::string& name, const Value& v) { values[name] = v; };
+    ASSERT_TRUE((*session)->run(*feeds, &control));
+
+    const fs::path records = dir_ / "modules";
+    fs::create_directories(records);
+    nlohmann::json modules = nlohmann::json::array();
+    auto record = [&](const std::string& module, const std::string& value, float delta) {
+        Tensor t = values.at(value).tensor().clone();
+        t.data<float>()[0] += delta;
+        const std::string file = module + ".npy";
+        ASSERT_TRUE(onnxlens::writeNpyFile(records / file, tensorToProto(t, value)));
+        modules.push_back({{"module", module},
+                           {"type", "Layer"},
+                           {"outputs", {{{"element", 0}, {"file", file}, {"onnx_value", value}}}}});
+    };
+    record("conv1", "/conv1/Conv_output_0", 0);
+    record("conv2", "/conv2/Conv_output_0", 0.5f);
+    record("fc1", "/fc1/Gemm_output_0", 0);
+    record("fc2", "/fc2/Gemm_output_0", 0);
+    modules.push_back({{"module", "gone"},
+                       {"outputs", {{{"file", "gone.npy"}, {"onnx_value", "/Relu_output_0"}}}}});
+    modules.push_back({{"module", "elsewhere"},
+                       {"outputs", {{{"file", "conv1.npy"}, {"onnx_value", "no_such_value"}}}}});
+    modules.push_back({{"module", "drop"}, {"problem", "no ONNX node in its scope"}});
+    modules.push_back({{"module", 7}, {"outputs", {{{"element", "x"}, {"file", 3}}}}});  // hostile
+    std::ofstream(records / "index.json") << nlohmann::json{{"modules", modules}}.dump();
+
+    ExportReportOptions options;
+    options.benchmark = false;
+    options.threads = 1;
+    auto report = validateExport(dir_, options);
+    ASSERT_TRUE(report) << report.error().message;
+    EXPECT_EQ(line(*report, "numbers").status, ReportStatus::Passed);
+    // The outputs agree, a module does not: a warning, not a failure.
+    EXPECT_EQ(line(*report, "modules").status, ReportStatus::Warning);
+    EXPECT_NE(line(*report, "modules")
+                  .figure.find("first divergent module conv2 (Layer) at ONNX "
+                               "node /conv2/Conv (Conv)"),
+              std::string::npos)
+        << line(*report, "modules").figure;
+    ASSERT_TRUE(report->modulesCompared);
+    const auto& c = report->modules;
+    EXPECT_EQ(c.modules, 8);
+    EXPECT_EQ(c.compared, 4);
+    ASSERT_GE(c.firstDivergence, 0);
+    const auto& first = c.outputs[c.firstDivergence];
+    EXPECT_EQ(first.module, "conv2");
+    EXPECT_NEAR(first.diff.figures.maxAbsError, 0.5, 1e-5);
+    EXPECT_EQ(first.diff.outside, 1);
+    std::vector<std::string> growth;
+    for (int i : c.growth) growth.push_back(c.outputs[i].module);
+    EXPECT_EQ(growth, (std::vector<std::string>{"fc1", "fc2"}));
+    for (const auto& o : c.outputs) {
+        if (o.module == "conv1") EXPECT_EQ(o.diff.figures.maxAbsError, 0);
+        if (o.module == "gone")
+            EXPECT_NE(o.diff.problem.find("gone.npy"), std::string::npos) << o.diff.problem;
+        if (o.module == "elsewhere")
+            EXPECT_NE(o.problem.find("no node of model.onnx makes"), std::string::npos);
+        if (o.module == "drop") EXPECT_EQ(o.problem, "no ONNX node in its scope");
+    }
+    const std::string md = exportReportMarkdown(*report);
+    EXPECT_NE(md.find("First module that diverges: `conv2` (Layer), ONNX node `/conv2/Conv`"),
+              std::string::npos)
+        << md;
+    const auto json = nlohmann::json::parse(exportReportJson(*report));
+    EXPECT_EQ(json["modules"]["first_divergence"]["module"], "conv2");
+
+    std::ofstream(records / "index.json") << "{\"modules\": 3";
+    report = validateExport(dir_, options);
+    ASSERT_TRUE(report) << report.error().message;
+    EXPECT_EQ(line(*report, "modules").status, ReportStatus::Warning);
+    EXPECT_NE(line(*report, "modules").figure.find("index.json"), std::string::npos);
+    EXPECT_TRUE(report->passed);  // the rest of the export is sound
 }

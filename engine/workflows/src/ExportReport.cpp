@@ -410,6 +410,51 @@ Result<ExportReport> validateExport(const fs::path& folder, const ExportReportOp
             }
         }
         report.lines.push_back(latencyLine);
+
+        // 6. Module by module against PyTorch: recorded at export, or now when the numbers differ.
+        const bool mismatch = std::any_of(
+            report.lines.begin(), report.lines.end(),
+            [](const auto& l) { return l.key == "numbers" && l.status == ReportStatus::Failed; });
+        std::string recordProblem;
+        bool recorded = hasModuleRecords(folder);
+        if (!recorded && mismatch && options.recordModulesOnMismatch && !options.python.empty() &&
+            !options.exporterScript.empty()) {
+            checkCancel(cancel);
+            say("recording the output of each PyTorch module");
+            auto server = PytorchTimingServer::start(options.python, options.exporterScript, folder,
+                                                     options.threads);
+            if (!server) {
+                recordProblem = server.error().message;
+            } else if (auto mapped = (*server)->recordModules(); !mapped) {
+                recordProblem = mapped.error().message;
+            } else {
+                recorded = hasModuleRecords(folder);
+            }
+        }
+        if (recorded) {
+            checkCancel(cancel);
+            (*session).reset();  // the comparison compiles its own session, optimizer off
+            say("comparing each PyTorch module with the ONNX value of its scope");
+            auto modules = compareModules(folder, tolerance, options.threads, cancel);
+            if (cancel && cancel->load()) throw CancelledError{};
+            ExportReportLine line{"modules", "Modules against PyTorch", ReportStatus::Failed, {}};
+            if (!modules) {
+                line.figure = modules.error().message;
+                line.status = ReportStatus::Warning;
+            } else {
+                report.modulesCompared = true;
+                report.modules = std::move(*modules);
+                line.figure = moduleComparisonFigure(report.modules);
+                line.status = report.modules.firstDivergence < 0 ? ReportStatus::Passed
+                              : mismatch                         ? ReportStatus::Failed
+                                                                 : ReportStatus::Warning;
+                if (report.modules.compared == 0) line.status = ReportStatus::Warning;
+            }
+            report.lines.push_back(line);
+        } else if (!recordProblem.empty()) {
+            report.lines.push_back({"modules", "Modules against PyTorch", ReportStatus::Warning,
+                                    "could not record PyTorch's modules: " + recordProblem});
+        }
         if (options.quantize) addQuantizedExportLines(report, options, progress, cancel);
     } catch (const CancelledError&) {
         return makeError(folder.string(), "cancelled");
@@ -455,6 +500,7 @@ std::string exportReportMarkdown(const ExportReport& report) {
            << (report.latency.withinNoise ? " (within noise)" : "")
            << (report.latency.busy ? " (the machine was busy: rerun)" : "") << "\n";
     }
+    if (report.modulesCompared) md << moduleComparisonMarkdown(report.modules);
     return md.str();
 }
 
@@ -518,6 +564,7 @@ std::string exportReportJson(const ExportReport& report) {
             doc["int8"]["speedup"] = q.speedup;
         }
     }
+    if (report.modulesCompared) doc["modules"] = moduleComparisonJson(report.modules);
     return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 

@@ -144,6 +144,7 @@ std::vector<std::string> exporterCommandLine(const ExportRequest& r, const fs::p
     if (r.opset > 0) argv.insert(argv.end(), {"--opset", std::to_string(r.opset)});
     if (!r.task.empty()) argv.insert(argv.end(), {"--task", r.task});
     if (!r.dynamicBatch) argv.push_back("--no-dynamic-batch");
+    if (r.recordModules) argv.push_back("--record-modules");
     argv.insert(argv.end(),
                 {"--runs", std::to_string(r.runs), "--warmup", std::to_string(r.warmup)});
     if (r.threads > 0) argv.insert(argv.end(), {"--threads", std::to_string(r.threads)});

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "ReportText.h"
+#include "SharedWeights.h"
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/model/GraphIndex.h"
 #include "onnxlens/model/NodeNames.h"
@@ -421,6 +422,17 @@ Result<NumericDiff> numericDiff(LoadedModel&& a, const std::function<Result<Load
     // weights of the two never sit in memory as protobuf at once, only in the two sessions.
     const onnx::ModelProto skeletonA = modelSkeleton(*a.proto);
     const LoadedModel infoA{a.path, a.directory, a.fileBytes, nullptr, nullptr};
+    // The weights the two models share, held once (SharedWeights.h): A's large initializers go to
+    // a scratch file both sessions map. Declared before the sessions, which map it: removed after
+    // them.
+    std::unique_ptr<SharedWeights> sharedWeights;
+    if (options.shareWeights && SharedWeights::eligible(*a.proto))
+        sharedWeights = SharedWeights::create();
+    if (sharedWeights) {
+        if (progress) progress({"writing the weights the two models may share", 0, 0});
+        a.proto = sharedWeights->addFirst(a.proto, a.proto.use_count() == 1);
+        a.directory = sharedWeights->directory();
+    }
     if (progress) progress({"compiling " + a.path.filename().string(), 0, 0});
     auto sessionA = compile(std::move(a), options, threads);
     if (!sessionA) return sessionA.error();
@@ -437,6 +449,11 @@ Result<NumericDiff> numericDiff(LoadedModel&& a, const std::function<Result<Load
     diff.structure.nameB = b->path.filename().string();
     const onnx::ModelProto skeletonB = modelSkeleton(*b->proto);
     if (cancelled()) return Error{"cancelled"};
+    if (sharedWeights && SharedWeights::eligible(*b->proto)) {
+        b->proto = sharedWeights->addSecond(b->proto, b->proto.use_count() == 1);
+        b->directory = sharedWeights->directory();
+        diff.sharedWeightBytes = sharedWeights->bytesShared();
+    }
     if (progress) progress({"compiling " + diff.structure.nameB, 0, 0});
     auto sessionB = compile(std::move(*b), options, threads);
     if (!sessionB) return sessionB.error();
@@ -536,6 +553,7 @@ Json numericDiffJson(const NumericDiff& diff) {
            {"error_growth", path},
            {"top_error_added", top},
            {"peak_pending_bytes", diff.peakPendingBytes},
+           {"shared_weight_bytes", diff.sharedWeightBytes},
            {"seconds", diff.runSeconds},
            {"threads_each", diff.threadsEach},
            {"values", tensors}};
@@ -600,8 +618,10 @@ std::string numericDiffText(const NumericDiff& diff) {
     }
     out << formatNumbers("%.2f s, both runs at once with %.0f threads each; ", diff.runSeconds,
                          diff.threadsEach)
-        << formatNumbers("at most %.1f MB held waiting for the other run\n",
-                         static_cast<double>(diff.peakPendingBytes) / 1e6);
+        << formatNumbers("at most %.1f MB held waiting for the other run; ",
+                         static_cast<double>(diff.peakPendingBytes) / 1e6)
+        << formatNumbers("%.1f MB of weights shared by the two sessions\n",
+                         static_cast<double>(diff.sharedWeightBytes) / 1e6);
     return out.str();
 }
 

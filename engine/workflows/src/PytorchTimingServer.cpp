@@ -162,4 +162,28 @@ Result<double> PytorchTimingServer::run(double timeoutSeconds) {
     }
 }
 
+Result<int> PytorchTimingServer::recordModules(double timeoutSeconds) {
+    static const char request[] = "record\n";
+    const std::string prefix = "record: ";
+    if (::write(toChild_, request, sizeof request - 1) != static_cast<ssize_t>(sizeof request - 1))
+        return Error{"the PyTorch server is gone: " + errorLine(stderrText())};
+    while (true) {
+        auto line = readLine(timeoutSeconds);
+        if (!line) {
+            const std::string why = errorLine(stderrText());
+            return Error{"recording PyTorch's modules: " +
+                         (why.empty() ? line.error().message : why)};
+        }
+        if (line->rfind(prefix, 0) != 0) continue;  // the script's log
+        const std::string answer = line->substr(prefix.size());
+        if (answer.rfind("error ", 0) == 0)
+            return Error{"recording PyTorch's modules: " + answer.substr(6)};
+        try {
+            return std::stoi(answer);
+        } catch (const std::exception&) {
+            return Error{"the PyTorch server answered '" + *line + "'"};
+        }
+    }
+}
+
 }  // namespace onnxlens::engine

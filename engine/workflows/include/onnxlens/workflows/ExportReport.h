@@ -13,6 +13,7 @@
 
 #include "onnxlens/model/Result.h"
 #include "onnxlens/workflows/LatencyStatistics.h"
+#include "onnxlens/workflows/ModuleComparison.h"
 
 namespace onnxlens::engine {
 
@@ -48,6 +49,12 @@ struct ExportReportOptions {
     // against PyTorch with its own, looser tolerance: every output's SQNR >= int8MinSqnrDb.
     bool quantize = false;
     double int8MinSqnrDb = 20.0;
+    // Module by module (the "modules" line): when the folder has modules/index.json (exported with
+    // --record-modules), or when the numbers do not match and `python` and `exporterScript` are
+    // set (the script then records the modules' outputs, as the timing server does), each
+    // PyTorch module's output is compared with the ONNX value of its scope and the report names
+    // the first module that diverges.
+    bool recordModulesOnMismatch = true;
 };
 
 // The int8 model of an export (ExportReportOptions::quantize).
@@ -101,6 +108,8 @@ struct ExportReport {
     std::string pytorchTiming;  // how PyTorch was timed ("interleaved with the engine", ...)
     bool quantized = false;     // the int8 lines were requested
     QuantizedExportFigures int8;
+    bool modulesCompared = false;  // `modules` holds the module-by-module comparison
+    ModuleComparison modules;
 };
 
 // Sets report.passed: no line failed (warnings and skipped lines do not fail it).

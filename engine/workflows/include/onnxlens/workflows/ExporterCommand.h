@@ -21,6 +21,9 @@ struct ExportRequest {
     std::string
         task;  // empty, or a text preset: default, pooling, text-classification, question-answering
     bool dynamicBatch = true;
+    // The exporter records each module's output on the first data set's inputs (modules/), so
+    // that the report compares the export with PyTorch module by module even when it passes.
+    bool recordModules = false;
     int runs = 10, warmup = 2, threads = 0;
     std::string python = "/usr/bin/python3";
     double timeoutSeconds = 600;

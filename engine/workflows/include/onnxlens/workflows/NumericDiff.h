@@ -44,6 +44,11 @@ struct NumericDiffOptions {
     SymbolBindings dims;
     // Bytes of values one run may hold waiting for the other's before it waits.
     std::uint64_t pendingBytesLimit = 256ull << 20;
+    // The initializers B shares with A (same name, type, dims and bytes) held once: A's large
+    // initializers are written to a scratch file in the temporary directory that both sessions
+    // map, instead of each session holding its own copy. Models with external data of their own
+    // are compiled as they are.
+    bool shareWeights = true;
 };
 
 struct TensorDiff {
@@ -75,8 +80,9 @@ struct NumericDiff {
     std::vector<int> topErrorAdded;
     int notProduced = 0;  // shared values one run never produced (both waited in vain)
     bool outputsWithinTolerance = true;
-    std::uint64_t peakPendingBytes = 0;  // the most bytes held waiting for a partner at once
-    double runSeconds = 0;               // both runs with the comparisons
+    std::uint64_t peakPendingBytes = 0;   // the most bytes held waiting for a partner at once
+    std::uint64_t sharedWeightBytes = 0;  // B's initializer bytes held once with A's
+    double runSeconds = 0;                // both runs with the comparisons
     int threadsEach = 0;
 };
 

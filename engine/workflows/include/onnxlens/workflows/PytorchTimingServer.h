@@ -3,7 +3,8 @@
 // `python -u onnxlens_export.py --serve-timing FOLDER [--threads N]` rebuilds the exported module
 // from export.json, loads test_data_set_0's inputs, prints "timing: ready", and then answers each
 // "run" line on its stdin with "timing: MS", one timed forward pass. The engine, in C++, runs
-// between two requests, so both sides are timed A, B, A, B under the same machine load.
+// between two requests, so both sides are timed A, B, A, B under the same machine load. A "record"
+// line makes it record each module's output into FOLDER/modules/ (ModuleComparison.h).
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -25,6 +26,10 @@ class PytorchTimingServer {
 
     // One timed forward pass, in milliseconds as the script measured it.
     Result<double> run(double timeoutSeconds = 120);
+
+    // Records every module's output on the inputs into FOLDER/modules/ (forward hooks) and maps
+    // them to the ONNX values of their scopes: the number of outputs mapped.
+    Result<int> recordModules(double timeoutSeconds = 600);
 
     PytorchTimingServer(const PytorchTimingServer&) = delete;
     PytorchTimingServer& operator=(const PytorchTimingServer&) = delete;
