@@ -143,7 +143,9 @@ TEST(CliExportModules, RecordModulesOnAPassingExport) {
     // Conv, BatchNorm (folded into the Conv: its output is the Conv's ONNX value), ReLU, ...
     EXPECT_GE(doc["modules"]["compared"].get<int>(), 7);
     for (const auto& o : doc["modules"]["outputs"])
-        if (o["module"] == "features.1") EXPECT_EQ(o["onnx_node"], "/features/features.0/Conv");
+        if (o["module"] == "features.1") {
+            EXPECT_EQ(o["onnx_node"], "/features/features.0/Conv");
+        }
 
     // Exported again without the option: the old records go, and a passing export has no line.
     r = runCli({"export", "--script", dataScript("export_tiny_cnn.py"), "--out", out.string(),

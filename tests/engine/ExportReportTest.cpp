@@ -329,12 +329,15 @@ TEST_F(ExportFolder, ModuleRecordsNameTheFirstDivergentModule) {
     for (int i : c.growth) growth.push_back(c.outputs[i].module);
     EXPECT_EQ(growth, (std::vector<std::string>{"fc1", "fc2"}));
     for (const auto& o : c.outputs) {
-        if (o.module == "conv1") EXPECT_EQ(o.diff.figures.maxAbsError, 0);
-        if (o.module == "gone")
+        if (o.module == "conv1") {
+            EXPECT_EQ(o.diff.figures.maxAbsError, 0);
+        } else if (o.module == "gone") {
             EXPECT_NE(o.diff.problem.find("gone.npy"), std::string::npos) << o.diff.problem;
-        if (o.module == "elsewhere")
+        } else if (o.module == "elsewhere") {
             EXPECT_NE(o.problem.find("no node of model.onnx makes"), std::string::npos);
-        if (o.module == "drop") EXPECT_EQ(o.problem, "no ONNX node in its scope");
+        } else if (o.module == "drop") {
+            EXPECT_EQ(o.problem, "no ONNX node in its scope");
+        }
     }
     const std::string md = exportReportMarkdown(*report);
     EXPECT_NE(md.find("First module that diverges: `conv2` (Layer), ONNX node `/conv2/Conv`"),
