@@ -1,13 +1,14 @@
 // onnxlens-engine-worker: one open model's engine, in a process of its own, for the window
 // (widgets/workers/EngineProcess.cpp). It compiles the model once and keeps the session for
-// every run, comparison, benchmark, dynamic-axes check and optimized graph the window asks for,
-// so that a crash, an abort or a runaway allocation in the engine costs the window nothing but an
-// error message on that model's tab.
+// every run, comparison, benchmark, shape sweep, dynamic-axes check and optimized graph the
+// window asks for, so that a crash, an abort or a runaway allocation in the engine costs the
+// window nothing but an error message on that model's tab.
 //
 // Protocol (EngineWorkerProtocol.h): one JSON request per line on stdin, one JSON reply per line
 // on stdout ({"ok": true, ...} or {"ok": false, "error": ..., "cancelled": ...}), preceded by
-// progress lines ({"progress": ...}, {"step": ...}) and, in the dynamic-axes check, requests for
-// feeds ({"feedsFor": bindings}) that the window answers on stdin ({"feeds": [...]} or
+// progress lines ({"progress": ...}, {"step": ...}, {"sweepProgress": ...}), the points of a
+// shape sweep ({"point": ...}) and, in the dynamic-axes check, requests for feeds
+// ({"feedsFor": bindings}) that the window answers on stdin ({"feeds": [...]} or
 // {"error": ...}). Feeds and outputs are .pb files named in the JSON. SIGUSR1 with a job number
 // (sigqueue) cancels every job up to that number between two nodes.
 //
@@ -26,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -43,6 +45,7 @@
 #include "onnxlens/workflows/DynamicAxesCheck.h"
 #include "onnxlens/workflows/EngineWorkerProtocol.h"
 #include "onnxlens/workflows/InputPreparation.h"
+#include "onnxlens/workflows/ShapeSweep.h"
 
 namespace {
 
@@ -70,35 +73,36 @@ struct Cancellation {
     std::uint64_t cancelledThrough = 0;
     std::uint64_t job = 0;
     engine::RunControl* control = nullptr;
-    engine::BenchmarkRunner* runner = nullptr;
+    std::function<void()> stop;  // a benchmark's or sweep's runner
 
     void cancelRunning() {
         if (job == 0 || job > cancelledThrough) return;
         if (control) control->cancel.store(true);
-        if (runner) runner->cancel();
+        if (stop) stop();
     }
 } cancellation;
 
-// Marks `control` (and `runner`) as the running job's for the cancel thread while it lives.
+// Marks `control` (and a runner's stop) as the running job's for the cancel thread while it
+// lives.
 class ActiveJob {
   public:
     ActiveJob(std::uint64_t job, engine::RunControl* control) {
         std::lock_guard lock(cancellation.mutex);
         cancellation.job = job;
         cancellation.control = control;
-        cancellation.runner = nullptr;
+        cancellation.stop = nullptr;
         cancellation.cancelRunning();
     }
-    void setRunner(engine::BenchmarkRunner* runner) {
+    void setStop(std::function<void()> stop) {
         std::lock_guard lock(cancellation.mutex);
-        cancellation.runner = runner;
+        cancellation.stop = std::move(stop);
         cancellation.cancelRunning();
     }
     ~ActiveJob() {
         std::lock_guard lock(cancellation.mutex);
         cancellation.job = 0;
         cancellation.control = nullptr;
-        cancellation.runner = nullptr;
+        cancellation.stop = nullptr;
     }
 };
 
@@ -172,6 +176,7 @@ class Worker {
         if (op == "run") return run(request, job);
         if (op == "benchmark") return benchmark(request, job);
         if (op == "dynamicAxes") return dynamicAxes(request, job);
+        if (op == "sweep") return sweep(request, job);
         if (op == "optimizedGraph") return optimizedGraph(request);
         return failure("unknown request '" + op + "'");
     }
@@ -246,7 +251,7 @@ class Worker {
                         request.at("profile").get<bool>()});
         engine::RunControl control;  // a cancel before the runner starts
         ActiveJob active(job, &control);
-        active.setRunner(&runner);
+        active.setStop([&runner] { runner.cancel(); });
         if (control.cancel.load()) return failure("benchmark cancelled", true);
         // A model of a few microseconds per run must not flood the window's event loop.
         auto lastReport = std::chrono::steady_clock::time_point{};
@@ -286,6 +291,41 @@ class Worker {
         auto result = engine::checkDynamicAxes(*session_, *options, &control);
         if (!result) return failure(result.error().message, control.cancel.load());
         return {{"ok", true}, {"result", engine::dynamicAxesResultToJson(*result)}};
+    }
+
+    json sweep(const json& request, std::uint64_t job) {
+        std::vector<engine::SweepAxis> axes;
+        for (const auto& axis : request.at("axes"))
+            axes.push_back({axis.at("symbol").get<std::string>(),
+                            axis.at("values").get<std::vector<std::int64_t>>()});
+        if (auto unknown = engine::unknownSweepSymbol(session_->inputs(), axes); !unknown.empty())
+            return failure(unknown);
+        engine::SweepRunner runner(*session_, request.at("warmup").get<int>(),
+                                   request.at("runs").get<int>());
+        engine::RunControl control;
+        ActiveJob active(job, &control);
+        active.setStop([&runner] { runner.cancel(); });
+        if (control.cancel.load()) return failure("sweep cancelled", true);
+        auto lastReport = std::chrono::steady_clock::time_point{};
+        runner.setProgressCallback([&](const engine::SweepProgress& p) {
+            const auto now = std::chrono::steady_clock::now();
+            if (p.run.done != p.run.total && now - lastReport < std::chrono::milliseconds(50))
+                return;
+            lastReport = now;
+            send(
+                {{"sweepProgress", {p.point, p.points, p.run.warmingUp, p.run.done, p.run.total}}});
+        });
+        runner.setPointCallback([](const engine::SweepPoint& point) {
+            send({{"point", engine::sweepPointToJson(point)}});
+        });
+        const engine::Session& compiled = *session_;
+        auto points = runner.run(engine::sweepCombinations(axes),
+                                 [&compiled](const engine::SymbolBindings& dims) {
+                                     return engine::prepareSessionFeeds(compiled, {}, dims, 1);
+                                 });
+        if (runner.isCancelled() || control.cancel.load()) return failure("sweep cancelled", true);
+        if (!points) return failure(points.error().message);
+        return {{"ok", true}};
     }
 
     json optimizedGraph(const json& request) {

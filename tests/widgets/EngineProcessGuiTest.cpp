@@ -1,11 +1,12 @@
 // The window survives its engine: each open model's engine runs in its own process
-// (onnxlens-engine-worker), so an abort there while running or benchmarking ends with an error on
-// that model's tab, the other tab still runs, the window stays, and the next Run starts the
-// engine process again. The crash is the worker's test hook (ONNXLENS_ENGINE_WORKER_CRASH_ON),
+// (onnxlens-engine-worker), so an abort there while running, benchmarking or sweeping ends with an
+// error on that model's tab, the other tab still runs, the window stays, and the next Run starts
+// the engine process again. The crash is the worker's test hook (ONNXLENS_ENGINE_WORKER_CRASH_ON),
 // read when the worker starts: only the tab opened while it is set gets it.
 #include <gtest/gtest.h>
 
 #include <QCheckBox>
+#include <QLineEdit>
 #include <QSignalSpy>
 #include <QSpinBox>
 
@@ -14,6 +15,7 @@
 #include "widgets/graph/GraphPage.h"
 #include "widgets/panels/BenchmarkPanel.h"
 #include "widgets/panels/RunPanel.h"
+#include "widgets/panels/SweepTab.h"
 #include "widgets/workers/ModelController.h"
 
 namespace onnxlens {
@@ -119,6 +121,41 @@ TEST_F(EngineProcessGuiTest, AnAbortDuringABenchmarkIsAnErrorOnTheBenchmarkDock)
         << bench->statusText().toStdString();
     ASSERT_TRUE(page->controller()->lastBenchmark());
     EXPECT_EQ(page->controller()->lastBenchmark()->statistics.runs, 3);
+}
+
+// The shape sweep compiles the model in an engine process of its own: its crash is an error on
+// the sweep, and the tab's own session (the Run dock's) is untouched.
+TEST_F(EngineProcessGuiTest, AnAbortDuringAShapeSweepIsAnErrorOnTheSweep) {
+    gui::MainWindow window;
+    window.show();
+    widgets::GraphPage* page = testing::openAndDraw(window, sampleModel("mnist_cnn"));
+    ASSERT_NE(page, nullptr);
+    ASSERT_TRUE(testing::waitFor([&] { return page->controller()->isReady(); }, 60000));
+    widgets::BenchmarkPanel* bench = window.benchmarkPanel();
+    bench->warmupSpin()->setValue(0);
+    bench->runsSpin()->setValue(2);
+    bench->threadsSpin()->setValue(1);
+    widgets::SweepTab* sweep = bench->sweepTab();
+    sweep->axesEdit()->setText(QStringLiteral("batch=1,2"));
+    QSignalSpy failed(sweep, &widgets::SweepTab::failed);
+    QSignalSpy finished(sweep, &widgets::SweepTab::finished);
+    qputenv("ONNXLENS_ENGINE_WORKER_CRASH_ON", "sweep");
+    sweep->start();
+    ASSERT_TRUE(testing::waitFor([&] { return failed.count() == 1; }, 60000))
+        << sweep->statusText().toStdString();
+    qunsetenv("ONNXLENS_ENGINE_WORKER_CRASH_ON");
+    const QString message = failed.at(0).at(0).toString();
+    EXPECT_TRUE(message.contains(QStringLiteral("SIGABRT) while sweeping model.onnx")))
+        << message.toStdString();
+    EXPECT_FALSE(sweep->isRunning());
+    EXPECT_EQ(window.pageCount(), 1);
+    EXPECT_TRUE(page->controller()->isReady());
+
+    sweep->start();
+    ASSERT_TRUE(testing::waitFor([&] { return finished.count() == 1; }, 60000))
+        << sweep->statusText().toStdString();
+    EXPECT_EQ(sweep->points().size(), 2u);
+    EXPECT_EQ(page->controller()->sessionsCompiled(), 1);
 }
 
 #if !defined(__SANITIZE_ADDRESS__)

@@ -278,6 +278,36 @@ Result<DynamicAxesCheckResult> dynamicAxesResultFromJson(const json& j) {
         });
 }
 
+json sweepPointToJson(const SweepPoint& point) {
+    const auto& s = point.statistics;
+    return {
+        {"dims", point.dims},
+        {"error", point.error},
+        {"statistics",
+         {s.runs, s.minMs, s.meanMs, s.medianMs, s.p90Ms, s.p99Ms, s.maxMs, s.stddevMs, s.p10Ms}},
+        {"itemsPerSecond", point.itemsPerSecond}};
+}
+
+Result<SweepPoint> sweepPointFromJson(const json& j) {
+    return parse<SweepPoint>("sweep point", [&]() -> Result<SweepPoint> {
+        SweepPoint point;
+        point.dims = j.at("dims").get<SymbolBindings>();
+        point.error = j.at("error").get<std::string>();
+        const auto& s = j.at("statistics");
+        point.statistics.runs = s.at(0).get<int>();
+        point.statistics.minMs = s.at(1).get<double>();
+        point.statistics.meanMs = s.at(2).get<double>();
+        point.statistics.medianMs = s.at(3).get<double>();
+        point.statistics.p90Ms = s.at(4).get<double>();
+        point.statistics.p99Ms = s.at(5).get<double>();
+        point.statistics.maxMs = s.at(6).get<double>();
+        point.statistics.stddevMs = s.at(7).get<double>();
+        point.statistics.p10Ms = s.at(8).get<double>();
+        point.itemsPerSecond = j.at("itemsPerSecond").get<double>();
+        return point;
+    });
+}
+
 json optimizationReportToJson(const OptimizationReport& report) {
     json passes = json::array();
     for (const auto& pass : report.passes) passes.push_back({pass.pass, pass.rewrites});

@@ -16,6 +16,7 @@
 #include "onnxlens/model/Result.h"
 #include "onnxlens/workflows/BenchmarkRunner.h"
 #include "onnxlens/workflows/DynamicAxesCheck.h"
+#include "onnxlens/workflows/ShapeSweep.h"
 
 namespace onnxlens::engine {
 
@@ -35,6 +36,10 @@ nlohmann::json dynamicAxesOptionsToJson(const DynamicAxesCheckOptions& options);
 Result<DynamicAxesCheckOptions> dynamicAxesOptionsFromJson(const nlohmann::json& json);
 nlohmann::json dynamicAxesResultToJson(const DynamicAxesCheckResult& result);
 Result<DynamicAxesCheckResult> dynamicAxesResultFromJson(const nlohmann::json& json);
+
+// One point of a shape sweep, as the sweep's table shows it.
+nlohmann::json sweepPointToJson(const SweepPoint& point);
+Result<SweepPoint> sweepPointFromJson(const nlohmann::json& json);
 
 // The passes and node counts (not the shape inference, which stays with the session).
 nlohmann::json optimizationReportToJson(const OptimizationReport& report);
