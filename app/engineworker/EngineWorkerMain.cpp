@@ -15,8 +15,8 @@
 // The address space is limited to the machine's physical memory (ONNXLENS_ENGINE_WORKER_MEMORY_MB
 // overrides it): a model that allocates without end fails here, not in the window or the machine.
 // ONNXLENS_ENGINE_WORKER_CRASH_ON=compile,run,benchmark makes the worker abort() when such a
-// request arrives, and run-alloc (benchmark-alloc, ...) makes it allocate without end, for the
-// window's tests.
+// request arrives, run-alloc (benchmark-alloc, ...) makes it allocate without end, and run-hang
+// makes it hang without ever stopping for a cancel, for the window's tests.
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -166,6 +166,8 @@ class Worker {
         const std::string op = request.at("op").get<std::string>();
         if (crashRequested(op)) std::abort();
         if (crashRequested(op + "-alloc")) allocateWithoutEnd();
+        if (crashRequested(op + "-hang"))
+            for (;;) pause();  // SIGUSR1 is blocked here: only the window's kill ends it
         const auto job = request.value("job", std::uint64_t{0});
         if (op == "compile") return compile(request);
         if (op == "release") {

@@ -9,6 +9,7 @@
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTest>
 
 #include "GuiTestSupport.h"
 #include "MainWindow.h"
@@ -121,6 +122,62 @@ TEST_F(EngineProcessGuiTest, AnAbortDuringABenchmarkIsAnErrorOnTheBenchmarkDock)
         << bench->statusText().toStdString();
     ASSERT_TRUE(page->controller()->lastBenchmark());
     EXPECT_EQ(page->controller()->lastBenchmark()->statistics.runs, 3);
+}
+
+// A crash while compiling (what a hostile model did to the whole window) is the tab's compile
+// error; the other tab stays and runs.
+TEST_F(EngineProcessGuiTest, AnAbortWhileCompilingIsThatTabsCompileError) {
+    gui::MainWindow window;
+    window.show();
+    widgets::GraphPage* other = testing::openAndDraw(window, sampleModel("legacy_opset10"));
+    ASSERT_NE(other, nullptr);
+    ASSERT_TRUE(testing::waitFor([&] { return other->controller()->isReady(); }, 60000));
+    qputenv("ONNXLENS_ENGINE_WORKER_CRASH_ON", "compile");
+    widgets::GraphPage* page = testing::openAndDraw(window, sampleModel("mnist_cnn"));
+    ASSERT_NE(page, nullptr);
+    ASSERT_TRUE(
+        testing::waitFor([&] { return !page->controller()->compileError().isEmpty(); }, 60000));
+    qunsetenv("ONNXLENS_ENGINE_WORKER_CRASH_ON");
+    const QString message = page->controller()->compileError();
+    EXPECT_TRUE(message.contains(QStringLiteral(
+        "The engine process stopped (signal 6, SIGABRT) while compiling model.onnx")))
+        << message.toStdString();
+    widgets::RunPanel* run = window.runPanel();
+    EXPECT_TRUE(run->statusText().contains(QStringLiteral("SIGABRT")))
+        << run->statusText().toStdString();
+    EXPECT_FALSE(run->isReady());
+
+    ASSERT_EQ(window.pageCount(), 2);
+    window.openFile(sampleModel("legacy_opset10"));
+    ASSERT_TRUE(testing::waitFor([&] { return window.currentPage() == other; }));
+    QSignalSpy ran(run, &widgets::RunPanel::runFinished);
+    run->run();
+    ASSERT_TRUE(testing::waitFor([&] { return ran.count() == 1 && !run->isBusy(); }, 60000))
+        << run->statusText().toStdString();
+}
+
+// Cancel reaches a run between two nodes (SIGUSR1 with the job's number); an engine process that
+// does not stop (here it hangs with the signal blocked) is ended 5 s later, the run is reported
+// cancelled, and the next Run starts a new process.
+TEST_F(EngineProcessGuiTest, AnEngineProcessThatIgnoresCancelIsEndedAndRestarted) {
+    gui::MainWindow window;
+    window.show();
+    widgets::GraphPage* page = openWithHook(window, "mnist_cnn", "run-hang");
+    ASSERT_NE(page, nullptr);
+    ASSERT_TRUE(page->controller()->isReady());
+    widgets::RunPanel* run = window.runPanel();
+    QSignalSpy cancelled(run, &widgets::RunPanel::runCancelled);
+    QSignalSpy ran(run, &widgets::RunPanel::runFinished);
+    run->run();
+    ASSERT_TRUE(testing::waitFor([&] { return run->isBusy(); }));
+    QTest::qWait(300);  // the request is in the hanging process
+    run->cancel();
+    ASSERT_TRUE(testing::waitFor([&] { return cancelled.count() == 1 && !run->isBusy(); }, 20000))
+        << run->statusText().toStdString();
+    run->run();
+    ASSERT_TRUE(testing::waitFor([&] { return ran.count() == 1 && !run->isBusy(); }, 60000))
+        << run->statusText().toStdString();
+    EXPECT_EQ(page->controller()->sessionsCompiled(), 2);
 }
 
 // The shape sweep compiles the model in an engine process of its own: its crash is an error on
