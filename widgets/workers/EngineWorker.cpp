@@ -194,14 +194,11 @@ bool EngineWorker::ensureSessionOnWorkerThread() {
     return true;
 }
 
-std::optional<nlohmann::json> EngineWorker::writeFeedsOnWorkerThread(
+Result<nlohmann::json> EngineWorker::writeFeedFiles(
     const std::map<std::string, engine::Value>& feeds, const QString& prefix) {
     QString problem;
     const QString folder = process_.workFolder(&problem);
-    if (folder.isEmpty()) {
-        emit failed(job_, problem);
-        return std::nullopt;
-    }
+    if (folder.isEmpty()) return Error{problem.toStdString()};
     nlohmann::json list = nlohmann::json::array();
     int k = 0;
     for (const auto& [name, value] : feeds) {
@@ -210,13 +207,20 @@ std::optional<nlohmann::json> EngineWorker::writeFeedsOnWorkerThread(
             if (input.name == name) type = &input.type;
         const std::string file =
             QStringLiteral("%1/%2_%3.pb").arg(folder, prefix).arg(k++).toStdString();
-        if (auto st = engine::writeValuePbFile(file, value, name, type); !st) {
-            emit failed(job_, QString::fromStdString(st.error().message));
-            return std::nullopt;
-        }
+        if (auto st = engine::writeValuePbFile(file, value, name, type); !st) return st.error();
         list.push_back({{"name", name}, {"file", file}});
     }
     return list;
+}
+
+std::optional<nlohmann::json> EngineWorker::writeFeedsOnWorkerThread(
+    const std::map<std::string, engine::Value>& feeds, const QString& prefix) {
+    auto files = writeFeedFiles(feeds, prefix);
+    if (!files) {
+        emit failed(job_, QString::fromStdString(files.error().message));
+        return std::nullopt;
+    }
+    return std::move(*files);
 }
 
 std::optional<EngineWorker::EngineRun> EngineWorker::runInEngineOnWorkerThread(
@@ -349,31 +353,13 @@ void EngineWorker::dynamicAxesCheckOnWorkerThread(const engine::DynamicAxesCheck
                 process_.answer({{"error", feeds.error().message}});
                 return;
             }
-            QString problem;
-            const QString folder = process_.workFolder(&problem);
-            nlohmann::json list = nlohmann::json::array();
-            int k = 0;
-            for (const auto& [name, value] : *feeds) {
-                const onnx::TypeProto* type = nullptr;
-                for (const auto& input : inputs_)
-                    if (input.name == name) type = &input.type;
-                const std::string file = QStringLiteral("%1/axes%2_%3.pb")
-                                             .arg(folder)
-                                             .arg(feedRound)
-                                             .arg(k++)
-                                             .toStdString();
-                if (folder.isEmpty()) {
-                    process_.answer({{"error", problem.toStdString()}});
-                    return;
-                }
-                if (auto st = engine::writeValuePbFile(file, value, name, type); !st) {
-                    process_.answer({{"error", st.error().message}});
-                    return;
-                }
-                list.push_back({{"name", name}, {"file", file}});
+            auto files = writeFeedFiles(*feeds, QStringLiteral("axes%1").arg(feedRound));
+            if (!files) {
+                process_.answer({{"error", files.error().message}});
+                return;
             }
             ++feedRound;
-            process_.answer({{"feeds", std::move(list)}});
+            process_.answer({{"feeds", std::move(*files)}});
         }
     };
     auto reply = askEngine({{"op", "dynamicAxes"},

@@ -164,8 +164,10 @@ class EngineWorker : public QObject {
     // (the model's file name follows).
     std::optional<nlohmann::json> askEngine(nlohmann::json request, const QString& doing,
                                             const EngineProcess::MessageHandler& onMessage = {});
-    // Feeds written as .pb files for the engine process: [{name, file}]; nullopt (failed() sent)
-    // when they cannot be written.
+    // Feeds written as .pb files (PREFIX_K.pb) for the engine process: [{name, file}].
+    Result<nlohmann::json> writeFeedFiles(const std::map<std::string, engine::Value>& feeds,
+                                          const QString& prefix);
+    // The same; nullopt (failed() sent) when they cannot be written.
     std::optional<nlohmann::json> writeFeedsOnWorkerThread(
         const std::map<std::string, engine::Value>& feeds, const QString& prefix);
     // One run in the engine process: the outputs read back (session order) and its time.
