@@ -33,6 +33,7 @@ done
 
 contents=$(dpkg-deb --contents "$deb" | awk '{print $6}')
 for path in ./usr/bin/onnxlens ./usr/bin/onnxlens-cli ./usr/lib/onnxlens/onnxlens-layout \
+  ./usr/lib/onnxlens/onnxlens-engine-worker \
   ./usr/share/onnxlens/exporter/onnxlens_export.py \
   ./usr/share/onnxlens/exporter/onnxlens_sklearn_export.py \
   ./usr/share/applications/onnxlens.desktop ./usr/share/mime/packages/onnxlens.xml \
@@ -73,7 +74,7 @@ completion=$(bash -c "source '$root/usr/share/bash-completion/completions/onnxle
 
 # The window, unpacked away from the build tree: it must find its layout worker in
 # ../lib/onnxlens to draw the model.
-if drawn=$(env -u ONNXLENS_LAYOUT_WORKER QT_QPA_PLATFORM=offscreen XDG_RUNTIME_DIR="$work" \
+if drawn=$(env -u ONNXLENS_LAYOUT_WORKER -u ONNXLENS_ENGINE_WORKER QT_QPA_PLATFORM=offscreen XDG_RUNTIME_DIR="$work" \
   timeout 60 "$root/usr/bin/onnxlens" --new-instance --exit-when-drawn "$model" 2>"$work/gui.err"); then
   grep -q "^drawn " <<<"$drawn" || fail "the installed onnxlens did not draw $model: $drawn"
 else

@@ -1,5 +1,6 @@
 // The GUI tests run GoogleTest inside a QApplication on the offscreen platform, with settings
-// isolated from the user's (QStandardPaths test mode) and the layout worker from this build.
+// isolated from the user's (QStandardPaths test mode) and the layout and engine workers from this
+// build.
 #include <gtest/gtest.h>
 
 #include <QApplication>
@@ -10,6 +11,7 @@
 int main(int argc, char** argv) {
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
     qputenv("ONNXLENS_LAYOUT_WORKER", ONNXLENS_LAYOUT_WORKER);
+    qputenv("ONNXLENS_ENGINE_WORKER", ONNXLENS_ENGINE_WORKER);
     QStandardPaths::setTestModeEnabled(true);
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("onnxlens-tests"));

@@ -5,7 +5,6 @@
 #include <string>
 
 #include "onnxlens/engine/GraphOptimizer.h"
-#include "onnxlens/engine/Session.h"
 #include "onnxlens/model/ViewGraph.h"
 
 namespace onnxlens::widgets {
@@ -16,9 +15,11 @@ struct OptimizedGraph {
 };
 
 // Runs on the engine's thread (a large graph takes a while to build); never touches widgets.
-// The session's own optimized model, no second compile: its initializers keep their names,
-// types and dims, but the session released their bytes into the engine's tensors.
-Result<std::shared_ptr<const OptimizedGraph>> buildOptimizedGraph(const engine::Session& session,
-                                                                  const std::string& where);
+// `model` is the session's own optimized model as the engine process wrote it (no second
+// compile): its initializers keep their names, types and dims, but the session released their
+// bytes into the engine's tensors.
+Result<std::shared_ptr<const OptimizedGraph>> buildOptimizedGraph(
+    std::shared_ptr<const onnx::ModelProto> model, engine::OptimizationReport report,
+    const std::string& where);
 
 }  // namespace onnxlens::widgets

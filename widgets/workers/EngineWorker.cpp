@@ -1,10 +1,17 @@
 #include "widgets/workers/EngineWorker.h"
 
 #include <QCoreApplication>
+#include <QDir>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QFileInfo>
 #include <QPointer>
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+#include "onnxlens/engine/TensorProto.h"
+#include "onnxlens/workflows/EngineWorkerProtocol.h"
 
 namespace onnxlens::widgets {
 
@@ -20,8 +27,7 @@ EngineWorker::~EngineWorker() = default;
 void EngineWorker::cancel() {
     cancelledThrough_.store(submitted_.load());
     control_.cancel.store(true);
-    std::lock_guard lock(benchmarkMutex_);
-    if (benchmark_) benchmark_->cancel();
+    process_.cancelThrough(cancelledThrough_.load());
 }
 
 void EngineWorker::enqueue(EngineJob kind, std::function<void()> job, bool cancellable) {
@@ -31,8 +37,12 @@ void EngineWorker::enqueue(EngineJob kind, std::function<void()> job, bool cance
         this,
         [this, id, kind, cancellable, job = std::move(job)] {
             job_ = kind;
+            // Requests of a job that cannot be cancelled carry no number: a cancel never reaches
+            // them in the engine process.
+            jobNumber_ = cancellable ? id : 0;
             // Reset before the check: a cancel() racing with this start either lands in
-            // cancelledThrough_ (seen below) or sets the flag after the reset (seen by the run).
+            // cancelledThrough_ (seen below, and by the engine process through the number) or
+            // sets the flag after the reset.
             control_.cancel.store(false);
             if (cancellable && id <= cancelledThrough_.load()) {
                 emit cancelled(kind);
@@ -55,16 +65,6 @@ void EngineWorker::requestCompile(std::shared_ptr<const ModelDocument> document,
         EngineJob::Compile,
         [this, document = std::move(document), options] {
             compileOnWorkerThread(document, options);
-        },
-        false);
-}
-
-void EngineWorker::requestRelease() {
-    enqueue(
-        EngineJob::Compile,
-        [this] {
-            session_.reset();
-            document_.reset();
         },
         false);
 }
@@ -93,30 +93,84 @@ void EngineWorker::requestOptimizedGraph() {
     enqueue(EngineJob::OptimizedGraph, [this] { optimizedGraphOnWorkerThread(); });
 }
 
+QString EngineWorker::modelFileName() const {
+    return document_ ? QFileInfo(document_->path).fileName() : QString();
+}
+
+std::optional<nlohmann::json> EngineWorker::askEngine(
+    nlohmann::json request, const QString& doing, const EngineProcess::MessageHandler& onMessage) {
+    if (jobNumber_ != 0) request["job"] = jobNumber_;
+    const QString what = doing + QLatin1Char(' ') + modelFileName();
+    auto reply = process_.request(request, what, tr("Run again restarts it."), onMessage);
+    if (!reply) {
+        // The process is gone: the next job compiles the model in a new one.
+        sessionCompiled_ = false;
+        if (control_.cancel.load())
+            emit cancelled(job_);
+        else
+            emit failed(job_, QString::fromStdString(reply.error().message));
+        return std::nullopt;
+    }
+    if (reply->value("ok", false)) {
+        // A cancel that raced with the job's start: the job ran to its end, its result is
+        // not wanted.
+        if (control_.cancel.load()) {
+            emit cancelled(job_);
+            return std::nullopt;
+        }
+        return std::move(*reply);
+    }
+    if (reply->value("cancelled", false) || control_.cancel.load())
+        emit cancelled(job_);
+    else
+        emit failed(job_, QString::fromStdString(reply->value("error", std::string("failed"))));
+    return std::nullopt;
+}
+
 QString EngineWorker::compileOnWorkerThread(const std::shared_ptr<const ModelDocument>& document,
                                             engine::SessionOptions options) {
-    session_.reset();  // before compiling: never two sessions' weights at once
+    sessionCompiled_ = false;
     document_ = document;
     options_ = options;
     if (!document) return tr("No model is open.");
-    emit started(tr("Compiling %1").arg(QFileInfo(document->path).fileName()));
-    QElapsedTimer timer;
-    timer.start();
+    emit started(tr("Compiling %1").arg(modelFileName()));
     ++sessionsCompiled_;
-    auto session = engine::Session::create(document->loaded, options);
-    if (!session) {
-        const QString message = QString::fromStdString(session.error().message);
-        emit compileFailed(document->path, message);
-        return message;
+    const nlohmann::json request = {{"op", "compile"},
+                                    {"model", document->path.toStdString()},
+                                    {"threads", options.threads},
+                                    {"optimize", options.optimize}};
+    auto reply =
+        process_.request(request, tr("compiling") + QLatin1Char(' ') + modelFileName(), QString());
+    QString problem;
+    std::vector<engine::Session::IoInfo> inputs, outputs;
+    if (!reply) {
+        problem = QString::fromStdString(reply.error().message);
+    } else if (!reply->value("ok", false)) {
+        problem = QString::fromStdString(reply->value("error", std::string("failed")));
+    } else {
+        auto in = engine::ioInfosFromJson(reply->value("inputs", nlohmann::json::array()));
+        auto out = engine::ioInfosFromJson(reply->value("outputs", nlohmann::json::array()));
+        if (!in || !out)
+            problem = QString::fromStdString((!in ? in.error() : out.error()).message);
+        else {
+            inputs = std::move(*in);
+            outputs = std::move(*out);
+        }
     }
-    session_ = std::move(*session);
+    if (!problem.isEmpty()) {
+        emit compileFailed(document->path, problem);
+        return problem;
+    }
+    inputs_ = std::move(inputs);
+    outputs_ = std::move(outputs);
+    sessionCompiled_ = true;
     auto model = std::make_shared<CompiledModel>();
     model->path = document->path;
-    model->inputs = session_->inputs();
-    model->outputs = session_->outputs();
-    model->threads = session_->threads();
+    model->inputs = inputs_;
+    model->outputs = outputs_;
+    model->threads = reply->value("threads", 0);
     model->optimize = options.optimize;
-    model->compileMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
+    model->compileMs = reply->value("compileMs", 0.0);
     compileMs_ = model->compileMs;
     auto sets = discoverTestDataSets(document->path.toStdString(), *document->loaded.proto);
     if (sets)
@@ -127,13 +181,78 @@ QString EngineWorker::compileOnWorkerThread(const std::shared_ptr<const ModelDoc
     return {};
 }
 
-bool EngineWorker::reportRunErrorOnWorkerThread(const Error& error) {
-    if (control_.cancel.load()) {
-        emit cancelled(job_);
-        return true;
+bool EngineWorker::ensureSessionOnWorkerThread() {
+    if (sessionCompiled_ && process_.isRunning()) return true;
+    if (!document_) {
+        emit failed(job_, tr("No model is compiled yet."));
+        return false;
     }
-    emit failed(job_, QString::fromStdString(error.message));
-    return false;
+    if (QString problem = compileOnWorkerThread(document_, options_); !problem.isEmpty()) {
+        emit failed(job_, problem);
+        return false;
+    }
+    return true;
+}
+
+Result<nlohmann::json> EngineWorker::writeFeedFiles(
+    const std::map<std::string, engine::Value>& feeds, const QString& prefix) {
+    QString problem;
+    const QString folder = process_.workFolder(&problem);
+    if (folder.isEmpty()) return Error{problem.toStdString()};
+    nlohmann::json list = nlohmann::json::array();
+    int k = 0;
+    for (const auto& [name, value] : feeds) {
+        const onnx::TypeProto* type = nullptr;
+        for (const auto& input : inputs_)
+            if (input.name == name) type = &input.type;
+        const std::string file =
+            QStringLiteral("%1/%2_%3.pb").arg(folder, prefix).arg(k++).toStdString();
+        if (auto st = engine::writeValuePbFile(file, value, name, type); !st) return st.error();
+        list.push_back({{"name", name}, {"file", file}});
+    }
+    return list;
+}
+
+std::optional<nlohmann::json> EngineWorker::writeFeedsOnWorkerThread(
+    const std::map<std::string, engine::Value>& feeds, const QString& prefix) {
+    auto files = writeFeedFiles(feeds, prefix);
+    if (!files) {
+        emit failed(job_, QString::fromStdString(files.error().message));
+        return std::nullopt;
+    }
+    return std::move(*files);
+}
+
+std::optional<EngineWorker::EngineRun> EngineWorker::runInEngineOnWorkerThread(
+    const std::map<std::string, engine::Value>& feeds, const QString& doing) {
+    auto files = writeFeedsOnWorkerThread(feeds, QStringLiteral("feed"));
+    if (!files) return std::nullopt;
+    auto reply = askEngine(
+        {{"op", "run"}, {"feeds", *files}, {"outDir", process_.workFolder(nullptr).toStdString()}},
+        doing);
+    for (const auto& entry : *files) std::remove(entry.at("file").get<std::string>().c_str());
+    if (!reply) return std::nullopt;
+    EngineRun run;
+    run.runMs = reply->value("runMs", 0.0);
+    const auto outputs = reply->value("outputs", nlohmann::json::array());
+    std::optional<Error> problem;
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+        const std::string file = outputs[k].get<std::string>();
+        if (!problem) {
+            auto value =
+                engine::readValueFile(file, k < outputs_.size() ? &outputs_[k].type : nullptr);
+            if (value)
+                run.outputs.push_back(std::move(*value));
+            else
+                problem = value.error();
+        }
+        std::remove(file.c_str());
+    }
+    if (problem) {
+        emit failed(job_, QString::fromStdString(problem->message));
+        return std::nullopt;
+    }
+    return run;
 }
 
 namespace {
@@ -153,10 +272,7 @@ OutputView summarizeOutput(std::string name, engine::Value value) {
 }  // namespace
 
 void EngineWorker::runOnWorkerThread(const FeedsJob& feeds) {
-    if (!session_) {
-        emit failed(job_, tr("No model is compiled yet."));
-        return;
-    }
+    if (!ensureSessionOnWorkerThread()) return;
     emit started(tr("Running"));
     QElapsedTimer timer;
     timer.start();
@@ -170,29 +286,21 @@ void EngineWorker::runOnWorkerThread(const FeedsJob& feeds) {
     }
     for (const auto& [name, value] : prepared.feeds)
         if (value.isTensor()) outcome->feedShapes[name] = value.tensor().shape();
-    timer.restart();
-    auto outputs = session_->run(prepared.feeds, &control_);
-    if (!outputs) {
-        reportRunErrorOnWorkerThread(outputs.error());
-        return;
-    }
-    outcome->runMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
-    for (std::size_t k = 0; k < outputs->size() && k < session_->outputs().size(); ++k)
-        outcome->outputs.push_back(
-            summarizeOutput(session_->outputs()[k].name, std::move((*outputs)[k])));
+    auto run = runInEngineOnWorkerThread(prepared.feeds, tr("running"));
+    if (!run) return;
+    outcome->runMs = run->runMs;
+    for (std::size_t k = 0; k < run->outputs.size() && k < outputs_.size(); ++k)
+        outcome->outputs.push_back(summarizeOutput(outputs_[k].name, std::move(run->outputs[k])));
     emit runFinished(outcome);
 }
 
 void EngineWorker::compareOnWorkerThread(const CompareRequest& request) {
-    if (!session_) {
-        emit failed(job_, tr("No model is compiled yet."));
-        return;
-    }
+    if (!ensureSessionOnWorkerThread()) return;
     emit started(tr("Comparing with %1").arg(request.source));
     Result<std::map<std::string, engine::Value>> feeds = std::map<std::string, engine::Value>{};
     engine::ReferenceFiles references = request.references;
     if (request.dataSet) {
-        feeds = engine::feedsFromTestDataSet(*session_, *request.dataSet);
+        feeds = engine::feedsFromTestDataSet(inputs_, *request.dataSet);
         references = engine::referencesOfTestDataSet(*request.dataSet);
         if (!feeds) {
             emit failed(job_, QString::fromStdString(feeds.error().message));
@@ -212,33 +320,60 @@ void EngineWorker::compareOnWorkerThread(const CompareRequest& request) {
             job_, tr("Nothing to compare with: choose a reference file for at least one output."));
         return;
     }
-    auto result =
-        engine::runAndCompare(*session_, *feeds, references, request.tolerance, &control_);
-    if (!result) {
-        reportRunErrorOnWorkerThread(result.error());
+    // As engine::runAndCompare: the run in the engine process, the comparison here.
+    auto run = runInEngineOnWorkerThread(*feeds, tr("comparing"));
+    if (!run) return;
+    auto comparisons =
+        engine::compareWithReferences(outputs_, run->outputs, references, request.tolerance);
+    if (!comparisons) {
+        emit failed(job_, QString::fromStdString(comparisons.error().message));
         return;
     }
     auto outcome = std::make_shared<CompareOutcome>();
     outcome->source = request.source;
     outcome->tolerance = request.tolerance;
-    outcome->outputs = std::move(result->outputs);
-    outcome->runMs = result->runMs;
+    outcome->outputs = std::move(*comparisons);
+    outcome->runMs = run->runMs;
     emit compareFinished(outcome);
 }
 
 void EngineWorker::dynamicAxesCheckOnWorkerThread(const engine::DynamicAxesCheckOptions& options) {
-    if (!session_) {
-        emit failed(job_, tr("No model is compiled yet."));
-        return;
-    }
+    if (!ensureSessionOnWorkerThread()) return;
     emit started(tr("Checking dynamic axes"));
-    engine::DynamicAxesCheckOptions withProgress = options;
-    withProgress.progress = [this](int step, int steps, const std::string& what) {
-        emit progress(QString::fromStdString(what), step, steps);
+    int feedRound = 0;
+    auto onMessage = [&](const nlohmann::json& message) {
+        if (message.contains("step")) {
+            const auto& step = message.at("step");
+            emit progress(QString::fromStdString(step.at(2).get<std::string>()),
+                          step.at(0).get<int>(), step.at(1).get<int>());
+        } else if (message.contains("feedsFor")) {
+            // The check's runs take their feeds from the Run dock's choices, made here.
+            auto feeds = options.makeFeeds(message.at("feedsFor").get<engine::SymbolBindings>());
+            if (!feeds) {
+                process_.answer({{"error", feeds.error().message}});
+                return;
+            }
+            auto files = writeFeedFiles(*feeds, QStringLiteral("axes%1").arg(feedRound));
+            if (!files) {
+                process_.answer({{"error", files.error().message}});
+                return;
+            }
+            ++feedRound;
+            process_.answer({{"feeds", std::move(*files)}});
+        }
     };
-    auto result = engine::checkDynamicAxes(*session_, withProgress, &control_);
+    auto reply = askEngine({{"op", "dynamicAxes"},
+                            {"options", engine::dynamicAxesOptionsToJson(options)},
+                            {"windowFeeds", static_cast<bool>(options.makeFeeds)}},
+                           tr("checking the dynamic axes of"), onMessage);
+    if (!process_.workFolder(nullptr).isEmpty())
+        for (const QString& file :
+             QDir(process_.workFolder(nullptr)).entryList({QStringLiteral("axes*.pb")}))
+            QFile::remove(process_.workFolder(nullptr) + QLatin1Char('/') + file);
+    if (!reply) return;
+    auto result = engine::dynamicAxesResultFromJson(reply->value("result", nlohmann::json{}));
     if (!result) {
-        reportRunErrorOnWorkerThread(result.error());
+        emit failed(job_, QString::fromStdString(result.error().message));
         return;
     }
     emit dynamicAxesFinished(
@@ -251,8 +386,9 @@ void EngineWorker::benchmarkOnWorkerThread(const BenchmarkSettings& settings,
         emit failed(job_, tr("No model is open."));
         return;
     }
-    const bool sameSession =
-        session_ && options_.threads == settings.threads && options_.optimize == settings.optimize;
+    const bool sameSession = sessionCompiled_ && process_.isRunning() &&
+                             options_.threads == settings.threads &&
+                             options_.optimize == settings.optimize;
     if (!sameSession) {
         engine::SessionOptions options = options_;
         options.threads = settings.threads;
@@ -267,42 +403,37 @@ void EngineWorker::benchmarkOnWorkerThread(const BenchmarkSettings& settings,
         return;
     }
     emit started(tr("Benchmarking"));
-    auto inputs = feeds ? feeds() : engine::prepareSessionFeeds(*session_, {}, {}, 1);
-    if (control_.cancel.load()) {
-        emit cancelled(job_);
-        return;
-    }
-    if (!inputs) {
-        emit failed(job_, tr("Inputs: %1").arg(QString::fromStdString(inputs.error().message)));
-        return;
-    }
-    engine::BenchmarkRunner runner(*session_,
-                                   {settings.warmupRuns, settings.runs, settings.profile});
-    {
-        std::lock_guard lock(benchmarkMutex_);
+    nlohmann::json request = {{"op", "benchmark"},
+                              {"warmup", settings.warmupRuns},
+                              {"runs", settings.runs},
+                              {"profile", settings.profile}};
+    // Without feeds the engine process makes seeded random data, every symbolic dim 1.
+    nlohmann::json feedFiles = nlohmann::json::array();
+    if (feeds) {
+        auto inputs = feeds();
         if (control_.cancel.load()) {
             emit cancelled(job_);
             return;
         }
-        benchmark_ = &runner;
+        if (!inputs) {
+            emit failed(job_, tr("Inputs: %1").arg(QString::fromStdString(inputs.error().message)));
+            return;
+        }
+        auto files = writeFeedsOnWorkerThread(*inputs, QStringLiteral("bench"));
+        if (!files) return;
+        feedFiles = std::move(*files);
+        request["feeds"] = feedFiles;
     }
-    // A model of a few microseconds per run must not flood the GUI's event loop.
-    QElapsedTimer sinceReport;
-    runner.setProgressCallback([&](const engine::BenchmarkProgress& p) {
-        const bool phaseEnd = p.done == p.total;
-        if (!phaseEnd && sinceReport.isValid() && sinceReport.elapsed() < 50) return;
-        sinceReport.start();
-        emit benchmarkProgress(p.warmingUp, p.done, p.total, p.lastMs);
+    auto reply = askEngine(std::move(request), tr("benchmarking"), [&](const nlohmann::json& m) {
+        if (!m.contains("progress")) return;
+        const auto& p = m.at("progress");
+        emit benchmarkProgress(p.at(0).get<bool>(), p.at(1).get<int>(), p.at(2).get<int>(),
+                               p.at(3).get<double>());
     });
-    auto result = runner.run(*inputs);
-    {
-        std::lock_guard lock(benchmarkMutex_);
-        benchmark_ = nullptr;
-    }
-    if (runner.isCancelled() || control_.cancel.load()) {
-        emit cancelled(job_);
-        return;
-    }
+    for (const auto& entry : feedFiles) std::remove(entry.at("file").get<std::string>().c_str());
+    if (!reply) return;
+    auto result =
+        engine::benchmarkFromMeasurementsJson(reply->value("benchmark", nlohmann::json{}));
     if (!result) {
         emit failed(job_, QString::fromStdString(result.error().message));
         return;
@@ -314,11 +445,35 @@ void EngineWorker::benchmarkOnWorkerThread(const BenchmarkSettings& settings,
 }
 
 void EngineWorker::optimizedGraphOnWorkerThread() {
-    if (!session_) {
-        emit failed(job_, tr("No model is compiled yet."));
+    if (!ensureSessionOnWorkerThread()) return;
+    QString problem;
+    const QString folder = process_.workFolder(&problem);
+    if (folder.isEmpty()) {
+        emit failed(job_, problem);
         return;
     }
-    auto graph = buildOptimizedGraph(*session_, document_->path.toStdString());
+    const std::string file = (folder + QStringLiteral("/optimized.onnx")).toStdString();
+    auto reply =
+        askEngine({{"op", "optimizedGraph"}, {"file", file}}, tr("writing the optimized graph of"));
+    if (!reply) return;
+    auto model = std::make_shared<onnx::ModelProto>();
+    {
+        std::ifstream in(file, std::ios::binary);
+        const bool parsed = in && model->ParseFromIstream(&in);
+        std::remove(file.c_str());
+        if (!parsed) {
+            emit failed(job_, tr("%1: the engine process wrote no readable optimized model")
+                                  .arg(QString::fromStdString(file)));
+            return;
+        }
+    }
+    auto report = engine::optimizationReportFromJson(reply->value("report", nlohmann::json{}));
+    if (!report) {
+        emit failed(job_, QString::fromStdString(report.error().message));
+        return;
+    }
+    auto graph =
+        buildOptimizedGraph(std::move(model), std::move(*report), document_->path.toStdString());
     if (!graph) {
         emit failed(job_, QString::fromStdString(graph.error().message));
         return;
@@ -353,6 +508,7 @@ EngineThread::EngineThread() : thread_(new QThread), worker_(new EngineWorker) {
     }();
     (void)registered;
     thread_->setObjectName(QStringLiteral("onnxlens-engine"));
+    killEngineProcess_ = worker_->engineProcessKiller();
     worker_->moveToThread(thread_);
     // The worker (and the session it owns) is deleted on its own thread as the thread ends.
     QObject::connect(thread_, &QThread::finished, worker_, &QObject::deleteLater);
@@ -363,12 +519,18 @@ EngineThread::~EngineThread() {
     worker_->cancel();
     thread_->quit();
     // Runs and benchmarks stop between two nodes, but a compile goes on to its end: closing a
-    // tab while its model compiles must not freeze the window, so that thread is left to finish
-    // and delete itself.
+    // tab while its model compiles ends its engine process instead of waiting.
     if (thread_->wait(200)) {
         delete thread_;
         return;
     }
+    killEngineProcess_();
+    if (thread_->wait(5000)) {
+        delete thread_;
+        return;
+    }
+    // Still not ended (the engine process would not start or die): the thread is left to finish
+    // and delete itself, so the window does not freeze.
     QObject::connect(thread_, &QThread::finished, thread_, &QObject::deleteLater);
     detachedThreads().erase(
         std::remove(detachedThreads().begin(), detachedThreads().end(), nullptr),

@@ -1,11 +1,14 @@
 #pragma once
-// The engine's thread of one open model. EngineWorker lives on its own QThread and owns the
-// model's one compiled engine::Session; every compile, run, comparison, dynamic-axes check,
-// benchmark and optimized-graph build runs there, one after another, and comes back as a typed
-// signal carrying a plain result struct. ModelController is its only user. Methods named request*()
-// and cancel() are called on the GUI thread and return at once; methods named *OnWorkerThread() run
-// on the worker thread. EngineThread owns the QThread and the worker (create and destroy it on the
-// GUI thread).
+// The engine's thread of one open model. EngineWorker lives on its own QThread and drives the
+// model's engine process (EngineProcess: onnxlens-engine-worker, which holds the one compiled
+// engine::Session); every compile, run, comparison, dynamic-axes check, benchmark and
+// optimized-graph build runs there, one after another, and comes back as a typed signal carrying a
+// plain result struct. Feeds are made and outputs summarized on this thread; the engine's work
+// and its timing happen in the process, so a crash there is an error on this model's tab and the
+// next job starts the process again (compiling the model first). ModelController is its only
+// user. Methods named request*() and cancel() are called on the GUI thread and return at once;
+// methods named *OnWorkerThread() run on the worker thread. EngineThread owns the QThread and the
+// worker (create and destroy it on the GUI thread).
 #include <QObject>
 #include <QString>
 #include <QThread>
@@ -13,7 +16,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +29,7 @@
 #include "onnxlens/workflows/TensorStatistics.h"
 #include "widgets/graph/OptimizedGraph.h"
 #include "widgets/panels/InputSources.h"
+#include "widgets/workers/EngineProcess.h"
 #include "widgets/workers/ModelDocument.h"
 
 namespace onnxlens::widgets {
@@ -100,7 +103,6 @@ class EngineWorker : public QObject {
     // GUI thread: queue work (the previous job is not cancelled by these).
     void requestCompile(std::shared_ptr<const ModelDocument> document,
                         engine::SessionOptions options = {});
-    void requestRelease();  // drop the session (the model tab closed)
     void requestRun(FeedsJob feeds);
     void requestCompare(CompareRequest request);
     void requestDynamicAxesCheck(engine::DynamicAxesCheckOptions options);
@@ -114,8 +116,11 @@ class EngineWorker : public QObject {
     // Any thread: a job is queued or running.
     bool isBusy() const { return pending_.load() > 0; }
     // Any thread: how many sessions this worker compiled (one per open model unless the
-    // benchmark asked for other session options).
+    // benchmark asked for other session options or the engine process had to start again).
     int sessionsCompiled() const { return sessionsCompiled_.load(); }
+    // Any thread, also after the worker is gone: ends the engine process at once (the tab
+    // closes while its model compiles).
+    std::function<void()> engineProcessKiller() const { return process_.killer(); }
 
   signals:
     void compiled(std::shared_ptr<const onnxlens::widgets::CompiledModel> model);
@@ -139,28 +144,50 @@ class EngineWorker : public QObject {
 
   private:
     // Wraps a job: cancellation bookkeeping, exceptions to failed(), idle() at the end. Jobs
-    // that are not `cancellable` (compile, release) run even when cancel() came after them.
+    // that are not `cancellable` (compile) run even when cancel() came after them.
     void enqueue(EngineJob kind, std::function<void()> job, bool cancellable = true);
-    // Compiles `document` with `options` into session_; the error (also sent as compileFailed),
-    // empty on success.
+    // Compiles `document` with `options` in the engine process; the error (also sent as
+    // compileFailed), empty on success.
     QString compileOnWorkerThread(const std::shared_ptr<const ModelDocument>& document,
                                   engine::SessionOptions options);
+    // The engine process holds the model's session: compiles it again when the process had
+    // stopped. Sends failed() and returns false when there is no model or it does not compile.
+    bool ensureSessionOnWorkerThread();
     void runOnWorkerThread(const FeedsJob& feeds);
     void compareOnWorkerThread(const CompareRequest& request);
     void dynamicAxesCheckOnWorkerThread(const engine::DynamicAxesCheckOptions& options);
     void benchmarkOnWorkerThread(const BenchmarkSettings& settings, const BenchmarkFeeds& feeds);
     void optimizedGraphOnWorkerThread();
-    // Reports a failed run as cancelled or failed; true when it was cancelled.
-    bool reportRunErrorOnWorkerThread(const Error& error);
 
-    std::unique_ptr<engine::Session> session_;  // worker thread only
+    // A request of the running job to the engine process: its reply's fields when it is "ok";
+    // otherwise cancelled() or failed(job, why) is sent and nullopt returned. `doing`: "running"
+    // (the model's file name follows).
+    std::optional<nlohmann::json> askEngine(nlohmann::json request, const QString& doing,
+                                            const EngineProcess::MessageHandler& onMessage = {});
+    // Feeds written as .pb files (PREFIX_K.pb) for the engine process: [{name, file}].
+    Result<nlohmann::json> writeFeedFiles(const std::map<std::string, engine::Value>& feeds,
+                                          const QString& prefix);
+    // The same; nullopt (failed() sent) when they cannot be written.
+    std::optional<nlohmann::json> writeFeedsOnWorkerThread(
+        const std::map<std::string, engine::Value>& feeds, const QString& prefix);
+    // One run in the engine process: the outputs read back (session order) and its time.
+    struct EngineRun {
+        std::vector<engine::Value> outputs;
+        double runMs = 0;
+    };
+    std::optional<EngineRun> runInEngineOnWorkerThread(
+        const std::map<std::string, engine::Value>& feeds, const QString& doing);
+    QString modelFileName() const;
+
+    EngineProcess process_;         // worker thread only, but killer() and cancelThrough()
+    bool sessionCompiled_ = false;  // the process holds document_ compiled with options_
     std::shared_ptr<const ModelDocument> document_;
-    engine::SessionOptions options_;      // session_'s
-    double compileMs_ = 0;                // session_'s
-    EngineJob job_ = EngineJob::Compile;  // the running job (worker thread only)
-    engine::RunControl control_;
-    std::mutex benchmarkMutex_;
-    engine::BenchmarkRunner* benchmark_ = nullptr;  // while a benchmark's runs go on
+    engine::SessionOptions options_;                         // the session's
+    std::vector<engine::Session::IoInfo> inputs_, outputs_;  // the session's
+    double compileMs_ = 0;                                   // the session's
+    EngineJob job_ = EngineJob::Compile;                     // the running job (worker thread only)
+    std::uint64_t jobNumber_ = 0;  // the running job's (worker thread only)
+    engine::RunControl control_;   // only its cancel flag: the run is in the process
     std::atomic<int> sessionsCompiled_{0};
     std::atomic<std::uint64_t> submitted_{0};
     std::atomic<std::uint64_t> cancelledThrough_{0};
@@ -181,6 +208,7 @@ class EngineThread {
   private:
     QThread* thread_;
     EngineWorker* worker_;
+    std::function<void()> killEngineProcess_;
 };
 
 }  // namespace onnxlens::widgets

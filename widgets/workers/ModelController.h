@@ -1,10 +1,10 @@
 #pragma once
-// One open model's engine side, owned by its tab (GraphPage): the one compiled session (on the
-// model's own engine thread, EngineThread), reused by the Run, Compare and Benchmark docks and
-// the optimized view; the input choices the Run dock edits and the others use; and the last
-// result of each kind, so a dock shows this model's results again when its tab comes back. The
-// docks observe the current tab's controller (signals) instead of each other. Lives on the GUI
-// thread; every method returns at once.
+// One open model's engine side, owned by its tab (GraphPage): the one compiled session (in the
+// model's own engine process, driven from its engine thread, EngineThread), reused by the Run,
+// Compare and Benchmark docks and the optimized view; the input choices the Run dock edits and the
+// others use; and the last result of each kind, so a dock shows this model's results again when its
+// tab comes back. The docks observe the current tab's controller (signals) instead of each other.
+// Lives on the GUI thread; every method returns at once.
 #include <QObject>
 #include <QString>
 #include <memory>
@@ -19,7 +19,7 @@ class ModelController : public QObject {
   public:
     explicit ModelController(std::shared_ptr<const ModelDocument> document,
                              QObject* parent = nullptr);
-    ~ModelController() override;  // cancels the running job and waits for the engine thread
+    ~ModelController() override;  // cancels the running job, ends the engine thread and process
 
     const std::shared_ptr<const ModelDocument>& document() const { return document_; }
 
@@ -35,7 +35,8 @@ class ModelController : public QObject {
     std::shared_ptr<const CompiledModel> compiledModel() const { return compiled_; }
     bool isReady() const { return compiled_ != nullptr; }
     QString compileError() const { return compileError_; }
-    // Sessions compiled for this model so far (one, unless a benchmark asked for other threads).
+    // Sessions compiled for this model so far (one, unless a benchmark asked for other threads or
+    // the engine process had to start again after it stopped).
     int sessionsCompiled() const;
 
     // A test data set folder the user picked: listed with the ones found beside the model.
@@ -46,7 +47,8 @@ class ModelController : public QObject {
     void setInputChoices(InputChoices choices);
     const std::optional<InputChoices>& inputChoices() const { return choices_; }
 
-    // Jobs on the engine thread, one after another; results come back as signals below.
+    // Jobs on the engine thread (run in the engine process), one after another; results come back
+    // as signals below.
     void run();  // on the input choices
     void compare(CompareRequest request);
     void checkDynamicAxes(engine::DynamicAxesCheckOptions options);

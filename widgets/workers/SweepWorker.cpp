@@ -1,20 +1,28 @@
 #include "widgets/workers/SweepWorker.h"
 
+#include <QFileInfo>
 #include <QThread>
 #include <atomic>
-#include <chrono>
+#include <functional>
 #include <mutex>
+#include <optional>
 
-#include "onnxlens/engine/Session.h"
-#include "onnxlens/workflows/InputPreparation.h"
+#include "onnxlens/workflows/EngineWorkerProtocol.h"
+#include "widgets/workers/EngineProcess.h"
 
 namespace onnxlens::widgets {
 
-// Shared by the GUI thread (cancel) and the worker thread (everything else).
+namespace {
+constexpr std::uint64_t kSweepJob = 1;  // the sweep's number for cancel in its engine process
+}  // namespace
+
+// Shared by the GUI thread (cancel) and the sweep's thread (everything else).
 struct SweepWorker::Job {
     std::atomic<bool> cancelRequested{false};
     std::mutex mutex;
-    engine::SweepRunner* runner = nullptr;  // while the sweep runs
+    EngineProcess* process = nullptr;  // while the sweep's thread runs
+    bool compiling = false;            // a compile cannot stop between nodes: the process is ended
+    std::function<void()> kill;        // the process's killer()
 };
 
 SweepWorker::SweepWorker(QObject* parent) : QObject(parent) {}
@@ -30,7 +38,11 @@ void SweepWorker::cancel() {
     if (!job_) return;
     job_->cancelRequested.store(true);
     std::lock_guard lock(job_->mutex);
-    if (job_->runner) job_->runner->cancel();
+    if (!job_->process) return;
+    if (job_->compiling)
+        job_->kill();
+    else
+        job_->process->cancelThrough(kSweepJob);
 }
 
 void SweepWorker::finish() {
@@ -61,46 +73,74 @@ bool SweepWorker::start(std::shared_ptr<const ModelDocument> document, const Set
                 emit this->cancelled();
             });
         };
-        post([this] { emit phaseChanged(tr("Compiling the model…")); });
-        engine::SessionOptions options;
-        options.threads = settings.threads;
-        auto session = engine::Session::create(document->loaded, options);
-        if (job->cancelRequested) return cancelled();
-        if (!session) return fail(QString::fromStdString(session.error().message));
-        if (auto unknown = engine::unknownSweepSymbol((*session)->inputs(), settings.axes);
-            !unknown.empty())
-            return fail(QString::fromStdString(unknown));
-        engine::SweepRunner runner(**session, settings.warmupRuns, settings.runs);
+        // The sweep compiles its own session in an engine process of its own: a crash there is
+        // an error on the sweep, never a lost window.
+        EngineProcess process;
         {
             std::lock_guard lock(job->mutex);
             if (job->cancelRequested) return cancelled();
-            job->runner = &runner;
+            job->process = &process;
+            job->compiling = true;
+            job->kill = process.killer();
         }
-        auto lastReport = std::chrono::steady_clock::now() - std::chrono::seconds(1);
-        runner.setProgressCallback([&](const engine::SweepProgress& p) {
-            const auto now = std::chrono::steady_clock::now();
-            if (p.run.done != p.run.total && now - lastReport < std::chrono::milliseconds(50))
-                return;
-            lastReport = now;
-            post([this, p] {
-                emit progress(p.point, p.points, p.run.warmingUp, p.run.done, p.run.total);
-            });
-        });
-        runner.setPointCallback([&](const engine::SweepPoint& point) {
-            post([this, point] { emit pointDone(point); });
-        });
-        post([this] { emit phaseChanged(tr("Sweeping…")); });
-        const engine::Session& compiled = **session;
-        auto points = runner.run(engine::sweepCombinations(settings.axes),
-                                 [&compiled](const engine::SymbolBindings& dims) {
-                                     return engine::prepareSessionFeeds(compiled, {}, dims, 1);
-                                 });
+        const QString name = QFileInfo(document->path).fileName();
+        // The job's end: its process is stopped on this thread, where it was started.
+        auto release = [&] {
+            std::lock_guard lock(job->mutex);
+            job->process = nullptr;
+        };
+        post([this] { emit phaseChanged(tr("Compiling the model…")); });
+        auto compiled = process.request({{"op", "compile"},
+                                         {"model", document->path.toStdString()},
+                                         {"threads", settings.threads},
+                                         {"optimize", true}},
+                                        tr("compiling %1 for the sweep").arg(name), QString());
         {
             std::lock_guard lock(job->mutex);
-            job->runner = nullptr;
+            job->compiling = false;
         }
-        if (runner.isCancelled() || job->cancelRequested) return cancelled();
-        if (!points) return fail(QString::fromStdString(points.error().message));
+        if (job->cancelRequested) return release(), cancelled();
+        if (!compiled) return release(), fail(QString::fromStdString(compiled.error().message));
+        if (!compiled->value("ok", false))
+            return release(),
+                   fail(QString::fromStdString(compiled->value("error", std::string("failed"))));
+        post([this] { emit phaseChanged(tr("Sweeping…")); });
+        nlohmann::json axes = nlohmann::json::array();
+        for (const auto& axis : settings.axes)
+            axes.push_back({{"symbol", axis.symbol}, {"values", axis.values}});
+        std::optional<QString> problem;
+        auto reply = process.request(
+            {{"op", "sweep"},
+             {"job", kSweepJob},
+             {"warmup", settings.warmupRuns},
+             {"runs", settings.runs},
+             {"axes", std::move(axes)}},
+            tr("sweeping %1").arg(name), tr("Start the sweep again to restart it."),
+            [&](const nlohmann::json& message) {
+                if (message.contains("sweepProgress")) {
+                    const auto& p = message.at("sweepProgress");
+                    const int point = p.at(0).get<int>(), points = p.at(1).get<int>();
+                    const bool warmingUp = p.at(2).get<bool>();
+                    const int done = p.at(3).get<int>(), total = p.at(4).get<int>();
+                    post([this, point, points, warmingUp, done, total] {
+                        emit progress(point, points, warmingUp, done, total);
+                    });
+                } else if (message.contains("point")) {
+                    auto point = engine::sweepPointFromJson(message.at("point"));
+                    if (!point) {
+                        problem = QString::fromStdString(point.error().message);
+                        return;
+                    }
+                    post([this, point = std::move(*point)] { emit pointDone(point); });
+                }
+            });
+        release();
+        if (job->cancelRequested) return cancelled();
+        if (!reply) return fail(QString::fromStdString(reply.error().message));
+        if (reply->value("cancelled", false)) return cancelled();
+        if (!reply->value("ok", false))
+            return fail(QString::fromStdString(reply->value("error", std::string("failed"))));
+        if (problem) return fail(*problem);
         post([this] {
             finish();
             emit finished();

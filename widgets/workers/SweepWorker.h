@@ -1,8 +1,9 @@
 #pragma once
-// Runs a shape sweep off the GUI thread: its own QThread compiles its own Session once, then
-// benchmarks it at each combination of symbolic-dim values (engine::SweepRunner) with seeded
-// random inputs, handing each point back on the GUI thread as it is done. Cancel stops between
-// two nodes.
+// Runs a shape sweep off the GUI thread: its own QThread starts an engine process of its own
+// (EngineProcess), which compiles its own Session once, then benchmarks it at each combination of
+// symbolic-dim values (engine::SweepRunner) with seeded random inputs; each point comes back on
+// the GUI thread as it is done. Cancel stops between two nodes (or ends the process while it
+// compiles); a crash of the process is failed(message), never a lost window.
 #include <QObject>
 #include <memory>
 #include <vector>

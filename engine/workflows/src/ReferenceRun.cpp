@@ -15,14 +15,19 @@ bool ReferenceRunResult::passed() const {
 
 Result<std::map<std::string, Value>> feedsFromTestDataSet(const Session& session,
                                                           const TestDataSet& dataSet) {
+    return feedsFromTestDataSet(session.inputs(), dataSet);
+}
+
+Result<std::map<std::string, Value>> feedsFromTestDataSet(
+    const std::vector<Session::IoInfo>& inputs, const TestDataSet& dataSet) {
     std::map<std::string, std::filesystem::path> files;
     for (std::size_t i = 0; i < dataSet.inputFiles.size() && i < dataSet.inputNames.size(); ++i)
         files[dataSet.inputNames[i]] = dataSet.inputFiles[i];
-    if (files.size() < session.inputs().size())
-        return makeError(dataSet.directory.string(),
-                         "has " + std::to_string(files.size()) + " input files, the model has " +
-                             std::to_string(session.inputs().size()) + " inputs");
-    return prepareFeeds(session.inputs(), files, {}, 0);
+    if (files.size() < inputs.size())
+        return makeError(dataSet.directory.string(), "has " + std::to_string(files.size()) +
+                                                         " input files, the model has " +
+                                                         std::to_string(inputs.size()) + " inputs");
+    return prepareFeeds(inputs, files, {}, 0);
 }
 
 ReferenceFiles referencesOfTestDataSet(const TestDataSet& dataSet) {
@@ -37,13 +42,19 @@ Result<std::vector<OutputComparison>> compareWithReferences(const Session& sessi
                                                             const ReferenceFiles& references,
                                                             const Tolerance& tolerance,
                                                             int histogramBins) {
+    return compareWithReferences(session.outputs(), actual, references, tolerance, histogramBins);
+}
+
+Result<std::vector<OutputComparison>> compareWithReferences(
+    const std::vector<Session::IoInfo>& outputs, const std::vector<Value>& actual,
+    const ReferenceFiles& references, const Tolerance& tolerance, int histogramBins) {
     std::vector<OutputComparison> comparisons;
     for (const auto& [name, file] : references) {
         std::size_t k = 0;
-        while (k < session.outputs().size() && session.outputs()[k].name != name) ++k;
-        if (k >= session.outputs().size() || k >= actual.size())
+        while (k < outputs.size() && outputs[k].name != name) ++k;
+        if (k >= outputs.size() || k >= actual.size())
             return makeError(file.string(), "the model has no output named '" + name + "'");
-        auto expected = readValueFile(file, &session.outputs()[k].type);
+        auto expected = readValueFile(file, &outputs[k].type);
         if (!expected) return expected.error();
         OutputComparison c;
         c.name = name;

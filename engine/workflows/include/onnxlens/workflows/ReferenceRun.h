@@ -36,6 +36,9 @@ using ReferenceFiles = std::vector<std::pair<std::string, std::filesystem::path>
 // the file. A data set with fewer input files than the model has inputs is an error.
 Result<std::map<std::string, Value>> feedsFromTestDataSet(const Session& session,
                                                           const TestDataSet& dataSet);
+// The same for a session's inputs known without the session (the window's engine process).
+Result<std::map<std::string, Value>> feedsFromTestDataSet(
+    const std::vector<Session::IoInfo>& inputs, const TestDataSet& dataSet);
 ReferenceFiles referencesOfTestDataSet(const TestDataSet& dataSet);
 
 // Runs with `feeds` and compares each reference. A reference naming no output of the model, or
@@ -52,5 +55,9 @@ Result<std::vector<OutputComparison>> compareWithReferences(const Session& sessi
                                                             const ReferenceFiles& references,
                                                             const Tolerance& tolerance,
                                                             int histogramBins = 40);
+// The same for a session's outputs known without the session (the window's engine process).
+Result<std::vector<OutputComparison>> compareWithReferences(
+    const std::vector<Session::IoInfo>& outputs, const std::vector<Value>& actual,
+    const ReferenceFiles& references, const Tolerance& tolerance, int histogramBins = 40);
 
 }  // namespace onnxlens::engine
