@@ -135,29 +135,37 @@ std::function<void(onnx::NodeProto&)> convAttributes(const QuantConvCase& c) {
     };
 }
 
+QuantConvCase convCase(Shape x, Shape w, std::vector<std::int64_t> strides = {},
+                       std::vector<std::int64_t> pads = {},
+                       std::vector<std::int64_t> dilations = {}, std::int64_t group = 1,
+                       std::string autoPad = "", bool signedX = false) {
+    return QuantConvCase{std::move(x),         std::move(w), std::move(strides), std::move(pads),
+                         std::move(dilations), group,        std::move(autoPad), signedX};
+}
+
 const std::vector<QuantConvCase>& cases() {
     static const std::vector<QuantConvCase> all = {
         // ResNet-like 3x3, padded, uint8 with a zero point >= 128 in the padding.
-        {{1, 16, 9, 11}, {24, 16, 3, 3}, {}, {1, 1, 1, 1}, {}},
+        convCase({1, 16, 9, 11}, {24, 16, 3, 3}, {}, {1, 1, 1, 1}),
         // Strided, asymmetric pads, batch 2, int8 source.
-        {{2, 12, 10, 9}, {8, 12, 3, 3}, {2, 2}, {0, 1, 2, 1}, {}, 1, "", true},
+        convCase({2, 12, 10, 9}, {8, 12, 3, 3}, {2, 2}, {0, 1, 2, 1}, {}, 1, "", true),
         // Dilated, grouped.
-        {{1, 8, 12, 12}, {12, 4, 3, 3}, {1, 1}, {2, 2, 2, 2}, {2, 2}, 2},
+        convCase({1, 8, 12, 12}, {12, 4, 3, 3}, {1, 1}, {2, 2, 2, 2}, {2, 2}, 2),
         // Depthwise with stride 2.
-        {{1, 32, 14, 14}, {32, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, {}, 32},
+        convCase({1, 32, 14, 14}, {32, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, {}, 32),
         // Depthwise channel multiplier 2, int8.
-        {{1, 6, 8, 8}, {12, 1, 5, 5}, {}, {2, 2, 2, 2}, {}, 6, "", true},
+        convCase({1, 6, 8, 8}, {12, 1, 5, 5}, {}, {2, 2, 2, 2}, {}, 6, "", true),
         // Pointwise, odd channel counts.
-        {{1, 37, 7, 5}, {19, 37, 1, 1}},
+        convCase({1, 37, 7, 5}, {19, 37, 1, 1}),
         // First-layer shape: 3 channels, 7x7 stride 2.
-        {{1, 3, 23, 23}, {16, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}},
+        convCase({1, 3, 23, 23}, {16, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}),
         // auto_pad.
-        {{1, 8, 10, 7}, {8, 8, 4, 3}, {2, 1}, {}, {}, 1, "SAME_UPPER"},
-        {{1, 8, 10, 7}, {8, 8, 4, 3}, {2, 2}, {}, {}, 1, "SAME_LOWER", true},
-        {{1, 8, 10, 7}, {8, 8, 3, 3}, {}, {}, {}, 1, "VALID"},
+        convCase({1, 8, 10, 7}, {8, 8, 4, 3}, {2, 1}, {}, {}, 1, "SAME_UPPER"),
+        convCase({1, 8, 10, 7}, {8, 8, 4, 3}, {2, 2}, {}, {}, 1, "SAME_LOWER", true),
+        convCase({1, 8, 10, 7}, {8, 8, 3, 3}, {}, {}, {}, 1, "VALID"),
         // 1-D and 3-D.
-        {{2, 10, 30}, {6, 10, 5}, {2}, {2, 1}, {2}},
-        {{1, 4, 5, 6, 7}, {8, 4, 3, 3, 3}, {1, 2, 1}, {1, 1, 1, 1, 0, 1}, {}},
+        convCase({2, 10, 30}, {6, 10, 5}, {2}, {2, 1}, {2}),
+        convCase({1, 4, 5, 6, 7}, {8, 4, 3, 3, 3}, {1, 2, 1}, {1, 1, 1, 1, 0, 1}),
     };
     return all;
 }
@@ -165,7 +173,7 @@ const std::vector<QuantConvCase>& cases() {
 TEST(QuantizedConvOps, ConvIntegerEqualsTheIntegerLoopOnRandomShapes) {
     std::mt19937 rng(5);
     for (const auto& c : cases()) {
-        SCOPED_TRACE(shapeToString(c.x) + " * " + shapeToString(c.w));
+        SCOPED_TRACE(engine::shapeToString(c.x) + " * " + engine::shapeToString(c.w));
         const auto x = randomBytes(engine::shapeElementCount(c.x), c.signedX, rng);
         const auto w = randomBytes(engine::shapeElementCount(c.w), true, rng);
         for (int zp : c.signedX ? std::vector<int>{0, -77, 127} : std::vector<int>{0, 131, 255}) {
@@ -189,7 +197,7 @@ TEST(QuantizedConvOps, ConvIntegerEqualsTheIntegerLoopOnRandomShapes) {
 
 TEST(QuantizedConvOps, ConvIntegerAtTheEndsOfTheRangesIsExact) {
     // Every product 255 x 127 or 255 x -128: pairs of them overflow int16.
-    const QuantConvCase c{{1, 64, 6, 6}, {16, 64, 3, 3}, {}, {1, 1, 1, 1}, {}};
+    const QuantConvCase c = convCase({1, 64, 6, 6}, {16, 64, 3, 3}, {}, {1, 1, 1, 1});
     std::vector<int> x(static_cast<std::size_t>(engine::shapeElementCount(c.x)), 255);
     std::vector<int> w(static_cast<std::size_t>(engine::shapeElementCount(c.w)));
     for (std::size_t i = 0; i < w.size(); ++i) w[i] = (i / 576) % 2 ? -128 : 127;
@@ -211,7 +219,7 @@ TEST(QuantizedConvOps, ConvIntegerAtTheEndsOfTheRangesIsExact) {
 // The kernel keeps the reordered weights while the same weight buffer comes back: new weights of
 // the same shape in the next run must be seen.
 TEST(QuantizedConvOps, NewWeightsOfTheSameShapeAreSeen) {
-    const QuantConvCase c{{1, 8, 6, 6}, {8, 8, 3, 3}, {}, {1, 1, 1, 1}, {}};
+    const QuantConvCase c = convCase({1, 8, 6, 6}, {8, 8, 3, 3}, {}, {1, 1, 1, 1});
     std::mt19937 rng(9);
     const auto x = randomBytes(engine::shapeElementCount(c.x), false, rng);
     OneNodeSpec spec{
@@ -244,7 +252,7 @@ TEST(QuantizedConvOps, QLinearConvEqualsTheRequantizedIntegerLoop) {
     std::uniform_real_distribution<float> scaleDist(0.001f, 0.02f);
     std::uniform_int_distribution<int> biasDist(-5000, 5000);
     for (const auto& c : cases()) {
-        SCOPED_TRACE(shapeToString(c.x) + " * " + shapeToString(c.w));
+        SCOPED_TRACE(engine::shapeToString(c.x) + " * " + engine::shapeToString(c.w));
         const std::int64_t M = c.w[0];
         const auto x = randomBytes(engine::shapeElementCount(c.x), c.signedX, rng);
         const auto w = randomBytes(engine::shapeElementCount(c.w), true, rng);
@@ -295,7 +303,7 @@ TEST(QuantizedConvOps, ConvIntegerToFloatScalesAddsTheBiasAndActivates) {
     std::mt19937 rng(33);
     std::uniform_real_distribution<float> dist(-0.5f, 0.5f);
     for (const auto& c : cases()) {
-        SCOPED_TRACE(shapeToString(c.x) + " * " + shapeToString(c.w));
+        SCOPED_TRACE(engine::shapeToString(c.x) + " * " + engine::shapeToString(c.w));
         const std::int64_t M = c.w[0];
         const auto x = randomBytes(engine::shapeElementCount(c.x), c.signedX, rng);
         const auto w = randomBytes(engine::shapeElementCount(c.w), true, rng);
