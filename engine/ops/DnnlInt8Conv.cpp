@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <type_traits>
 #include <vector>
@@ -26,8 +27,8 @@ using tag = dnnl::memory::format_tag;
 // The channels-last source and the accumulators of one run, kept per calling thread: the largest
 // layer's, not one set per node.
 struct Scratch {
-    std::vector<std::uint8_t> source, lowBits;
-    std::vector<std::int32_t> acc;
+    std::vector<std::uint8_t> staged, source, lowBits, quantized;
+    std::vector<std::int32_t> acc, highAcc;
 };
 
 Scratch& scratch() {
@@ -39,6 +40,25 @@ Scratch& scratch() {
 std::int64_t paddedInput(const WindowGeometry& g, int s) {
     return g.input[s] + g.padBegin[s] + g.padEnd[s];
 }
+
+// A reorder between the NC... layout and channels-last of one tensor shape and type.
+struct Reorder {
+    dnnl::memory::desc from, to;
+    dnnl::reorder primitive;
+    Reorder(const dnnl::engine& engine, const dnnl::memory::dims& dims, dt type, bool toLast) {
+        const int r = static_cast<int>(dims.size()) - 3;
+        const tag plainTags[] = {tag::ncw, tag::nchw, tag::ncdhw};
+        const tag lastTags[] = {tag::nwc, tag::nhwc, tag::ndhwc};
+        from = dnnl::memory::desc(dims, type, toLast ? plainTags[r] : lastTags[r]);
+        to = dnnl::memory::desc(dims, type, toLast ? lastTags[r] : plainTags[r]);
+        primitive = dnnl::reorder(dnnl::reorder::primitive_desc(engine, from, engine, to));
+    }
+    void run(const dnnl::engine& engine, dnnl::stream& stream, const void* in, void* out) {
+        dnnl::memory src(from, engine, const_cast<void*>(in)), dst(to, engine, out);
+        primitive.execute(stream, src, dst);
+        stream.wait();
+    }
+};
 
 }  // namespace
 
@@ -57,6 +77,9 @@ struct DnnlInt8Conv::State {
     std::vector<std::int64_t> key;
     std::unique_ptr<dnnl::convolution_forward> primitive;
     dnnl::memory::desc srcDesc, dstDesc, userWeightsDesc, weightsDesc;
+    // Layout changes around the primitive (oneDNN's JIT reorders), made on first use per type:
+    // the NC... source to channels-last (unpadded), the channels-last result to NC...
+    std::map<int, Reorder> sourceReorders, resultReorders;
     bool refused = false;  // the key's problem is one oneDNN does not implement
 
     // The weights the primitive reads, made from `heldWeights` (kept so that the same storage
@@ -82,6 +105,8 @@ struct DnnlInt8Conv::State {
         if (k == key) return !refused;
         key = std::move(k);
         primitive.reset();
+        sourceReorders.clear();
+        resultReorders.clear();
         reordered = dnnl::memory();
         heldWeights = Tensor();
         refused = false;
@@ -125,6 +150,30 @@ struct DnnlInt8Conv::State {
         return !refused;
     }
 
+    // x (NC + spatial, `type`) into channels-last `out` of the same type, unpadded.
+    void stageSource(const ConvProblem& pr, dt type, const void* x, void* out) {
+        auto it = sourceReorders.find(static_cast<int>(type));
+        if (it == sourceReorders.end()) {
+            dnnl::memory::dims dims{pr.batch, pr.inChannels};
+            const WindowGeometry& g = pr.geometry;
+            for (int s = kMaxWindowRank - g.spatialRank; s < kMaxWindowRank; ++s)
+                dims.push_back(g.input[s]);
+            it = sourceReorders.emplace(static_cast<int>(type), Reorder(engine, dims, type, true))
+                     .first;
+        }
+        it->second.run(engine, stream, x, out);
+    }
+
+    // The channels-last result `in` (`type`) into y (NC + spatial).
+    void writeResult(dt type, const void* in, void* y) {
+        auto it = resultReorders.find(static_cast<int>(type));
+        if (it == resultReorders.end())
+            it = resultReorders
+                     .emplace(static_cast<int>(type), Reorder(engine, dstDesc.dims(), type, false))
+                     .first;
+        it->second.run(engine, stream, in, y);
+    }
+
     dnnl::memory weightsFor(const ConvProblem& pr, const Tensor& w) {
         if (reordered && w.sharesStorageWith(heldWeights)) return reordered;
         const std::int8_t* data = w.data<std::int8_t>();
@@ -162,47 +211,67 @@ DnnlInt8Conv::~DnnlInt8Conv() = default;
 
 namespace {
 
-// x (NC + spatial, uint8 or int8) into `out`: [N][padded spatial][C] uint8, int8 moved to uint8
-// by +128, the padding filled with the (moved) zero point. With `lowBits`, also x & 127 there.
-template <class T>
-void toPaddedChannelsLast(ThreadPool& pool, const ConvProblem& pr, const T* x,
-                          std::uint8_t zeroPoint, std::uint8_t* out, std::uint8_t* lowBits) {
+// The staged channels-last source (unpadded, x's own type) into `out`: [N][padded spatial][C]
+// uint8, int8 moved to uint8 by +128 (xor 0x80), the padding filled with the (moved) zero point.
+void padChannelsLast(ThreadPool& pool, const ConvProblem& pr, const std::uint8_t* staged,
+                     std::uint8_t flip, std::uint8_t zeroPoint, std::uint8_t* out) {
     const WindowGeometry& g = pr.geometry;
     const std::int64_t C = pr.inChannels, N = pr.batch;
     const auto [IZ, IY, IX] = g.input;
     const std::int64_t PZ = paddedInput(g, 0), PY = paddedInput(g, 1), PX = paddedInput(g, 2);
-    const std::int64_t total = N * PZ * PY * PX * C;
-    const bool padded = total != N * IZ * IY * IX * C;
-    if (padded) {
-        std::fill_n(out, total, zeroPoint);
-        if (lowBits) std::fill_n(lowBits, total, static_cast<std::uint8_t>(zeroPoint & 127));
-    }
-    const std::uint8_t flip = std::is_signed_v<T> ? 0x80 : 0;
-    const std::int64_t plane = IZ * IY * IX;
-    pool.parallelFor(N * IZ * IY, 2.0 * IX * C, [&](std::int64_t begin, std::int64_t end) {
-        for (std::int64_t item = begin; item < end; ++item) {
-            const std::int64_t n = item / (IZ * IY), iz = (item / IY) % IZ, iy = item % IY;
-            const T* in = x + n * C * plane + (iz * IY + iy) * IX;
-            const std::int64_t row =
-                (((n * PZ + iz + g.padBegin[0]) * PY + iy + g.padBegin[1]) * PX + g.padBegin[2]) *
-                C;
-            std::uint8_t* o = out + row;
-            for (std::int64_t c = 0; c < C; ++c) {
-                const T* line = in + c * plane;
-                for (std::int64_t ix = 0; ix < IX; ++ix)
-                    o[ix * C + c] =
-                        static_cast<std::uint8_t>(static_cast<std::uint8_t>(line[ix]) ^ flip);
+    const bool padded = PZ != IZ || PY != IY || PX != IX;
+    if (padded) std::fill_n(out, N * PZ * PY * PX * C, zeroPoint);
+    const std::int64_t rowBytes = IX * C;
+    pool.parallelFor(
+        N * IZ * IY, static_cast<double>(rowBytes), [&](std::int64_t b, std::int64_t e) {
+            for (std::int64_t item = b; item < e; ++item) {
+                const std::int64_t n = item / (IZ * IY), iz = (item / IY) % IZ, iy = item % IY;
+                const std::uint8_t* __restrict__ in = staged + item * rowBytes;
+                std::uint8_t* __restrict__ o =
+                    out + (((n * PZ + iz + g.padBegin[0]) * PY + iy + g.padBegin[1]) * PX +
+                           g.padBegin[2]) *
+                              C;
+                for (std::int64_t i = 0; i < rowBytes; ++i) o[i] = in[i] ^ flip;
             }
-            if (lowBits) {
-                std::uint8_t* l = lowBits + row;
-                for (std::int64_t i = 0; i < IX * C; ++i) l[i] = o[i] & 127;
+        });
+}
+
+// lowBits = source & 127; returns how many source bytes have the high bit.
+std::int64_t splitLowBits(ThreadPool& pool, const std::uint8_t* source, std::uint8_t* lowBits,
+                          std::int64_t size) {
+    constexpr std::int64_t kChunk = 1 << 16;
+    const std::int64_t chunks = (size + kChunk - 1) / kChunk;
+    std::vector<std::int64_t> counts(static_cast<std::size_t>(chunks), 0);
+    pool.parallelFor(chunks, 2.0 * kChunk, [&](std::int64_t b, std::int64_t e) {
+        for (std::int64_t chunk = b; chunk < e; ++chunk) {
+            const std::int64_t begin = chunk * kChunk, end = std::min(size, begin + kChunk);
+            const std::uint8_t* __restrict__ in = source;
+            std::uint8_t* __restrict__ out = lowBits;
+            std::int64_t high = 0;
+            for (std::int64_t i = begin; i < end; ++i) {
+                out[i] = in[i] & 127;
+                high += in[i] >> 7;
             }
+            counts[static_cast<std::size_t>(chunk)] = high;
         }
+    });
+    std::int64_t total = 0;
+    for (auto c : counts) total += c;
+    return total;
+}
+
+// highBits = source >> 7 (0 or 1).
+void highBitPlane(ThreadPool& pool, const std::uint8_t* source, std::uint8_t* highBits,
+                  std::int64_t size) {
+    pool.parallelFor(size, 1.0, [&](std::int64_t b, std::int64_t e) {
+        const std::uint8_t* __restrict__ in = source;
+        std::uint8_t* __restrict__ out = highBits;
+        for (std::int64_t i = b; i < e; ++i) out[i] = in[i] >> 7;
     });
 }
 
 // Adds 128 * w for every source value >= 128 (whose high bit the primitive did not see) to the
-// channels-last accumulators.
+// channels-last accumulators: the sparse form, for sources with few such values.
 void addHighBits(ThreadPool& pool, const ConvProblem& pr, const std::uint8_t* source,
                  const std::int8_t* transposed, std::int32_t* acc) {
     const WindowGeometry& g = pr.geometry;
@@ -231,9 +300,9 @@ void addHighBits(ThreadPool& pool, const ConvProblem& pr, const std::uint8_t* so
                                     source + (((n * PZ + iz) * PY + iy) * PX + ix) * C;
                                 auto add = [&](std::int64_t channel) {
                                     const std::int64_t group = channel / Cg, c = channel % Cg;
-                                    const std::int8_t* w =
+                                    const std::int8_t* __restrict__ w =
                                         transposed + ((group * Cg + c) * taps + tap) * Mg;
-                                    std::int32_t* o = out + group * Mg;
+                                    std::int32_t* __restrict__ o = out + group * Mg;
                                     for (std::int64_t j = 0; j < Mg; ++j)
                                         o[j] += static_cast<std::int32_t>(w[j]) * 128;
                                 };
@@ -256,62 +325,14 @@ void addHighBits(ThreadPool& pool, const ConvProblem& pr, const std::uint8_t* so
         });
 }
 
-// The NCHW result from the channels-last accumulators: acc - z * sum(w) (+ intBias), then the
-// epilogue's conversion.
-template <class Out, class Convert>
-void writePlanes(ThreadPool& pool, const ConvProblem& pr, const std::int32_t* acc,
-                 std::int32_t zeroPoint, const std::vector<std::int32_t>& sums,
-                 const std::int32_t* intBias, Out* y, Convert&& convert) {
-    const std::int64_t M = pr.outChannels, N = pr.batch, P = pr.geometry.outputSize();
-    constexpr std::int64_t kTile = 32;
-    const std::int64_t tiles = (P + kTile - 1) / kTile;
-    std::vector<std::int32_t> offset(static_cast<std::size_t>(M));
-    for (std::int64_t m = 0; m < M; ++m)
-        offset[static_cast<std::size_t>(m)] =
-            (intBias ? intBias[m] : 0) - zeroPoint * sums[static_cast<std::size_t>(m)];
-    pool.parallelFor(N * tiles, 3.0 * static_cast<double>(kTile * M),
-                     [&](std::int64_t begin, std::int64_t end) {
-                         for (std::int64_t item = begin; item < end; ++item) {
-                             const std::int64_t n = item / tiles, p0 = (item % tiles) * kTile;
-                             const std::int64_t count = std::min(kTile, P - p0);
-                             const std::int32_t* a = acc + (n * P + p0) * M;
-                             for (std::int64_t m = 0; m < M; ++m) {
-                                 Out* out = y + (n * M + m) * P + p0;
-                                 const std::int32_t off = offset[static_cast<std::size_t>(m)];
-                                 for (std::int64_t p = 0; p < count; ++p)
-                                     out[p] = convert(a[p * M + m] + off, m);
-                                 if constexpr (std::is_same_v<Out, float>)
-                                     convert.finish(out, count);
-                             }
-                         }
-                     });
+// Per output channel: what is added to the accumulators (intBias - z * sum(w)).
+std::vector<std::int32_t> channelOffsets(const std::vector<std::int32_t>& sums,
+                                         std::int32_t zeroPoint, const std::int32_t* intBias) {
+    std::vector<std::int32_t> offset(sums.size());
+    for (std::size_t m = 0; m < sums.size(); ++m)
+        offset[m] = (intBias ? intBias[m] : 0) - zeroPoint * sums[m];
+    return offset;
 }
-
-struct ToInt32 {
-    std::int32_t operator()(std::int32_t v, std::int64_t) const { return v; }
-};
-
-struct ToFloat {
-    const Int8ConvEpilogue& e;
-    float operator()(std::int32_t v, std::int64_t m) const {
-        const float scaled = static_cast<float>(v) * e.scale[e.scaleCount == 1 ? 0 : m];
-        return e.bias ? scaled + e.bias[m] : scaled;
-    }
-    void finish(float* out, std::int64_t count) const {
-        if (!e.activation.none()) e.activation.applyInPlace(out, count);
-    }
-};
-
-template <class Q>
-struct ToQuantized {
-    const Int8ConvEpilogue& e;
-    Q operator()(std::int32_t v, std::int64_t m) const {
-        constexpr double lo = std::numeric_limits<Q>::min(), hi = std::numeric_limits<Q>::max();
-        const float scaled = static_cast<float>(v) * e.scale[e.scaleCount == 1 ? 0 : m];
-        const double q = std::nearbyint(static_cast<double>(scaled)) + e.outputZeroPoint;
-        return static_cast<Q>(std::clamp(q, lo, hi));
-    }
-};
 
 }  // namespace
 
@@ -353,43 +374,110 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
 
     const std::int32_t zeroPoint = xZeroPoint + (signedSource ? 128 : 0);
     Scratch& buffers = scratch();
-    const std::size_t sourceSize = s.srcDesc.get_size();
-    buffers.source.resize(sourceSize);
-    if (!s.exact) buffers.lowBits.resize(sourceSize);
-    std::uint8_t* lowBits = s.exact ? nullptr : buffers.lowBits.data();
-    const auto zp = static_cast<std::uint8_t>(zeroPoint);
-    if (signedSource)
-        toPaddedChannelsLast(pool, pr, x.data<std::int8_t>(), zp, buffers.source.data(), lowBits);
-    else
-        toPaddedChannelsLast(pool, pr, x.data<std::uint8_t>(), zp, buffers.source.data(), lowBits);
-    buffers.acc.resize(s.dstDesc.get_size() / sizeof(std::int32_t));
+    // The source channels-last (oneDNN's reorder), then padded with the zero point and moved to
+    // uint8 in one pass over the rows.
+    const std::int64_t stagedSize = x.numel();
+    const std::int64_t sourceSize = static_cast<std::int64_t>(s.srcDesc.get_size());
+    buffers.staged.resize(static_cast<std::size_t>(stagedSize));
+    buffers.source.resize(static_cast<std::size_t>(sourceSize));
+    s.stageSource(pr, signedSource ? dt::s8 : dt::u8, x.raw(), buffers.staged.data());
+    padChannelsLast(pool, pr, buffers.staged.data(), signedSource ? 0x80 : 0,
+                    static_cast<std::uint8_t>(zeroPoint), buffers.source.data());
+    const std::int64_t P = g.outputSize(), N = pr.batch;
+    buffers.acc.resize(static_cast<std::size_t>(N * P * M));
+    std::int32_t* acc = buffers.acc.data();
 
-    dnnl::memory src(s.srcDesc, s.engine, s.exact ? buffers.source.data() : lowBits);
-    dnnl::memory dst(s.dstDesc, s.engine, buffers.acc.data());
-    s.primitive->execute(s.stream,
-                         {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}});
-    s.stream.wait();
-    if (!s.exact)
-        addHighBits(pool, pr, buffers.source.data(), s.transposed.data(), buffers.acc.data());
+    auto convolve = [&](std::uint8_t* source, std::int32_t* result) {
+        dnnl::memory src(s.srcDesc, s.engine, source);
+        dnnl::memory dst(s.dstDesc, s.engine, result);
+        s.primitive->execute(
+            s.stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}});
+        s.stream.wait();
+    };
+    if (s.exact) {
+        convolve(buffers.source.data(), acc);
+    } else {
+        // 7-bit source for the primitive, the high bit added back: sparsely when few values have
+        // it, else as a second convolution of the 0/1 high-bit plane.
+        buffers.lowBits.resize(static_cast<std::size_t>(sourceSize));
+        const std::int64_t high =
+            splitLowBits(pool, buffers.source.data(), buffers.lowBits.data(), sourceSize);
+        convolve(buffers.lowBits.data(), acc);
+        if (high * 8 > sourceSize) {
+            highBitPlane(pool, buffers.source.data(), buffers.lowBits.data(), sourceSize);
+            buffers.highAcc.resize(buffers.acc.size());
+            convolve(buffers.lowBits.data(), buffers.highAcc.data());
+            const std::int32_t* __restrict__ h = buffers.highAcc.data();
+            pool.parallelFor(N * P * M, 1.0, [&](std::int64_t b, std::int64_t e) {
+                std::int32_t* __restrict__ a = acc;
+                for (std::int64_t i = b; i < e; ++i) a[i] += h[i] * 128;
+            });
+        } else if (high > 0) {
+            addHighBits(pool, pr, buffers.source.data(), s.transposed.data(), acc);
+        }
+    }
 
-    const std::int32_t* acc = buffers.acc.data();
+    // The epilogue on the channels-last accumulators (contiguous per pixel), then oneDNN's reorder
+    // to NC... into y.
+    const std::vector<std::int32_t> offset =
+        channelOffsets(s.channelSums, zeroPoint, epilogue.intBias);
+    const std::int32_t* off = offset.data();
+    const float* scale = epilogue.scale;
+    const bool oneScale = epilogue.scaleCount == 1;
     switch (epilogue.output) {
         case Int8ConvEpilogue::Output::Int32:
-            writePlanes(pool, pr, acc, zeroPoint, s.channelSums, epilogue.intBias,
-                        y.data<std::int32_t>(), ToInt32{});
+            pool.parallelFor(N * P, static_cast<double>(M), [&](std::int64_t b, std::int64_t e) {
+                for (std::int64_t p = b; p < e; ++p) {
+                    std::int32_t* __restrict__ a = acc + p * M;
+                    for (std::int64_t m = 0; m < M; ++m) a[m] += off[m];
+                }
+            });
+            s.writeResult(dt::s32, acc, y.raw());
             break;
-        case Int8ConvEpilogue::Output::Float:
-            writePlanes(pool, pr, acc, zeroPoint, s.channelSums, epilogue.intBias, y.data<float>(),
-                        ToFloat{epilogue});
+        case Int8ConvEpilogue::Output::Float: {
+            // In place: each int32 becomes its float (same size).
+            float* values = reinterpret_cast<float*>(acc);
+            const float* bias = epilogue.bias;
+            std::vector<float> scales(static_cast<std::size_t>(M));
+            for (std::int64_t m = 0; m < M; ++m)
+                scales[static_cast<std::size_t>(m)] = scale[oneScale ? 0 : m];
+            const float* sc = scales.data();
+            pool.parallelFor(
+                N * P, 3.0 * static_cast<double>(M), [&](std::int64_t b, std::int64_t e) {
+                    for (std::int64_t p = b; p < e; ++p) {
+                        const std::int32_t* a = acc + p * M;
+                        float* v = values + p * M;
+                        // Cast, scale, bias: the unfused graph's order.
+                        for (std::int64_t m = 0; m < M; ++m) {
+                            const float scaled = static_cast<float>(a[m] + off[m]) * sc[m];
+                            v[m] = bias ? scaled + bias[m] : scaled;
+                        }
+                        epilogue.activation.applyInPlace(v, M);
+                    }
+                });
+            s.writeResult(dt::f32, values, y.raw());
             break;
-        case Int8ConvEpilogue::Output::Quantized:
-            if (y.dtype() == DataType::UInt8)
-                writePlanes(pool, pr, acc, zeroPoint, s.channelSums, epilogue.intBias,
-                            y.data<std::uint8_t>(), ToQuantized<std::uint8_t>{epilogue});
-            else
-                writePlanes(pool, pr, acc, zeroPoint, s.channelSums, epilogue.intBias,
-                            y.data<std::int8_t>(), ToQuantized<std::int8_t>{epilogue});
+        }
+        case Int8ConvEpilogue::Output::Quantized: {
+            buffers.quantized.resize(static_cast<std::size_t>(N * P * M));
+            std::uint8_t* q = buffers.quantized.data();
+            const bool signedY = y.dtype() == DataType::Int8;
+            const double lo = signedY ? -128.0 : 0.0, hi = signedY ? 127.0 : 255.0;
+            const std::int32_t yzp = epilogue.outputZeroPoint;
+            pool.parallelFor(
+                N * P, 4.0 * static_cast<double>(M), [&](std::int64_t b, std::int64_t e) {
+                    for (std::int64_t p = b; p < e; ++p)
+                        for (std::int64_t m = 0; m < M; ++m) {
+                            const float scaled = static_cast<float>(acc[p * M + m] + off[m]) *
+                                                 scale[oneScale ? 0 : m];
+                            const double v = std::clamp(
+                                std::nearbyint(static_cast<double>(scaled)) + yzp, lo, hi);
+                            q[p * M + m] = static_cast<std::uint8_t>(static_cast<int>(v) & 0xff);
+                        }
+                });
+            s.writeResult(signedY ? dt::s8 : dt::u8, q, y.raw());
             break;
+        }
     }
     return true;
 }
