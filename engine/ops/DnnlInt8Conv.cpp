@@ -213,8 +213,8 @@ namespace {
 
 // The staged channels-last source (unpadded, x's own type) into `out`: [N][padded spatial][C]
 // uint8, int8 moved to uint8 by +128 (xor 0x80), the padding filled with the (moved) zero point.
-void padChannelsLast(ThreadPool& pool, const ConvProblem& pr, const std::uint8_t* staged,
-                     std::uint8_t flip, std::uint8_t zeroPoint, std::uint8_t* out) {
+void padChannelsLast(const ConvProblem& pr, const std::uint8_t* staged, std::uint8_t flip,
+                     std::uint8_t zeroPoint, std::uint8_t* out) {
     const WindowGeometry& g = pr.geometry;
     const std::int64_t C = pr.inChannels, N = pr.batch;
     const auto [IZ, IY, IX] = g.input;
@@ -222,52 +222,34 @@ void padChannelsLast(ThreadPool& pool, const ConvProblem& pr, const std::uint8_t
     const bool padded = PZ != IZ || PY != IY || PX != IX;
     if (padded) std::fill_n(out, N * PZ * PY * PX * C, zeroPoint);
     const std::int64_t rowBytes = IX * C;
-    pool.parallelFor(
-        N * IZ * IY, static_cast<double>(rowBytes), [&](std::int64_t b, std::int64_t e) {
-            for (std::int64_t item = b; item < e; ++item) {
-                const std::int64_t n = item / (IZ * IY), iz = (item / IY) % IZ, iy = item % IY;
-                const std::uint8_t* __restrict__ in = staged + item * rowBytes;
-                std::uint8_t* __restrict__ o =
-                    out + (((n * PZ + iz + g.padBegin[0]) * PY + iy + g.padBegin[1]) * PX +
-                           g.padBegin[2]) *
-                              C;
-                for (std::int64_t i = 0; i < rowBytes; ++i) o[i] = in[i] ^ flip;
-            }
-        });
+    // Memory-bound: one thread (a parallel region costs more than it saves, and much more on a
+    // loaded machine where every region waits for its threads to be scheduled).
+    for (std::int64_t item = 0; item < N * IZ * IY; ++item) {
+        const std::int64_t n = item / (IZ * IY), iz = (item / IY) % IZ, iy = item % IY;
+        const std::uint8_t* __restrict__ in = staged + item * rowBytes;
+        std::uint8_t* __restrict__ o =
+            out +
+            (((n * PZ + iz + g.padBegin[0]) * PY + iy + g.padBegin[1]) * PX + g.padBegin[2]) * C;
+        for (std::int64_t i = 0; i < rowBytes; ++i) o[i] = in[i] ^ flip;
+    }
 }
 
-// lowBits = source & 127; returns how many source bytes have the high bit.
-std::int64_t splitLowBits(ThreadPool& pool, const std::uint8_t* source, std::uint8_t* lowBits,
-                          std::int64_t size) {
-    constexpr std::int64_t kChunk = 1 << 16;
-    const std::int64_t chunks = (size + kChunk - 1) / kChunk;
-    std::vector<std::int64_t> counts(static_cast<std::size_t>(chunks), 0);
-    pool.parallelFor(chunks, 2.0 * kChunk, [&](std::int64_t b, std::int64_t e) {
-        for (std::int64_t chunk = b; chunk < e; ++chunk) {
-            const std::int64_t begin = chunk * kChunk, end = std::min(size, begin + kChunk);
-            const std::uint8_t* __restrict__ in = source;
-            std::uint8_t* __restrict__ out = lowBits;
-            std::int64_t high = 0;
-            for (std::int64_t i = begin; i < end; ++i) {
-                out[i] = in[i] & 127;
-                high += in[i] >> 7;
-            }
-            counts[static_cast<std::size_t>(chunk)] = high;
-        }
-    });
-    std::int64_t total = 0;
-    for (auto c : counts) total += c;
-    return total;
+// lowBits = source & 127; returns how many source bytes have the high bit (memory-bound: one
+// thread).
+std::int64_t splitLowBits(const std::uint8_t* __restrict__ source,
+                          std::uint8_t* __restrict__ lowBits, std::int64_t size) {
+    std::int64_t high = 0;
+    for (std::int64_t i = 0; i < size; ++i) {
+        lowBits[i] = source[i] & 127;
+        high += source[i] >> 7;
+    }
+    return high;
 }
 
 // highBits = source >> 7 (0 or 1).
-void highBitPlane(ThreadPool& pool, const std::uint8_t* source, std::uint8_t* highBits,
+void highBitPlane(const std::uint8_t* __restrict__ source, std::uint8_t* __restrict__ highBits,
                   std::int64_t size) {
-    pool.parallelFor(size, 1.0, [&](std::int64_t b, std::int64_t e) {
-        const std::uint8_t* __restrict__ in = source;
-        std::uint8_t* __restrict__ out = highBits;
-        for (std::int64_t i = b; i < e; ++i) out[i] = in[i] >> 7;
-    });
+    for (std::int64_t i = 0; i < size; ++i) highBits[i] = source[i] >> 7;
 }
 
 // Adds 128 * w for every source value >= 128 (whose high bit the primitive did not see) to the
@@ -381,7 +363,7 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
     buffers.staged.resize(static_cast<std::size_t>(stagedSize));
     buffers.source.resize(static_cast<std::size_t>(sourceSize));
     s.stageSource(pr, signedSource ? dt::s8 : dt::u8, x.raw(), buffers.staged.data());
-    padChannelsLast(pool, pr, buffers.staged.data(), signedSource ? 0x80 : 0,
+    padChannelsLast(pr, buffers.staged.data(), signedSource ? 0x80 : 0,
                     static_cast<std::uint8_t>(zeroPoint), buffers.source.data());
     const std::int64_t P = g.outputSize(), N = pr.batch;
     buffers.acc.resize(static_cast<std::size_t>(N * P * M));
@@ -401,10 +383,10 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
         // it, else as a second convolution of the 0/1 high-bit plane.
         buffers.lowBits.resize(static_cast<std::size_t>(sourceSize));
         const std::int64_t high =
-            splitLowBits(pool, buffers.source.data(), buffers.lowBits.data(), sourceSize);
+            splitLowBits(buffers.source.data(), buffers.lowBits.data(), sourceSize);
         convolve(buffers.lowBits.data(), acc);
         if (high * 8 > sourceSize) {
-            highBitPlane(pool, buffers.source.data(), buffers.lowBits.data(), sourceSize);
+            highBitPlane(buffers.source.data(), buffers.lowBits.data(), sourceSize);
             buffers.highAcc.resize(buffers.acc.size());
             convolve(buffers.lowBits.data(), buffers.highAcc.data());
             const std::int32_t* __restrict__ h = buffers.highAcc.data();
