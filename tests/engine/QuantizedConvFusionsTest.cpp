@@ -201,6 +201,11 @@ TEST(QuantizedConvFusions, PerChannelWeightScalesOnTheWrongAxisAreNotFused) {
     onnx::ModelProto copy = model;
     EXPECT_EQ(engine::fuseQdqConv(copy), 1);
     EXPECT_EQ(opCounts(copy)["Conv"], 1);
+    // In the pipeline constant folding then dequantizes conv A's weights once (it keeps only the
+    // weight DequantizeLinear nodes the fusion takes): the activation's stays, for conv A.
+    auto counts = opCounts(expectSameOutputs(model, {1e-4, 1e-5}));
+    EXPECT_EQ(counts["ConvIntegerToFloat"], 1);
+    EXPECT_EQ(counts["DequantizeLinear"], 1);
 }
 
 }  // namespace

@@ -109,19 +109,54 @@ onnx::NodeProto fusedNode(const onnx::NodeProto& conv, const std::string& name,
     return fused;
 }
 
+// A float Conv the QDQ fusion takes: input DequantizeLinear(8-bit activation, per tensor),
+// weights DequantizeLinear(constant int8, per tensor or axis 0), bias a float constant [M] or
+// none.
+bool isFusableQdqConv(const GraphIndex& index, const onnx::NodeProto& conv) {
+    if (!isOnnxOp(conv, "Conv") || conv.input_size() < 2 || conv.output_size() != 1) return false;
+    if (conv.input(0) == conv.input(1)) return false;
+    const int wdq = index.producer(conv.input(1));
+    const int xdq = index.producer(conv.input(0));
+    if (wdq < 0 || xdq < 0 || !isOnnxOp(index.node(wdq), "DequantizeLinear") ||
+        !isOnnxOp(index.node(xdq), "DequantizeLinear"))
+        return false;
+    // Weights: constant int8, scale one value or one per output channel (axis 0).
+    const auto& w = index.node(wdq);
+    if (w.input_size() < 2) return false;
+    const std::int64_t channels = int8ConvWeights(index, w.input(0));
+    if (channels <= 0) return false;
+    const std::int64_t scales = initializerCount(index, w.input(1));
+    if (initializerType(index, w.input(1)) != kOnnxFloat || (scales != 1 && scales != channels))
+        return false;
+    const auto rank = static_cast<std::int64_t>(initializerDims(index, w.input(0))->size());
+    if (scales > 1) {
+        const std::int64_t axis = intAttribute(w, "axis", 1);
+        if (axis != 0 && axis != -rank) return false;
+    }
+    if (findAttribute(w, "block_size")) return false;
+    if (w.input_size() > 2 && !w.input(2).empty() && initializerCount(index, w.input(2)) != scales)
+        return false;
+    // Activation: an 8-bit quantized value with per-tensor scale and zero point.
+    const auto& x = index.node(xdq);
+    if (x.input_size() < 2 || !isQuantizedActivation(index, x.input(0)) ||
+        !isActivationParameter(index, x.input(1), 1) ||
+        (x.input_size() > 2 && !x.input(2).empty() && !isActivationParameter(index, x.input(2), 2)))
+        return false;
+    // The bias, when there is one: float constant [M].
+    if (conv.input_size() > 2 && !conv.input(2).empty() &&
+        (initializerDims(index, conv.input(2)) != std::vector<std::int64_t>{channels} ||
+         initializerType(index, conv.input(2)) != kOnnxFloat))
+        return false;
+    return true;
+}
+
 }  // namespace
 
 bool isQuantizedConvWeight(const GraphIndex& index, const onnx::NodeProto& dq) {
-    if (!isOnnxOp(dq, "DequantizeLinear") || dq.output_size() != 1 || dq.input_size() < 2)
-        return false;
+    if (!isOnnxOp(dq, "DequantizeLinear") || dq.output_size() != 1) return false;
     const int c = index.soleConsumer(dq.output(0));
-    if (c < 0) return false;
-    const auto& conv = index.node(c);
-    if (!isOnnxOp(conv, "Conv") || conv.input_size() < 2 || conv.input(1) != dq.output(0) ||
-        conv.input(0) == dq.output(0))
-        return false;
-    const int x = index.producer(conv.input(0));
-    return x >= 0 && isOnnxOp(index.node(x), "DequantizeLinear");
+    return c >= 0 && index.node(c).input_size() > 1 && index.node(c).input(1) == dq.output(0) &&
+           isFusableQdqConv(index, index.node(c));
 }
 
 int fuseConvIntegerToFloat(PassContext& context) {
@@ -204,42 +239,9 @@ int fuseQdqConv(PassContext& context) {
     std::vector<Candidate> candidates;
     for (int c = 0; c < graph.node_size(); ++c) {
         const auto& conv = graph.node(c);
-        if (!isOnnxOp(conv, "Conv") || conv.input_size() < 2 || conv.output_size() != 1) continue;
+        if (!isFusableQdqConv(index, conv)) continue;
         const int wdq = index.producer(conv.input(1));
         const int xdq = index.producer(conv.input(0));
-        if (wdq < 0 || xdq < 0 || !isOnnxOp(index.node(wdq), "DequantizeLinear") ||
-            !isOnnxOp(index.node(xdq), "DequantizeLinear"))
-            continue;
-        // Weights: constant int8, scale one value or one per output channel (axis 0).
-        const auto& w = index.node(wdq);
-        if (w.input_size() < 2) continue;
-        const std::int64_t channels = int8ConvWeights(index, w.input(0));
-        if (channels <= 0) continue;
-        const std::int64_t scales = initializerCount(index, w.input(1));
-        if (initializerType(index, w.input(1)) != kOnnxFloat || (scales != 1 && scales != channels))
-            continue;
-        const auto rank = static_cast<std::int64_t>(initializerDims(index, w.input(0))->size());
-        if (scales > 1) {
-            const std::int64_t axis = intAttribute(w, "axis", 1);
-            if (axis != 0 && axis != -rank) continue;
-        }
-        if (findAttribute(w, "block_size")) continue;
-        if (w.input_size() > 2 && !w.input(2).empty() &&
-            initializerCount(index, w.input(2)) != scales)
-            continue;
-        // Activation: an 8-bit quantized value with per-tensor scale and zero point.
-        const auto& x = index.node(xdq);
-        if (x.input_size() < 2 || !isQuantizedActivation(index, x.input(0)) ||
-            !isActivationParameter(index, x.input(1), 1) ||
-            (x.input_size() > 2 && !x.input(2).empty() &&
-             !isActivationParameter(index, x.input(2), 2)))
-            continue;
-        // The bias, when there is one: float constant [M].
-        if (conv.input_size() > 2 && !conv.input(2).empty() &&
-            (initializerDims(index, conv.input(2)) != std::vector<std::int64_t>{channels} ||
-             initializerType(index, conv.input(2)) != kOnnxFloat))
-            continue;
-        if (conv.input(0) == conv.input(1)) continue;
         candidates.push_back({c, wdq, xdq});
     }
 
