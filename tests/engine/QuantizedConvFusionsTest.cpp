@@ -194,10 +194,17 @@ TEST(QuantizedConvFusions, AnActivationDequantizeReadByAnotherNodeStays) {
 
 TEST(QuantizedConvFusions, PerChannelWeightScalesOnTheWrongAxisAreNotFused) {
     onnx::ModelProto model = qdqConvs();
-    for (auto& n : *model.mutable_graph()->mutable_node())
-        if (n.op_type() == "DequantizeLinear" && n.input(0) == "wa") n.clear_attribute();
-    // Without axis the 12 scales would apply along axis 1 (the default): not per output
-    // channel, so conv A stays as it is (conv B still fuses).
+    // Conv A's weight scales along axis 1 (input channels, 8 of them): not per output channel.
+    auto& g = *model.mutable_graph();
+    for (auto& n : *g.mutable_node())
+        if (n.op_type() == "DequantizeLinear" && n.input(0) == "wa")
+            n.mutable_attribute(0)->set_i(1);
+    for (auto& init : *g.mutable_initializer()) {
+        if (init.name() == "wa_scale")
+            init = engine::tensorToProto(makeTensor<float>({8}, wave(8, 0.001f, 0.5f)), "wa_scale");
+        if (init.name() == "wa_zero_point")
+            init = engine::tensorToProto(Tensor::zeros(DataType::Int8, {8}), "wa_zero_point");
+    }
     onnx::ModelProto copy = model;
     EXPECT_EQ(engine::fuseQdqConv(copy), 1);
     EXPECT_EQ(opCounts(copy)["Conv"], 1);
