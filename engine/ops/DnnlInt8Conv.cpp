@@ -29,6 +29,7 @@ using tag = dnnl::memory::format_tag;
 struct Scratch {
     std::vector<std::uint8_t> staged, source, lowBits, quantized;
     std::vector<std::int32_t> acc, highAcc;
+    std::vector<float> values;
 };
 
 Scratch& scratch() {
@@ -417,24 +418,34 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
             s.writeResult(dt::s32, acc, y.raw());
             break;
         case Int8ConvEpilogue::Output::Float: {
-            // In place: each int32 becomes its float (same size).
-            float* values = reinterpret_cast<float*>(acc);
-            const float* bias = epilogue.bias;
-            std::vector<float> scales(static_cast<std::size_t>(M));
-            for (std::int64_t m = 0; m < M; ++m)
+            buffers.values.resize(static_cast<std::size_t>(N * P * M));
+            float* values = buffers.values.data();
+            std::vector<float> scales(static_cast<std::size_t>(M)),
+                biases(static_cast<std::size_t>(M), 0.0f);
+            for (std::int64_t m = 0; m < M; ++m) {
                 scales[static_cast<std::size_t>(m)] = scale[oneScale ? 0 : m];
+                if (epilogue.bias) biases[static_cast<std::size_t>(m)] = epilogue.bias[m];
+            }
             const float* sc = scales.data();
+            const float* bi = biases.data();
+            const bool relu = epilogue.activation.kind == FusedActivation::Kind::Relu;
+            const bool hasBias = epilogue.bias != nullptr;
             pool.parallelFor(
                 N * P, 3.0 * static_cast<double>(M), [&](std::int64_t b, std::int64_t e) {
                     for (std::int64_t p = b; p < e; ++p) {
-                        const std::int32_t* a = acc + p * M;
-                        float* v = values + p * M;
+                        const std::int32_t* __restrict__ a = acc + p * M;
+                        float* __restrict__ v = values + p * M;
                         // Cast, scale, bias: the unfused graph's order.
-                        for (std::int64_t m = 0; m < M; ++m) {
-                            const float scaled = static_cast<float>(a[m] + off[m]) * sc[m];
-                            v[m] = bias ? scaled + bias[m] : scaled;
-                        }
-                        epilogue.activation.applyInPlace(v, M);
+                        if (hasBias)
+                            for (std::int64_t m = 0; m < M; ++m)
+                                v[m] = static_cast<float>(a[m] + off[m]) * sc[m] + bi[m];
+                        else
+                            for (std::int64_t m = 0; m < M; ++m)
+                                v[m] = static_cast<float>(a[m] + off[m]) * sc[m];
+                        if (relu)
+                            for (std::int64_t m = 0; m < M; ++m) v[m] = v[m] > 0.0f ? v[m] : 0.0f;
+                        else
+                            epilogue.activation.applyInPlace(v, M);
                     }
                 });
             s.writeResult(dt::f32, values, y.raw());
