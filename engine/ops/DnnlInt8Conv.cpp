@@ -12,6 +12,7 @@
 #ifdef ONNXLENS_WITH_DNNL
 #include <dnnl.hpp>
 
+#include "OpenMpThreads.h"
 #include "onnxlens/engine/WeightMemory.h"
 #endif
 
@@ -363,7 +364,17 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
     const std::int64_t sourceSize = static_cast<std::int64_t>(s.srcDesc.get_size());
     buffers.staged.resize(static_cast<std::size_t>(stagedSize));
     buffers.source.resize(static_cast<std::size_t>(sourceSize));
-    s.stageSource(pr, signedSource ? dt::s8 : dt::u8, x.raw(), buffers.staged.data());
+    // The layout changes and the byte passes are memory-bound: one thread. Every parallel region
+    // is a barrier, and on a loaded machine each waits for its threads to be scheduled (measured:
+    // ResNet-50 int8 at 2 threads, load 5, 4.2 s with them parallel).
+    const int threads = pool.threads();
+    auto oneThread = [&](auto&& work) {
+        if (threads > 1) applyThreadCountToCallingThread(1);
+        work();
+        if (threads > 1) applyThreadCountToCallingThread(threads);
+    };
+    oneThread(
+        [&] { s.stageSource(pr, signedSource ? dt::s8 : dt::u8, x.raw(), buffers.staged.data()); });
     padChannelsLast(pr, buffers.staged.data(), signedSource ? 0x80 : 0,
                     static_cast<std::uint8_t>(zeroPoint), buffers.source.data());
     const std::int64_t P = g.outputSize(), N = pr.batch;
@@ -391,10 +402,8 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
             buffers.highAcc.resize(buffers.acc.size());
             convolve(buffers.lowBits.data(), buffers.highAcc.data());
             const std::int32_t* __restrict__ h = buffers.highAcc.data();
-            pool.parallelFor(N * P * M, 1.0, [&](std::int64_t b, std::int64_t e) {
-                std::int32_t* __restrict__ a = acc;
-                for (std::int64_t i = b; i < e; ++i) a[i] += h[i] * 128;
-            });
+            std::int32_t* __restrict__ a = acc;
+            for (std::int64_t i = 0; i < N * P * M; ++i) a[i] += h[i] * 128;
         } else if (high > 0) {
             addHighBits(pool, pr, buffers.source.data(), s.transposed.data(), acc);
         }
@@ -409,13 +418,11 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
     const bool oneScale = epilogue.scaleCount == 1;
     switch (epilogue.output) {
         case Int8ConvEpilogue::Output::Int32:
-            pool.parallelFor(N * P, static_cast<double>(M), [&](std::int64_t b, std::int64_t e) {
-                for (std::int64_t p = b; p < e; ++p) {
-                    std::int32_t* __restrict__ a = acc + p * M;
-                    for (std::int64_t m = 0; m < M; ++m) a[m] += off[m];
-                }
-            });
-            s.writeResult(dt::s32, acc, y.raw());
+            for (std::int64_t p = 0; p < N * P; ++p) {
+                std::int32_t* __restrict__ a = acc + p * M;
+                for (std::int64_t m = 0; m < M; ++m) a[m] += off[m];
+            }
+            oneThread([&] { s.writeResult(dt::s32, acc, y.raw()); });
             break;
         case Int8ConvEpilogue::Output::Float: {
             buffers.values.resize(static_cast<std::size_t>(N * P * M));
@@ -430,25 +437,25 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
             const float* bi = biases.data();
             const bool relu = epilogue.activation.kind == FusedActivation::Kind::Relu;
             const bool hasBias = epilogue.bias != nullptr;
-            pool.parallelFor(
-                N * P, 3.0 * static_cast<double>(M), [&](std::int64_t b, std::int64_t e) {
-                    for (std::int64_t p = b; p < e; ++p) {
-                        const std::int32_t* __restrict__ a = acc + p * M;
-                        float* __restrict__ v = values + p * M;
-                        // Cast, scale, bias: the unfused graph's order.
-                        if (hasBias)
-                            for (std::int64_t m = 0; m < M; ++m)
-                                v[m] = static_cast<float>(a[m] + off[m]) * sc[m] + bi[m];
-                        else
-                            for (std::int64_t m = 0; m < M; ++m)
-                                v[m] = static_cast<float>(a[m] + off[m]) * sc[m];
-                        if (relu)
-                            for (std::int64_t m = 0; m < M; ++m) v[m] = v[m] > 0.0f ? v[m] : 0.0f;
-                        else
-                            epilogue.activation.applyInPlace(v, M);
-                    }
-                });
-            s.writeResult(dt::f32, values, y.raw());
+            // Per pixel, on one thread (memory-bound, like the reorders).
+            [&](std::int64_t b, std::int64_t e) {
+                for (std::int64_t p = b; p < e; ++p) {
+                    const std::int32_t* __restrict__ a = acc + p * M;
+                    float* __restrict__ v = values + p * M;
+                    // Cast, scale, bias: the unfused graph's order.
+                    if (hasBias)
+                        for (std::int64_t m = 0; m < M; ++m)
+                            v[m] = static_cast<float>(a[m] + off[m]) * sc[m] + bi[m];
+                    else
+                        for (std::int64_t m = 0; m < M; ++m)
+                            v[m] = static_cast<float>(a[m] + off[m]) * sc[m];
+                    if (relu)
+                        for (std::int64_t m = 0; m < M; ++m) v[m] = v[m] > 0.0f ? v[m] : 0.0f;
+                    else
+                        epilogue.activation.applyInPlace(v, M);
+                }
+            }(0, N * P);
+            oneThread([&] { s.writeResult(dt::f32, values, y.raw()); });
             break;
         }
         case Int8ConvEpilogue::Output::Quantized: {
@@ -457,18 +464,17 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
             const bool signedY = y.dtype() == DataType::Int8;
             const double lo = signedY ? -128.0 : 0.0, hi = signedY ? 127.0 : 255.0;
             const std::int32_t yzp = epilogue.outputZeroPoint;
-            pool.parallelFor(
-                N * P, 4.0 * static_cast<double>(M), [&](std::int64_t b, std::int64_t e) {
-                    for (std::int64_t p = b; p < e; ++p)
-                        for (std::int64_t m = 0; m < M; ++m) {
-                            const float scaled = static_cast<float>(acc[p * M + m] + off[m]) *
-                                                 scale[oneScale ? 0 : m];
-                            const double v = std::clamp(
-                                std::nearbyint(static_cast<double>(scaled)) + yzp, lo, hi);
-                            q[p * M + m] = static_cast<std::uint8_t>(static_cast<int>(v) & 0xff);
-                        }
-                });
-            s.writeResult(signedY ? dt::s8 : dt::u8, q, y.raw());
+            [&](std::int64_t b, std::int64_t e) {
+                for (std::int64_t p = b; p < e; ++p)
+                    for (std::int64_t m = 0; m < M; ++m) {
+                        const float scaled =
+                            static_cast<float>(acc[p * M + m] + off[m]) * scale[oneScale ? 0 : m];
+                        const double v =
+                            std::clamp(std::nearbyint(static_cast<double>(scaled)) + yzp, lo, hi);
+                        q[p * M + m] = static_cast<std::uint8_t>(static_cast<int>(v) & 0xff);
+                    }
+            }(0, N * P);
+            oneThread([&] { s.writeResult(signedY ? dt::s8 : dt::u8, q, y.raw()); });
             break;
         }
     }
