@@ -3,10 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <map>
 #include <mutex>
-#include <type_traits>
 #include <vector>
 
 #ifdef ONNXLENS_WITH_DNNL

@@ -4,20 +4,24 @@
 // what dynamic quantizers write (DynamicQuantizeLinear -> ConvInteger -> Cast -> Mul [-> Add]
 // [-> Relu]).
 //
-// The engine's tensors are NCHW; oneDNN's int8 kernels read and write channels-last. One pass
-// copies the source into a channels-last buffer padded with the zero point (so padding
-// contributes (z - z) * w = 0, exactly as the reference loop's centred values), converting int8
-// to uint8 (+128, zero point too) on the way; the primitive runs without padding, zero-point or
-// scale attributes (its fastest kernels); the zero point comes off exactly in the epilogue
-// (sum((x - z) * w) = sum(x * w) - z * sum(w), the sums kept with the weights), which also
-// writes the NCHW result (int32, float through scale/bias/activation, or requantized 8-bit).
+// The engine's tensors are NCHW; oneDNN's int8 kernels read and write channels-last. oneDNN's
+// reorder makes the source channels-last, one pass pads it with the zero point (so padding
+// contributes (z - z) * w = 0, exactly as the reference loop's centred values) and moves int8 to
+// uint8 (+128, zero point too); the primitive runs without padding, zero-point or scale
+// attributes (its fastest kernels); the zero point comes off exactly in the epilogue
+// (sum((x - z) * w) = sum(x * w) - z * sum(w), the sums kept with the weights), which runs per
+// pixel on the contiguous channels (int32, float through scale/bias/activation, or requantized
+// 8-bit) before oneDNN's reorder writes the NCHW result. Reorders and epilogue run on one thread
+// (memory-bound; every parallel region is a barrier, costly on a loaded machine).
 //
 // Exactness without VNNI: on AVX2 / AVX-512 processors without VNNI oneDNN's kernels add pairs of
 // u8 x s8 products in int16 with saturation (vpmaddubsw): 255 * 127 * 2 overflows. There the
 // primitive gets the source's low 7 bits (x & 127: 127 * 128 * 2 fits) and the high bit is added
-// back exactly (128 * w for every source value >= 128 in the window, a sparse pass over the
-// channels-last source that adds rows of the transposed weights), so the result stays the exact
-// integer sum on every processor.
+// back exactly: 128 * w for every source value >= 128 in the window (a sparse pass adding rows of
+// the transposed weights), or, when more than 1/8 of the source has the high bit, a second
+// convolution of the 0/1 high-bit plane. The result is the exact integer sum on every processor.
+// (engine/ops/DnnlInt8Saturation.h on main splits the matmul weights instead; its
+// dnnlInt8PairsSaturate() is the same test as exactDotProducts() below.)
 //
 // The weights are constant in quantized models (initializers): they are reordered once into the
 // layout oneDNN's kernels read and kept while the same weight buffer comes back.
