@@ -18,6 +18,8 @@ Models:
                      bench/make_dynamic_int8_model.py: int8 weights, DynamicQuantizeLinear ->
                      MatMulInteger -> Cast -> Mul)
   resnet50_int8      resnet50 by `onnxlens-cli quantize --op-types Conv,Gemm --format qdq`
+  resnet50_int8_qop  resnet50 by `onnxlens-cli quantize --op-types Conv,MatMul,Gemm` (QOperator:
+                     DynamicQuantizeLinear -> ConvInteger -> Cast -> Mul [-> Add bias])
   mobilenet_v2_fp16, resnet50_fp16
                      float16 weights and activations (bench/make_float16_model.py), float16 inputs
   vad           bench/models/vad_helper.onnx: a voice-activity-detector-shaped model written
@@ -36,7 +38,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
 MODELS = ["resnet50", "mobilenet_v2", "bert_base", "lstm", "vad",
-          "bert_base_int8", "resnet50_int8", "mobilenet_v2_fp16", "resnet50_fp16",
+          "bert_base_int8", "resnet50_int8", "resnet50_int8_qop", "mobilenet_v2_fp16",
+          "resnet50_fp16",
           "detector", "recognizer", "small_cnn", "vad_stream", "minilm_seq16"]
 # Variants made from a base model (issue 17): name -> (base, converter). A converter is a script
 # of bench/ (IN OUT) or, for "quantize ARGS", `onnxlens-cli quantize IN OUT ARGS` with the CLI in
@@ -44,6 +47,7 @@ MODELS = ["resnet50", "mobilenet_v2", "bert_base", "lstm", "vad",
 VARIANTS = {
     "bert_base_int8": ("bert_base", "quantize --op-types MatMul"),
     "resnet50_int8": ("resnet50", "quantize --op-types Conv,Gemm --format qdq"),
+    "resnet50_int8_qop": ("resnet50", "quantize --op-types Conv,MatMul,Gemm"),
     "mobilenet_v2_fp16": ("mobilenet_v2", "make_float16_model.py"),
     "resnet50_fp16": ("resnet50", "make_float16_model.py"),
 }

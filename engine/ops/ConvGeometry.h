@@ -69,6 +69,15 @@ struct WindowGeometry {
     }
 };
 
+// The sizes of one grouped convolution: X [N, C, in...], W [M, C/G, k...], Y [N, M, out...]
+// (ConvTranspose: W [C, M/G, k...]).
+struct ConvProblem {
+    std::int64_t batch = 0, inChannels = 0, outChannels = 0, groups = 1;
+    WindowGeometry geometry;
+    std::int64_t inChannelsPerGroup() const { return inChannels / groups; }
+    std::int64_t outChannelsPerGroup() const { return outChannels / groups; }
+};
+
 namespace window_detail {
 inline std::int64_t floorDiv(std::int64_t a, std::int64_t b) {
     std::int64_t q = a / b;

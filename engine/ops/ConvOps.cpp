@@ -1,15 +1,18 @@
-// Convolutions: Conv, ConvTranspose, ConvInteger, QLinearConv.
+// Convolutions: Conv, ConvTranspose, ConvInteger, QLinearConv, com.onnxlens ConvIntegerToFloat.
 // Conv is im2col + GEMM (Eigen, row-major maps) split over (batch, group, column tile) on the
 // thread pool, with a direct path for depthwise and a copy-free path for pointwise (1x1)
 // convolutions; with oneDNN, float Conv runs a cached oneDNN primitive instead.
-// ConvTranspose is GEMM + col2im. The integer convolutions subtract zero points up front (so
-// padding contributes zero, as if padded with the zero point) and reuse the int32 path.
+// ConvTranspose is GEMM + col2im. The integer convolutions run on oneDNN's int8 convolution
+// (DnnlInt8Conv.h) when the weights are int8 with zero point 0; otherwise (and without oneDNN)
+// they subtract zero points up front (so padding contributes zero, as if padded with the zero
+// point) and reuse the int32 path.
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -19,6 +22,7 @@
 
 #include "ChannelBlockedLayout.h"
 #include "ConvGeometry.h"
+#include "DnnlInt8Conv.h"
 #include "FusedActivation.h"
 #include "OpFamilies.h"
 #include "onnxlens/engine/GraphOptimizer.h"
@@ -34,15 +38,6 @@ template <class T>
 using StridedMap = Eigen::Map<RowMajorMatrix<T>, Eigen::Unaligned, Eigen::OuterStride<>>;
 template <class T>
 using ConstStridedMap = Eigen::Map<const RowMajorMatrix<T>, Eigen::Unaligned, Eigen::OuterStride<>>;
-
-// The sizes of one grouped convolution: X [N, C, in...], W [M, C/G, k...], Y [N, M, out...]
-// (ConvTranspose: W [C, M/G, k...]).
-struct ConvProblem {
-    std::int64_t batch = 0, inChannels = 0, outChannels = 0, groups = 1;
-    WindowGeometry geometry;
-    std::int64_t inChannelsPerGroup() const { return inChannels / groups; }
-    std::int64_t outChannelsPerGroup() const { return outChannels / groups; }
-};
 
 // Columns of the im2col matrix for output positions [p0, p0 + count) of one channel group:
 // col is [channels * kernelSize][count] row-major; out-of-input taps are zero.
@@ -832,6 +827,23 @@ Tensor integerConvolution(ThreadPool& pool, const ConvProblem& pr, const Tensor&
     return y;
 }
 
+// The activation zero point when the problem fits DnnlInt8Conv (x uint8/int8 with one zero point
+// of its type, w int8 with zero points 0), else nothing. Types are checked first, so that both
+// paths refuse the same inputs.
+std::optional<std::int32_t> int8ConvZeroPoint(const Tensor& x, const Tensor* xZeroPoint,
+                                              const Tensor& w, const Tensor* wZeroPoint) {
+    checkZeroPointType(xZeroPoint, x, "x_zero_point");
+    checkZeroPointType(wZeroPoint, w, "w_zero_point");
+    if (w.dtype() != DataType::Int8) return std::nullopt;
+    if (x.dtype() != DataType::UInt8 && x.dtype() != DataType::Int8) return std::nullopt;
+    if (wZeroPoint)
+        for (std::int64_t i = 0; i < wZeroPoint->numel(); ++i)
+            if (wZeroPoint->valueAsInt64(i) != 0) return std::nullopt;
+    if (!xZeroPoint) return 0;
+    if (xZeroPoint->numel() != 1) return std::nullopt;
+    return static_cast<std::int32_t>(xZeroPoint->valueAsInt64(0));
+}
+
 class ConvIntegerKernel : public Kernel {
   public:
     explicit ConvIntegerKernel(const NodeInfo& node)
@@ -841,14 +853,23 @@ class ConvIntegerKernel : public Kernel {
              std::vector<Value>& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
         const Tensor& w = inputTensor(inputs, 1);
+        const Tensor* xZeroPoint = optionalInputTensor(inputs, 2);
+        const Tensor* wZeroPoint = optionalInputTensor(inputs, 3);
         ConvProblem pr = forwardProblem(attrs_, groups_, x, w);
-        outputs[0] = integerConvolution(ctx.pool(), pr, x, optionalInputTensor(inputs, 2), w,
-                                        optionalInputTensor(inputs, 3), nullptr);
+        if (const auto z = int8ConvZeroPoint(x, xZeroPoint, w, wZeroPoint)) {
+            Tensor y(DataType::Int32, forwardOutputShape(pr));
+            if (dnnl_.run(ctx.pool(), pr, x, *z, w, Int8ConvEpilogue{}, y)) {
+                outputs[0] = Value(std::move(y));
+                return;
+            }
+        }
+        outputs[0] = integerConvolution(ctx.pool(), pr, x, xZeroPoint, w, wZeroPoint, nullptr);
     }
 
   private:
     WindowAttributes attrs_;
     std::int64_t groups_;
+    DnnlInt8Conv dnnl_;
 };
 
 class QLinearConvKernel : public Kernel {
@@ -860,14 +881,14 @@ class QLinearConvKernel : public Kernel {
              std::vector<Value>& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
         const Tensor& xScale = inputTensor(inputs, 1);
+        const Tensor* xZeroPoint = optionalInputTensor(inputs, 2);
         const Tensor& w = inputTensor(inputs, 3);
         const Tensor& wScale = inputTensor(inputs, 4);
+        const Tensor* wZeroPoint = optionalInputTensor(inputs, 5);
         const Tensor& yScale = inputTensor(inputs, 6);
         const Tensor* yZeroPoint = optionalInputTensor(inputs, 7);
+        const Tensor* bias = optionalInputTensor(inputs, 8);
         ConvProblem pr = forwardProblem(attrs_, groups_, x, w);
-        Tensor acc =
-            integerConvolution(ctx.pool(), pr, x, optionalInputTensor(inputs, 2), w,
-                               optionalInputTensor(inputs, 5), optionalInputTensor(inputs, 8));
         require(xScale.numel() == 1 && yScale.numel() == 1, "x_scale and y_scale must be scalars");
         require(wScale.numel() == 1 || wScale.numel() == pr.outChannels,
                 "w_scale must be a scalar or have one value per output channel");
@@ -877,6 +898,30 @@ class QLinearConvKernel : public Kernel {
         const std::vector<std::int32_t> yzp = zeroPoints(yZeroPoint, 1, "y_zero_point");
         require(yzp.size() == 1, "y_zero_point must be a scalar");
         const double xs = xScale.valueAsDouble(0), ys = yScale.valueAsDouble(0);
+        // The requantization multiplier of each output channel, in float as the reference does.
+        std::vector<float> multiplier(static_cast<std::size_t>(wScale.numel()));
+        for (std::size_t m = 0; m < multiplier.size(); ++m)
+            multiplier[m] =
+                static_cast<float>(xs * wScale.valueAsDouble(static_cast<std::int64_t>(m)) / ys);
+
+        if (const auto z = int8ConvZeroPoint(x, xZeroPoint, w, wZeroPoint)) {
+            if (bias) {
+                checkBias(bias, pr.outChannels);
+                require(bias->dtype() == DataType::Int32, "bias B must be int32");
+            }
+            Int8ConvEpilogue epilogue;
+            epilogue.output = Int8ConvEpilogue::Output::Quantized;
+            epilogue.intBias = bias ? bias->data<std::int32_t>() : nullptr;
+            epilogue.scale = multiplier.data();
+            epilogue.scaleCount = static_cast<std::int64_t>(multiplier.size());
+            epilogue.outputZeroPoint = yzp[0];
+            Tensor y(outType, forwardOutputShape(pr));
+            if (dnnl_.run(ctx.pool(), pr, x, *z, w, epilogue, y)) {
+                outputs[0] = Value(std::move(y));
+                return;
+            }
+        }
+        Tensor acc = integerConvolution(ctx.pool(), pr, x, xZeroPoint, w, wZeroPoint, bias);
         const std::int64_t plane = pr.geometry.outputSize();
         Tensor y(outType, acc.shape());
         const std::int32_t* a = acc.data<std::int32_t>();
@@ -885,9 +930,9 @@ class QLinearConvKernel : public Kernel {
             for (std::int64_t i = 0; i < acc.numel(); ++i) {
                 const std::int64_t channel =
                     (i / std::max<std::int64_t>(plane, 1)) % pr.outChannels;
-                const double ws = wScale.valueAsDouble(wScale.numel() == 1 ? 0 : channel);
                 // Scale in float as the reference does, then round half to even.
-                const float scaled = static_cast<float>(a[i]) * static_cast<float>(xs * ws / ys);
+                const float scaled =
+                    static_cast<float>(a[i]) * multiplier[multiplier.size() == 1 ? 0 : channel];
                 const double q = std::nearbyint(static_cast<double>(scaled)) + yzp[0];
                 out[i] = static_cast<Q>(std::clamp(q, lo, hi));
             }
@@ -902,6 +947,89 @@ class QLinearConvKernel : public Kernel {
   private:
     WindowAttributes attrs_;
     std::int64_t groups_;
+    DnnlInt8Conv dnnl_;
+};
+
+// com.onnxlens ConvIntegerToFloat (the optimizer's fusion of what dynamic quantizers write:
+// ConvInteger -> Cast to float -> Mul by the scales [-> Add bias] [-> activation], and of QDQ
+// pairs around a float Conv): inputs X, W, x_scale, w_scale (optional), x_zero_point,
+// w_zero_point, B (optional), the Conv attributes and `activation`;
+// Y = activation(float(ConvInteger(X, W, x_zp, w_zp)) * (x_scale * w_scale[m]) + B[m]), the
+// scales one value or one per output channel (any shape of that many values, [M, 1, 1] too),
+// multiplied in float as the unfused graph's Mul does.
+class ConvIntegerToFloatKernel : public Kernel {
+  public:
+    explicit ConvIntegerToFloatKernel(const NodeInfo& node)
+        : attrs_(node),
+          groups_(node.getInt("group", 1)),
+          activation_(FusedActivation::fromNode(node)) {}
+
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& x = inputTensor(inputs, 0);
+        const Tensor& w = inputTensor(inputs, 1);
+        const Tensor* xZeroPoint = optionalInputTensor(inputs, 4);
+        const Tensor* wZeroPoint = optionalInputTensor(inputs, 5);
+        const Tensor* bias = optionalInputTensor(inputs, 6);
+        ConvProblem pr = forwardProblem(attrs_, groups_, x, w);
+        const std::int64_t M = pr.outChannels;
+        auto values = [&](const Tensor& t, const char* name) {
+            require(t.dtype() == DataType::Float && (t.numel() == 1 || t.numel() == M),
+                    std::string("ConvIntegerToFloat: ") + name +
+                        " must be float, one value or one per output channel");
+            return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
+        };
+        std::vector<float> scale = values(inputTensor(inputs, 2), "x_scale");
+        if (const Tensor* wScale = optionalInputTensor(inputs, 3)) {
+            const std::vector<float> b = values(*wScale, "w_scale");
+            std::vector<float> product(std::max(scale.size(), b.size()));
+            for (std::size_t m = 0; m < product.size(); ++m)
+                product[m] = scale[scale.size() == 1 ? 0 : m] * b[b.size() == 1 ? 0 : m];
+            scale = std::move(product);
+        }
+        require(!bias || (bias->dtype() == DataType::Float && bias->numel() == M),
+                "ConvIntegerToFloat: the bias must be " + std::to_string(M) + " floats");
+        const float* biasData = bias ? bias->data<float>() : nullptr;
+        Tensor y(DataType::Float, forwardOutputShape(pr));
+        if (const auto z = int8ConvZeroPoint(x, xZeroPoint, w, wZeroPoint)) {
+            Int8ConvEpilogue epilogue;
+            epilogue.output = Int8ConvEpilogue::Output::Float;
+            epilogue.scale = scale.data();
+            epilogue.scaleCount = static_cast<std::int64_t>(scale.size());
+            epilogue.bias = biasData;
+            epilogue.activation = activation_;
+            if (dnnl_.run(ctx.pool(), pr, x, *z, w, epilogue, y)) {
+                outputs[0] = Value(std::move(y));
+                return;
+            }
+        }
+        const Tensor acc =
+            integerConvolution(ctx.pool(), pr, x, xZeroPoint, w, wZeroPoint, nullptr);
+        const std::int32_t* in = acc.data<std::int32_t>();
+        float* out = y.data<float>();
+        const std::int64_t plane = pr.geometry.outputSize();
+        ctx.pool().parallelFor(pr.batch * M, 4.0 * static_cast<double>(plane),
+                               [&](std::int64_t begin, std::int64_t end) {
+                                   for (std::int64_t item = begin; item < end; ++item) {
+                                       const auto m = static_cast<std::size_t>(item % M);
+                                       const float s = scale[scale.size() == 1 ? 0 : m];
+                                       float* o = out + item * plane;
+                                       for (std::int64_t p = 0; p < plane; ++p) {
+                                           const float v =
+                                               static_cast<float>(in[item * plane + p]) * s;
+                                           o[p] = biasData ? v + biasData[m] : v;
+                                       }
+                                       activation_.applyInPlace(o, plane);
+                                   }
+                               });
+        outputs[0] = Value(std::move(y));
+    }
+
+  private:
+    WindowAttributes attrs_;
+    std::int64_t groups_;
+    FusedActivation activation_;
+    DnnlInt8Conv dnnl_;
 };
 
 }  // namespace
@@ -913,6 +1041,7 @@ void registerConvOps(KernelRegistry& registry) {
     registry.add<ConvTransposeKernel>("ConvTranspose", 1);
     registry.add<ConvIntegerKernel>("ConvInteger", 10);
     registry.add<QLinearConvKernel>("QLinearConv", 10);
+    registry.add<ConvIntegerToFloatKernel>("ConvIntegerToFloat", 1, kLatestOpset, kOnnxlensDomain);
 }
 
 }  // namespace onnxlens::engine::ops

@@ -255,7 +255,8 @@ class CostCounter {
             cost.note = "no counting rule for domain " + node.domain();
             return;
         }
-        if (op == "Conv" || op == "ConvInteger" || op == "QLinearConv" || op == "FusedConv") {
+        if (op == "Conv" || op == "ConvInteger" || op == "QLinearConv" || op == "FusedConv" ||
+            op == "ConvIntegerToFloat") {
             // Each output element is a dot product over (C / group) x kernel: numel(W) / M.
             const int w = op == "QLinearConv" ? 3 : 1;
             auto wd = in(w), y = out(0);
@@ -273,7 +274,7 @@ class CostCounter {
             f.macs = *xn * (*wn / static_cast<double>((*wd)[0]));
             f.flops = 2 * f.macs;
         } else if (op == "MatMul" || op == "MatMulInteger" || op == "QLinearMatMul" ||
-                   op == "FusedMatMul") {
+                   op == "FusedMatMul" || op == "MatMulIntegerToFloat") {
             auto a = in(0), y = out(0);
             auto yn = numel(y);
             if (!a || a->empty() || !yn || a->back() < 0) return unknown("MatMul input or output");

@@ -28,6 +28,8 @@ const std::unordered_map<std::string_view, NodeCategory>& categoryTable() {
             {"Conv", "ConvTranspose", "ConvInteger", "Gemm", "MatMul", "MatMulInteger",
              "QLinearConv", "QLinearMatMul", "LSTM", "GRU", "RNN", "Einsum", "Attention",
              "MultiHeadAttention", "FusedConv", "FusedGemm", "FusedMatMul", "DeformConv"});
+        // The optimizer's int8 fusions (com.onnxlens).
+        add(NodeCategory::Layer, {"ConvIntegerToFloat", "MatMulIntegerToFloat"});
         add(NodeCategory::Activation,
             {"Relu",     "Sigmoid",         "Tanh",        "Softmax",   "LogSoftmax",
              "Gelu",     "FastGelu",        "LeakyRelu",   "Elu",       "Selu",

@@ -143,6 +143,8 @@ ONNXLENS_MODEL_PASS(fuseLayerNormalization)
 ONNXLENS_MODEL_PASS(fuseMatMulBias)
 ONNXLENS_MODEL_PASS(fuseMatMulGelu)
 ONNXLENS_MODEL_PASS(fuseMatMulIntegerToFloat)
+ONNXLENS_MODEL_PASS(fuseConvIntegerToFloat)
+ONNXLENS_MODEL_PASS(fuseQdqConv)
 #undef ONNXLENS_MODEL_PASS
 
 int computeFloat16InFloat(onnx::ModelProto& model, const std::filesystem::path& modelDirectory) {

@@ -26,6 +26,12 @@ const std::vector<OptimizerPass>& optimizerPassTable() {
         {"fold-batchnorm-into-conv", foldBatchNormIntoConv, S::Cleanup, kKeepsShapes},
         // Fusions write com.onnxlens nodes, which onnx shape inference does not know: after the
         // cleanup rounds.
+        // Quantized convolutions (QDQ pairs around Conv, DynamicQuantizeLinear -> ConvInteger ->
+        // Cast -> Mul [-> Add] [-> Relu]) as one int8 convolution with a float epilogue
+        // (com.onnxlens
+        // ConvIntegerToFloat), before the float Conv fusions take the Conv and its Relu.
+        {"fuse-qdq-conv", fuseQdqConv, S::Fusion, kKeepsShapes},
+        {"fuse-conv-integer-to-float", fuseConvIntegerToFloat, S::Fusion, kKeepsShapes},
         {"fuse-conv-add", fuseConvAdd, S::Fusion, kNeedsShapes | kKeepsShapes},
         {"fuse-conv-activation", fuseConvActivation, S::Fusion, kKeepsShapes},
         // It rewrites the fused convolutions into their blocked forms.

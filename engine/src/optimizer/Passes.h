@@ -27,6 +27,12 @@ int fuseMatMulBias(PassContext& context);
 int fuseMatMulGelu(PassContext& context);
 // QuantizedFusions.cpp
 int fuseMatMulIntegerToFloat(PassContext& context);
+// QuantizedConvFusions.cpp
+int fuseConvIntegerToFloat(PassContext& context);
+int fuseQdqConv(PassContext& context);
+// A DequantizeLinear giving its int8 weights to a Conv that fuseQdqConv takes: constant folding
+// keeps it, so that the fusion finds the int8 weights.
+bool isQuantizedConvWeight(const GraphIndex& index, const onnx::NodeProto& dq);
 // Float16ComputeInFloat.cpp
 int computeFloat16InFloat(PassContext& context);
 

@@ -128,4 +128,16 @@ int computeFloat16InFloat(onnx::ModelProto& model, const std::filesystem::path& 
 // bias) with attribute activation.
 int fuseMatMulIntegerToFloat(onnx::ModelProto& model);
 
+// Quantized convolution fusions (engine/src/optimizer/QuantizedConvFusions.cpp), each into one
+// com.onnxlens ConvIntegerToFloat(X, W, x_scale, w_scale, x_zero_point, w_zero_point, B) with the
+// Conv attributes and activation "Relu" when a Relu followed:
+// ConvInteger with constant int8 weights -> Cast to float -> Mul by the scales (x_scale *
+// w_scale, or one scale; one value or one per output channel) [-> Add of a constant per-channel
+// bias] [-> Relu], as dynamic quantizers write it;
+int fuseConvIntegerToFloat(onnx::ModelProto& model);
+// a float Conv reading DequantizeLinear(8-bit activation from DynamicQuantizeLinear or
+// QuantizeLinear, per-tensor) and DequantizeLinear(constant int8 weights, per tensor or per
+// output channel), with a constant float bias or none [-> Relu] (QDQ models).
+int fuseQdqConv(onnx::ModelProto& model);
+
 }  // namespace onnxlens::engine

@@ -1,0 +1,78 @@
+#pragma once
+// 8-bit convolutions on oneDNN's int8 convolution primitive (u8 source x s8 weights with int32
+// accumulation), for ConvInteger, QLinearConv and the com.onnxlens ConvIntegerToFloat fusion of
+// what dynamic quantizers write (DynamicQuantizeLinear -> ConvInteger -> Cast -> Mul [-> Add]
+// [-> Relu]).
+//
+// The engine's tensors are NCHW; oneDNN's int8 kernels read and write channels-last. oneDNN's
+// reorder makes the source channels-last, one pass pads it with the zero point (so padding
+// contributes (z - z) * w = 0, exactly as the reference loop's centred values) and moves int8 to
+// uint8 (+128, zero point too); the primitive runs without padding, zero-point or scale
+// attributes (its fastest kernels); the zero point comes off exactly in the epilogue
+// (sum((x - z) * w) = sum(x * w) - z * sum(w), the sums kept with the weights), which runs per
+// pixel on the contiguous channels (int32, float through scale/bias/activation, or requantized
+// 8-bit) before oneDNN's reorder writes the NCHW result. Reorders and epilogue run on one thread
+// (memory-bound; every parallel region is a barrier, costly on a loaded machine).
+//
+// Exactness without VNNI: on AVX2 / AVX-512 processors without VNNI oneDNN's kernels add pairs of
+// u8 x s8 products in int16 with saturation (vpmaddubsw): 255 * 127 * 2 overflows. There the
+// primitive gets the source's low 7 bits (x & 127: 127 * 128 * 2 fits) and the high bit is added
+// back exactly: 128 * w for every source value >= 128 in the window (a sparse pass adding rows of
+// the transposed weights), or, when more than 1/8 of the source has the high bit, a second
+// convolution of the 0/1 high-bit plane. The result is the exact integer sum on every processor.
+// (engine/ops/DnnlInt8Saturation.h on main splits the matmul weights instead; its
+// dnnlInt8PairsSaturate() is the same test as exactDotProducts() below.)
+//
+// The weights are constant in quantized models (initializers): they are reordered once into the
+// layout oneDNN's kernels read and kept while the same weight buffer comes back.
+#include <cstdint>
+#include <memory>
+
+#include "ConvGeometry.h"
+#include "FusedActivation.h"
+#include "onnxlens/engine/Tensor.h"
+#include "onnxlens/engine/ThreadPool.h"
+
+namespace onnxlens::engine::ops {
+
+// What happens to the exact int32 accumulators acc = sum((x - x_zero_point) * w) of output
+// channel m before they are written.
+struct Int8ConvEpilogue {
+    enum class Output { Int32, Float, Quantized };
+    Output output = Output::Int32;
+    // Added to the accumulators (QLinearConv's B), M values, or null.
+    const std::int32_t* intBias = nullptr;
+    // Float: y = activation(float(acc) * scale[m] + bias[m]).
+    // Quantized: y = saturate(nearbyint(float(acc + intBias[m]) * scale[m]) + outputZeroPoint),
+    // the 8-bit type being y's (QLinearConv's requantization, scale = x_scale * w_scale / y_scale).
+    const float* scale = nullptr;
+    std::int64_t scaleCount = 1;  // 1 or M
+    const float* bias = nullptr;  // Float only: M values, or null
+    FusedActivation activation;   // Float only
+    std::int32_t outputZeroPoint = 0;
+};
+
+class DnnlInt8Conv {
+  public:
+    DnnlInt8Conv();
+    ~DnnlInt8Conv();
+    DnnlInt8Conv(const DnnlInt8Conv&) = delete;
+    DnnlInt8Conv& operator=(const DnnlInt8Conv&) = delete;
+
+    // The convolution `pr` of x (uint8/int8 [N, C, in...], scalar zero point xZeroPoint) with w
+    // (int8 [M, C/G, k...], zero point 0), into y (allocated with the output shape; int32, float
+    // or an 8-bit type as the epilogue says). Returns false, having done nothing, when the build
+    // has no oneDNN or the problem is not of that form (the caller then computes it itself).
+    bool run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x, std::int32_t xZeroPoint,
+             const Tensor& w, const Int8ConvEpilogue& epilogue, Tensor& y);
+
+    // True when this processor's int8 dot products add u8 x s8 pairs without int16 saturation
+    // (VNNI); otherwise run() takes the 7-bit source and adds the high bit back.
+    static bool exactDotProducts();
+
+  private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
+
+}  // namespace onnxlens::engine::ops
