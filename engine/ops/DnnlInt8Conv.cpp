@@ -10,6 +10,7 @@
 #ifdef ONNXLENS_WITH_DNNL
 #include <dnnl.hpp>
 
+#include "DnnlInt8Saturation.h"
 #include "OpenMpThreads.h"
 #include "onnxlens/engine/WeightMemory.h"
 #endif
@@ -62,17 +63,11 @@ struct Reorder {
 
 }  // namespace
 
-bool DnnlInt8Conv::exactDotProducts() {
-    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-    // The VNNI bits of dnnl_cpu_isa_avx512_core_vnni (and its successors) and avx2_vnni.
-    return (isa & 0x40u) != 0 || (isa & 0x400u) != 0;
-}
-
 struct DnnlInt8Conv::State {
     std::mutex mutex;
     dnnl::engine engine{dnnl::engine::kind::cpu, 0};
     dnnl::stream stream{engine};
-    const bool exact = exactDotProducts();
+    const bool exact = !dnnlInt8PairsSaturate();
 
     std::vector<std::int64_t> key;
     std::unique_ptr<dnnl::convolution_forward> primitive;
@@ -484,7 +479,6 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
 struct DnnlInt8Conv::State {};
 DnnlInt8Conv::DnnlInt8Conv() = default;
 DnnlInt8Conv::~DnnlInt8Conv() = default;
-bool DnnlInt8Conv::exactDotProducts() { return true; }
 bool DnnlInt8Conv::run(ThreadPool&, const ConvProblem&, const Tensor&, std::int32_t, const Tensor&,
                        const Int8ConvEpilogue&, Tensor&) {
     return false;

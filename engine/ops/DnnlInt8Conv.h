@@ -20,8 +20,8 @@
 // back exactly: 128 * w for every source value >= 128 in the window (a sparse pass adding rows of
 // the transposed weights), or, when more than 1/8 of the source has the high bit, a second
 // convolution of the 0/1 high-bit plane. The result is the exact integer sum on every processor.
-// (engine/ops/DnnlInt8Saturation.h on main splits the matmul weights instead; its
-// dnnlInt8PairsSaturate() is the same test as exactDotProducts() below.)
+// Which processors saturate: dnnlInt8PairsSaturate() (DnnlInt8Saturation.h), the test the int8
+// matmul uses too (it splits its constant weights instead).
 //
 // The weights are constant in quantized models (initializers): they are reordered once into the
 // layout oneDNN's kernels read and kept while the same weight buffer comes back.
@@ -65,10 +65,6 @@ class DnnlInt8Conv {
     // has no oneDNN or the problem is not of that form (the caller then computes it itself).
     bool run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x, std::int32_t xZeroPoint,
              const Tensor& w, const Int8ConvEpilogue& epilogue, Tensor& y);
-
-    // True when this processor's int8 dot products add u8 x s8 pairs without int16 saturation
-    // (VNNI); otherwise run() takes the 7-bit source and adds the high bit back.
-    static bool exactDotProducts();
 
   private:
     struct State;
