@@ -257,7 +257,7 @@ void addHighBits(ThreadPool& pool, const ConvProblem& pr, const std::uint8_t* so
     const std::int64_t taps = g.kernelSize();
     const std::int64_t PY = paddedInput(g, 1), PX = paddedInput(g, 2);
     const std::int64_t PZ = paddedInput(g, 0);
-    const auto [OZ, OY, OX] = g.output;
+    const std::int64_t OZ = g.output[0], OY = g.output[1], OX = g.output[2];
     constexpr std::uint64_t kHigh = 0x8080808080808080ull;
     pool.parallelFor(
         N * OZ * OY, static_cast<double>(OX * taps * C) / 4.0,
