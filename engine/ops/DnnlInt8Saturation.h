@@ -45,9 +45,8 @@ inline void splitInt8Weights(const std::int8_t* w, std::int64_t count,
     high.resize(static_cast<std::size_t>(count));
     low.resize(static_cast<std::size_t>(count));
     for (std::int64_t i = 0; i < count; ++i) {
-        const int v = w[i];
-        high[static_cast<std::size_t>(i)] = static_cast<std::int8_t>(v >> 1);  // floor(v / 2)
-        low[static_cast<std::size_t>(i)] = static_cast<std::int8_t>(v & 1);
+        high[static_cast<std::size_t>(i)] = static_cast<std::int8_t>(w[i] >> 1);  // floor(w / 2)
+        low[static_cast<std::size_t>(i)] = static_cast<std::int8_t>(w[i] & 1);
     }
 }
 

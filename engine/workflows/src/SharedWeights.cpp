@@ -95,7 +95,7 @@ std::unique_ptr<SharedWeights> SharedWeights::create() {
         std::unique_ptr<SharedWeights> w(new SharedWeights);
         w->directory_ = dir;
         w->file_ = dir / kFileName;
-        std::ofstream(w->file_, std::ios::binary | std::ios::trunc);
+        { const std::ofstream created(w->file_, std::ios::binary | std::ios::trunc); }
         if (!fs::is_regular_file(w->file_, ec)) return nullptr;  // the destructor removes dir
         return w;
     }
