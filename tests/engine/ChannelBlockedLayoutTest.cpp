@@ -39,12 +39,6 @@ onnx::NodeProto* addConv(onnx::GraphProto& g, const std::string& x, const std::s
     return conv;
 }
 
-std::map<std::string, int> opCounts(const onnx::ModelProto& m) {
-    std::map<std::string, int> counts;
-    for (const auto& n : m.graph().node()) counts[n.op_type()]++;
-    return counts;
-}
-
 std::vector<Value> runModel(const onnx::ModelProto& model,
                             const std::map<std::string, Value>& feeds, int threads = 1) {
     LoadedModel loaded;

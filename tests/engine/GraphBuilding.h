@@ -3,6 +3,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,13 @@ inline onnx::ModelProto emptyModel(int opset = 17) {
     m.set_ir_version(8);
     m.add_opset_import()->set_version(opset);
     return m;
+}
+
+// How many nodes of each op type the graph (not its subgraphs) has.
+inline std::map<std::string, int> opCounts(const onnx::ModelProto& m) {
+    std::map<std::string, int> counts;
+    for (const auto& n : m.graph().node()) counts[n.op_type()]++;
+    return counts;
 }
 
 }  // namespace onnxlens::testing

@@ -16,12 +16,6 @@ using namespace onnxlens::testing;
 
 namespace {
 
-std::map<std::string, int> opCounts(const onnx::ModelProto& m) {
-    std::map<std::string, int> counts;
-    for (const auto& n : m.graph().node()) counts[n.op_type()]++;
-    return counts;
-}
-
 std::unique_ptr<engine::Session> session(const onnx::ModelProto& model, bool optimize) {
     LoadedModel loaded;
     loaded.path = "quantized_conv.onnx";

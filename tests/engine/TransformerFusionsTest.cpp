@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 
+#include "GraphBuilding.h"
 #include "OpTestHarness.h"
 #include "onnxlens/engine/GraphOptimizer.h"
 #include "onnxlens/model/ModelLoader.h"
@@ -74,12 +75,6 @@ std::string layerNormPattern(ModelBuilder& b, const std::string& x, float eps) {
     const std::string std = b.node("Sqrt", {b.node("Add", {var, b.scalar(eps)})});
     const std::string normed = b.node("Div", {d, std});
     return b.node("Add", {b.node("Mul", {normed, b.values({8}, 0.3f)}), b.values({8}, 1.7f)});
-}
-
-std::map<std::string, int> opCounts(const onnx::ModelProto& m) {
-    std::map<std::string, int> counts;
-    for (const auto& n : m.graph().node()) counts[n.op_type()]++;
-    return counts;
 }
 
 // Optimized and unoptimized sessions on the same seeded inputs agree; returns the optimized graph.
