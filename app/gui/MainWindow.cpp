@@ -322,6 +322,18 @@ void MainWindow::createActions() {
     benchmark->addAction(benchmarkPanel_->cancelAction());
     benchmark->addSeparator();
     benchmark->addAction(benchmarkPanel_->heatAction());
+    connect(benchmarkPanel_->heatAction(), &QAction::toggled, this, [this](bool on) {
+        for (int p = 0; p < pageCount(); ++p) page(p)->setRunTimeHeatShown(on);
+    });
+    connect(benchmarkPanel_, &widgets::BenchmarkPanel::nodeActivated, this,
+            [this](const QString& profileName) {
+                GraphPage* current = currentPage();
+                if (current && !current->revealProfiledNode(profileName))
+                    benchmarkPanel_->showStatus(
+                        tr("%1 is not in the graph shown (the optimizer made it; View > Show "
+                           "Optimized Graph shows it).")
+                            .arg(profileName));
+            });
     view->addAction(runDock_->toggleViewAction());
     view->addAction(compareDock_->toggleViewAction());
 
@@ -564,6 +576,7 @@ void MainWindow::openFile(const QString& path) {
             return;
         }
         auto* page = new GraphPage(result.value(), tabs_);
+        page->setRunTimeHeatShown(benchmarkPanel_->heatAction()->isChecked());
         connect(page, &GraphPage::nodeSelected, this, [this, page](int node) {
             if (page != currentPage()) return;
             if (node < 0)
@@ -636,7 +649,7 @@ void MainWindow::onCurrentTabChanged() {
     nodePanel_->clear();
     tensorPanel_->clear();
     GraphPage* p = currentPage();
-    benchmarkPanel_->setPage(p);
+    benchmarkPanel_->setController(p ? p->controller() : nullptr);
     {
         QSignalBlocker quiet(showOptimizedAction_);
         showOptimizedAction_->setChecked(p && p->isShowingOptimized());

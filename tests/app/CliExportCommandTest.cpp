@@ -18,6 +18,7 @@
 
 #include "CliModelFiles.h"
 #include "CliRunner.h"
+#include "ExportReportSupport.h"
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/ModelLoader.h"
@@ -25,35 +26,15 @@
 #include "onnxlens/workflows/InputPreparation.h"
 
 using onnxlens::testing::runCli;
+using namespace onnxlens::testing;
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
 namespace {
 
-std::string dataScript(const std::string& name) {
-    return (fs::path(ONNXLENS_SOURCE_DIR) / "tests" / "app" / "data" / name).string();
-}
-
-bool torchAvailable() {
-    // find_spec looks the packages up without importing torch (seconds on a busy machine).
-    return std::system(
-               "/usr/bin/python3 -c 'import importlib.util as u, sys; sys.exit(not all("
-               "u.find_spec(m) for m in (\"torch\", \"torchvision\", \"onnx\")))'") == 0;
-}
-
-#define REQUIRE_TORCH() \
-    if (!torchAvailable()) GTEST_SKIP() << "/usr/bin/python3 has no torch/torchvision/onnx"
-
-Json readJson(const fs::path& file) {
-    std::ifstream in(file);
-    return Json::parse(in);
-}
-
-const Json& lineOf(const Json& report, const std::string& key) {
-    for (const auto& l : report["lines"])
-        if (l["key"] == key) return l;
-    throw std::runtime_error("report has no line " + key);
-}
+#define REQUIRE_TORCH()                                      \
+    if (!pythonHasModules({"torch", "torchvision", "onnx"})) \
+    GTEST_SKIP() << "/usr/bin/python3 has no torch/torchvision/onnx"
 
 // The largest |engine - PyTorch| over every output of one data set, computed here with a fresh
 // session and a plain loop (not the report's code path).
@@ -95,23 +76,23 @@ double recomputeMaxAbsError(const fs::path& folder, const std::string& set, std:
 // Checks every line of a passing report against the files and figures it was made from.
 void checkPassingReport(const fs::path& out, const Json& doc, int runs) {
     ASSERT_TRUE(doc["passed"].get<bool>()) << doc.dump(2);
-    const Json exported = readJson(out / "export.json");
-    const Json onDisk = readJson(out / "report.json");
+    const Json exported = readJsonFile(out / "export.json");
+    const Json onDisk = readJsonFile(out / "report.json");
     EXPECT_EQ(onDisk["lines"], doc["lines"]);
 
     // Exported: opset and size as written.
-    EXPECT_EQ(lineOf(doc, "exported")["status"], "pass");
+    EXPECT_EQ(reportLine(doc, "exported")["status"], "pass");
     EXPECT_EQ(doc["opset"], exported["opset"]);
     EXPECT_EQ(doc["model_bytes"].get<std::uint64_t>(), fs::file_size(out / "model.onnx"));
-    EXPECT_NE(lineOf(doc, "exported")["figure"].get<std::string>().find("opset " +
-                                                                        exported["opset"].dump()),
+    EXPECT_NE(reportLine(doc, "exported")["figure"].get<std::string>().find(
+                  "opset " + exported["opset"].dump()),
               std::string::npos);
 
     // Checker: the onnx checker (through the model library) agrees.
     auto model = onnxlens::loadModel(out / "model.onnx");
     ASSERT_TRUE(model) << model.error().message;
     EXPECT_TRUE(onnxlens::runChecker(*model->proto).ok);
-    EXPECT_EQ(lineOf(doc, "checker")["status"], "pass");
+    EXPECT_EQ(reportLine(doc, "checker")["status"], "pass");
 
     // Numbers and dynamic batch: recomputed from the .pb files.
     std::int64_t batch0 = 0, batch1 = 0;
@@ -125,12 +106,12 @@ void checkPassingReport(const fs::path& out, const Json& doc, int runs) {
     EXPECT_LE(error1, 1e-4);
     EXPECT_EQ(batch1, 2 * batch0);
     EXPECT_EQ(doc["data_sets"][1]["batch"].get<std::int64_t>(), batch1);
-    EXPECT_EQ(lineOf(doc, "numbers")["status"], "pass");
-    EXPECT_EQ(lineOf(doc, "dynamic_batch")["status"], "pass");
+    EXPECT_EQ(reportLine(doc, "numbers")["status"], "pass");
+    EXPECT_EQ(reportLine(doc, "dynamic_batch")["status"], "pass");
 
     // Latency: the ratio is the engine's median over PyTorch's, both timed with `runs` runs,
     // interleaved (the exporter serving timing rounds). A busy test machine is flagged "warn".
-    const std::string latencyStatus = lineOf(doc, "latency")["status"];
+    const std::string latencyStatus = reportLine(doc, "latency")["status"];
     EXPECT_TRUE(latencyStatus == "pass" || latencyStatus == "warn") << doc.dump(2);
     EXPECT_EQ(latencyStatus == "warn", doc["latency_busy"].get<bool>());
     EXPECT_TRUE(doc["latency_interleaved"].get<bool>()) << doc["pytorch_timing"];
@@ -200,12 +181,13 @@ TEST(CliExport, ScriptedModelEndToEnd) {
     REQUIRE_TORCH();
     onnxlens::testing::CliScratchDir scratch;
     const fs::path out = scratch / "tiny_cnn";
-    auto r = runCli({"export", "--script", dataScript("export_tiny_cnn.py"), "--out", out.string(),
-                     "--bench", "--runs", "3", "--warmup", "1", "--threads", "1", "--json"});
+    auto r =
+        runCli({"export", "--script", exportDataScript("export_tiny_cnn.py"), "--out", out.string(),
+                "--bench", "--runs", "3", "--warmup", "1", "--threads", "1", "--json"});
     ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
     const Json doc = Json::parse(r.out);
     checkPassingReport(out, doc, 3);
-    const Json exported = readJson(out / "export.json");
+    const Json exported = readJsonFile(out / "export.json");
     EXPECT_EQ(exported["input_names"], Json::array({"image"}));
     EXPECT_EQ(exported["output_names"], Json::array({"probabilities"}));
     EXPECT_EQ(exported["opset"].get<int>(), 17);  // Debian's torch 1.13 supports up to 17
@@ -213,24 +195,24 @@ TEST(CliExport, ScriptedModelEndToEnd) {
         << r.err;  // the log, streamed on stderr
 
     // The same export with a latency limit nobody meets: a failed gate, exit 1.
-    r = runCli({"export", "--script", dataScript("export_tiny_cnn.py"), "--out", out.string(),
+    r = runCli({"export", "--script", exportDataScript("export_tiny_cnn.py"), "--out", out.string(),
                 "--bench", "--runs", "2", "--warmup", "0", "--max-ratio", "1e-9"});
     EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
     EXPECT_NE(r.out.find("FAIL Latency against PyTorch"), std::string::npos) << r.out;
-    EXPECT_EQ(lineOf(readJson(out / "report.json"), "latency")["status"], "fail");
+    EXPECT_EQ(reportLine(readJsonFile(out / "report.json"), "latency")["status"], "fail");
 }
 
 TEST(CliExport, TextTaskPresetNamesInputsOutputsAndAxes) {
     REQUIRE_TORCH();
     onnxlens::testing::CliScratchDir scratch;
     const fs::path out = scratch / "qa";
-    auto r = runCli({"export", "--script", dataScript("export_tiny_text.py"), "--task",
+    auto r = runCli({"export", "--script", exportDataScript("export_tiny_text.py"), "--task",
                      "question-answering", "--out", out.string(), "--json", "--runs", "2",
                      "--warmup", "0"});
     ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
     const Json doc = Json::parse(r.out);
     EXPECT_TRUE(doc["passed"].get<bool>()) << doc.dump(2);
-    EXPECT_EQ(lineOf(doc, "latency")["status"], "skip");  // no --bench
+    EXPECT_EQ(reportLine(doc, "latency")["status"], "skip");  // no --bench
     auto model = onnxlens::loadModel(out / "model.onnx");
     ASSERT_TRUE(model) << model.error().message;
     const auto summary = onnxlens::summarizeModel(*model);
@@ -259,7 +241,7 @@ TEST(CliExport, TorchvisionModelEndToEnd) {
                      "--runs", "3", "--warmup", "1", "--json"});
     ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
     checkPassingReport(out, Json::parse(r.out), 3);
-    const Json exported = readJson(out / "export.json");
+    const Json exported = readJsonFile(out / "export.json");
     EXPECT_EQ(exported["source"]["kind"], "torchvision");
     EXPECT_EQ(exported["input_shapes"], Json::parse("[[1,3,224,224]]"));
 }
@@ -280,7 +262,7 @@ TEST(CliExport, TorchScriptWithInputShape) {
                      out.string(), "--bench", "--runs", "2", "--warmup", "1", "--json"});
     ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
     checkPassingReport(out, Json::parse(r.out), 2);
-    EXPECT_EQ(readJson(out / "export.json")["source"]["kind"], "torchscript");
+    EXPECT_EQ(readJsonFile(out / "export.json")["source"]["kind"], "torchscript");
 }
 
 TEST(CliExportFailure, PythonWithoutTorch) {
@@ -296,7 +278,8 @@ TEST(CliExportFailure, PythonWithoutTorch) {
 TEST(CliExportFailure, OperatorTorchCannotExport) {
     REQUIRE_TORCH();
     onnxlens::testing::CliScratchDir scratch;
-    auto f = exportExpectingFailure({"--script", dataScript("export_unsupported_op.py")}, scratch);
+    auto f =
+        exportExpectingFailure({"--script", exportDataScript("export_unsupported_op.py")}, scratch);
     EXPECT_NE(f.result.err.find("aten::special_erfcx"), std::string::npos) << f.result.err;
     EXPECT_NE(f.result.err.find("custom symbolic"), std::string::npos) << f.result.err;
 }
@@ -304,7 +287,7 @@ TEST(CliExportFailure, OperatorTorchCannotExport) {
 TEST(CliExportFailure, ScriptThatRaises) {
     REQUIRE_TORCH();
     onnxlens::testing::CliScratchDir scratch;
-    auto f = exportExpectingFailure({"--script", dataScript("export_raises.py")}, scratch);
+    auto f = exportExpectingFailure({"--script", exportDataScript("export_raises.py")}, scratch);
     EXPECT_NE(
         f.result.err.find(
             "model() raised ValueError: the checkpoint path is not set (export_raises.py, line"),
@@ -316,8 +299,8 @@ TEST(CliExportFailure, ScriptThatRaises) {
 TEST(CliExportFailure, TimeOutStopsTheExporter) {
     REQUIRE_TORCH();
     onnxlens::testing::CliScratchDir scratch;
-    auto f = exportExpectingFailure({"--script", dataScript("export_sleeps.py"), "--timeout", "4"},
-                                    scratch);
+    auto f = exportExpectingFailure(
+        {"--script", exportDataScript("export_sleeps.py"), "--timeout", "4"}, scratch);
     EXPECT_NE(f.result.err.find("did not finish within 4 s"), std::string::npos) << f.result.err;
     // Killed at the limit (plus the grace period), not after the script's 600 s; and gone.
     EXPECT_LT(f.seconds, 15);
@@ -335,12 +318,12 @@ TEST(CliExportFailure, InterruptStopsTheExporterAndTheCli) {
         ::dup2(devNull, STDOUT_FILENO);
         ::dup2(devNull, STDERR_FILENO);
         ::execl(ONNXLENS_CLI, ONNXLENS_CLI, "export", "--script",
-                dataScript("export_sleeps.py").c_str(), "--out", out.c_str(), nullptr);
+                exportDataScript("export_sleeps.py").c_str(), "--out", out.c_str(), nullptr);
         ::_exit(127);
     }
     // Wait until the exporter (not just the CLI) runs, then Ctrl+C the CLI.
-    const std::string exporter =
-        "onnxlens_export.py --script " + dataScript("export_sleeps.py") + " --out " + out + " ";
+    const std::string exporter = "onnxlens_export.py --script " +
+                                 exportDataScript("export_sleeps.py") + " --out " + out + " ";
     for (int i = 0; i < 100 && !processRunningWith(exporter); ++i) ::usleep(50 * 1000);
     ::usleep(300 * 1000);
     ::kill(cli, SIGINT);
@@ -375,7 +358,7 @@ TEST(CliExportFailure, UsageErrors) {
     auto r = runCli({"export", "--out", (scratch / "o").string()});
     EXPECT_EQ(r.exitCode, 2);
     EXPECT_NE(r.err.find("exactly one of --torchvision"), std::string::npos) << r.err;
-    r = runCli({"export", "--torchscript", dataScript("export_raises.py"), "--out",
+    r = runCli({"export", "--torchscript", exportDataScript("export_raises.py"), "--out",
                 (scratch / "o").string()});
     EXPECT_EQ(r.exitCode, 2);
     EXPECT_NE(r.err.find("--input-shape"), std::string::npos) << r.err;

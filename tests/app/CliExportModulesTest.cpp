@@ -13,37 +13,17 @@
 
 #include "CliModelFiles.h"
 #include "CliRunner.h"
+#include "ExportReportSupport.h"
 #include "onnxlens/engine/TensorProto.h"
 
-using onnxlens::testing::runCli;
+using namespace onnxlens::testing;
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
 namespace {
 
-std::string dataScript(const std::string& name) {
-    return (fs::path(ONNXLENS_SOURCE_DIR) / "tests" / "app" / "data" / name).string();
-}
-
-bool torchAvailable() {
-    return std::system(
-               "/usr/bin/python3 -c 'import importlib.util as u, sys; sys.exit(not all("
-               "u.find_spec(m) for m in (\"torch\", \"onnx\")))'") == 0;
-}
-
 #define REQUIRE_TORCH() \
-    if (!torchAvailable()) GTEST_SKIP() << "/usr/bin/python3 has no torch/onnx"
-
-Json readJson(const fs::path& file) {
-    std::ifstream in(file);
-    return Json::parse(in);
-}
-
-const Json& lineOf(const Json& report, const std::string& key) {
-    for (const auto& l : report["lines"])
-        if (l["key"] == key) return l;
-    throw std::runtime_error("report has no line " + key);
-}
+    if (!pythonHasModules({"torch", "onnx"})) GTEST_SKIP() << "/usr/bin/python3 has no torch/onnx"
 
 bool hasLine(const Json& report, const std::string& key) {
     return std::any_of(report["lines"].begin(), report["lines"].end(),
@@ -52,7 +32,7 @@ bool hasLine(const Json& report, const std::string& key) {
 
 // The recorded tensor of `module` (its first output) as floats.
 std::vector<float> recorded(const fs::path& out, const std::string& module) {
-    const Json index = readJson(out / "modules" / "index.json");
+    const Json index = readJsonFile(out / "modules" / "index.json");
     for (const auto& entry : index["modules"])
         if (entry["module"] == module) {
             auto value = onnxlens::engine::readValueFile(
@@ -72,12 +52,12 @@ TEST(CliExportModules, FirstDivergentModuleNamedWhenTheNumbersDiffer) {
     onnxlens::testing::CliScratchDir scratch;
     const fs::path out = scratch / "diverging";
     // No --record-modules: the mismatch alone makes the exporter record the modules.
-    auto r = runCli({"export", "--script", dataScript("export_diverging_module.py"), "--out",
+    auto r = runCli({"export", "--script", exportDataScript("export_diverging_module.py"), "--out",
                      out.string(), "--threads", "1", "--runs", "1", "--warmup", "0", "--json"});
     ASSERT_EQ(r.exitCode, 1) << r.out << r.err;
     const Json doc = Json::parse(r.out);
-    EXPECT_EQ(lineOf(doc, "numbers")["status"], "fail");
-    const Json& line = lineOf(doc, "modules");
+    EXPECT_EQ(reportLine(doc, "numbers")["status"], "fail");
+    const Json& line = reportLine(doc, "modules");
     EXPECT_EQ(line["status"], "fail");
     const std::string figure = line["figure"];
     EXPECT_NE(figure.find("first divergent module blocks.2 (Block) at ONNX node "
@@ -126,7 +106,8 @@ TEST(CliExportModules, FirstDivergentModuleNamedWhenTheNumbersDiffer) {
                         "`/blocks/blocks.2/Add`"),
               std::string::npos)
         << text;
-    EXPECT_EQ(readJson(out / "report.json")["modules"]["first_divergence"]["module"], "blocks.2");
+    EXPECT_EQ(readJsonFile(out / "report.json")["modules"]["first_divergence"]["module"],
+              "blocks.2");
 }
 
 TEST(CliExportModules, RecordModulesOnAPassingExport) {
@@ -134,11 +115,11 @@ TEST(CliExportModules, RecordModulesOnAPassingExport) {
     onnxlens::testing::CliScratchDir scratch;
     const fs::path out = scratch / "tiny_cnn";
     auto r =
-        runCli({"export", "--script", dataScript("export_tiny_cnn.py"), "--out", out.string(),
+        runCli({"export", "--script", exportDataScript("export_tiny_cnn.py"), "--out", out.string(),
                 "--record-modules", "--threads", "1", "--runs", "1", "--warmup", "0", "--json"});
     ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
     const Json doc = Json::parse(r.out);
-    EXPECT_EQ(lineOf(doc, "modules")["status"], "pass") << lineOf(doc, "modules").dump();
+    EXPECT_EQ(reportLine(doc, "modules")["status"], "pass") << reportLine(doc, "modules").dump();
     EXPECT_TRUE(doc["modules"]["first_divergence"].is_null());
     // Conv, BatchNorm (folded into the Conv: its output is the Conv's ONNX value), ReLU, ...
     EXPECT_GE(doc["modules"]["compared"].get<int>(), 7);
@@ -148,7 +129,7 @@ TEST(CliExportModules, RecordModulesOnAPassingExport) {
         }
 
     // Exported again without the option: the old records go, and a passing export has no line.
-    r = runCli({"export", "--script", dataScript("export_tiny_cnn.py"), "--out", out.string(),
+    r = runCli({"export", "--script", exportDataScript("export_tiny_cnn.py"), "--out", out.string(),
                 "--threads", "1", "--runs", "1", "--warmup", "0", "--json"});
     ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
     EXPECT_FALSE(fs::exists(out / "modules"));

@@ -11,6 +11,7 @@
 
 #include "CliModelFiles.h"
 #include "CliRunner.h"
+#include "ExportReportSupport.h"
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/ModelLoader.h"
@@ -22,20 +23,8 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-bool torchAvailable() {
-    return std::system(
-               "/usr/bin/python3 -c 'import importlib.util as u, sys; sys.exit(not all("
-               "u.find_spec(m) for m in (\"torch\", \"onnx\")))'") == 0;
-}
-
-const Json& lineOf(const Json& report, const std::string& key) {
-    for (const auto& l : report["lines"])
-        if (l["key"] == key) return l;
-    throw std::runtime_error("report has no line " + key);
-}
-
 TEST(CliExportQuantize, Int8ModelValidatedAgainstPyTorch) {
-    if (!torchAvailable()) GTEST_SKIP() << "/usr/bin/python3 has no torch/onnx";
+    if (!pythonHasModules({"torch", "onnx"})) GTEST_SKIP() << "/usr/bin/python3 has no torch/onnx";
     CliScratchDir scratch;
     const fs::path out = scratch / "tiny_cnn";
     const auto script =
@@ -48,9 +37,9 @@ TEST(CliExportQuantize, Int8ModelValidatedAgainstPyTorch) {
     ASSERT_TRUE(fs::exists(int8Path));
     std::ifstream reportFile(out / "report.json");
     const Json report = Json::parse(reportFile);
-    EXPECT_EQ(lineOf(report, "int8_numbers")["status"], "pass");
-    EXPECT_EQ(lineOf(report, "int8_size")["status"], "pass");
-    EXPECT_EQ(lineOf(report, "int8_latency")["status"], "pass");
+    EXPECT_EQ(reportLine(report, "int8_numbers")["status"], "pass");
+    EXPECT_EQ(reportLine(report, "int8_size")["status"], "pass");
+    EXPECT_EQ(reportLine(report, "int8_latency")["status"], "pass");
     EXPECT_EQ(report["int8"]["bytes"].get<std::uint64_t>(), fs::file_size(int8Path));
     EXPECT_DOUBLE_EQ(
         report["int8"]["size_ratio"].get<double>(),

@@ -84,17 +84,20 @@ TEST(BenchmarkRunner, ProfileIsConsistentWithTheRunTimes) {
     ASSERT_EQ(result->runProfiles.size(), 10u);
     const int nodesPerRun = static_cast<int>(result->runProfiles[0].size());
     ASSERT_GT(nodesPerRun, 3);
+    int mostlyNodeTime = 0;
     for (std::size_t r = 0; r < result->runProfiles.size(); ++r) {
         double nodeSum = 0;
         for (const auto& n : result->runProfiles[r])
             nodeSum += static_cast<double>(n.durationNs) / 1e6;
         // Node intervals are disjoint and nested inside the timed run: their sum cannot exceed it.
         EXPECT_LE(nodeSum, result->samplesMs[r]) << "run " << r;
+        if (nodeSum >= 0.5 * result->samplesMs[r]) ++mostlyNodeTime;
     }
     // The rest of a run is the executor's bookkeeping (feeds copied in, slots released, outputs
     // copied out, two clock reads per node): for this model it is a small part, well under half
-    // of the run even on a loaded machine or a sanitizer build.
-    EXPECT_GE(result->nodeTimePerRunMs(), 0.5 * result->statistics.meanMs);
+    // of the run, also in a sanitizer build. On a loaded machine a run this short (~0.1 ms) can
+    // be preempted between two nodes, which only the run's time counts: so most runs, not all.
+    EXPECT_GE(mostlyNodeTime, 6) << "runs whose nodes took at least half of the run";
     EXPECT_LE(result->nodeTimePerRunMs(), result->statistics.meanMs);
 
     double nodeShares = 0, typeShares = 0, typeTotal = 0, nodeTotal = 0;

@@ -115,6 +115,21 @@ inline onnx::ModelProto buildOneNodeModel(const OneNodeSpec& spec) {
     return model;
 }
 
+// Compiles `model` (a copy) as `path`, failing the test with the engine's message when it cannot.
+inline std::unique_ptr<engine::Session> compileForTest(const onnx::ModelProto& model, bool optimize,
+                                                       int threads = 1,
+                                                       const std::string& path = "test.onnx") {
+    LoadedModel loaded;
+    loaded.path = path;
+    loaded.proto = std::make_shared<onnx::ModelProto>(model);
+    engine::SessionOptions options;
+    options.optimize = optimize;
+    options.threads = threads;
+    auto session = engine::Session::create(loaded, options);
+    if (!session) ADD_FAILURE() << session.error().message;
+    return session ? std::move(*session) : nullptr;
+}
+
 // Compiles and runs; the Result carries the engine's error message on failure.
 inline Result<std::vector<Value>> runOneNode(const OneNodeSpec& spec, int threads = 1) {
     LoadedModel loaded;

@@ -20,15 +20,7 @@ using namespace onnxlens::testing;
 namespace {
 
 std::unique_ptr<engine::Session> session(const onnx::ModelProto& model, bool optimize) {
-    LoadedModel loaded;
-    loaded.path = "quantized.onnx";
-    loaded.proto = std::make_shared<onnx::ModelProto>(model);
-    engine::SessionOptions options;
-    options.optimize = optimize;
-    options.threads = 1;
-    auto s = engine::Session::create(loaded, options);
-    if (!s) ADD_FAILURE() << s.error().message;
-    return s ? std::move(*s) : nullptr;
+    return compileForTest(model, optimize, 1, "quantized.onnx");
 }
 
 // Distinct values in [-range, range] (integers when T is integral).

@@ -126,9 +126,10 @@ TEST(GraphScene, CollapsedBlocksStackTopToBottomInLayerOrder) {
         ASSERT_NE(item, nullptr) << l;
         EXPECT_FALSE(item->isExpanded());
         const QRectF rect = item->sceneBoundingRect();
-        if (l > 0)
+        if (l > 0) {
             EXPECT_GE(rect.top(), previous.bottom())
                 << "layers." << l << " is not below layers." << l - 1;
+        }
         previous = rect;
     }
     // A column, not a strip: the mask's edges to every layer are stubs, not edges.

@@ -2,7 +2,7 @@
 // once, and of the model's engine process (onnxlens-engine-worker, which holds the session): a
 // measurement, not an assertion (bench/README.md). Runs only when ONNXLENS_MEMORY_MODEL
 // names a model, e.g. the BERT-base export of bench/make_bert_base.py:
-//   ONNXLENS_MEMORY_MODEL=/path/model.onnx QT_QPA_PLATFORM=offscreen \
+//   ONNXLENS_MEMORY_MODEL=/path/model.onnx QT_QPA_PLATFORM=offscreen
 //     build/release/tests/widgets/widgets_tests --gtest_filter=WindowMemory.*
 #include <gtest/gtest.h>
 #include <unistd.h>

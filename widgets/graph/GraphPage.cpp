@@ -11,6 +11,7 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "onnxlens/model/NodeNames.h"
 #include "widgets/graph/CostColouring.h"
 #include "widgets/graph/DiffLegend.h"
 #include "widgets/graph/FindBar.h"
@@ -101,6 +102,7 @@ GraphPage::GraphPage(std::shared_ptr<const ModelDocument> document, QWidget* par
                 if (job == EngineJob::OptimizedGraph || job == EngineJob::Compile)
                     onOptimizedGraphFailed(message);
             });
+    connect(controller_, &ModelController::benchmarkFinished, this, &GraphPage::applyRunTimeHeat);
     connect(client_, &LayoutClient::finished, this, &GraphPage::onLayoutFinished);
     connect(client_, &LayoutClient::failed, this, &GraphPage::onLayoutFailed);
     connect(client_, &LayoutClient::cancelled, this, [this] {
@@ -150,6 +152,19 @@ bool GraphPage::isLayoutRunning() const { return client_->isRunning(); }
 void GraphPage::showFind() { findBar_->activate(); }
 
 void GraphPage::revealNode(int node) { scene_->revealNode(node); }
+
+bool GraphPage::revealProfiledNode(const QString& profileName) {
+    const auto view = shownViewGraph();
+    const std::string name = profileName.toStdString();
+    for (int n = 0; n < static_cast<int>(view->nodes.size()); ++n) {
+        const auto& node = view->nodes[static_cast<std::size_t>(n)];
+        if (node.proto && profileNameOf(*node.proto) == name) {
+            revealNode(n);
+            return true;
+        }
+    }
+    return false;
+}
 
 QString GraphPage::expandAllGroups() {
     const int operators = scene_->view().operatorCount;
@@ -371,6 +386,22 @@ bool GraphPage::setCostColouring(HeatMeasure measure) {
     if (!document_->cost || measure == HeatMeasure::RunTime) return false;
     setNodeHeat(costHeatMap(*document_->cost, measure), measure);
     return true;
+}
+
+void GraphPage::setRunTimeHeatShown(bool shown) {
+    runTimeHeatShown_ = shown;
+    applyRunTimeHeat();
+}
+
+void GraphPage::applyRunTimeHeat() {
+    const auto result = controller_->lastBenchmark();
+    if (runTimeHeatShown_ && result && result->profiled) {
+        NodeHeatMap heat;
+        for (const auto& node : result->nodes) heat[node.nodeName] = {node.share, node.perRunMs};
+        setNodeHeat(heat, HeatMeasure::RunTime);
+    } else if (hasHeat() && heatMeasure_ == HeatMeasure::RunTime) {  // a cost colouring stays
+        clearHeat();
+    }
 }
 
 void GraphPage::applyGroupSummaries() {

@@ -52,6 +52,9 @@ class GraphPage : public QWidget {
 
     void showFind();
     void revealNode(int node);
+    // Reveals the node of the shown graph a profile names (profileNameOf); false when the shown
+    // graph has none (a node the optimizer made, while the file's graph is shown).
+    bool revealProfiledNode(const QString& profileName);
     // View > Expand All Groups: every group open, laid out level by level. A graph too large
     // to read or lay out that way is refused: the returned message says why (empty: started).
     QString expandAllGroups();
@@ -83,6 +86,11 @@ class GraphPage : public QWidget {
     // View > Colour by FLOPs / Parameters / Memory from the document's cost model; false when the
     // model could not be counted.
     bool setCostColouring(HeatMeasure measure);
+    // Benchmark > Colour Graph by Time: while on, the controller's last profiled benchmark is the
+    // heat overlay (set again when a benchmark of this model finishes); off removes the time
+    // colouring (a cost colouring stays).
+    void setRunTimeHeatShown(bool shown);
+    bool isRunTimeHeatShown() const { return runTimeHeatShown_; }
     HeatLegend* heatLegend() const { return heatLegend_; }
 
     // View > Colour by Quantization Error: nodes by the SQNR of their output (profileNameOf ->
@@ -119,6 +127,7 @@ class GraphPage : public QWidget {
     void connectScene();
     void showViewGraph(std::shared_ptr<const ViewGraph> view);
     void updateHeatLegend();
+    void applyRunTimeHeat();
     void applyGroupSummaries();
     void updateQuantizationLegend();
     QString sqnrOtherToolTip() const;
@@ -151,6 +160,7 @@ class GraphPage : public QWidget {
     HeatLegend* heatLegend_;
     std::optional<NodeHeatMap> heat_;
     HeatMeasure heatMeasure_ = HeatMeasure::RunTime;
+    bool runTimeHeatShown_ = false;
     QuantizationLegend* sqnrLegend_;
     std::optional<std::map<std::string, double>> sqnr_;
     std::map<std::string, QString> sqnrToolTips_;  // a model comparison's figures per node

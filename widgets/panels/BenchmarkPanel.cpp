@@ -24,7 +24,6 @@
 #include "widgets/SettingsKeys.h"
 #include "widgets/charts/LatencyCharts.h"
 #include "widgets/charts/RooflineChart.h"
-#include "widgets/graph/GraphPage.h"
 #include "widgets/panels/ProfileView.h"
 #include "widgets/panels/SweepTab.h"
 #include "widgets/workers/ModelController.h"
@@ -166,7 +165,6 @@ BenchmarkPanel::BenchmarkPanel(QWidget* parent) : QWidget(parent) {
     connect(heatAction_, &QAction::toggled, this, [this](bool on) {
         heatCheck_->setChecked(on);
         QSettings().setValue(kHeatKey, on);
-        for (const auto& page : benchmarkedPages_) applyHeat(page.data());
     });
     for (QSpinBox* spin : {warmup_, runs_, threads_})
         connect(spin, &QSpinBox::valueChanged, this, &BenchmarkPanel::saveSettings);
@@ -177,8 +175,8 @@ BenchmarkPanel::BenchmarkPanel(QWidget* parent) : QWidget(parent) {
             [this] { chooseAndExport(QStringLiteral("json")); });
     connect(exportMarkdown_, &QPushButton::clicked, this,
             [this] { chooseAndExport(QStringLiteral("md")); });
-    connect(profileView_, &ProfileView::nodeActivated, this, &BenchmarkPanel::revealProfiledNode);
-    connect(roofline_, &RooflineChart::nodeActivated, this, &BenchmarkPanel::revealProfiledNode);
+    connect(profileView_, &ProfileView::nodeActivated, this, &BenchmarkPanel::nodeActivated);
+    connect(roofline_, &RooflineChart::nodeActivated, this, &BenchmarkPanel::nodeActivated);
 
     showResult(nullptr);
     updateActions();
@@ -207,27 +205,27 @@ void BenchmarkPanel::saveSettings() const {
     settings.setValue(kProfileKey, profile_->isChecked());
 }
 
-void BenchmarkPanel::setPage(GraphPage* page) {
-    page_ = page;
-    sweepTab_->setDocument(page ? page->sharedDocument() : nullptr);
-    if (!isRunning()) status_->setText(page ? QString() : tr("Open a model to benchmark it."));
+void BenchmarkPanel::setController(ModelController* controller) {
+    controller_ = controller;
+    sweepTab_->setDocument(controller ? controller->document() : nullptr);
+    if (!isRunning())
+        status_->setText(controller ? QString() : tr("Open a model to benchmark it."));
     showResult(result());
     updateActions();
 }
 
 std::shared_ptr<const engine::BenchmarkResult> BenchmarkPanel::result() const {
-    return page_ ? page_->controller()->lastBenchmark() : nullptr;
+    return controller_ ? controller_->lastBenchmark() : nullptr;
 }
 
 void BenchmarkPanel::start() {
-    if (isRunning() || !page_) return;
+    if (isRunning() || !controller_) return;
     BenchmarkSettings settings;
     settings.warmupRuns = warmup_->value();
     settings.runs = runs_->value();
     settings.threads = threads_->value();
     settings.profile = profile_->isChecked();
-    ModelController* controller = page_->controller();
-    runningPage_ = page_;
+    ModelController* controller = controller_;
     runningController_ = controller;
     connect(controller, &ModelController::started, this, [this](const QString& what) {
         status_->setText(what + QStringLiteral("…"));
@@ -278,7 +276,6 @@ void BenchmarkPanel::cancel() {
 void BenchmarkPanel::onEnded(const QString& status) {
     if (runningController_) runningController_->disconnect(this);
     runningController_.clear();
-    runningPage_.clear();
     progress_->setRange(0, 1);
     progress_->setValue(0);
     status_->setText(status);
@@ -286,20 +283,16 @@ void BenchmarkPanel::onEnded(const QString& status) {
 }
 
 void BenchmarkPanel::onFinished(std::shared_ptr<const engine::BenchmarkResult> result) {
-    GraphPage* page = runningPage_.data();
-    if (runningController_) runningController_->disconnect(this);
+    ModelController* controller = runningController_.data();
+    if (controller) {
+        controller->disconnect(this);
+        if (!rooflines_.contains(controller))  // forget its analysis when the model closes
+            connect(controller, &QObject::destroyed, this,
+                    [this, controller] { rooflines_.remove(controller); });
+        rooflines_.remove(controller);
+        if (result->profiled) startRoofline(controller, result);
+    }
     runningController_.clear();
-    runningPage_.clear();
-    if (page && !benchmarkedPages_.contains(page)) {
-        benchmarkedPages_.append(page);
-        connect(page, &QObject::destroyed, this, [this, page] { rooflines_.remove(page); });
-    }
-    benchmarkedPages_.removeAll(nullptr);
-    applyHeat(page);
-    if (page) {
-        rooflines_.remove(page);
-        if (result->profiled) startRoofline(page, result);
-    }
     progress_->setRange(0, 1);
     progress_->setValue(1);
     const auto& s = result->statistics;
@@ -311,7 +304,7 @@ void BenchmarkPanel::onFinished(std::shared_ptr<const engine::BenchmarkResult> r
             .arg(s.p90Ms, 0, 'f', 3)
             .arg(result->threads)
             .arg(result->loadMs, 0, 'f', 0));
-    if (page == page_) showResult(result);
+    if (controller && controller == controller_) showResult(result);
     updateActions();
     emit finished();
 }
@@ -350,27 +343,27 @@ void BenchmarkPanel::showResult(std::shared_ptr<const engine::BenchmarkResult> r
 }
 
 std::shared_ptr<const RooflineAnalysis> BenchmarkPanel::roofline() const {
-    return page_ ? rooflines_.value(page_.data()) : nullptr;
+    return controller_ ? rooflines_.value(controller_.data()) : nullptr;
 }
 
-void BenchmarkPanel::startRoofline(GraphPage* page,
+void BenchmarkPanel::startRoofline(ModelController* controller,
                                    std::shared_ptr<const engine::BenchmarkResult> result) {
-    auto document = page->sharedDocument();
+    auto document = controller->document();
     auto* watcher = new QFutureWatcher<std::shared_ptr<const RooflineAnalysis>>(this);
-    QPointer<GraphPage> target(page);
+    QPointer<ModelController> target(controller);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, target, result] {
         watcher->deleteLater();
-        // Dropped when the page closed or a newer benchmark replaced the result.
-        if (!target || target->controller()->lastBenchmark() != result) return;
+        // Dropped when the model closed or a newer benchmark replaced the result.
+        if (!target || target->lastBenchmark() != result) return;
         rooflines_.insert(target.data(), watcher->result());
-        if (target == page_) showRoofline();
+        if (target == controller_) showRoofline();
         emit rooflineReady();
     });
     watcher->setFuture(QtConcurrent::run([document, result] {
         return std::shared_ptr<const RooflineAnalysis>(
             std::make_shared<RooflineAnalysis>(analyseRoofline(*document, *result)));
     }));
-    if (page == page_) showRoofline();
+    if (controller == controller_) showRoofline();
 }
 
 void BenchmarkPanel::showRoofline() {
@@ -388,26 +381,11 @@ void BenchmarkPanel::showRoofline() {
     roofline_->setAnalysis(*analysis);
 }
 
-NodeHeatMap BenchmarkPanel::heatMapOf(const engine::BenchmarkResult& result) {
-    NodeHeatMap heat;
-    for (const auto& node : result.nodes) heat[node.nodeName] = {node.share, node.perRunMs};
-    return heat;
-}
-
-void BenchmarkPanel::applyHeat(GraphPage* page) {
-    if (!page) return;
-    auto result = page->controller()->lastBenchmark();
-    if (heatAction_->isChecked() && result && result->profiled)
-        page->setNodeHeat(heatMapOf(*result));
-    else if (page->heatMeasure() == HeatMeasure::RunTime)  // leave a cost colouring alone
-        page->clearHeat();
-}
-
 void BenchmarkPanel::updateActions() {
     const bool running = isRunning();
     const auto current = result();
-    startButton_->setEnabled(!running && page_);
-    startAction_->setEnabled(!running && page_);
+    startButton_->setEnabled(!running && controller_);
+    startAction_->setEnabled(!running && controller_);
     cancelButton_->setEnabled(running);
     cancelAction_->setEnabled(running);
     for (QSpinBox* spin : {warmup_, runs_, threads_}) spin->setEnabled(!running);
@@ -418,6 +396,8 @@ void BenchmarkPanel::updateActions() {
 }
 
 QString BenchmarkPanel::statusText() const { return status_->text(); }
+
+void BenchmarkPanel::showStatus(const QString& text) { status_->setText(text); }
 
 QString BenchmarkPanel::exportTrace(const QString& path) const {
     auto current = result();
@@ -440,9 +420,9 @@ QString BenchmarkPanel::exportMarkdown(const QString& path) const {
 }
 
 void BenchmarkPanel::chooseAndExport(const QString& kind) {
-    if (!page_ || !result()) return;
+    if (!controller_ || !result()) return;
     QSettings settings;
-    const QFileInfo model(page_->document().path);
+    const QFileInfo model(controller_->document()->path);
     const QString dir = settings.value(kExportDirKey, model.absolutePath()).toString();
     QString suffix, filter;
     if (kind == QStringLiteral("trace")) {
@@ -467,22 +447,6 @@ void BenchmarkPanel::chooseAndExport(const QString& kind) {
         status_->setText(tr("Exported %1").arg(path));
     else
         QMessageBox::warning(this, tr("Export failed"), error);
-}
-
-void BenchmarkPanel::revealProfiledNode(const QString& profileName) {
-    if (!page_) return;
-    const auto view = page_->shownViewGraph();
-    const std::string name = profileName.toStdString();
-    for (int n = 0; n < static_cast<int>(view->nodes.size()); ++n) {
-        const auto& node = view->nodes[n];
-        if (node.proto && profileNameOf(*node.proto) == name) {
-            page_->revealNode(n);
-            return;
-        }
-    }
-    status_->setText(tr("%1 is not in the graph shown (the optimizer made it; View > Show "
-                        "Optimized Graph shows it).")
-                         .arg(profileName));
 }
 
 }  // namespace onnxlens::widgets

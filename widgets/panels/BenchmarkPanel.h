@@ -5,7 +5,9 @@
 // JSON, the whole result as JSON and Markdown), the roofline of a profiled run (achieved GFLOP/s
 // per node against the measured roofs) and the Sweep tab (latency per shape). The benchmark runs
 // on the tab's ModelController, on its one compiled session, with the input choices of the Run
-// dock it holds; the roofline analysis on a QtConcurrent thread.
+// dock it holds; the roofline analysis on a QtConcurrent thread. The dock observes the controller
+// and knows no graph: the pages colour themselves (GraphPage::setRunTimeHeatShown, following
+// heatAction()) and the main window reveals the nodes it names (nodeActivated).
 #include <QHash>
 #include <QPointer>
 #include <QWidget>
@@ -27,7 +29,6 @@ class QTabWidget;
 
 namespace onnxlens::widgets {
 
-class GraphPage;
 class LatencyCharts;
 class ProfileView;
 class RooflineChart;
@@ -40,9 +41,9 @@ class BenchmarkPanel : public QWidget {
     explicit BenchmarkPanel(QWidget* parent = nullptr);
     ~BenchmarkPanel() override;
 
-    // The model to benchmark and the graph the heat overlay colours; nullptr: none open.
-    void setPage(GraphPage* page);
-    GraphPage* page() const { return page_; }
+    // The model to benchmark (the current tab's controller); nullptr: none open.
+    void setController(ModelController* controller);
+    ModelController* controller() const { return controller_; }
     // Where the inputs come from (called on the engine thread), used as is; empty (the default):
     // the Run dock's input choices the controller holds, else seeded random data with every
     // symbolic dim 1.
@@ -51,10 +52,10 @@ class BenchmarkPanel : public QWidget {
     void start();
     void cancel();
     bool isRunning() const { return !runningController_.isNull(); }
-    // The last result for the current page (nullptr before the first benchmark).
+    // The last result of the current model (nullptr before its first benchmark).
     std::shared_ptr<const engine::BenchmarkResult> result() const;
 
-    // Checkable: colour the graph by each node's share of the profiled time.
+    // Checkable (remembered): colour the graphs by each node's share of the profiled time.
     QAction* heatAction() const { return heatAction_; }
     QAction* startAction() const { return startAction_; }
     QAction* cancelAction() const { return cancelAction_; }
@@ -76,12 +77,10 @@ class BenchmarkPanel : public QWidget {
     QTabWidget* resultTabs() const { return tabs_; }  // Latency, Profile, Roofline, Sweep
     RooflineChart* rooflineChart() const { return roofline_; }
     SweepTab* sweepTab() const { return sweepTab_; }
-    // The roofline analysis of the current page's result (nullptr until it is in).
+    // The roofline analysis of the current model's result (nullptr until it is in).
     std::shared_ptr<const RooflineAnalysis> roofline() const;
     QString statusText() const;
-
-    // A result's per-node times as the graph scene's heat map.
-    static NodeHeatMap heatMapOf(const engine::BenchmarkResult& result);
+    void showStatus(const QString& text);
 
     // Warm-up, runs, threads and profiling as remembered in QSettings (the Settings dialog).
     void reloadSettings();
@@ -92,24 +91,23 @@ class BenchmarkPanel : public QWidget {
     void failed(const QString& message);
     void cancelled();
     void rooflineReady();  // the analysis of a finished profiled benchmark is in
+    // A node picked in the profile table or the roofline (its profile name, profileNameOf).
+    void nodeActivated(const QString& profileName);
 
   private:
-    void startRoofline(GraphPage* page, std::shared_ptr<const engine::BenchmarkResult> result);
+    void startRoofline(ModelController* controller,
+                       std::shared_ptr<const engine::BenchmarkResult> result);
     void showRoofline();
     void onFinished(std::shared_ptr<const engine::BenchmarkResult> result);
     void onEnded(const QString& status);  // failed or cancelled
     void showResult(std::shared_ptr<const engine::BenchmarkResult> result);
-    void applyHeat(GraphPage* page);
     void updateActions();
     void saveSettings() const;
     void chooseAndExport(const QString& kind);
-    void revealProfiledNode(const QString& profileName);
 
     BenchmarkFeeds feeds_;
-    QPointer<GraphPage> page_;
-    QPointer<GraphPage> runningPage_;
+    QPointer<ModelController> controller_;
     QPointer<ModelController> runningController_;
-    QList<QPointer<GraphPage>> benchmarkedPages_;  // the heat action recolours them
     QSpinBox* warmup_;
     QSpinBox* runs_;
     QSpinBox* threads_;
@@ -125,7 +123,7 @@ class BenchmarkPanel : public QWidget {
     ProfileView* profileView_;
     RooflineChart* roofline_;
     SweepTab* sweepTab_;
-    QHash<GraphPage*, std::shared_ptr<const RooflineAnalysis>> rooflines_;
+    QHash<const ModelController*, std::shared_ptr<const RooflineAnalysis>> rooflines_;
     QPushButton* exportTrace_;
     QPushButton* exportJson_;
     QPushButton* exportMarkdown_;

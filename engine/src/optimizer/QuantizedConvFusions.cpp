@@ -87,11 +87,6 @@ std::int64_t int8ConvWeights(const GraphIndex& index, const std::string& name) {
     return (*dims)[0];
 }
 
-bool castsToFloat(const onnx::NodeProto& cast) {
-    const auto* to = findAttribute(cast, "to");
-    return to && to->i() == kOnnxFloat;
-}
-
 // The convolution attributes carried over to the fused node.
 void copyConvAttributes(const onnx::NodeProto& from, onnx::NodeProto& to) {
     for (const auto& a : from.attribute())
@@ -172,37 +167,20 @@ int fuseConvIntegerToFloat(PassContext& context) {
         const std::size_t rank = initializerDims(index, conv.input(1))->size();
         std::vector<int> chain{c};
 
-        const int cast = soleReaderOp(index, conv.output(0), "Cast");
-        if (cast < 0 || !castsToFloat(index.node(cast))) continue;
-        chain.push_back(cast);
-        const std::string& floatAcc = index.node(cast).output(0);
-        const int mul = soleReaderOp(index, floatAcc, "Mul");
-        if (mul < 0) continue;
-        chain.push_back(mul);
-        const std::string scale = otherInput(index.node(mul), floatAcc);
-        if (scale.empty()) continue;
-        // The scale is x_scale * w_scale (a Mul, removed when only this product reads it) or
-        // one constant.
-        std::string xScale, wScale;
-        const int scaleMul = index.producer(scale);
-        if (scaleMul >= 0 && isOnnxOp(index.node(scaleMul), "Mul") &&
-            index.node(scaleMul).input_size() == 2) {
-            const auto& sm = index.node(scaleMul);
-            for (int side = 0; side < 2 && xScale.empty(); ++side)
-                if (isActivationParameter(index, sm.input(side), 1) &&
-                    isChannelVector(index, sm.input(1 - side), channels, rank, true)) {
-                    xScale = sm.input(side);
-                    wScale = sm.input(1 - side);
-                }
-            if (xScale.empty()) continue;
-            if (index.soleConsumer(scale) == mul) chain.push_back(scaleMul);
-        } else if (isChannelVector(index, scale, channels, rank, true)) {
-            xScale = scale;
-        } else {
-            continue;
-        }
+        // The scale is x_scale * w_scale or one per-tensor or per-channel constant.
+        const auto scaled = matchScaledIntegerAccumulator(
+            index, conv.output(0),
+            [&](const std::string& x, const std::string& w) {
+                return isActivationParameter(index, x, 1) &&
+                       isChannelVector(index, w, channels, rank, true);
+            },
+            [&](const std::string& s) { return isChannelVector(index, s, channels, rank, true); });
+        if (!scaled) continue;
+        chain.insert(chain.end(), scaled->nodes.begin(), scaled->nodes.end());
+        const std::string& xScale = scaled->scaleA;
+        const std::string& wScale = scaled->scaleB;
 
-        std::string output = index.node(mul).output(0), bias;
+        std::string output = scaled->output, bias;
         const int add = soleReaderOp(index, output, "Add");
         if (add >= 0) {
             const std::string other = otherInput(index.node(add), output);

@@ -30,11 +30,6 @@ bool isColumnScale(const GraphIndex& index, const std::string& value, std::int64
     return count == 1 || (dims->size() == 1 && (*dims)[0] == columns);
 }
 
-bool castsToFloat(const onnx::NodeProto& cast) {
-    const auto* to = findAttribute(cast, "to");
-    return to && to->i() == kOnnxFloat;
-}
-
 bool isExactGelu(const onnx::NodeProto& node) {
     if (node.op_type() != "Gelu" || !(node.domain() == kOnnxlensDomain || isDefaultDomain(node)))
         return false;
@@ -56,33 +51,17 @@ int fuseMatMulIntegerToFloat(PassContext& context) {
         const std::int64_t columns = (*weights)[1];
         std::vector<int> chain{m};
 
-        const int cast = soleReaderOp(index, matmul.output(0), "Cast");
-        if (cast < 0 || !castsToFloat(index.node(cast))) continue;
-        chain.push_back(cast);
-        const std::string& floatAcc = index.node(cast).output(0);
-        const int mul = soleReaderOp(index, floatAcc, "Mul");
-        if (mul < 0) continue;
-        chain.push_back(mul);
-        const std::string scale = otherInput(index.node(mul), floatAcc);
-        if (scale.empty()) continue;
-        // The scale is a_scale * b_scale (a Mul, removed when only this product reads it) or
-        // one value.
-        std::string aScale, bScale;
-        const int scaleMul = index.producer(scale);
-        if (scaleMul >= 0 && isOnnxOp(index.node(scaleMul), "Mul") &&
-            index.node(scaleMul).input_size() == 2 &&
-            isColumnScale(index, index.node(scaleMul).input(0), columns) &&
-            isColumnScale(index, index.node(scaleMul).input(1), columns)) {
-            aScale = index.node(scaleMul).input(0);
-            bScale = index.node(scaleMul).input(1);
-            if (index.soleConsumer(scale) == mul) chain.push_back(scaleMul);
-        } else if (isColumnScale(index, scale, columns)) {
-            aScale = scale;
-        } else {
-            continue;
-        }
+        const auto isScale = [&](const std::string& v) { return isColumnScale(index, v, columns); };
+        const auto scaled = matchScaledIntegerAccumulator(
+            index, matmul.output(0),
+            [&](const std::string& a, const std::string& b) { return isScale(a) && isScale(b); },
+            isScale);
+        if (!scaled) continue;
+        chain.insert(chain.end(), scaled->nodes.begin(), scaled->nodes.end());
+        const std::string& aScale = scaled->scaleA;
+        const std::string& bScale = scaled->scaleB;
 
-        std::string output = index.node(mul).output(0), bias, activation;
+        std::string output = scaled->output, bias, activation;
         const int add = soleReaderOp(index, output, "Add");
         if (add >= 0) {
             const std::string other = otherInput(index.node(add), output);

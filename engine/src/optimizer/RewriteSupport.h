@@ -13,6 +13,7 @@
 #include "onnxlens/engine/Tensor.h"
 #include "onnxlens/model/GraphIndex.h"
 #include "onnxlens/model/NodeAttributes.h"
+#include "onnxlens/model/OnnxDomains.h"
 
 namespace onnxlens::engine {
 
@@ -49,6 +50,49 @@ std::optional<int> initializerType(const GraphIndex& index, const std::string& n
 std::string otherInput(const onnx::NodeProto& node, const std::string& known);
 // The sole reader of `value` when it is an ai.onnx `op` node, or -1.
 int soleReaderOp(const GraphIndex& index, const std::string& value, const char* op);
+
+// An integer product's accumulator made float the way quantizers write it: `accumulator` ->
+// Cast(to float) -> Mul(scale), where the scale is a Mul of two factors (an activation scale and
+// a weight scale; that Mul joins the chain when only this product reads it) or one value.
+struct ScaledIntegerAccumulator {
+    std::vector<int> nodes;  // Cast, Mul [, the scale Mul]
+    std::string output;      // the Mul's output (float)
+    std::string scaleA;      // the first factor, or the single scale
+    std::string scaleB;      // the second factor ("" for a single scale)
+};
+// `factors(a, b)` accepts the scale Mul's inputs in this order (the matcher tries both orders);
+// `single(s)` accepts a single scale value.
+template <class Factors, class Single>
+std::optional<ScaledIntegerAccumulator> matchScaledIntegerAccumulator(
+    const GraphIndex& index, const std::string& accumulator, Factors&& factors, Single&& single) {
+    ScaledIntegerAccumulator match;
+    const int cast = soleReaderOp(index, accumulator, "Cast");
+    const auto* to = cast >= 0 ? findAttribute(index.node(cast), "to") : nullptr;
+    if (!to || to->i() != onnx::TensorProto_DataType_FLOAT) return std::nullopt;
+    const std::string& floatAccumulator = index.node(cast).output(0);
+    const int mul = soleReaderOp(index, floatAccumulator, "Mul");
+    if (mul < 0) return std::nullopt;
+    const std::string scale = otherInput(index.node(mul), floatAccumulator);
+    if (scale.empty()) return std::nullopt;
+    match.nodes = {cast, mul};
+    match.output = index.node(mul).output(0);
+    const int scaleMul = index.producer(scale);
+    if (scaleMul >= 0 && isOnnxOp(index.node(scaleMul), "Mul") &&
+        index.node(scaleMul).input_size() == 2) {
+        const auto& sm = index.node(scaleMul);
+        for (int side = 0; side < 2 && match.scaleA.empty(); ++side)
+            if (factors(sm.input(side), sm.input(1 - side))) {
+                match.scaleA = sm.input(side);
+                match.scaleB = sm.input(1 - side);
+            }
+        if (match.scaleA.empty()) return std::nullopt;
+        if (index.soleConsumer(scale) == mul) match.nodes.push_back(scaleMul);
+        return match;
+    }
+    if (!single(scale)) return std::nullopt;
+    match.scaleA = scale;
+    return match;
+}
 
 // The pending rewrites of one pass that replaces chains of nodes by one node each.
 class Rewriter {
