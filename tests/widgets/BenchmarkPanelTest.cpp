@@ -11,6 +11,7 @@
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
 #include <QThread>
@@ -219,6 +220,60 @@ TEST_F(BenchmarkPanelTest, ShortBenchmarkShowsOrderedStatisticsChartsAndAConsist
     // Double-clicking a node row selects it in the graph.
     profile->nodeActivated(QString::fromStdString(result->nodes.front().nodeName));
     EXPECT_TRUE(testing::waitFor([&] { return scene->selectedNode() == hottest; }, 5000));
+}
+
+// The dock knows no page: each tab colours itself from its own controller's benchmark, the dock
+// follows the current tab's controller, and a node the dock names is revealed on the current tab
+// (or the dock says the shown graph has no such node).
+TEST_F(BenchmarkPanelTest, EachTabKeepsItsOwnHeatAndTheDockFollowsTheCurrentTab) {
+    MainWindow window;
+    window.show();
+    GraphPage* conv =
+        openAndDraw(window, testing::writeModel(dir_, "conv_bn.onnx", *makeConvBatchNorm()));
+    ASSERT_NE(conv, nullptr);
+    ASSERT_TRUE(runBenchmark(window, 0, 3));
+    BenchmarkPanel* panel = window.benchmarkPanel();
+    const auto convResult = panel->result();
+    ASSERT_NE(convResult, nullptr);
+    EXPECT_EQ(panel->controller(), conv->controller());
+    EXPECT_TRUE(conv->scene()->hasHeat());
+
+    GraphPage* mnist = openAndDraw(window, sampleModel("mnist_cnn"));
+    ASSERT_NE(mnist, nullptr);
+    ASSERT_EQ(window.currentPage(), mnist);
+    EXPECT_EQ(panel->controller(), mnist->controller());
+    EXPECT_EQ(panel->result(), nullptr);  // this model was not benchmarked
+    EXPECT_FALSE(mnist->scene()->hasHeat());
+    EXPECT_TRUE(conv->scene()->hasHeat());  // the other tab keeps its colouring
+
+    // Colour Graph by Time off and on again: every tab follows, each with its own result.
+    panel->heatAction()->setChecked(false);
+    EXPECT_FALSE(conv->scene()->hasHeat());
+    panel->heatAction()->setChecked(true);
+    EXPECT_TRUE(conv->scene()->hasHeat());
+    EXPECT_FALSE(mnist->scene()->hasHeat());
+
+    // A node name the shown graph lacks (the optimizer made the fused node): the dock says so.
+    emit panel->nodeActivated(QStringLiteral("no_such_node"));
+    EXPECT_TRUE(panel->statusText().contains("not in the graph shown"))
+        << panel->statusText().toStdString();
+
+    ASSERT_TRUE(runBenchmark(window, 0, 3));
+    EXPECT_TRUE(mnist->scene()->hasHeat());
+    const auto mnistResult = panel->result();
+    ASSERT_NE(mnistResult, nullptr);
+    const int hottest =
+        mnist->shownViewGraph()->findNodeByName(mnistResult->nodes.front().nodeName);
+    ASSERT_GE(hottest, 0);
+    emit panel->nodeActivated(QString::fromStdString(mnistResult->nodes.front().nodeName));
+    EXPECT_TRUE(testing::waitFor([&] { return mnist->scene()->selectedNode() == hottest; }, 5000));
+
+    // Back to the first tab: the dock shows that model's result again.
+    auto* tabs = window.findChild<QTabWidget*>();
+    ASSERT_NE(tabs, nullptr);
+    tabs->setCurrentWidget(conv);
+    EXPECT_EQ(panel->controller(), conv->controller());
+    EXPECT_EQ(panel->result(), convResult);
 }
 
 TEST_F(BenchmarkPanelTest, ExportsWriteValidTraceJsonAndMarkdown) {
