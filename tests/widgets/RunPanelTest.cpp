@@ -286,7 +286,7 @@ QString writeUnnamedDimsModel(const QTemporaryDir& dir) {
     return QString::fromStdString(path);
 }
 
-TEST_F(RunPanelTest, UnnamedDimsAreEditablePerInputAndAxisAndRemembered) {
+TEST_F(RunPanelTest, UnnamedDimsAndTheSeedAreEditableAndRememberedPerModel) {
     QTemporaryDir dir;
     const QString path = writeUnnamedDimsModel(dir);
     {
@@ -302,6 +302,7 @@ TEST_F(RunPanelTest, UnnamedDimsAreEditablePerInputAndAxisAndRemembered) {
         EXPECT_EQ(idsSource.high, 1);
         p.run.setSymbolValue(QStringLiteral("x:0"), 3);
         p.run.setSymbolValue(QStringLiteral("ids:0"), 5);
+        p.run.setSeed(42);
         ASSERT_TRUE(p.runAndWait());
         ASSERT_TRUE(p.run.lastOutcome()) << p.run.statusText().toStdString();
         EXPECT_EQ(p.run.inputStatus(QStringLiteral("x")), QStringLiteral("ok, [3x4]"));
@@ -313,6 +314,7 @@ TEST_F(RunPanelTest, UnnamedDimsAreEditablePerInputAndAxisAndRemembered) {
     ASSERT_TRUE(again.open(path));
     EXPECT_EQ(again.run.symbolValue(QStringLiteral("x:0")), 3);
     EXPECT_EQ(again.run.symbolValue(QStringLiteral("ids:0")), 5);
+    EXPECT_EQ(again.run.seed(), 42u);
     // The check says the dims are unknown, not fixed.
     QSignalSpy checked(&again.compare, &ComparePanel::dynamicAxesFinished);
     again.compare.checkDynamicAxes();

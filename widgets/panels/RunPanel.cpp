@@ -557,8 +557,9 @@ void RunPanel::buildDims() {
         connect(spin, &QSpinBox::valueChanged, this, [this] { saveDims(); });
     }
     settings.endGroup();
-    connect(
-        seed_, &QSpinBox::valueChanged, this, [this] { saveDims(); }, Qt::UniqueConnection);
+    // A member function, not a lambda: Qt makes unique connections only of those (a lambda with
+    // Qt::UniqueConnection is refused at run time, and the seed was never remembered).
+    connect(seed_, &QSpinBox::valueChanged, this, &RunPanel::saveDims, Qt::UniqueConnection);
     dims_->resizeColumnsToContents();
 }
 
@@ -691,6 +692,7 @@ void RunPanel::setRowStatus(int row, const QString& text, bool error) {
 }
 
 void RunPanel::setSeed(quint64 seed) { seed_->setValue(static_cast<int>(seed)); }
+quint64 RunPanel::seed() const { return static_cast<quint64>(seed_->value()); }
 
 void RunPanel::setImagePreprocessing(const ImagePreprocessing& preprocessing) {
     imageScaling_->setCurrentIndex(static_cast<int>(preprocessing.scaling));

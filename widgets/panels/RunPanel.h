@@ -69,6 +69,7 @@ class RunPanel : public QWidget {
     QString inputStatus(const QString& input) const;  // the row's message ("" when none)
     bool inputHasError(const QString& input) const;
     void setSeed(quint64 seed);
+    quint64 seed() const;
     void setImagePreprocessing(const ImagePreprocessing& preprocessing);
     // Sets every input to the File source of a test data set (one found beside the model, by
     // index, or any folder). Returns an error message, empty on success.
