@@ -4,6 +4,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "OpenMpThreads.h"
 #include "onnxlens/engine/WeightMemory.h"
 
 #ifdef ONNXLENS_WITH_DNNL
@@ -90,6 +91,9 @@ bool DnnlPackedMatMul::run(const float* a, std::int64_t rows, std::int64_t k, st
     if (block != 8 && block != 16) return false;
     State& s = *state_;
     std::lock_guard lock(s.mutex);
+    // A small product is created and run on one thread (a fork and join cost more).
+    const SerialRegion serial(2.0 * static_cast<double>(rows) * static_cast<double>(k * n) <
+                              kSerialWorkFlops);
     State::Entry* e = s.entryFor({rows, k, n, block, bias != nullptr, activation});
     if (!e) return false;
     auto* w = const_cast<float*>(packed.data<float>());

@@ -42,6 +42,14 @@ void applyThreadCountToCallingThread([[maybe_unused]] int threads) {
 #endif
 }
 
+int threadCountOfCallingThread() {
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
 void ThreadPool::parallelFor(std::int64_t n, double costPerItem,
                              const std::function<void(std::int64_t, std::int64_t)>& fn) {
     if (n <= 0) return;
