@@ -504,6 +504,14 @@ AxisFilter identityFilter(std::int64_t length) {
     return f;
 }
 
+// True when every output position of the filter copies one input position (nearest).
+bool isGather(const AxisFilter& f) {
+    if (f.width != 1) return false;
+    for (std::int64_t j = 0; j < f.outLength; ++j)
+        if (f.outside[j] || f.weight[j] != 1.0) return false;
+    return true;
+}
+
 // com.onnxlens BlockedResize: Resize (Resize-19's inputs and attributes) of a channel-blocked
 // X [N, Cb, H, W, b] (ChannelBlockedLayout.h) that keeps N and C: the spatial axes are resampled
 // with the filters the plain Resize builds, each output position moving whole channel blocks.
@@ -530,6 +538,29 @@ class BlockedResizeKernel : public Kernel {
                     "cannot resize an empty tensor to a non-empty one");
             outputs[0] = Value(Tensor(
                 DataType::Float, {x.dim(0), blocks, plan.outShape[2], plan.outShape[3], block}));
+            return;
+        }
+        const AxisFilter &fh = plan.filters[2], &fw = plan.filters[3];
+        if (isGather(fh) && isGather(fw)) {
+            // Nearest (or any one-tap filter): each output position copies one input block of
+            // lanes, in one pass over the output.
+            const std::int64_t images = x.dim(0) * blocks, w = x.dim(3);
+            const std::int64_t oh = fh.outLength, ow = fw.outLength, h = fh.inLength;
+            Tensor y(DataType::Float, {x.dim(0), blocks, oh, ow, block});
+            const float* in = x.data<float>();
+            float* out = y.data<float>();
+            ctx.pool().parallelFor(
+                images * oh, static_cast<double>(ow * block),
+                [&](std::int64_t r0, std::int64_t r1) {
+                    for (std::int64_t row = r0; row < r1; ++row) {
+                        const std::int64_t image = row / oh, j = row % oh;
+                        const float* from = in + (image * h + fh.index[j]) * w * block;
+                        float* to = out + row * ow * block;
+                        for (std::int64_t k = 0; k < ow; ++k)
+                            std::copy_n(from + fw.index[k] * block, block, to + k * block);
+                    }
+                });
+            outputs[0] = Value(std::move(y));
             return;
         }
         std::vector<AxisFilter> filters{identityFilter(x.dim(0)), identityFilter(blocks),
