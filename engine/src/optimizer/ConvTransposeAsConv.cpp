@@ -151,7 +151,9 @@ int convertConvTransposeToConv(PassContext& context) {
         added.push_back(tensorToProto(b2, bName));
         std::vector<onnx::NodeProto> nodes;
         std::string conv = freshName(base + "/as_conv");
-        nodes.push_back(makeNode("Conv", "", base + "/as_conv", {ct.input(0), wName, bName}, conv));
+        // The Conv keeps the ConvTranspose's name: profiles attribute its time to the node the
+        // model shows.
+        nodes.push_back(makeNode("Conv", "", ct.name(), {ct.input(0), wName, bName}, conv));
         if (withActivation) {
             onnx::NodeProto act = index.node(actIndex);
             act.set_input(0, conv);
