@@ -24,6 +24,16 @@ std::int64_t spatialElements(const Shape& shape, std::size_t first, std::size_t 
     return count;
 }
 
+// One block of `lanes` floats; the common blocks as fixed-size copies the compiler inlines.
+inline void copyLanes(const float* from, float* to, std::int64_t lanes) {
+    if (lanes == 8)
+        std::memcpy(to, from, 8 * sizeof(float));
+    else if (lanes == 16)
+        std::memcpy(to, from, 16 * sizeof(float));
+    else
+        std::copy_n(from, lanes, to);
+}
+
 void checkBlock(std::int64_t block) {
     require(block >= 1 && block <= 64,
             "block must be between 1 and 64 channels, got " + std::to_string(block));
@@ -273,12 +283,12 @@ class BlockedDepthToSpaceKernel : public Kernel {
                                            image = row / (oh * outBlocks);
                         const std::int64_t ih = y / s, i = y % s;
                         float* to = dst + row * ow * b;
-                        for (std::int64_t j = 0; j < s; ++j) {
-                            const std::int64_t ib = (i * s + j) * depthBlocks + ob;
-                            const float* from = src + ((image * cb + ib) * h + ih) * w * b;
-                            for (std::int64_t iw = 0; iw < w; ++iw)
-                                std::copy_n(from + iw * b, b, to + (iw * s + j) * b);
-                        }
+                        // The output row in order: input column iw, tile column j.
+                        for (std::int64_t iw = 0; iw < w; ++iw)
+                            for (std::int64_t j = 0; j < s; ++j, to += b) {
+                                const std::int64_t ib = (i * s + j) * depthBlocks + ob;
+                                copyLanes(src + (((image * cb + ib) * h + ih) * w + iw) * b, to, b);
+                            }
                     }
                 });
             outputs[0] = Value(std::move(out));
