@@ -276,15 +276,19 @@ void normaliseColumns(NormKind kind, const T* in, T* out, std::int64_t n, std::i
         return;
     }
     const ArrayX<T> max = x.colwise().maxCoeff().transpose();
-    y = x.rowwise() - max.transpose();
     if (kind == NormKind::Softmax) {
-        y = y.exp();
-        const ArrayX<T> sum = y.colwise().sum().transpose();
-        y.rowwise() /= sum.transpose();
-    } else {
-        const ArrayX<T> logSum = y.exp().colwise().sum().log().transpose();
-        y.rowwise() -= logSum.transpose();
+        // exp(x - max) in one pass, then one scaling pass (a wide Softmax, e.g. over 6,625
+        // classes, is bound by its passes over the data).
+        // Column by column: contiguous expressions Eigen vectorises.
+        for (std::int64_t c = 0; c < cols; ++c) {
+            y.col(c) = (x.col(c) - max(c)).exp();
+            y.col(c) *= T(1) / y.col(c).sum();
+        }
+        return;
     }
+    y = x.rowwise() - max.transpose();
+    const ArrayX<T> logSum = y.exp().colwise().sum().log().transpose();
+    y.rowwise() -= logSum.transpose();
 }
 
 // One [inner x n] column-major block normalised along its rows (inner > 1).

@@ -5,6 +5,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "OpenMpThreads.h"
+
 #ifdef ONNXLENS_WITH_DNNL
 #include <dnnl.hpp>
 #endif
@@ -133,6 +135,9 @@ bool DnnlMatMul::run(const Tensor& a, const Tensor& b, const float* bias,
 
     State& s = *state_;
     std::lock_guard lock(s.mutex);
+    // A small product is created and run on one thread (a fork and join cost more).
+    const SerialRegion serial(2.0 * static_cast<double>(y.numel()) * static_cast<double>(k) <
+                              kSerialWorkFlops);
     State::Entry& e = s.entryFor(key, yDims);
     dnnl::memory am(e.a, s.engine, const_cast<float*>(a.data<float>()));
     dnnl::memory bm(e.b, s.engine, const_cast<float*>(b.data<float>()));

@@ -1,6 +1,10 @@
 // Layout conversions the optimizer inserts around channel-blocked chains (com.onnxlens domain):
 //   ReorderToBlocked(X)   attribute block:    [N, C, spatial...] -> [N, ceil(C/b), spatial..., b]
 //   ReorderFromBlocked(X) attribute channels: [N, Cb, spatial..., b] -> [N, channels, spatial...]
+// and the data-movement nodes that stay inside such chains:
+//   BlockedConcat(X...)   attribute channels (one per input): Concat on the channel axis
+//   BlockedDepthToSpace(X) attributes blocksize, mode, channels (X's), plain_output: DepthToSpace
+//                         of a blocked X, written blocked or (plain_output 1) as plain NCHW
 // See ChannelBlockedLayout.h for the layout.
 #include <algorithm>
 #include <cstring>
@@ -18,6 +22,16 @@ std::int64_t spatialElements(const Shape& shape, std::size_t first, std::size_t 
     std::int64_t count = 1;
     for (std::size_t i = first; i < end; ++i) count *= shape[i];
     return count;
+}
+
+// One block of `lanes` floats; the common blocks as fixed-size copies the compiler inlines.
+inline void copyLanes(const float* from, float* to, std::int64_t lanes) {
+    if (lanes == 8)
+        std::memcpy(to, from, 8 * sizeof(float));
+    else if (lanes == 16)
+        std::memcpy(to, from, 16 * sizeof(float));
+    else
+        std::copy_n(from, lanes, to);
 }
 
 void checkBlock(std::int64_t block) {
@@ -132,11 +146,188 @@ class ReorderFromBlockedKernel : public Kernel {
     std::int64_t channels_;
 };
 
+// com.onnxlens BlockedConcat: blocked inputs [N, Cb_i, spatial..., b] holding channels[i]
+// channels each, concatenated on the channel axis into [N, ceil(sum / b), spatial..., b].
+class BlockedConcatKernel : public Kernel {
+  public:
+    explicit BlockedConcatKernel(const NodeInfo& node) : channels_(node.getInts("channels")) {
+        require(!channels_.empty(), "BlockedConcat needs one channel count per input");
+        for (auto c : channels_) require(c >= 1, "BlockedConcat: channel counts must be positive");
+    }
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        require(inputs.size() == channels_.size(),
+                "BlockedConcat: " + std::to_string(inputs.size()) + " inputs for " +
+                    std::to_string(channels_.size()) + " channel counts");
+        const Tensor& first = inputTensor(inputs, 0);
+        require(first.dtype() == DataType::Float && first.rank() >= 4,
+                "BlockedConcat: inputs must be blocked float tensors, got " +
+                    shapeToString(first.shape()));
+        const Shape& shape = first.shape();
+        const std::int64_t block = shape.back(), n = shape[0];
+        const std::int64_t plane = spatialElements(shape, 2, shape.size() - 1);
+        std::int64_t total = 0;
+        bool whole = true;  // every input but the last fills whole blocks
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+            const Tensor& t = inputTensor(inputs, i);
+            require(t.dtype() == DataType::Float,
+                    "BlockedConcat: input " + std::to_string(i) + " is not float");
+            const Shape plain = plainShapeOfBlocked(t, channels_[i]);
+            require(t.rank() == first.rank() && t.dim(0) == n && t.shape().back() == block &&
+                        std::equal(shape.begin() + 2, shape.end(), t.shape().begin() + 2),
+                    "BlockedConcat: input " + std::to_string(i) + " " + shapeToString(t.shape()) +
+                        " does not match " + shapeToString(shape));
+            if (i + 1 < inputs.size() && channels_[i] % block != 0) whole = false;
+            total += plain[1];
+        }
+        const std::int64_t outBlocks = channelBlocks(total, block);
+        Shape outShape = shape;
+        outShape[1] = outBlocks;
+        Tensor out =
+            whole ? Tensor(DataType::Float, outShape) : Tensor::zeros(DataType::Float, outShape);
+        float* dst = out.data<float>();
+        const std::int64_t slab = plane * block;  // one channel block of one image
+        if (whole) {
+            // Block-aligned: each input's blocks are one contiguous copy per image.
+            std::int64_t firstBlock = 0;
+            for (std::size_t i = 0; i < inputs.size(); ++i) {
+                const Tensor& t = inputTensor(inputs, i);
+                const std::int64_t blocks = t.dim(1);
+                const float* src = t.data<float>();
+                ctx.pool().parallelFor(
+                    n * blocks, static_cast<double>(slab), [&](std::int64_t b0, std::int64_t b1) {
+                        for (std::int64_t item = b0; item < b1; ++item) {
+                            const std::int64_t image = item / blocks, b = item % blocks;
+                            std::copy_n(src + item * slab, slab,
+                                        dst + (image * outBlocks + firstBlock + b) * slab);
+                        }
+                    });
+                firstBlock += blocks;
+            }
+        } else {
+            // Channels shift across lanes: one channel at a time.
+            std::int64_t offset = 0;
+            for (std::size_t i = 0; i < inputs.size(); ++i) {
+                const Tensor& t = inputTensor(inputs, i);
+                const std::int64_t blocks = t.dim(1), count = channels_[i];
+                const float* src = t.data<float>();
+                ctx.pool().parallelFor(
+                    n * count, static_cast<double>(plane), [&](std::int64_t c0, std::int64_t c1) {
+                        for (std::int64_t item = c0; item < c1; ++item) {
+                            const std::int64_t image = item / count, c = item % count;
+                            const std::int64_t o = offset + c;
+                            const float* from =
+                                src + (image * blocks + c / block) * slab + c % block;
+                            float* to = dst + (image * outBlocks + o / block) * slab + o % block;
+                            for (std::int64_t p = 0; p < plane; ++p)
+                                to[p * block] = from[p * block];
+                        }
+                    });
+                offset += count;
+            }
+        }
+        outputs[0] = Value(std::move(out));
+    }
+
+  private:
+    std::vector<std::int64_t> channels_;
+};
+
+// com.onnxlens BlockedDepthToSpace: DepthToSpace (DCR or CRD, blocksize s) of a blocked
+// [N, Cb, H, W, b] X holding `channels` channels; Y is blocked [N, ceil(C'/b), H*s, W*s, b], or
+// plain [N, C', H*s, W*s] with plain_output 1 (C' = channels / s^2).
+class BlockedDepthToSpaceKernel : public Kernel {
+  public:
+    explicit BlockedDepthToSpaceKernel(const NodeInfo& node)
+        : size_(node.getInt("blocksize")),
+          channels_(node.getInt("channels")),
+          plainOutput_(node.getInt("plain_output", 0) != 0) {
+        const std::string mode = node.getString("mode", "DCR");
+        require(mode == "DCR" || mode == "CRD", "BlockedDepthToSpace: unknown mode '" + mode + "'");
+        crd_ = mode == "CRD";
+        require(size_ >= 1, "BlockedDepthToSpace: blocksize must be positive");
+        require(channels_ >= 1 && channels_ % (size_ * size_) == 0,
+                "BlockedDepthToSpace: channels " + std::to_string(channels_) +
+                    " are not divisible by blocksize^2");
+    }
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& x = inputTensor(inputs, 0);
+        require(x.dtype() == DataType::Float && x.rank() == 5,
+                "BlockedDepthToSpace: X must be blocked float [N, Cb, H, W, b], got " +
+                    shapeToString(x.shape()));
+        plainShapeOfBlocked(x, channels_);
+        const std::int64_t n = x.dim(0), cb = x.dim(1), h = x.dim(2), w = x.dim(3), b = x.dim(4);
+        const std::int64_t s = size_, depth = channels_ / (s * s), oh = h * s, ow = w * s;
+        const std::int64_t outBlocks = channelBlocks(depth, b);
+        // The input channel holding output channel c at tile position (i, j).
+        auto source = [&](std::int64_t c, std::int64_t i, std::int64_t j) {
+            return crd_ ? (c * s + i) * s + j : (i * s + j) * depth + c;
+        };
+        const float* src = x.data<float>();
+        // Whole blocks move when C' fills whole blocks (DCR): no padded lanes to clear.
+        const bool wholeBlocks = !plainOutput_ && !crd_ && depth % b == 0;
+        Tensor out = plainOutput_ || wholeBlocks
+                         ? Tensor(DataType::Float, plainOutput_ ? Shape{n, depth, oh, ow}
+                                                                : Shape{n, outBlocks, oh, ow, b})
+                         : Tensor::zeros(DataType::Float, {n, outBlocks, oh, ow, b});
+        float* dst = out.data<float>();
+        if (wholeBlocks) {
+            // Whole blocks move: output block ob at tile (i, j) is input block (i*s + j)*C'/b + ob.
+            const std::int64_t depthBlocks = depth / b;
+            ctx.pool().parallelFor(
+                n * outBlocks * oh, static_cast<double>(ow * b),
+                [&](std::int64_t r0, std::int64_t r1) {
+                    for (std::int64_t row = r0; row < r1; ++row) {
+                        const std::int64_t y = row % oh, ob = (row / oh) % outBlocks,
+                                           image = row / (oh * outBlocks);
+                        const std::int64_t ih = y / s, i = y % s;
+                        float* to = dst + row * ow * b;
+                        // The output row in order: input column iw, tile column j.
+                        for (std::int64_t iw = 0; iw < w; ++iw)
+                            for (std::int64_t j = 0; j < s; ++j, to += b) {
+                                const std::int64_t ib = (i * s + j) * depthBlocks + ob;
+                                copyLanes(src + (((image * cb + ib) * h + ih) * w + iw) * b, to, b);
+                            }
+                    }
+                });
+            outputs[0] = Value(std::move(out));
+            return;
+        }
+        ctx.pool().parallelFor(
+            n * depth * oh, static_cast<double>(ow), [&](std::int64_t r0, std::int64_t r1) {
+                for (std::int64_t row = r0; row < r1; ++row) {
+                    const std::int64_t y = row % oh, c = (row / oh) % depth,
+                                       image = row / (oh * depth);
+                    const std::int64_t ih = y / s, i = y % s;
+                    float* to = plainOutput_
+                                    ? dst + row * ow
+                                    : dst + ((image * outBlocks + c / b) * oh + y) * ow * b + c % b;
+                    const std::int64_t step = plainOutput_ ? 1 : b;
+                    for (std::int64_t j = 0; j < s; ++j) {
+                        const std::int64_t ic = source(c, i, j);
+                        const float* from = src + ((image * cb + ic / b) * h + ih) * w * b + ic % b;
+                        for (std::int64_t iw = 0; iw < w; ++iw)
+                            to[(iw * s + j) * step] = from[iw * b];
+                    }
+                }
+            });
+        outputs[0] = Value(std::move(out));
+    }
+
+  private:
+    std::int64_t size_, channels_;
+    bool plainOutput_, crd_ = false;
+};
+
 }  // namespace
 
 void registerLayoutOps(KernelRegistry& registry) {
     registry.add<ReorderToBlockedKernel>("ReorderToBlocked", 1, kLatestOpset, kOnnxlensDomain);
     registry.add<ReorderFromBlockedKernel>("ReorderFromBlocked", 1, kLatestOpset, kOnnxlensDomain);
+    registry.add<BlockedConcatKernel>("BlockedConcat", 1, kLatestOpset, kOnnxlensDomain);
+    registry.add<BlockedDepthToSpaceKernel>("BlockedDepthToSpace", 1, kLatestOpset,
+                                            kOnnxlensDomain);
 }
 
 }  // namespace onnxlens::engine::ops

@@ -1,5 +1,5 @@
 // Matrix products: MatMul, Gemm, MatMulInteger (+ com.onnxlens MatMulIntegerToFloat),
-// QLinearMatMul, Einsum, Det.
+// QLinearMatMul, Einsum, Det, and com.onnxlens FusedMatMul and PackedMatMul.
 //
 // Every product goes through one batched GEMM on Eigen row-major maps, split over the thread
 // pool by batch and row blocks. Types Eigen has no fast path for compute in a wider type:
@@ -17,13 +17,16 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 
 #include "DnnlInt8MatMul.h"
 #include "DnnlMatMul.h"
+#include "DnnlPackedMatMul.h"
 #include "GeluOp.h"
 #include "OpFamilies.h"
+#include "PackedMatMulWeights.h"
 #include "ReduceNumeric.h"
 #include "onnxlens/engine/GraphOptimizer.h"
 
@@ -187,16 +190,48 @@ Tensor matMulTensors(KernelContext& ctx, const Tensor& a, const Tensor& b, const
     return y;
 }
 
+// Adds the bias (N values, or null) to every row of y and applies the activation, in y's compute
+// type: FusedMatMul's epilogue where the product did not fold it in.
+void applyMatMulEpilogue(KernelContext& ctx, const Tensor* bias, MatMulActivation activation,
+                         Tensor& y) {
+    require(isFloatingPoint(y.dtype()) || activation == MatMulActivation::None,
+            "FusedMatMul: Gelu needs floating-point operands");
+    dispatchCompute(y.dtype(), [&]<class T>() {
+        T* out = y.data<T>();
+        const std::int64_t n = y.rank() == 0 ? 1 : y.dim(y.rank() - 1);
+        if (bias) {
+            Tensor cb = toComputeType(*bias);
+            const T* pb = cb.data<T>();
+            ctx.pool().parallelFor(y.numel() / std::max<std::int64_t>(n, 1), static_cast<double>(n),
+                                   [&](std::int64_t r0, std::int64_t r1) {
+                                       for (std::int64_t r = r0; r < r1; ++r)
+                                           for (std::int64_t j = 0; j < n; ++j)
+                                               out[r * n + j] += pb[j];
+                                   });
+        }
+        if constexpr (std::is_floating_point_v<T>) {
+            if (activation == MatMulActivation::Gelu)
+                ctx.pool().parallelFor(y.numel(), 12.0, [&](std::int64_t begin, std::int64_t end) {
+                    Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> v(out + begin, end - begin);
+                    v = geluErfArray(v).eval();
+                });
+        }
+    });
+}
+
+MatMulActivation matMulActivationOf(const NodeInfo& node, const char* op) {
+    const std::string activation = node.getString("activation", "");
+    require(activation.empty() || activation == "Gelu",
+            std::string(op) + ": unsupported activation \"" + activation + "\"");
+    return activation == "Gelu" ? MatMulActivation::Gelu : MatMulActivation::None;
+}
+
 // MatMul, and com.onnxlens FusedMatMul (the optimizer's MatMul + Add(bias) [+ Gelu]):
 // Y = activation(A x B + bias), bias a constant of N values added to every row.
 class MatMulKernel : public Kernel {
   public:
-    explicit MatMulKernel(const NodeInfo& node) {
-        const std::string activation = node.getString("activation", "");
-        require(activation.empty() || activation == "Gelu",
-                "FusedMatMul: unsupported activation \"" + activation + "\"");
-        if (activation == "Gelu") activation_ = MatMulActivation::Gelu;
-    }
+    explicit MatMulKernel(const NodeInfo& node)
+        : activation_(matMulActivationOf(node, "FusedMatMul")) {}
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
         const Tensor& a = inputTensor(inputs, 0);
@@ -217,43 +252,76 @@ class MatMulKernel : public Kernel {
             }
         }
         Tensor y = matMulTensors(ctx, a, b, "MatMul");
-        if (bias || activation_ != MatMulActivation::None) applyEpilogue(ctx, bias, y);
+        if (bias || activation_ != MatMulActivation::None)
+            applyMatMulEpilogue(ctx, bias, activation_, y);
         outputs[0] = Value(y.dtype() == a.dtype() ? y : y.castTo(a.dtype()));
     }
 
   private:
-    // Adds the bias to every row of y and applies the activation, in y's compute type.
-    void applyEpilogue(KernelContext& ctx, const Tensor* bias, Tensor& y) const {
-        require(isFloatingPoint(y.dtype()) || activation_ == MatMulActivation::None,
-                "FusedMatMul: Gelu needs floating-point operands");
-        dispatchCompute(y.dtype(), [&]<class T>() {
-            T* out = y.data<T>();
-            const std::int64_t n = y.rank() == 0 ? 1 : y.dim(y.rank() - 1);
-            if (bias) {
-                Tensor cb = toComputeType(*bias);
-                const T* pb = cb.data<T>();
-                ctx.pool().parallelFor(y.numel() / std::max<std::int64_t>(n, 1),
-                                       static_cast<double>(n),
-                                       [&](std::int64_t r0, std::int64_t r1) {
-                                           for (std::int64_t r = r0; r < r1; ++r)
-                                               for (std::int64_t j = 0; j < n; ++j)
-                                                   out[r * n + j] += pb[j];
-                                       });
-            }
-            if constexpr (std::is_floating_point_v<T>) {
-                if (activation_ == MatMulActivation::Gelu)
-                    ctx.pool().parallelFor(y.numel(), 12.0,
-                                           [&](std::int64_t begin, std::int64_t end) {
-                                               Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> v(
-                                                   out + begin, end - begin);
-                                               v = geluErfArray(v).eval();
-                                           });
-            }
-        });
-    }
-
     MatMulActivation activation_ = MatMulActivation::None;
     DnnlMatMul dnnl_;
+};
+
+// com.onnxlens PackedMatMul (the optimizer's pack-matmul-weights pass): a float MatMul or
+// FusedMatMul whose constant weights B [K, N] are stored in the packed layout of
+// PackedMatMulWeights.h. Inputs A [..., K], the packed B, optional bias [N]; attributes k, n
+// and activation ("" or "Gelu"). Y [..., N] = activation(A x B + bias).
+class PackedMatMulKernel : public Kernel {
+  public:
+    explicit PackedMatMulKernel(const NodeInfo& node)
+        : k_(node.getInt("k")),
+          n_(node.getInt("n")),
+          activation_(matMulActivationOf(node, "PackedMatMul")) {
+        require(k_ >= 1 && n_ >= 1, "PackedMatMul: k and n must be positive");
+    }
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& a = inputTensor(inputs, 0);
+        const Tensor& packed = inputTensor(inputs, 1);
+        const Tensor* bias = optionalInputTensor(inputs, 2);
+        require(a.dtype() == DataType::Float && a.rank() >= 1 && a.dim(a.rank() - 1) == k_,
+                "PackedMatMul: A must be float [..., " + std::to_string(k_) + "], got " +
+                    std::string(dataTypeName(a.dtype())) + " " + shapeToString(a.shape()));
+        require(packed.dtype() == DataType::Float && packed.rank() == 4 &&
+                    (packed.dim(2) == 8 || packed.dim(2) == 16) &&
+                    packed.shape() == packedMatMulWeightShape(k_, n_, packed.dim(2)),
+                "PackedMatMul: the packed weights " + shapeToString(packed.shape()) +
+                    " do not hold K = " + std::to_string(k_) + ", N = " + std::to_string(n_));
+        require(
+            !bias || (bias->dtype() == DataType::Float && bias->rank() == 1 && bias->dim(0) == n_),
+            "PackedMatMul: the bias must be float [" + std::to_string(n_) + "]");
+        Shape shape = a.shape();
+        shape.back() = n_;
+        const std::int64_t rows = a.numel() / k_;
+        Tensor y(DataType::Float, shape);
+        if (rows == 0 ||
+            dnnl_.run(a.data<float>(), rows, k_, n_, packed, bias ? bias->data<float>() : nullptr,
+                      activation_, y.data<float>())) {
+            outputs[0] = Value(std::move(y));
+            return;
+        }
+        Tensor plain;
+        {
+            std::lock_guard lock(mutex_);
+            if (!plain_.defined() || !packed.sharesStorageWith(heldPacked_)) {
+                plain_ = unpackMatMulWeights(packed, k_, n_);
+                heldPacked_ = packed;
+            }
+            plain = plain_;
+        }
+        Tensor product = matMulTensors(ctx, a.reshaped({rows, k_}), plain, "PackedMatMul");
+        if (bias || activation_ != MatMulActivation::None)
+            applyMatMulEpilogue(ctx, bias, activation_, product);
+        outputs[0] = Value(product.reshaped(shape));
+    }
+
+  private:
+    std::int64_t k_, n_;
+    MatMulActivation activation_;
+    DnnlPackedMatMul dnnl_;
+    // Without oneDNN: the weights unpacked once, kept while the same packed buffer comes back.
+    std::mutex mutex_;
+    Tensor plain_, heldPacked_;
 };
 
 class GemmKernel : public Kernel {
@@ -868,6 +936,7 @@ class DetKernel : public Kernel {
 void registerMatMulOps(KernelRegistry& registry) {
     registry.add<MatMulKernel>("MatMul", 1);
     registry.add<MatMulKernel>("FusedMatMul", 1, kLatestOpset, kOnnxlensDomain);
+    registry.add<PackedMatMulKernel>("PackedMatMul", 1, kLatestOpset, kOnnxlensDomain);
     registry.add<GemmKernel>("Gemm", 1);
     registry.add<MatMulIntegerKernel>("MatMulInteger", 10);
     registry.add<MatMulIntegerToFloatKernel>("MatMulIntegerToFloat", 1, kLatestOpset,

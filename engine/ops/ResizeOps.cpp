@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <string>
 #include <vector>
 
 #include "OpFamilies.h"
+#include "onnxlens/engine/GraphOptimizer.h"
 
 namespace onnxlens::engine::ops {
 
@@ -350,7 +352,10 @@ Tensor resampleSeparable(ThreadPool& pool, const Tensor& x, const std::vector<Ax
 // Resize for every opset form: the kernel reads which inputs hold roi, scales and sizes.
 class ResizeKernel : public Kernel {
   public:
-    explicit ResizeKernel(const NodeInfo& node) : opset_(node.opsetVersion()) {
+    explicit ResizeKernel(const NodeInfo& node) : ResizeKernel(node, node.opsetVersion()) {}
+    // `opset`: the ai.onnx Resize version whose inputs and defaults apply (BlockedResize, in its
+    // own domain, takes Resize-19's).
+    ResizeKernel(const NodeInfo& node, int opset) : opset_(opset) {
         settings_.mode = parseInterpolation(node.getString("mode", "nearest"));
         if (opset_ < 11 || node.opType() == "Upsample") {
             settings_.transform = CoordinateTransform::Asymmetric;
@@ -377,7 +382,23 @@ class ResizeKernel : public Kernel {
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
-        const std::size_t rank = x.shape().size();
+        Plan plan = planFor(x.shape(), inputs);
+        if (shapeElementCount(plan.outShape) == 0 || x.numel() == 0) {
+            require(shapeElementCount(plan.outShape) == 0,
+                    "cannot resize an empty tensor to a non-empty one");
+            outputs[0] = Value(Tensor(x.dtype(), plan.outShape));
+            return;
+        }
+        outputs[0] = Value(resampleSeparable(ctx.pool(), x, plan.filters, settings_));
+    }
+
+    // The output shape and the filter of every axis for an input of shape `xShape`.
+    struct Plan {
+        Shape outShape;
+        std::vector<AxisFilter> filters;  // empty when either tensor is empty
+    };
+    Plan planFor(const Shape& xShape, const std::vector<const Value*>& inputs) const {
+        const std::size_t rank = xShape.size();
         const Tensor *roi = nullptr, *scales = nullptr, *sizes = nullptr;
         if (upsample_ || opset_ < 11) {
             if (attributeScales_.empty()) scales = &inputTensor(inputs, 1);
@@ -400,7 +421,7 @@ class ResizeKernel : public Kernel {
                     static_cast<std::size_t>(normalizeAxis(a, static_cast<std::int64_t>(rank))));
         }
         std::vector<double> scale(rank, 1.0);
-        Shape outShape = x.shape();
+        Shape outShape = xShape;
         if (sizes) {
             std::vector<std::int64_t> requested = sizes->toInt64Vector();
             require(requested.size() == axes.size(),
@@ -409,18 +430,18 @@ class ResizeKernel : public Kernel {
             if (policy_ != AspectRatioPolicy::Stretch) {
                 double common = policy_ == AspectRatioPolicy::NotLarger ? 1e300 : 0;
                 for (std::size_t i = 0; i < axes.size(); ++i) {
-                    const double r = static_cast<double>(requested[i]) / x.dim(axes[i]);
+                    const double r = static_cast<double>(requested[i]) / xShape[axes[i]];
                     common = policy_ == AspectRatioPolicy::NotLarger ? std::min(common, r)
                                                                      : std::max(common, r);
                 }
                 for (std::size_t i = 0; i < axes.size(); ++i)
-                    requested[i] = static_cast<std::int64_t>(std::round(common * x.dim(axes[i])));
+                    requested[i] = static_cast<std::int64_t>(std::round(common * xShape[axes[i]]));
             }
             for (std::size_t i = 0; i < axes.size(); ++i) {
                 require(requested[i] >= 0, "sizes must not be negative");
                 outShape[axes[i]] = requested[i];
                 scale[axes[i]] =
-                    x.dim(axes[i]) ? static_cast<double>(requested[i]) / x.dim(axes[i]) : 1.0;
+                    xShape[axes[i]] ? static_cast<double>(requested[i]) / xShape[axes[i]] : 1.0;
             }
         } else {
             std::vector<double> given;
@@ -437,7 +458,7 @@ class ResizeKernel : public Kernel {
                 require(given[i] > 0, "scales must be positive");
                 scale[axes[i]] = given[i];
                 outShape[axes[i]] = static_cast<std::int64_t>(
-                    std::floor(given[i] * static_cast<double>(x.dim(axes[i]))));
+                    std::floor(given[i] * static_cast<double>(xShape[axes[i]])));
             }
         }
 
@@ -452,18 +473,15 @@ class ResizeKernel : public Kernel {
             }
         }
 
-        if (shapeElementCount(outShape) == 0 || x.numel() == 0) {
-            require(shapeElementCount(outShape) == 0,
-                    "cannot resize an empty tensor to a non-empty one");
-            outputs[0] = Value(Tensor(x.dtype(), outShape));
-            return;
-        }
-        std::vector<AxisFilter> filters;
+        Plan plan{outShape, {}};
+        if (shapeElementCount(outShape) == 0 || shapeElementCount(xShape) == 0) return plan;
         for (std::size_t a = 0; a < rank; ++a)
-            filters.push_back(
-                makeAxisFilter(settings_, x.dim(a), outShape[a], scale[a], roiStart[a], roiEnd[a]));
-        outputs[0] = Value(resampleSeparable(ctx.pool(), x, filters, settings_));
+            plan.filters.push_back(makeAxisFilter(settings_, xShape[a], outShape[a], scale[a],
+                                                  roiStart[a], roiEnd[a]));
+        return plan;
     }
+
+    const ResizeSettings& settings() const { return settings_; }
 
   private:
     int opset_;
@@ -472,6 +490,91 @@ class ResizeKernel : public Kernel {
     std::vector<float> attributeScales_;
     std::vector<std::int64_t> axes_;
     AspectRatioPolicy policy_ = AspectRatioPolicy::Stretch;
+};
+
+// The filter that keeps an axis of `length` as it is.
+AxisFilter identityFilter(std::int64_t length) {
+    AxisFilter f;
+    f.inLength = f.outLength = length;
+    f.width = 1;
+    f.index.resize(static_cast<std::size_t>(length));
+    std::iota(f.index.begin(), f.index.end(), std::int64_t{0});
+    f.weight.assign(static_cast<std::size_t>(length), 1.0);
+    f.outside.assign(static_cast<std::size_t>(length), 0);
+    return f;
+}
+
+// True when every output position of the filter copies one input position (nearest).
+bool isGather(const AxisFilter& f) {
+    if (f.width != 1) return false;
+    for (std::int64_t j = 0; j < f.outLength; ++j)
+        if (f.outside[j] || f.weight[j] != 1.0) return false;
+    return true;
+}
+
+// com.onnxlens BlockedResize: Resize (Resize-19's inputs and attributes) of a channel-blocked
+// X [N, Cb, H, W, b] (ChannelBlockedLayout.h) that keeps N and C: the spatial axes are resampled
+// with the filters the plain Resize builds, each output position moving whole channel blocks.
+class BlockedResizeKernel : public Kernel {
+  public:
+    explicit BlockedResizeKernel(const NodeInfo& node) : plain_(node, 19) {}
+
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& x = inputTensor(inputs, 0);
+        require(x.dtype() == DataType::Float && x.rank() == 5,
+                "BlockedResize: X must be blocked float [N, Cb, H, W, b], got " +
+                    shapeToString(x.shape()));
+        const std::int64_t blocks = x.dim(1), block = x.dim(4);
+        const Shape plainShape{x.dim(0), blocks * block, x.dim(2), x.dim(3)};
+        ResizeKernel::Plan plan = plain_.planFor(plainShape, inputs);
+        require(plan.outShape[0] == plainShape[0] && plan.outShape[1] == plainShape[1] &&
+                    (plan.filters.empty() ||
+                     (plan.filters[0].isIdentity() && plan.filters[1].isIdentity())),
+                "BlockedResize resizes the spatial axes only, got the output " +
+                    shapeToString(plan.outShape) + " for " + shapeToString(plainShape));
+        if (plan.filters.empty()) {
+            require(shapeElementCount(plan.outShape) == 0 || x.numel() != 0,
+                    "cannot resize an empty tensor to a non-empty one");
+            outputs[0] = Value(Tensor(
+                DataType::Float, {x.dim(0), blocks, plan.outShape[2], plan.outShape[3], block}));
+            return;
+        }
+        const AxisFilter &fh = plan.filters[2], &fw = plan.filters[3];
+        if (isGather(fh) && isGather(fw)) {
+            // Nearest (or any one-tap filter): each output position copies one input block of
+            // lanes, in one pass over the output.
+            const std::int64_t images = x.dim(0) * blocks, w = x.dim(3);
+            const std::int64_t oh = fh.outLength, ow = fw.outLength, h = fh.inLength;
+            Tensor y(DataType::Float, {x.dim(0), blocks, oh, ow, block});
+            const float* in = x.data<float>();
+            float* out = y.data<float>();
+            ctx.pool().parallelFor(
+                images * oh, static_cast<double>(ow * block),
+                [&](std::int64_t r0, std::int64_t r1) {
+                    for (std::int64_t row = r0; row < r1; ++row) {
+                        const std::int64_t image = row / oh, j = row % oh;
+                        const float* from = in + (image * h + fh.index[j]) * w * block;
+                        float* to = out + row * ow * block;
+                        if (block == 8)  // AVX2's block: a fixed-size copy the compiler inlines
+                            for (std::int64_t k = 0; k < ow; ++k)
+                                std::memcpy(to + k * 8, from + fw.index[k] * 8, 8 * sizeof(float));
+                        else
+                            for (std::int64_t k = 0; k < ow; ++k)
+                                std::copy_n(from + fw.index[k] * block, block, to + k * block);
+                    }
+                });
+            outputs[0] = Value(std::move(y));
+            return;
+        }
+        std::vector<AxisFilter> filters{identityFilter(x.dim(0)), identityFilter(blocks),
+                                        std::move(plan.filters[2]), std::move(plan.filters[3]),
+                                        identityFilter(block)};
+        outputs[0] = Value(resampleSeparable(ctx.pool(), x, filters, plain_.settings()));
+    }
+
+  private:
+    ResizeKernel plain_;
 };
 
 // GridSample (opset 16): 4-D input, grid [N, Hout, Wout, 2] of (x, y) in [-1, 1]; opset 20 adds
@@ -759,6 +862,7 @@ class AffineGridKernel : public Kernel {
 void registerResizeOps(KernelRegistry& registry) {
     registry.add<ResizeKernel>("Resize", 10);
     registry.add<ResizeKernel>("Upsample", 7, 10);
+    registry.add<BlockedResizeKernel>("BlockedResize", 1, kLatestOpset, kOnnxlensDomain);
     registry.add<GridSampleKernel>("GridSample", 16);
     registry.add<AffineGridKernel>("AffineGrid", 20);
 }

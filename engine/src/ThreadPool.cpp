@@ -42,11 +42,22 @@ void applyThreadCountToCallingThread([[maybe_unused]] int threads) {
 #endif
 }
 
+int threadCountOfCallingThread() {
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
 void ThreadPool::parallelFor(std::int64_t n, double costPerItem,
                              const std::function<void(std::int64_t, std::int64_t)>& fn) {
     if (n <= 0) return;
-    // Below ~50k operations the hand-off costs more than it saves.
-    if (threads_ == 1 || static_cast<double>(n) * costPerItem < 50000.0 || n == 1) {
+    // Below ~1M operations the hand-off costs more than it saves: each parallel region is a fork
+    // and a join, and on a loaded machine the join waits for a thread the scheduler has not run
+    // yet (a transformer at sequence 16 ran its [16 x 384] LayerNorms and Adds in parallel
+    // regions with the earlier 50k limit).
+    if (threads_ == 1 || static_cast<double>(n) * costPerItem < 1.0e6 || n == 1) {
         fn(0, n);
         return;
     }

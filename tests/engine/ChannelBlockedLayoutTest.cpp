@@ -261,3 +261,107 @@ TEST(ChannelBlockedLayout, GraphsListedOutOfOrderAreLeftAlone) {
     ASSERT_TRUE(feeds);
     EXPECT_TRUE((*session)->run(*feeds));
 }
+
+namespace {
+
+// An FPN-like neck on 2 images: nearest and linear Resize x2, a Concat whose first input fills
+// 12 channels (a partial block: channels shift across lanes), one of whole blocks, DepthToSpace
+// (DCR to 7 channels, CRD to 8) and convolutions reading them.
+onnx::ModelProto neck() {
+    auto m = emptyModel();
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "x", {2, 5, 5, 4});
+    addConv(g, "x", "a", 5, 16, 3, 1, 1);
+    addConv(g, "a", "b", 16, 12, 1, 1, 2);
+    addConv(g, "a", "c", 16, 16, 3, 1, 3);
+    addInitializer(g, "up2", makeTensor<float>({4}, {1, 1, 2, 2}));
+    auto* nearest = addNode(g, "Resize", {"b", "", "up2"}, {"b_up"});
+    setAttr(*nearest, "mode", std::string("nearest"));
+    setAttr(*nearest, "coordinate_transformation_mode", std::string("asymmetric"));
+    setAttr(*nearest, "nearest_mode", std::string("floor"));
+    auto* linear = addNode(g, "Resize", {"a", "", "up2"}, {"a_up"});
+    setAttr(*linear, "mode", std::string("linear"));
+    addNode(g, "Concat", {"b_up", "a_up"}, {"mixed"});  // 12 + 16 channels
+    setAttr(*g.mutable_node(g.node_size() - 1), "axis", std::int64_t{1});
+    addNode(g, "Concat", {"a", "c"}, {"whole"});  // 16 + 16 channels
+    setAttr(*g.mutable_node(g.node_size() - 1), "axis", std::int64_t{-3});
+    auto* dcr = addNode(g, "DepthToSpace", {"mixed"}, {"fine"});  // 28 -> 7 channels
+    setAttr(*dcr, "blocksize", std::int64_t{2});
+    addConv(g, "whole", "d", 32, 32, 1, 1, 4);
+    auto* crd = addNode(g, "DepthToSpace", {"d"}, {"d_fine"});  // 32 -> 8 channels
+    setAttr(*crd, "blocksize", std::int64_t{2});
+    setAttr(*crd, "mode", std::string("CRD"));
+    addConv(g, "d_fine", "e", 8, 8, 3, 1, 5);
+    // Resizing the channel axis stays plain.
+    addInitializer(g, "channels2", makeTensor<float>({4}, {1, 2, 1, 1}));
+    addNode(g, "Resize", {"c", "", "channels2"}, {"c_wide"});
+    for (const char* out : {"fine", "e", "c_wide"}) g.add_output()->set_name(out);
+    return m;
+}
+
+}  // namespace
+
+TEST(ChannelBlockedLayout, ResizeConcatAndDepthToSpaceStayBlockedAndComputeTheSame) {
+    const auto m = neck();
+    onnx::ModelProto blocked = m;
+    // 5 convs, 2 Resize, 2 Concat, 2 DepthToSpace
+    EXPECT_EQ(engine::convertToChannelBlockedLayout(blocked, 8), 11);
+    auto counts = opCounts(blocked);
+    EXPECT_EQ(counts["BlockedResize"], 2);
+    EXPECT_EQ(counts["Resize"], 1);
+    EXPECT_EQ(counts["BlockedConcat"], 2);
+    EXPECT_EQ(counts["BlockedDepthToSpace"], 2);
+    // x in; "fine" is written plain by its DepthToSpace (7 channels); "e" out; c for its Resize.
+    EXPECT_EQ(counts["ReorderToBlocked"], 1);
+    EXPECT_EQ(counts["ReorderFromBlocked"], 2);
+    for (const auto& n : blocked.graph().node())
+        if (n.op_type() == "BlockedDepthToSpace") {
+            EXPECT_EQ(n.output(0) == "fine", n.attribute(n.attribute_size() - 1).i() == 1);
+        }
+    for (std::int64_t block : {8, 16}) {
+        SCOPED_TRACE(block);
+        expectBlockedComputesTheSame(m, block);
+        expectBlockedComputesTheSame(m, block, 2);
+    }
+}
+
+TEST(ChannelBlockedLayout, BlockedDataMovementKernelsRefuseMismatchedInputs) {
+    OneNodeSpec concat;
+    concat.opType = "BlockedConcat";
+    concat.domain = engine::kOnnxlensDomain;
+    concat.opset = 1;
+    concat.inputs = {Value(Tensor::zeros(DataType::Float, {1, 2, 3, 3, 8})),
+                     Value(Tensor::zeros(DataType::Float, {1, 1, 4, 3, 8}))};
+    concat.attributes = [](onnx::NodeProto& n) {
+        setAttr(n, "channels", std::vector<std::int64_t>{16, 8});
+    };
+    auto result = runOneNode(concat);
+    ASSERT_FALSE(result);
+    EXPECT_NE(result.error().message.find("does not match"), std::string::npos)
+        << result.error().message;
+
+    OneNodeSpec d2s;
+    d2s.opType = "BlockedDepthToSpace";
+    d2s.domain = engine::kOnnxlensDomain;
+    d2s.opset = 1;
+    d2s.inputs = {Value(Tensor::zeros(DataType::Float, {1, 2, 3, 3, 8}))};
+    d2s.attributes = [](onnx::NodeProto& n) {
+        setAttr(n, "blocksize", std::int64_t{2});
+        setAttr(n, "channels", std::int64_t{10});  // not a multiple of 4
+    };
+    result = runOneNode(d2s);
+    ASSERT_FALSE(result);
+    EXPECT_NE(result.error().message.find("blocksize^2"), std::string::npos)
+        << result.error().message;
+
+    OneNodeSpec resize;
+    resize.opType = "BlockedResize";
+    resize.domain = engine::kOnnxlensDomain;
+    resize.opset = 1;
+    resize.inputs = {Value(Tensor::zeros(DataType::Float, {1, 2, 3, 3, 8})), Value(),
+                     Value(makeTensor<float>({4}, {1, 2, 1, 1}))};
+    result = runOneNode(resize);
+    ASSERT_FALSE(result);
+    EXPECT_NE(result.error().message.find("spatial axes only"), std::string::npos)
+        << result.error().message;
+}

@@ -1,8 +1,10 @@
-// The channel-blocked layout pass: Conv/FusedConv and the pools that follow them run on
+// The channel-blocked layout pass: Conv/FusedConv, the pools, Resize (spatial scales), Concat
+// (channel axis) and DepthToSpace that follow them run on
 // channel-blocked activations (ChannelBlockedLayout.h), the layout oneDNN's fast convolution
 // kernels compute in. Plain NCHW data made oneDNN pick its im2col GEMM path, whose fused
 // activations ran as a slow separate loop, and kept depthwise convolutions off oneDNN; a chain
 // in blocked layout reorders once on the way in and once on the way out.
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -21,13 +23,24 @@ namespace onnxlens::engine {
 
 namespace {
 
-enum class Role { Plain, Conv, Pool };
+enum class Role { Plain, Conv, Pool, Resize, Concat, DepthToSpace };
 
 struct NodePlan {
     Role role = Role::Plain;
     std::int64_t inChannels = 0, outChannels = 0;
-    bool plainInput = false;  // a first convolution reading few plain channels directly
+    bool plainInput = false;   // a first convolution reading few plain channels directly
+    bool plainOutput = false;  // a DepthToSpace writing plain data (fewer channels than a block)
+    std::vector<std::int64_t> concatChannels;
 };
+
+// A constant float initializer's values, or nothing.
+std::optional<std::vector<float>> constantFloats(const GraphIndex& index, const std::string& name) {
+    const onnx::TensorProto* t = index.constantInitializer(name);
+    if (!t || t->data_type() != onnx::TensorProto::FLOAT) return std::nullopt;
+    auto tensor = constantTensor(index, name);
+    if (!tensor) return std::nullopt;
+    return std::vector<float>(tensor->data<float>(), tensor->data<float>() + tensor->numel());
+}
 
 // Convolutions with this few input channels read plain data (oneDNN has kernels for it).
 constexpr std::int64_t kPlainInputChannels = 4;
@@ -106,6 +119,45 @@ int convertToChannelBlockedLayout(PassContext& context, std::int64_t block) {
             plan.role = Role::Pool;
             plan.inChannels = plan.outChannels = blockedChannels[node.input(0)];
             ++blockedReads[node.input(0)];
+        } else if (isOnnxOp(node, "Resize") && context.defaultOpset() >= 11 &&
+                   node.input_size() >= 3 && node.output_size() == 1 &&
+                   blockedChannels.count(node.input(0)) && !findAttribute(node, "axes") &&
+                   (node.input_size() < 4 || node.input(3).empty())) {
+            // Spatial scales only (N and C kept), given as a constant.
+            const auto scales = constantFloats(index, node.input(2));
+            if (!scales || scales->size() != 4 || (*scales)[0] != 1.0f || (*scales)[1] != 1.0f)
+                continue;
+            plan.role = Role::Resize;
+            plan.inChannels = plan.outChannels = blockedChannels[node.input(0)];
+            ++blockedReads[node.input(0)];
+        } else if (isOnnxOp(node, "Concat") && node.input_size() >= 2 && node.output_size() == 1) {
+            const auto* axis = findAttribute(node, "axis");
+            bool blocked = axis && (axis->i() == 1 || axis->i() == -3);  // blocked values: 4-D
+            for (const auto& in : node.input()) blocked = blocked && blockedChannels.count(in);
+            if (!blocked) continue;
+            plan.role = Role::Concat;
+            for (const auto& in : node.input()) {
+                plan.concatChannels.push_back(blockedChannels[in]);
+                plan.outChannels += blockedChannels[in];
+                ++blockedReads[in];
+            }
+        } else if (isOnnxOp(node, "DepthToSpace") && node.input_size() == 1 &&
+                   node.output_size() == 1 && blockedChannels.count(node.input(0))) {
+            const std::int64_t size = intAttribute(node, "blocksize", 0);
+            const auto* mode = findAttribute(node, "mode");
+            const std::int64_t channels = blockedChannels[node.input(0)];
+            if (size < 1 || channels % (size * size) != 0 ||
+                (mode && mode->s() != "DCR" && mode->s() != "CRD"))
+                continue;
+            plan.role = Role::DepthToSpace;
+            plan.inChannels = channels;
+            plan.outChannels = channels / (size * size);
+            // Fewer channels than a block would mostly write padding: plain output then.
+            plan.plainOutput = plan.outChannels < block;
+            ++blockedReads[node.input(0)];
+            ++converted;
+            if (!plan.plainOutput) blockedChannels[node.output(0)] = plan.outChannels;
+            continue;
         } else {
             continue;
         }
@@ -153,7 +205,24 @@ int convertToChannelBlockedLayout(PassContext& context, std::int64_t block) {
             if (node.input_size() > 3 && !node.input(3).empty())
                 blocked.set_input(3, blockedInput(node.input(3), node.name()));
         }
+        if (plan.role == Role::Concat) {
+            blocked.clear_attribute();
+            auto* channels = blocked.add_attribute();
+            channels->set_name("channels");
+            channels->set_type(onnx::AttributeProto::INTS);
+            for (auto c : plan.concatChannels) channels->add_ints(c);
+            for (int k = 0; k < node.input_size(); ++k)
+                blocked.set_input(k, blockedInput(node.input(k), node.name()));
+        }
+        if (plan.role == Role::DepthToSpace) {
+            setIntAttribute(blocked, "channels", plan.inChannels);
+            setIntAttribute(blocked, "plain_output", plan.plainOutput ? 1 : 0);
+        }
         if (!plan.plainInput) blocked.set_input(0, blockedInput(node.input(0), node.name()));
+        if (plan.plainOutput) {  // the node writes the plain value itself
+            rewritten.push_back(std::move(blocked));
+            continue;
+        }
         const std::string plainOutput = node.output(0);
         const std::string blockedOutput = freshName(plainOutput + "/blocked");
         blocked.set_output(0, blockedOutput);

@@ -11,6 +11,11 @@ int convertToPreferredChannelBlocks(PassContext& context) {
     return convertToChannelBlockedLayout(context, preferredChannelBlock());
 }
 
+// The weights take the block of the machine's convolution kernels (none without oneDNN).
+int packPreferredMatMulWeights(PassContext& context) {
+    return packMatMulWeights(context, preferredChannelBlock());
+}
+
 }  // namespace
 
 const std::vector<OptimizerPass>& optimizerPassTable() {
@@ -32,6 +37,8 @@ const std::vector<OptimizerPass>& optimizerPassTable() {
         // ConvIntegerToFloat), before the float Conv fusions take the Conv and its Relu.
         {"fuse-qdq-conv", fuseQdqConv, S::Fusion, kKeepsShapes},
         {"fuse-conv-integer-to-float", fuseConvIntegerToFloat, S::Fusion, kKeepsShapes},
+        // Before the conv fusions, which then take the activation after its 1x1 Conv.
+        {"convtranspose-as-conv", convertConvTransposeToConv, S::Fusion, kKeepsShapes},
         {"fuse-conv-add", fuseConvAdd, S::Fusion, kNeedsShapes | kKeepsShapes},
         {"fuse-conv-activation", fuseConvActivation, S::Fusion, kKeepsShapes},
         // It rewrites the fused convolutions into their blocked forms.
@@ -45,6 +52,9 @@ const std::vector<OptimizerPass>& optimizerPassTable() {
         // DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul (+ bias, + Gelu) as one int8
         // product with a float epilogue (com.onnxlens MatMulIntegerToFloat).
         {"fuse-matmul-integer-to-float", fuseMatMulIntegerToFloat, S::Fusion, kKeepsShapes},
+        // Last: the float products that remain (FusedMatMul with its bias and Gelu) get their
+        // weights packed once for oneDNN's kernels.
+        {"pack-matmul-weights", packPreferredMatMulWeights, S::Fusion, kKeepsShapes},
     };
     return table;
 }

@@ -18,6 +18,10 @@ int foldBatchNormIntoConv(PassContext& context);
 // ConvFusions.cpp
 int fuseConvAdd(PassContext& context);
 int fuseConvActivation(PassContext& context);
+// ConvTransposeAsConv.cpp: ConvTranspose with kernel = strides (square, no pads, dilation 1,
+// group 1, constant float weights) [+ BatchNormalization] [+ activation] -> 1x1 Conv to s*s*M
+// channels (normalization folded in) [-> activation] -> DepthToSpace (DCR, blocksize s).
+int convertConvTransposeToConv(PassContext& context);
 // ChannelBlockedLayoutPass.cpp
 int convertToChannelBlockedLayout(PassContext& context, std::int64_t block);
 // TransformerFusions.cpp
@@ -33,6 +37,11 @@ int fuseQdqConv(PassContext& context);
 // A DequantizeLinear giving its int8 weights to a Conv that fuseQdqConv takes: constant folding
 // keeps it, so that the fusion finds the int8 weights.
 bool isQuantizedConvWeight(const GraphIndex& index, const onnx::NodeProto& dq);
+// MatMulWeightPacking.cpp: MatMul/FusedMatMul with constant float [K, N] weights (at least
+// 64 x 64) -> com.onnxlens PackedMatMul(A, packed B [, bias]) with attributes k and n, the
+// weights packed with `block` (8 or 16, else nothing changes) as ops/PackedMatMulWeights.h
+// says; the plain weights are dropped when nothing else reads them.
+int packMatMulWeights(PassContext& context, std::int64_t block);
 // Float16ComputeInFloat.cpp
 int computeFloat16InFloat(PassContext& context);
 

@@ -1,0 +1,141 @@
+#include "DnnlPackedMatMul.h"
+
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "OpenMpThreads.h"
+#include "onnxlens/engine/WeightMemory.h"
+
+#ifdef ONNXLENS_WITH_DNNL
+#include <dnnl.hpp>
+#endif
+
+namespace onnxlens::engine::ops {
+
+#ifdef ONNXLENS_WITH_DNNL
+
+namespace {
+
+constexpr std::size_t kMaxCachedShapes = 8;
+
+}  // namespace
+
+struct DnnlPackedMatMul::State {
+    struct Key {
+        std::int64_t rows, k, n, block;
+        bool bias;
+        MatMulActivation activation;
+        auto operator<=>(const Key&) const = default;
+    };
+    struct Entry {
+        dnnl::memory::desc src, dst, weights, bias;
+        dnnl::convolution_forward primitive;
+        bool packedInPlace = false;  // the weights layout oneDNN chose is the packed one
+    };
+
+    std::mutex mutex;
+    dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+    dnnl::stream stream{engine};
+    std::map<Key, Entry> cache;
+    // Weights in another layout than the packed one (a CPU whose kernels block otherwise):
+    // reordered once, kept while the same packed buffer comes back.
+    dnnl::memory reordered;
+    dnnl::memory::desc reorderedDesc;
+    Tensor heldPacked;
+
+    Entry* entryFor(const Key& key) {
+        auto it = cache.find(key);
+        if (it != cache.end()) return &it->second;
+        if (cache.size() >= kMaxCachedShapes) cache.clear();  // a node seeing ever new shapes
+        using tag = dnnl::memory::format_tag;
+        using dt = dnnl::memory::data_type;
+        Entry e;
+        // N = 1, C = K channels, W = rows positions: nwc is A's row-major [rows, K].
+        e.src = dnnl::memory::desc({1, key.k, key.rows}, dt::f32, tag::nwc);
+        e.dst = dnnl::memory::desc({1, key.n, key.rows}, dt::f32, tag::nwc);
+        const dnnl::memory::desc anyWeights({key.n, key.k, 1}, dt::f32, tag::any);
+        if (key.bias) e.bias = dnnl::memory::desc({key.n}, dt::f32, tag::x);
+        dnnl::primitive_attr attr;
+        if (key.activation == MatMulActivation::Gelu) {
+            dnnl::post_ops ops;
+            ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+            attr.set_post_ops(ops);
+        }
+        try {
+            // oneDNN 2.x: an operation descriptor, then the primitive descriptor.
+            auto operation = dnnl::convolution_forward::desc(
+                dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, e.src,
+                anyWeights, e.bias, e.dst, {1}, {0}, {0});
+            dnnl::convolution_forward::primitive_desc pd(operation, attr, engine);
+            e.weights = pd.weights_desc();
+            e.primitive = dnnl::convolution_forward(pd);
+        } catch (const dnnl::error&) {
+            return nullptr;  // no such convolution here: the caller computes it
+        }
+        const dnnl::memory::desc packed({key.n, key.k, 1}, dt::f32,
+                                        key.block == 16 ? tag::OIw16i16o : tag::OIw8i8o);
+        e.packedInPlace = e.weights == packed;
+        return &cache.emplace(key, std::move(e)).first->second;
+    }
+};
+
+DnnlPackedMatMul::DnnlPackedMatMul() : state_(std::make_unique<State>()) {}
+DnnlPackedMatMul::~DnnlPackedMatMul() = default;
+
+bool DnnlPackedMatMul::run(const float* a, std::int64_t rows, std::int64_t k, std::int64_t n,
+                           const Tensor& packed, const float* bias, MatMulActivation activation,
+                           float* y) {
+    if (packed.dtype() != DataType::Float || packed.rank() != 4 || rows < 1) return false;
+    const std::int64_t block = packed.dim(2);
+    if (block != 8 && block != 16) return false;
+    State& s = *state_;
+    std::lock_guard lock(s.mutex);
+    // A small product is created and run on one thread (a fork and join cost more).
+    const SerialRegion serial(2.0 * static_cast<double>(rows) * static_cast<double>(k * n) <
+                              kSerialWorkFlops);
+    State::Entry* e = s.entryFor({rows, k, n, block, bias != nullptr, activation});
+    if (!e) return false;
+    auto* w = const_cast<float*>(packed.data<float>());
+    dnnl::memory weights;
+    if (e->packedInPlace) {
+        weights = dnnl::memory(e->weights, s.engine, w);
+    } else {
+        if (!s.reordered || s.reorderedDesc != e->weights ||
+            !packed.sharesStorageWith(s.heldPacked)) {
+            using tag = dnnl::memory::format_tag;
+            const dnnl::memory::desc packedDesc({n, k, 1}, dnnl::memory::data_type::f32,
+                                                block == 16 ? tag::OIw16i16o : tag::OIw8i8o);
+            dnnl::memory user(packedDesc, s.engine, w);
+            if (!s.reordered) countWeightReorder(e->weights.get_size());
+            s.reordered = dnnl::memory(e->weights, s.engine);
+            dnnl::reorder(user, s.reordered).execute(s.stream, user, s.reordered);
+            s.reorderedDesc = e->weights;
+            s.heldPacked = packed;
+        }
+        weights = s.reordered;
+    }
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, dnnl::memory(e->src, s.engine, const_cast<float*>(a))},
+        {DNNL_ARG_WEIGHTS, weights},
+        {DNNL_ARG_DST, dnnl::memory(e->dst, s.engine, y)}};
+    if (bias)
+        args.emplace(DNNL_ARG_BIAS, dnnl::memory(e->bias, s.engine, const_cast<float*>(bias)));
+    e->primitive.execute(s.stream, args);
+    s.stream.wait();
+    return true;
+}
+
+#else
+
+struct DnnlPackedMatMul::State {};
+DnnlPackedMatMul::DnnlPackedMatMul() = default;
+DnnlPackedMatMul::~DnnlPackedMatMul() = default;
+bool DnnlPackedMatMul::run(const float*, std::int64_t, std::int64_t, std::int64_t, const Tensor&,
+                           const float*, MatMulActivation, float*) {
+    return false;
+}
+
+#endif
+
+}  // namespace onnxlens::engine::ops

@@ -1,0 +1,172 @@
+// com.onnxlens PackedMatMul and the pack-matmul-weights pass: the packed weight layout, the
+// kernel against the plain FusedMatMul on the same operands (odd sizes that leave partial
+// blocks, a 1-D A, many rows), and optimized against unoptimized runs of models the pass rewrites.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "../../engine/ops/PackedMatMulWeights.h"
+#include "GraphBuilding.h"
+#include "OpTestHarness.h"
+#include "onnxlens/engine/GraphOptimizer.h"
+#include "onnxlens/workflows/InputPreparation.h"
+
+using namespace onnxlens;
+using namespace onnxlens::testing;
+
+namespace {
+
+Tensor waves(Shape shape, float phase) {
+    std::vector<float> v(static_cast<std::size_t>(engine::shapeElementCount(shape)));
+    for (std::size_t i = 0; i < v.size(); ++i)
+        v[i] = std::sin(0.37f * static_cast<float>(i) + phase) * 0.5f;
+    return Tensor::fromVector<float>(std::move(shape), v);
+}
+
+// One node of `op` (com.onnxlens) on A, B and an optional bias, with k/n/activation attributes.
+Tensor runProduct(const std::string& op, const Tensor& a, const Tensor& b, const Tensor* bias,
+                  const std::string& activation, std::int64_t k, std::int64_t n) {
+    OneNodeSpec spec;
+    spec.opType = op;
+    spec.domain = engine::kOnnxlensDomain;
+    spec.opset = 1;
+    spec.inputs = {Value(a), Value(b)};
+    if (bias) spec.inputs.push_back(Value(*bias));
+    spec.attributes = [&](onnx::NodeProto& node) {
+        if (!activation.empty()) setAttr(node, "activation", activation);
+        if (op == "PackedMatMul") {
+            setAttr(node, "k", k);
+            setAttr(node, "n", n);
+        }
+    };
+    return runOneNodeTensor(spec);
+}
+
+std::vector<Value> runModel(const onnx::ModelProto& model, bool optimize,
+                            onnx::ModelProto* optimized = nullptr) {
+    LoadedModel loaded;
+    loaded.path = "packed-matmul-test.onnx";
+    loaded.proto = std::make_shared<onnx::ModelProto>(model);
+    engine::SessionOptions options;
+    options.optimize = optimize;
+    auto session = engine::Session::create(loaded, options);
+    EXPECT_TRUE(session) << (session ? "" : session.error().message);
+    if (!session) return {};
+    if (optimized) *optimized = (*session)->optimizedModel();
+    auto feeds = engine::prepareFeeds((*session)->inputs(), {}, {}, 11);
+    EXPECT_TRUE(feeds);
+    auto result = (*session)->run(*feeds);
+    EXPECT_TRUE(result) << (result ? "" : result.error().message);
+    return result ? *result : std::vector<Value>{};
+}
+
+}  // namespace
+
+TEST(PackedMatMul, PackedLayoutHoldsEachWeightInItsBlockAndZeroPadding) {
+    const std::int64_t k = 19, n = 11;
+    const Tensor b = waves({k, n}, 0.3f);
+    for (std::int64_t block : {8, 16}) {
+        SCOPED_TRACE(block);
+        const Tensor packed = engine::ops::packMatMulWeights(b, block);
+        const std::int64_t kBlocks = (k + block - 1) / block;
+        EXPECT_EQ(packed.shape(), engine::ops::packedMatMulWeightShape(k, n, block));
+        const float* p = packed.data<float>();
+        for (std::int64_t nb = 0; nb * block < n; ++nb)
+            for (std::int64_t kb = 0; kb < kBlocks; ++kb)
+                for (std::int64_t i = 0; i < block; ++i)
+                    for (std::int64_t j = 0; j < block; ++j) {
+                        const std::int64_t row = kb * block + i, col = nb * block + j;
+                        const float expected =
+                            row < k && col < n ? b.data<float>()[row * n + col] : 0.0f;
+                        ASSERT_EQ(p[((nb * kBlocks + kb) * block + i) * block + j], expected);
+                    }
+        EXPECT_TRUE(tensorsClose(engine::ops::unpackMatMulWeights(packed, k, n), b, {0.0, 0.0}));
+    }
+}
+
+TEST(PackedMatMul, KernelComputesWhatFusedMatMulComputes) {
+    struct Case {
+        Shape a;
+        std::int64_t n;
+        bool bias;
+        std::string activation;
+    };
+    // K = 70 and N = 37 leave partial blocks; 1-D A; a batch of rows; one row.
+    const std::vector<Case> cases{{{2, 5, 70}, 37, true, "Gelu"},
+                                  {{70}, 37, false, ""},
+                                  {{3, 70}, 37, true, ""},
+                                  {{1, 96}, 128, true, "Gelu"},
+                                  {{300, 64}, 72, false, "Gelu"}};
+    for (const auto& c : cases) {
+        const std::int64_t k = c.a.back();
+        SCOPED_TRACE(engine::shapeToString(c.a) + " x [" + std::to_string(k) + ", " +
+                     std::to_string(c.n) + "] " + c.activation);
+        const Tensor a = waves(c.a, 0.1f), b = waves({k, c.n}, 0.7f), bias = waves({c.n}, 1.3f);
+        const Tensor expected =
+            runProduct("FusedMatMul", a, b, c.bias ? &bias : nullptr, c.activation, k, c.n);
+        for (std::int64_t block : {8, 16}) {
+            SCOPED_TRACE(block);
+            const Tensor actual =
+                runProduct("PackedMatMul", a, engine::ops::packMatMulWeights(b, block),
+                           c.bias ? &bias : nullptr, c.activation, k, c.n);
+            EXPECT_TRUE(tensorsClose(actual, expected, {1e-5, 1e-5}));
+        }
+    }
+}
+
+TEST(PackedMatMul, KernelRefusesWeightsThatDoNotHoldKAndN) {
+    OneNodeSpec spec;
+    spec.opType = "PackedMatMul";
+    spec.domain = engine::kOnnxlensDomain;
+    spec.opset = 1;
+    spec.inputs = {Value(waves({2, 16}, 0)), Value(waves({2, 2, 8, 8}, 0))};
+    spec.attributes = [](onnx::NodeProto& node) {
+        setAttr(node, "k", std::int64_t{16});
+        setAttr(node, "n", std::int64_t{40});  // 5 blocks of N, the weights hold 2
+    };
+    auto result = runOneNode(spec);
+    ASSERT_FALSE(result);
+    EXPECT_NE(result.error().message.find("do not hold"), std::string::npos)
+        << result.error().message;
+}
+
+TEST(PackedMatMul, PassPacksConstantWeightsOnceAndOptimizedRunsAgree) {
+    if (engine::preferredChannelBlock() == 0) GTEST_SKIP() << "no blocked kernels on this build";
+    auto m = emptyModel();
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "x", {1, 16, 96});
+    addInitializer(g, "w", waves({96, 200}, 0.2f));
+    addInitializer(g, "bias", waves({200}, 0.5f));
+    addInitializer(g, "w2", waves({200, 72}, 0.9f));
+    addInitializer(g, "small", waves({72, 8}, 1.1f));  // below the packing size: stays plain
+    addNode(g, "MatMul", {"x", "w"}, {"h"});
+    addNode(g, "Add", {"h", "bias"}, {"hb"});   // -> FusedMatMul, then packed
+    addNode(g, "MatMul", {"hb", "w2"}, {"y"});  // packed
+    addNode(g, "MatMul", {"x", "w"}, {"y2"});   // shares the packed copy of w
+    addNode(g, "MatMul", {"y", "small"}, {"y3"});
+    addNode(g, "Transpose", {"w2"}, {"w2t"});  // another reader: w2's plain copy stays
+    for (const char* out : {"y", "y2", "y3", "w2t"}) g.add_output()->set_name(out);
+    onnx::ModelProto optimized;
+    const auto actual = runModel(m, true, &optimized);
+    const auto expected = runModel(m, false);
+    ASSERT_EQ(actual.size(), expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i)
+        EXPECT_TRUE(tensorsClose(actual[i].tensor(), expected[i].tensor(), {1e-4, 1e-5}))
+            << "output " << i;
+    auto counts = opCounts(optimized);
+    EXPECT_EQ(counts["PackedMatMul"], 3);
+    EXPECT_EQ(counts["MatMul"], 1);
+    std::map<std::string, int> initializers;
+    for (const auto& init : optimized.graph().initializer()) initializers[init.name()]++;
+    EXPECT_EQ(initializers.count("w"), 0u);  // every reader packed: the plain weights are gone
+    EXPECT_EQ(initializers.count("w/packed"), 1u);
+    EXPECT_EQ(initializers.count("w2"), 1u);
+    EXPECT_EQ(initializers.count("w2/packed"), 1u);
+    EXPECT_EQ(initializers.count("small"), 1u);
+    for (const auto& n : optimized.graph().node()) {
+        if (n.op_type() == "PackedMatMul") {
+            EXPECT_EQ(n.domain(), engine::kOnnxlensDomain);
+        }
+    }
+}
