@@ -183,7 +183,7 @@ int convertToChannelBlockedLayout(PassContext& context, std::int64_t block) {
         reorder.set_domain(kOnnxlensDomain);
         reorder.set_op_type("ReorderToBlocked");
         reorder.add_input(value);
-        const std::string name = freshName(value + "/blocked");
+        std::string name = freshName(value + "/blocked");
         reorder.add_output(name);
         setIntAttribute(reorder, "block", block);
         rewritten.push_back(std::move(reorder));
