@@ -30,7 +30,6 @@ namespace onnxlens::engine::ops {
     X(Layout)                   \
     X(ImageBlock)               \
     X(Attention)                \
-    X(ImageDecoder)             \
     X(MlLinear)                 \
     X(MlTree)                   \
     X(MlSvm)                    \
