@@ -8,7 +8,7 @@ ONNXLENS_PACKAGES=(
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6svg6 qt6-qpa-plugins libqt6opengl6-dev libxkbcommon-dev
   libgraphviz-dev graphviz
   libcli11-dev libeigen3-dev libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata libdnnl-dev ocl-icd-opencl-dev
-  nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libre2-dev
+  nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libre2-dev libjpeg62-turbo-dev libpng-dev
   python3-onnx python3-numpy python3-torch python3-torchvision python3-sklearn
   desktop-file-utils shared-mime-info libglib2.0-bin xdg-utils help2man lintian zsh dpkg-dev
   clang-format clang-tidy

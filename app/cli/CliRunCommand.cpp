@@ -90,8 +90,9 @@ int runRun(const Arguments& a) {
                 auto base = outDir / ("output_" + std::to_string(k));
                 if (auto st = writeTensorPbFile(base.string() + ".pb", proto); !st)
                     throw UsageError(st.error().message);
+                // numpy has no dtype for bfloat16, float8, 4-bit and e8m0: .pb only.
                 if (t.dtype() != engine::DataType::BFloat16 &&
-                    t.dtype() != engine::DataType::String)
+                    t.dtype() != engine::DataType::String && !engine::isLowPrecision(t.dtype()))
                     if (auto st = writeNpyFile(base.string() + ".npy", proto); !st)
                         throw UsageError(st.error().message);
             }

@@ -135,14 +135,19 @@ class RotaryEmbeddingKernel final : public Kernel {
     std::int64_t heads_, rotaryDim_;
 };
 
-// Attention (opset 23): softmax(softcap(Q K^T * scale) + mask) V per head, heads of Q
+// Attention (opsets 23 and 24): softmax(softcap(Q K^T * scale) + mask) V per head, heads of Q
 // sharing K/V heads in groups (q_num_heads a multiple of kv_num_heads). past_key/past_value are
 // prepended along the sequence and returned as present_key/present_value. Causal masking with a
-// past (whose alignment the opset-23 text leaves open) is refused rather than guessed.
+// past (whose alignment the opset-23 text leaves open) is refused at opset 23 rather than
+// guessed. Opset 24: the input nonpad_kv_seqlen [batch] masks keys j >= nonpad_kv_seqlen[b];
+// causal masking is bottom-right aligned (query i sees keys j <= i + offset, offset the past
+// length, or nonpad_kv_seqlen[b] - q_seq without a past); attn_mask may be shorter than the total
+// sequence (the keys beyond it are masked), as the ONNX reference does.
 class AttentionKernel final : public Kernel {
   public:
     explicit AttentionKernel(const NodeInfo& node)
-        : causal_(node.getInt("is_causal", 0) != 0),
+        : opset_(node.opsetVersion()),
+          causal_(node.getInt("is_causal", 0) != 0),
           qHeads_(node.getInt("q_num_heads", 0)),
           kvHeads_(node.getInt("kv_num_heads", 0)),
           qkOutputMode_(node.getInt("qk_matmul_output_mode", 0)),
@@ -162,6 +167,7 @@ class AttentionKernel final : public Kernel {
         const Tensor* mask = optionalInputTensor(inputs, 3);
         const Tensor* pastKey = optionalInputTensor(inputs, 4);
         const Tensor* pastValue = optionalInputTensor(inputs, 5);
+        const Tensor* nonpad = opset_ >= 24 ? optionalInputTensor(inputs, 6) : nullptr;
         require(isFloatingPoint(q.dtype()), "Attention: Q must be floating point");
         require(q.rank() == k.rank() && k.rank() == v.rank(),
                 "Attention: Q, K and V must all be 3-D or all 4-D");
@@ -186,9 +192,29 @@ class AttentionKernel final : public Kernel {
                         pastValue->dim(1) == lv.heads && pastValue->dim(2) == past &&
                         pastValue->dim(3) == lv.headSize,
                     "Attention: past_value must be [batch, kv_heads, past, v_head_size]");
-            require(!causal_, "Attention: is_causal with past_key/past_value is not supported");
+            require(!causal_ || opset_ >= 24,
+                    "Attention: is_causal with past_key/past_value is not supported at opset 23");
         }
         const std::int64_t batch = lq.batch, qSeq = lq.sequence, total = past + lk.sequence;
+        // Opset 24: valid keys per batch (nonpad_kv_seqlen) and the causal offset per batch.
+        std::vector<std::int64_t> validKeys(static_cast<std::size_t>(batch), total);
+        std::vector<std::int64_t> causalOffset(static_cast<std::size_t>(batch), 0);
+        if (nonpad) {
+            require(isInteger(nonpad->dtype()) && nonpad->numel() == batch,
+                    "Attention: nonpad_kv_seqlen must hold one integer per batch, got " +
+                        std::string(dataTypeName(nonpad->dtype())) + " " +
+                        shapeToString(nonpad->shape()));
+            for (std::int64_t b = 0; b < batch; ++b)
+                validKeys[static_cast<std::size_t>(b)] = nonpad->valueAsInt64(b);
+        }
+        if (opset_ >= 24)
+            for (std::int64_t b = 0; b < batch; ++b)
+                causalOffset[static_cast<std::size_t>(b)] =
+                    pastKey  ? past
+                    : nonpad ? std::clamp<std::int64_t>(validKeys[static_cast<std::size_t>(b)],
+                                                        -total, total) -
+                                   qSeq
+                             : 0;
         const std::int64_t headSize = lq.headSize, vHead = lv.headSize;
         const double scale = scale_ ? *scale_ : 1.0 / std::sqrt(static_cast<double>(headSize));
 
@@ -217,16 +243,20 @@ class AttentionKernel final : public Kernel {
         std::vector<double> maskValues;
         std::vector<std::int64_t> maskStrides(4, 0);
         bool boolMask = false;
+        std::int64_t maskKeys = total;  // keys the mask covers; opset 24 masks the ones beyond
         if (mask) {
             require(
                 mask->rank() >= 2 && mask->rank() <= 4,
                 "Attention: attn_mask must have rank 2 to 4, got " + shapeToString(mask->shape()));
-            require(mask->dim(mask->rank() - 1) == total,
+            const std::int64_t last = mask->dim(mask->rank() - 1);
+            require(last == total || (opset_ >= 24 && last < total),
                     "Attention: attn_mask's last dim must be the total sequence length " +
-                        std::to_string(total) + ", got " + shapeToString(mask->shape()));
+                        std::to_string(total) + (opset_ >= 24 ? " or less" : "") + ", got " +
+                        shapeToString(mask->shape()));
+            if (opset_ >= 24) maskKeys = last;
             boolMask = mask->dtype() == DataType::Bool;
             maskValues = doublesOf(boolMask ? mask->castTo(DataType::Double) : *mask);
-            const std::int64_t full[4] = {batch, lq.heads, qSeq, total};
+            const std::int64_t full[4] = {batch, lq.heads, qSeq, maskKeys};
             std::int64_t stride = 1;
             for (std::int64_t d = 3, m = mask->rank() - 1; m >= 0; --d, --m) {
                 const std::int64_t size = mask->dim(m);
@@ -267,13 +297,17 @@ class AttentionKernel final : public Kernel {
                             const double capped =
                                 softcap_ > 0 ? softcap_ * std::tanh(raw / softcap_) : raw;
                             double bias = 0;
-                            if (mask) {
+                            if (mask && j < maskKeys) {
                                 const double m = maskValues[static_cast<std::size_t>(
                                     b * maskStrides[0] + h * maskStrides[1] + i * maskStrides[2] +
                                     j * maskStrides[3])];
                                 bias = boolMask ? (m != 0 ? 0.0 : minusInfinity) : m;
+                            } else if (mask) {
+                                bias = minusInfinity;
                             }
-                            if (causal_ && j > i) bias = minusInfinity;
+                            if (causal_ && j > i + causalOffset[static_cast<std::size_t>(b)])
+                                bias = minusInfinity;
+                            if (j >= validKeys[static_cast<std::size_t>(b)]) bias = minusInfinity;
                             if (qk && qkOutputMode_ == 1) qk[j] = raw + bias;
                             const double score = capped + bias;
                             if (qk && qkOutputMode_ == 2) qk[j] = score;
@@ -325,6 +359,7 @@ class AttentionKernel final : public Kernel {
     }
 
   private:
+    int opset_;
     bool causal_;
     std::int64_t qHeads_, kvHeads_, qkOutputMode_;
     std::optional<double> scale_;
@@ -335,8 +370,7 @@ class AttentionKernel final : public Kernel {
 
 void registerAttentionOps(KernelRegistry& registry) {
     registry.add<RotaryEmbeddingKernel>("RotaryEmbedding", 23);
-    // Attention-24 added an input (nonpad_kv_seqlen); only the opset-23 form is implemented.
-    registry.add<AttentionKernel>("Attention", 23, 23);
+    registry.add<AttentionKernel>("Attention", 23);  // 24: nonpad_kv_seqlen, bottom-right causal
 }
 
 }  // namespace onnxlens::engine::ops

@@ -1,4 +1,5 @@
-// Cast and CastLike: every pair of the numeric, bool and string element types.
+// Cast and CastLike: every pair of the numeric, bool and string element types, and the float8,
+// 4-bit and e8m0 types (opsets 19 to 25) to and from all of them.
 #include <onnx/onnx_pb.h>
 
 #include <charconv>
@@ -12,6 +13,7 @@
 
 #include "ElementwiseUnary.h"
 #include "OpFamilies.h"
+#include "onnxlens/engine/LowPrecisionFloat.h"
 
 namespace onnxlens::engine::ops {
 
@@ -132,8 +134,22 @@ bfloat16 truncateToBFloat16(float f) {
     return Eigen::numext::bit_cast<bfloat16>(static_cast<std::uint16_t>(bits >> 16));
 }
 
-Tensor castTensor(KernelContext& ctx, const Tensor& x, DataType to) {
+// How a cast to a low-precision type rounds (Cast-19 saturate, Cast-25 round_mode).
+struct LowPrecisionOptions {
+    bool saturate = true;
+    lowp::E8M0Rounding rounding = lowp::E8M0Rounding::Up;
+};
+
+// Casts with a low-precision type on either side go through double: every float8, float4, e8m0
+// and 4-bit integer value is exact in it, and each source value is rounded once.
+Tensor castLowPrecision(KernelContext& ctx, const Tensor& x, DataType to,
+                        const LowPrecisionOptions& options);
+
+Tensor castTensor(KernelContext& ctx, const Tensor& x, DataType to,
+                  const LowPrecisionOptions& options = {}) {
     if (x.dtype() == to) return x;
+    if (isLowPrecision(x.dtype()) || isLowPrecision(to))
+        return castLowPrecision(ctx, x, to, options);
     if (to == DataType::String) {
         Tensor out(to, x.shape());
         auto* dst = out.data<std::string>();
@@ -166,6 +182,54 @@ Tensor castTensor(KernelContext& ctx, const Tensor& x, DataType to) {
     return x.castTo(to);
 }
 
+Tensor castLowPrecision(KernelContext& ctx, const Tensor& x, DataType to,
+                        const LowPrecisionOptions& options) {
+    const std::int64_t n = x.numel();
+    if (isLowPrecision(x.dtype())) {
+        // Decode to double, then the ordinary cast (float to int truncates, to string prints).
+        Tensor values(DataType::Double, x.shape());
+        const auto* src = static_cast<const std::uint8_t*>(x.raw());
+        double* dst = values.data<double>();
+        const DataType from = x.dtype();
+        ctx.pool().parallelFor(n, 2.0, [&](std::int64_t begin, std::int64_t end) {
+            for (std::int64_t i = begin; i < end; ++i)
+                dst[i] = lowp::lowPrecisionToDouble(from, src[i]);
+        });
+        if (isLowPrecision(to)) return castLowPrecision(ctx, values, to, options);
+        // float32 first for strings and 16-bit floats: the decoded value is exact in it.
+        if (to == DataType::String || to == DataType::Float16 || to == DataType::BFloat16)
+            return castTensor(ctx, values.castTo(DataType::Float), to);
+        return castTensor(ctx, values, to);
+    }
+    if (x.dtype() == DataType::String)
+        return castLowPrecision(ctx, castTensor(ctx, x, DataType::Double), to, options);
+    Tensor out(to, x.shape());
+    auto* dst = static_cast<std::uint8_t*>(out.raw());
+    dispatchNumericOrBool(x.dtype(), [&]<class T>() {
+        const T* src = x.data<T>();
+        ctx.pool().parallelFor(n, 4.0, [&](std::int64_t begin, std::int64_t end) {
+            for (std::int64_t i = begin; i < end; ++i)
+                dst[i] = lowp::lowPrecisionFromDouble(to, toDouble(src[i]), options.saturate,
+                                                      options.rounding);
+        });
+    });
+    return out;
+}
+
+LowPrecisionOptions lowPrecisionOptions(const NodeInfo& node) {
+    LowPrecisionOptions options;
+    if (node.opsetVersion() >= 19) options.saturate = node.getInt("saturate", 1) != 0;
+    const std::string mode = node.getString("round_mode", "up");
+    if (mode == "down")
+        options.rounding = lowp::E8M0Rounding::Down;
+    else if (mode == "nearest")
+        options.rounding = lowp::E8M0Rounding::Nearest;
+    else
+        require(mode == "up",
+                "Cast: round_mode must be 'up', 'down' or 'nearest', got '" + mode + "'");
+    return options;
+}
+
 DataType castTarget(const NodeInfo& node) {
     const onnx::AttributeProto* to = node.find("to");
     require(to != nullptr, "Cast: attribute 'to' is missing");
@@ -186,29 +250,36 @@ void requireCastable(DataType type) {
 
 class CastKernel final : public Kernel {
   public:
-    explicit CastKernel(const NodeInfo& node) : to_(castTarget(node)) { requireCastable(to_); }
+    explicit CastKernel(const NodeInfo& node)
+        : to_(castTarget(node)), options_(lowPrecisionOptions(node)) {
+        requireCastable(to_);
+    }
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
         requireCastable(x.dtype());
-        outputs[0] = Value(castTensor(ctx, x, to_));
+        outputs[0] = Value(castTensor(ctx, x, to_, options_));
     }
 
   private:
     DataType to_;
+    LowPrecisionOptions options_;
 };
 
 class CastLikeKernel final : public Kernel {
   public:
-    explicit CastLikeKernel(const NodeInfo&) {}
+    explicit CastLikeKernel(const NodeInfo& node) : options_(lowPrecisionOptions(node)) {}
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
         const DataType to = inputTensor(inputs, 1).dtype();
         requireCastable(x.dtype());
         requireCastable(to);
-        outputs[0] = Value(castTensor(ctx, x, to));
+        outputs[0] = Value(castTensor(ctx, x, to, options_));
     }
+
+  private:
+    LowPrecisionOptions options_;
 };
 
 }  // namespace

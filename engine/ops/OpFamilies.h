@@ -30,6 +30,7 @@ namespace onnxlens::engine::ops {
     X(Layout)                   \
     X(ImageBlock)               \
     X(Attention)                \
+    X(ImageDecoder)             \
     X(MlLinear)                 \
     X(MlTree)                   \
     X(MlSvm)                    \

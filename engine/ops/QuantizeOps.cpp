@@ -1,6 +1,8 @@
-// Linear quantization: QuantizeLinear, DequantizeLinear (per tensor or per axis) and
-// DynamicQuantizeLinear.
+// Linear quantization: QuantizeLinear, DequantizeLinear (per tensor, per axis or block-wise; to
+// and from (u)int8, (u)int16, and the float8 (opset 19), int4/uint4 (21) and float4e2m1 (23)
+// types) and DynamicQuantizeLinear.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -11,6 +13,7 @@
 
 #include "ElementwiseUnary.h"
 #include "OpFamilies.h"
+#include "onnxlens/engine/LowPrecisionFloat.h"
 
 namespace onnxlens::engine::ops {
 
@@ -178,12 +181,112 @@ Tensor dequantizeBlockwise(KernelContext& ctx, const Tensor& x, const Tensor& sc
     return scale.dtype() == DataType::Float ? y : y.castTo(scale.dtype());
 }
 
+// ---------------------------------------------------------------------------------------------
+// The low-precision types: float8 (QuantizeLinear/DequantizeLinear 19), int4/uint4 (21) and
+// float4e2m1 (23). Per tensor, per axis and block-wise alike: `paramIndex` maps an element to
+// its scale and zero point.
+
+// The values of a low-precision tensor (a zero point), decoded.
+std::vector<float> lowPrecisionValues(const Tensor& t) {
+    std::vector<float> v(static_cast<std::size_t>(t.numel()));
+    const auto* codes = static_cast<const std::uint8_t*>(t.raw());
+    for (std::size_t i = 0; i < v.size(); ++i)
+        v[i] = static_cast<float>(lowp::lowPrecisionToDouble(t.dtype(), codes[i]));
+    return v;
+}
+
+void requireLowPrecisionQuantType(const std::string& op, DataType type, int opset) {
+    const int since = type == DataType::Int4 || type == DataType::UInt4 ? 21
+                      : type == DataType::Float4E2M1                    ? 23
+                      : type == DataType::Float8E8M0                    ? 0
+                                                                        : 19;
+    require(since != 0 && opset >= since, op + ": type " + dataTypeName(type) +
+                                              " is not supported at opset " +
+                                              std::to_string(opset));
+}
+
+// Calls fn(element, parameter) over x, for the per-tensor/per-axis or the block-wise layout.
+template <class Fn>
+void forEachQuantized(KernelContext& ctx, const std::string& op, const Tensor& x,
+                      const Tensor& scale, const Tensor* zeroPoint, int opset, std::int64_t axis,
+                      std::int64_t blockSize, Fn&& fn) {
+    if (blockSize > 0) {
+        BlockwiseLayout::of(op, x, scale, zeroPoint, axis, blockSize).forEach(ctx, 4.0, fn);
+        return;
+    }
+    QuantizationLayout::of(op, x, scale, zeroPoint, opset, axis)
+        .forEachRun(ctx, 4.0, [&](std::int64_t c, std::int64_t begin, std::int64_t end) {
+            for (std::int64_t i = begin; i < end; ++i) fn(i, c);
+        });
+}
+
+// y = saturate(round(x / scale) + zero_point) for int4/uint4; y = cast(x / scale + zero_point)
+// (round to nearest even, `saturate` as Cast) for the float types.
+Tensor quantizeLowPrecision(KernelContext& ctx, const Tensor& x, const Tensor& scale,
+                            const Tensor* zeroPoint, DataType outType, bool saturate, int opset,
+                            std::int64_t axis, std::int64_t blockSize) {
+    requireLowPrecisionQuantType("QuantizeLinear", outType, opset);
+    const std::vector<float> scales = floatValues(scale);
+    const std::vector<float> zeros =
+        zeroPoint ? lowPrecisionValues(*zeroPoint) : std::vector<float>(scales.size(), 0.0f);
+    for (float s : scales)
+        require(s != 0.0f && std::isfinite(s), "QuantizeLinear: scale must be finite and non-zero");
+    Tensor y(outType, x.shape());
+    auto* out = static_cast<std::uint8_t*>(y.raw());
+    const bool integer = outType == DataType::Int4 || outType == DataType::UInt4;
+    dispatchTypeSet<TypeSet::Numeric>(x.dtype(), "QuantizeLinear", [&]<class T>() {
+        const T* in = x.data<T>();
+        forEachQuantized(ctx, "QuantizeLinear", x, scale, zeroPoint, opset, axis, blockSize,
+                         [&](std::int64_t i, std::int64_t p) {
+                             const auto k = static_cast<std::size_t>(p);
+                             const float v = static_cast<float>(in[i]) / scales[k];
+                             out[i] = integer ? lowp::fourBitIntegerFromDouble(
+                                                    outType == DataType::Int4,
+                                                    static_cast<double>(std::nearbyint(v)) +
+                                                        static_cast<double>(zeros[k]))
+                                              : lowp::lowPrecisionFromDouble(
+                                                    outType, static_cast<double>(v + zeros[k]),
+                                                    saturate);
+                         });
+    });
+    return y;
+}
+
+// y = (x - zero_point) * scale, in the scale's type.
+Tensor dequantizeLowPrecision(KernelContext& ctx, const Tensor& x, const Tensor& scale,
+                              const Tensor* zeroPoint, int opset, std::int64_t axis,
+                              std::int64_t blockSize) {
+    requireLowPrecisionQuantType("DequantizeLinear", x.dtype(), opset);
+    if (zeroPoint)
+        require(zeroPoint->dtype() == x.dtype(), std::string("DequantizeLinear: zero point type ") +
+                                                     dataTypeName(zeroPoint->dtype()) +
+                                                     " differs from input type " +
+                                                     dataTypeName(x.dtype()));
+    const std::vector<float> scales = floatValues(scale);
+    const std::vector<float> zeros =
+        zeroPoint ? lowPrecisionValues(*zeroPoint) : std::vector<float>(scales.size(), 0.0f);
+    std::array<float, 256> decoded{};
+    for (int code = 0; code < 256; ++code)
+        decoded[static_cast<std::size_t>(code)] = static_cast<float>(
+            lowp::lowPrecisionToDouble(x.dtype(), static_cast<std::uint8_t>(code)));
+    Tensor y(DataType::Float, x.shape());
+    float* out = y.data<float>();
+    const auto* in = static_cast<const std::uint8_t*>(x.raw());
+    forEachQuantized(ctx, "DequantizeLinear", x, scale, zeroPoint, opset, axis, blockSize,
+                     [&](std::int64_t i, std::int64_t p) {
+                         const auto k = static_cast<std::size_t>(p);
+                         out[i] = (decoded[in[i]] - zeros[k]) * scales[k];
+                     });
+    return scale.dtype() == DataType::Float ? y : y.castTo(scale.dtype());
+}
+
 class QuantizeLinearKernel final : public Kernel {
   public:
     explicit QuantizeLinearKernel(const NodeInfo& node)
         : opset_(node.opsetVersion()),
           axis_(node.getInt("axis", 1)),
-          blockSize_(opset_ >= 21 ? node.getInt("block_size", 0) : 0) {
+          blockSize_(opset_ >= 21 ? node.getInt("block_size", 0) : 0),
+          saturate_(opset_ < 19 || node.getInt("saturate", 1) != 0) {
         // Opset 21: without a zero point, output_dtype names the output type (uint8 by default).
         const std::int64_t outputType = opset_ >= 21 ? node.getInt("output_dtype", 0) : 0;
         if (outputType != 0) defaultOutType_ = dataTypeFromOnnx(static_cast<int>(outputType));
@@ -197,6 +300,11 @@ class QuantizeLinearKernel final : public Kernel {
         const Tensor* zeroPoint = optionalInputTensor(inputs, 2);
         requireFloatScale("QuantizeLinear", scale);
         const DataType outType = zeroPoint ? zeroPoint->dtype() : defaultOutType_;
+        if (isLowPrecision(outType)) {
+            outputs[0] = Value(quantizeLowPrecision(ctx, x, scale, zeroPoint, outType, saturate_,
+                                                    opset_, axis_, blockSize_));
+            return;
+        }
         if (blockSize_ > 0) {
             outputs[0] =
                 Value(quantizeBlockwise(ctx, x, scale, zeroPoint, axis_, blockSize_, outType));
@@ -239,6 +347,7 @@ class QuantizeLinearKernel final : public Kernel {
     int opset_;
     std::int64_t axis_;
     std::int64_t blockSize_;
+    bool saturate_;  // float8 outputs (opset 19)
     DataType defaultOutType_ = DataType::UInt8;
 };
 
@@ -264,6 +373,11 @@ class DequantizeLinearKernel final : public Kernel {
             require(*outputType_ == scale.dtype(),
                     std::string("DequantizeLinear: output_dtype ") + dataTypeName(*outputType_) +
                         " differs from the scale's type " + dataTypeName(scale.dtype()));
+        if (isLowPrecision(x.dtype())) {
+            outputs[0] =
+                Value(dequantizeLowPrecision(ctx, x, scale, zeroPoint, opset_, axis_, blockSize_));
+            return;
+        }
         if (blockSize_ > 0) {
             outputs[0] = Value(dequantizeBlockwise(ctx, x, scale, zeroPoint, axis_, blockSize_));
             return;

@@ -9,6 +9,14 @@ std::size_t dataTypeSize(DataType type) {
         case DataType::Bool:
         case DataType::Int8:
         case DataType::UInt8:
+        case DataType::Float8E4M3FN:
+        case DataType::Float8E4M3FNUZ:
+        case DataType::Float8E5M2:
+        case DataType::Float8E5M2FNUZ:
+        case DataType::UInt4:
+        case DataType::Int4:
+        case DataType::Float4E2M1:
+        case DataType::Float8E8M0:
             return 1;
         case DataType::Int16:
         case DataType::UInt16:
@@ -70,12 +78,28 @@ const char* dataTypeName(DataType type) {
             return "complex128";
         case DataType::BFloat16:
             return "bfloat16";
+        case DataType::Float8E4M3FN:
+            return "float8e4m3fn";
+        case DataType::Float8E4M3FNUZ:
+            return "float8e4m3fnuz";
+        case DataType::Float8E5M2:
+            return "float8e5m2";
+        case DataType::Float8E5M2FNUZ:
+            return "float8e5m2fnuz";
+        case DataType::UInt4:
+            return "uint4";
+        case DataType::Int4:
+            return "int4";
+        case DataType::Float4E2M1:
+            return "float4e2m1";
+        case DataType::Float8E8M0:
+            return "float8e8m0";
     }
     return "unknown";
 }
 
 DataType dataTypeFromOnnx(int onnxType) {
-    if (onnxType < 1 || onnxType > 16)
+    if (onnxType < 1 || onnxType > 24)
         throw EngineError("unsupported ONNX element type " + std::to_string(onnxType));
     return static_cast<DataType>(onnxType);
 }
@@ -91,6 +115,12 @@ bool isSignedInteger(DataType t) {
 bool isUnsignedInteger(DataType t) {
     return t == DataType::UInt8 || t == DataType::UInt16 || t == DataType::UInt32 ||
            t == DataType::UInt64;
+}
+
+bool isLowPrecision(DataType t) {
+    const auto v = static_cast<std::int32_t>(t);
+    return v >= static_cast<std::int32_t>(DataType::Float8E4M3FN) &&
+           v <= static_cast<std::int32_t>(DataType::Float8E8M0);
 }
 
 void throwUnsupportedType(DataType type, const char* family) {

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "onnxlens/engine/LowPrecisionFloat.h"
 #include "onnxlens/engine/TensorByteLimit.h"
 
 #if defined(__GLIBC__)
@@ -231,12 +232,17 @@ void Tensor::checkType(DataType requested) const {
 
 double Tensor::valueAsDouble(std::int64_t index) const {
     if (index < 0 || index >= numel_) throw EngineError("element index out of range");
+    if (isLowPrecision(type_))  // float8, 4-bit, e8m0: decoded (exact in a double)
+        return lowp::lowPrecisionToDouble(type_, static_cast<const std::uint8_t*>(raw())[index]);
     return dispatchNumericOrBool(type_, [&]<class T>() { return toDouble(data<T>()[index]); });
 }
 
 std::int64_t Tensor::valueAsInt64(std::int64_t index) const {
     if (index < 0 || index >= numel_) throw EngineError("element index out of range");
-    if (isFloatingPoint(type_)) return static_cast<std::int64_t>(valueAsDouble(index));
+    if (isFloatingPoint(type_) || isLowPrecision(type_)) {
+        const double v = valueAsDouble(index);
+        return std::isfinite(v) ? static_cast<std::int64_t>(v) : 0;
+    }
     return dispatchNumericOrBool(type_, [&]<class T>() -> std::int64_t {
         if constexpr (std::is_integral_v<T>)
             return static_cast<std::int64_t>(data<T>()[index]);

@@ -31,18 +31,80 @@ void copyTypedField(Tensor& t, const Field& field, const std::string& label) {
     }
 }
 
+// The 4-bit types (int4, uint4, float4e2m1) are stored two per byte, the first element in the
+// low nibble (an odd count leaves the last high nibble as padding); in memory each element takes
+// a byte: int4 sign-extended into an int8, uint4 and float4e2m1 as their code 0..15.
+std::uint64_t storedByteCount(DataType type, std::uint64_t count) {
+    return isFourBit(type) ? count / 2 + count % 2 : count * dataTypeSize(type);
+}
+
+// `packed` holds storedByteCount(t.dtype(), t.numel()) bytes.
+void unpackFourBit(Tensor& t, const std::uint8_t* packed) {
+    auto* out = static_cast<std::uint8_t*>(t.raw());
+    const bool sign = t.dtype() == DataType::Int4;
+    const auto n = static_cast<std::uint64_t>(t.numel());
+    for (std::uint64_t i = 0; i < n; ++i) {
+        const auto nibble = static_cast<std::uint8_t>((packed[i / 2] >> (4 * (i % 2))) & 0x0F);
+        out[i] = sign && nibble >= 8 ? static_cast<std::uint8_t>(nibble | 0xF0) : nibble;
+    }
+}
+
+std::string packFourBit(const Tensor& t) {
+    const auto n = static_cast<std::uint64_t>(t.numel());
+    std::string packed(storedByteCount(t.dtype(), n), '\0');
+    const auto* in = static_cast<const std::uint8_t*>(t.raw());
+    for (std::uint64_t i = 0; i < n; ++i)
+        packed[i / 2] = static_cast<char>(static_cast<std::uint8_t>(packed[i / 2]) |
+                                          ((in[i] & 0x0F) << (4 * (i % 2))));
+    return packed;
+}
+
 void fillFromBytes(Tensor& t, const std::string& bytes, const std::string& label) {
-    if (bytes.size() != t.byteSize())
+    const auto needed = storedByteCount(t.dtype(), static_cast<std::uint64_t>(t.numel()));
+    if (bytes.size() != needed)
         throw EngineError(label + ": has " + std::to_string(bytes.size()) +
                           " bytes of data, its shape " + shapeToString(t.shape()) + " (" +
-                          dataTypeName(t.dtype()) + ") needs " + std::to_string(t.byteSize()));
-    if (!bytes.empty()) std::memcpy(t.raw(), bytes.data(), bytes.size());
+                          dataTypeName(t.dtype()) + ") needs " + std::to_string(needed));
+    if (bytes.empty()) return;
+    if (isFourBit(t.dtype()))
+        unpackFourBit(t, reinterpret_cast<const std::uint8_t*>(bytes.data()));
+    else
+        std::memcpy(t.raw(), bytes.data(), bytes.size());
+}
+
+// int32_data of a float8 or e8m0 tensor: one bit pattern per int32.
+void copyBitPatterns(Tensor& t, const google::protobuf::RepeatedField<std::int32_t>& field,
+                     const std::string& label) {
+    if (static_cast<std::int64_t>(field.size()) != t.numel())
+        throw EngineError(label + ": has " + std::to_string(field.size()) + " values, its shape " +
+                          shapeToString(t.shape()) + " needs " + std::to_string(t.numel()));
+    auto* out = static_cast<std::uint8_t*>(t.raw());
+    for (std::int64_t i = 0; i < t.numel(); ++i)
+        out[i] = static_cast<std::uint8_t>(static_cast<std::uint32_t>(field[static_cast<int>(i)]) &
+                                           0xFF);
+}
+
+// int32_data of a 4-bit tensor: one packed byte (two elements) per int32.
+void fillFourBitFromInt32(Tensor& t, const google::protobuf::RepeatedField<std::int32_t>& field,
+                          const std::string& label) {
+    const auto needed = storedByteCount(t.dtype(), static_cast<std::uint64_t>(t.numel()));
+    if (static_cast<std::uint64_t>(field.size()) != needed)
+        throw EngineError(label + ": has " + std::to_string(field.size()) +
+                          " int32 values (two 4-bit elements each), its shape " +
+                          shapeToString(t.shape()) + " (" + dataTypeName(t.dtype()) + ") needs " +
+                          std::to_string(needed));
+    std::string bytes(needed, '\0');
+    for (std::uint64_t i = 0; i < needed; ++i)
+        bytes[i] = static_cast<char>(static_cast<std::uint32_t>(field[static_cast<int>(i)]) & 0xFF);
+    if (!bytes.empty()) unpackFourBit(t, reinterpret_cast<const std::uint8_t*>(bytes.data()));
 }
 
 // How many elements of `type` the proto's inline data (raw_data or the typed field) holds.
 std::uint64_t inlineElementCount(const onnx::TensorProto& proto, DataType type) {
+    const std::uint64_t perValue = isFourBit(type) ? 2 : 1;
     if (proto.has_raw_data())
-        return type == DataType::String ? 0 : proto.raw_data().size() / dataTypeSize(type);
+        return type == DataType::String ? 0
+                                        : perValue * proto.raw_data().size() / dataTypeSize(type);
     switch (type) {
         case DataType::Float:
             return proto.float_data_size();
@@ -60,7 +122,7 @@ std::uint64_t inlineElementCount(const onnx::TensorProto& proto, DataType type) 
         case DataType::String:
             return proto.string_data_size();
         default:
-            return proto.int32_data_size();
+            return perValue * static_cast<std::uint64_t>(proto.int32_data_size());
     }
 }
 
@@ -112,14 +174,23 @@ Tensor tensorFromProto(const onnx::TensorProto& proto, const std::filesystem::pa
         if (!mapped) throw EngineError(mapped.error().message);
         const std::uint64_t length = mapped->length;
         const auto count = static_cast<std::uint64_t>(shapeElementCount(shape));
-        if (type == DataType::String || length / dataTypeSize(type) != count ||
-            length % dataTypeSize(type) != 0)
+        const bool fourBit = isFourBit(type);
+        if (type == DataType::String ||
+            (fourBit ? length != storedByteCount(type, count)
+                     : length / dataTypeSize(type) != count || length % dataTypeSize(type) != 0))
             throw EngineError(
                 label + ": has " + std::to_string(length) + " bytes of external data, its shape " +
                 shapeToString(shape) + " (" + dataTypeName(type) + ") needs " +
                 (type == DataType::String ? std::string("inline strings")
-                                          : std::to_string(count * dataTypeSize(type))));
+                                          : std::to_string(storedByteCount(type, count))));
         if (source) source->mapping = mapped->mapping;
+        if (fourBit) {  // unpacked into one byte per element: never in place
+            Tensor t(type, shape);
+            if (length > 0) unpackFourBit(t, reinterpret_cast<const std::uint8_t*>(mapped->data()));
+            if (auto st = mapped->mapping->checkUnchanged(); !st)
+                throw EngineError(label + ": " + st.error().message);
+            return t;
+        }
         // In place when aligned as the engine's own buffers are (mappings start on a page).
         if (length > 0 && reinterpret_cast<std::uintptr_t>(mapped->data()) % 64 == 0) {
             if (source) source->inPlace = true;
@@ -177,6 +248,18 @@ Tensor tensorFromProto(const onnx::TensorProto& proto, const std::filesystem::pa
         case DataType::BFloat16:
             copyTypedField<bfloat16>(t, proto.int32_data(), label);
             break;
+        case DataType::Float8E4M3FN:
+        case DataType::Float8E4M3FNUZ:
+        case DataType::Float8E5M2:
+        case DataType::Float8E5M2FNUZ:
+        case DataType::Float8E8M0:
+            copyBitPatterns(t, proto.int32_data(), label);
+            break;
+        case DataType::UInt4:
+        case DataType::Int4:
+        case DataType::Float4E2M1:
+            fillFourBitFromInt32(t, proto.int32_data(), label);
+            break;
         case DataType::Complex64: {
             if (proto.float_data_size() != 2 * t.numel())
                 throw EngineError(label + ": complex64 data does not match its shape");
@@ -218,6 +301,8 @@ onnx::TensorProto tensorToProto(const Tensor& tensor, const std::string& name) {
     for (auto d : tensor.shape()) proto.add_dims(d);
     if (tensor.dtype() == DataType::String) {
         for (const auto& s : tensor.span<std::string>()) proto.add_string_data(s);
+    } else if (isFourBit(tensor.dtype())) {
+        proto.set_raw_data(packFourBit(tensor));
     } else {
         proto.set_raw_data(static_cast<const char*>(tensor.raw()), tensor.byteSize());
     }

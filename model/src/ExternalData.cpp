@@ -114,12 +114,12 @@ Result<MappedExternalData> mapExternalData(const onnx::TensorProto& tensor,
     const std::string where = "tensor '" + tensor.name() + "'";
     const std::size_t elementSize = elementTypeSize(tensor.data_type());
     auto count = elementCount(tensor);
-    if (elementSize != 0 && count && *count * elementSize != resolved->length)
+    if (elementSize != 0 && count && rawDataSize(tensor.data_type(), *count) != resolved->length)
         return makeError(where, "external data in '" + resolved->file.filename().string() +
                                     "' is " + std::to_string(resolved->length) + " bytes, its " +
                                     elementTypeName(tensor.data_type()) + " dims " +
                                     dimsText(tensor) + " need " +
-                                    std::to_string(*count * elementSize));
+                                    std::to_string(rawDataSize(tensor.data_type(), *count)));
     auto mapping = MappedFile::open(resolved->file);
     if (!mapping) return mapping.error();
     // The file may have changed between the size check above and the mapping.

@@ -103,7 +103,7 @@ InitializerSummary summarizeInitializers(const onnx::GraphProto& graph) {
             for (const auto& s : init.string_data())
                 summary.bytes += static_cast<std::int64_t>(s.size());
         } else {
-            summary.bytes += static_cast<std::int64_t>(count * elementTypeSize(init.data_type()));
+            summary.bytes += static_cast<std::int64_t>(rawDataSize(init.data_type(), count));
         }
         if (usesExternalData(init)) ++summary.externalCount;
     }

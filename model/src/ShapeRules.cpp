@@ -486,6 +486,16 @@ std::vector<onnx::TypeProto> affineGridRule(const onnx::NodeProto&, int,
     return {tensorType(elem, out)};
 }
 
+// ImageDecoder-20: uint8 [H, W, C]; H and W come from the bytes, C is 1 for Grayscale, else 3.
+std::vector<onnx::TypeProto> imageDecoderRule(const onnx::NodeProto& node, int,
+                                              const ShapeRuleInputs&) {
+    std::string format = "RGB";
+    for (const auto& a : node.attribute())
+        if (a.name() == "pixel_format") format = a.s();
+    return {tensorType(onnx::TensorProto::UINT8,
+                       Dims{unknown(), unknown(), known(format == "Grayscale" ? 1 : 3)})};
+}
+
 std::vector<onnx::TypeProto> gridSampleRule(const onnx::NodeProto&, int,
                                             const ShapeRuleInputs& in) {
     if (in.types.size() < 2 || !in.types[0]) return {};
@@ -610,6 +620,7 @@ const std::map<std::string, Rule>& rules() {
         {"Col2Im", col2ImRule},
         {"AffineGrid", affineGridRule},
         {"GridSample", gridSampleRule},
+        {"ImageDecoder", imageDecoderRule},
         {"Attention", attentionRule},
         {"OptionalHasElement", optionalHasElementRule},
         {"OptionalGetElement", optionalGetElementRule},

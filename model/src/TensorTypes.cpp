@@ -20,7 +20,8 @@ struct ElementTypeInfo {
 
 using TP = onnx::TensorProto;
 
-constexpr std::array<ElementTypeInfo, 17> kElementTypes{{
+// Types 17 to 24 (IR 9 to 11) have no names in the enum of Debian's onnx 1.12.
+constexpr std::array<ElementTypeInfo, 25> kElementTypes{{
     {TP::UNDEFINED, "undefined", 0},
     {TP::FLOAT, "float32", 4},
     {TP::UINT8, "uint8", 1},
@@ -38,6 +39,14 @@ constexpr std::array<ElementTypeInfo, 17> kElementTypes{{
     {TP::COMPLEX64, "complex64", 8},
     {TP::COMPLEX128, "complex128", 16},
     {TP::BFLOAT16, "bfloat16", 2},
+    {17, "float8e4m3fn", 1},
+    {18, "float8e4m3fnuz", 1},
+    {19, "float8e5m2", 1},
+    {20, "float8e5m2fnuz", 1},
+    {21, "uint4", 1},  // two per byte in raw_data
+    {22, "int4", 1},
+    {23, "float4e2m1", 1},
+    {24, "float8e8m0", 1},
 }};
 
 const ElementTypeInfo* findElementType(std::int32_t type) {
@@ -85,6 +94,15 @@ std::optional<std::int32_t> elementTypeFromName(const std::string& name) {
 std::size_t elementTypeSize(std::int32_t elementType) {
     const auto* info = findElementType(elementType);
     return info ? info->size : 0;
+}
+
+bool isFourBitElementType(std::int32_t elementType) {
+    return elementType == 21 || elementType == 22 || elementType == 23;
+}
+
+std::uint64_t rawDataSize(std::int32_t elementType, std::uint64_t count) {
+    if (isFourBitElementType(elementType)) return count / 2 + count % 2;
+    return count * elementTypeSize(elementType);
 }
 
 std::string typeName(const onnx::TypeProto& type) {
@@ -146,7 +164,7 @@ Status checkTensorDataSize(const onnx::TensorProto& tensor, const std::string& w
         return Ok{};
     }
     if (tensor.has_raw_data()) {
-        const std::uint64_t expected = *count * info->size;
+        const std::uint64_t expected = rawDataSize(type, *count);
         if (tensor.raw_data().size() != expected)
             return makeError(where, desc + " has " + std::to_string(tensor.raw_data().size()) +
                                         " bytes of data, its dims need " +
@@ -174,7 +192,9 @@ Status checkTensorDataSize(const onnx::TensorProto& tensor, const std::string& w
             values = tensor.int32_data_size();
             break;
     }
-    const std::uint64_t expected = *count * valuesPerElement(type);
+    // int32_data holds two 4-bit elements per value (one packed byte).
+    const std::uint64_t expected =
+        isFourBitElementType(type) ? rawDataSize(type, *count) : *count * valuesPerElement(type);
     if (values != expected)
         return makeError(where, desc + " holds " + std::to_string(values) +
                                     " values, its dims need " + std::to_string(expected));
@@ -192,7 +212,7 @@ Result<std::string> tensorRawBytes(const onnx::TensorProto& tensor, const std::s
     const std::int32_t type = tensor.data_type();
     const std::size_t size = elementTypeSize(type);
     std::string out;
-    out.reserve(static_cast<std::size_t>(*elementCount(tensor)) * size);
+    out.reserve(static_cast<std::size_t>(rawDataSize(type, *elementCount(tensor))));
     switch (type) {
         case TP::FLOAT:
         case TP::COMPLEX64:

@@ -333,6 +333,51 @@ TEST(TensorFile, BFloat16HasNoNpyDtype) {
     EXPECT_THAT(status.error().message, HasSubstr("bfloat16"));
 }
 
+TEST(TensorTypes, LowPrecisionTypesHaveNamesAndFourBitPacksTwoPerByte) {
+    const char* names[] = {"float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz",
+                           "uint4",        "int4",           "float4e2m1", "float8e8m0"};
+    for (int type = 17; type <= 24; ++type) {
+        EXPECT_EQ(elementTypeName(type), names[type - 17]);
+        EXPECT_EQ(elementTypeFromName(names[type - 17]), type);
+        EXPECT_EQ(elementTypeSize(type), 1u);
+    }
+    EXPECT_EQ(rawDataSize(22, 5), 3u);
+    EXPECT_EQ(rawDataSize(21, 4), 2u);
+    EXPECT_EQ(rawDataSize(23, 0), 0u);
+    EXPECT_EQ(rawDataSize(17, 5), 5u);
+    EXPECT_EQ(rawDataSize(TP::FLOAT, 5), 20u);
+
+    TP int4;
+    int4.set_name("w");
+    int4.set_data_type(22);
+    int4.add_dims(5);
+    int4.set_raw_data(std::string("\xF8\x70\x03", 3));
+    EXPECT_TRUE(checkTensorDataSize(int4, "m.onnx").ok());
+    int4.set_raw_data(std::string(5, '\0'));  // one byte per element is not the stored form
+    auto wrong = checkTensorDataSize(int4, "m.onnx");
+    ASSERT_FALSE(wrong.ok());
+    EXPECT_THAT(wrong.error().message,
+                HasSubstr("tensor 'w' (int4, 5) has 5 bytes of data, its dims need 3"));
+
+    // int32_data: one packed byte (two elements) per value; tensorRawBytes gives the bytes.
+    TP uint4;
+    uint4.set_name("u");
+    uint4.set_data_type(21);
+    uint4.add_dims(3);
+    uint4.add_int32_data(0x21);
+    uint4.add_int32_data(0x0F);
+    EXPECT_EQ(rawOf(uint4), std::string("\x21\x0F", 2));
+    uint4.add_int32_data(0x00);
+    auto extra = checkTensorDataSize(uint4, "m.onnx");
+    ASSERT_FALSE(extra.ok());
+    EXPECT_THAT(extra.error().message, HasSubstr("holds 3 values, its dims need 2"));
+
+    ScratchDir dir;
+    auto npy = writeNpyFile(dir / "w.npy", typedFieldTensor(17));
+    ASSERT_FALSE(npy.ok());
+    EXPECT_THAT(npy.error().message, HasSubstr("float8e4m3fn"));
+}
+
 TEST(TensorFile, ReadsEveryPytorchBackendTestTensor) {
     int files = 0;
     for (const char* suite : {"pytorch-converted", "pytorch-operator"}) {

@@ -7,6 +7,8 @@ namespace onnxlens::widgets {
 
 QString elementText(const engine::Tensor& tensor, std::int64_t flat) {
     if (!tensor.defined() || flat < 0 || flat >= tensor.numel()) return {};
+    if (engine::isLowPrecision(tensor.dtype()))  // float8, 4-bit, e8m0: the decoded value
+        return QString::number(tensor.valueAsDouble(flat), 'g', 7);
     return engine::dispatchAny(tensor.dtype(), [&]<class T>() -> QString {
         const T& v = tensor.data<T>()[flat];
         if constexpr (std::is_same_v<T, std::string>) {

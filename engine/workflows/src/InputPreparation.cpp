@@ -9,6 +9,7 @@
 #include <random>
 #include <set>
 
+#include "onnxlens/engine/LowPrecisionFloat.h"
 #include "onnxlens/engine/TensorProto.h"
 
 namespace onnxlens::engine {
@@ -265,6 +266,16 @@ Tensor randomTensor(DataType type, const Shape& shape, std::uint64_t seed) {
         for (std::int64_t i = 0; i < n; ++i) b[i] = (rng() & 1) != 0;
         return t;
     }
+    if (isLowPrecision(type)) {  // float8/float4/e8m0 from [-1, 1]; int4 0..7, uint4 0..9
+        auto* codes = static_cast<std::uint8_t*>(t.raw());
+        const bool integer = type == DataType::Int4 || type == DataType::UInt4;
+        std::uniform_real_distribution<double> real(-1.0, 1.0);
+        std::uniform_int_distribution<int> digit(0, type == DataType::Int4 ? 7 : 9);
+        for (std::int64_t i = 0; i < n; ++i)
+            codes[i] = lowp::lowPrecisionFromDouble(
+                type, integer ? static_cast<double>(digit(rng)) : real(rng), true);
+        return t;
+    }
     dispatchNumeric(type, [&]<class T>() {
         T* out = t.data<T>();
         if constexpr (std::is_integral_v<T>) {
@@ -372,7 +383,7 @@ Result<std::map<std::string, Value>> prepareFeeds(
                 "input '" + input.name + "'",
                 "is not a tensor; give it a file with --input " + input.name + "=FILE");
         try {
-            // Checked: an element type this engine does not know (float8, or garbage) is an error.
+            // Checked: an element type this engine does not know (garbage) is an error.
             const auto dtype = dataTypeFromOnnx(input.type.tensor_type().elem_type());
             const Shape shape = concreteShape(input.type, symbols, 1, input.name);
             auto range = ranges.find(input.name);

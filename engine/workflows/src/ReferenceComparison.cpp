@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <map>
 
+#include "onnxlens/engine/LowPrecisionFloat.h"
+
 namespace onnxlens::engine {
 
 namespace {
@@ -18,6 +20,16 @@ std::vector<std::int64_t> unravelIndex(std::int64_t flat, const Shape& shape) {
         }
     }
     return index;
+}
+
+// The values of a float8, 4-bit or e8m0 tensor as float32 (exact), for comparison.
+Tensor decodedLowPrecision(const Tensor& t) {
+    Tensor out(DataType::Float, t.shape());
+    const auto* codes = static_cast<const std::uint8_t*>(t.raw());
+    float* values = out.data<float>();
+    for (std::int64_t i = 0; i < t.numel(); ++i)
+        values[i] = static_cast<float>(lowp::lowPrecisionToDouble(t.dtype(), codes[i]));
+    return out;
 }
 
 ComparisonResult failed(std::string problem) {
@@ -37,6 +49,9 @@ ComparisonResult compareTensors(const Tensor& actual, const Tensor& expected,
     if (actual.shape() != expected.shape())
         return failed("shape " + shapeToString(actual.shape()) + ", expected " +
                       shapeToString(expected.shape()));
+    if (isLowPrecision(actual.dtype()))
+        return compareTensors(decodedLowPrecision(actual), decodedLowPrecision(expected),
+                              tolerance);
     ComparisonResult r;
     r.elementCount = actual.numel();
     const std::int64_t n = actual.numel();

@@ -94,9 +94,13 @@ def write_case(root, name, model, inputs, outputs):
             f.write(numpy_helper.from_array(a, n).SerializeToString())
     # The same data as JSON, for bench/ort_newer_opsets.mjs (ONNX Runtime cross-check).
     def plain(pairs):
+        # NaN and +-inf as the strings JavaScript's Number() reads ("NaN", "Infinity").
+        def number(v):
+            return v if np.isfinite(v) else ("NaN" if np.isnan(v) else
+                                             ("Infinity" if v > 0 else "-Infinity"))
         return [{"name": n, "dtype": str(a.dtype), "shape": list(a.shape),
-                 "data": a.astype(np.float64).reshape(-1).tolist() if a.dtype != bool
-                 else a.reshape(-1).astype(int).tolist()} for n, a in pairs]
+                 "data": [number(v) for v in a.astype(np.float64).reshape(-1).tolist()]
+                 if a.dtype != bool else a.reshape(-1).astype(int).tolist()} for n, a in pairs]
     with open(os.path.join(folder, "case.json"), "w") as f:
         json.dump({"inputs": plain(inputs), "outputs": plain(outputs)}, f)
     return path
@@ -658,6 +662,55 @@ def attention_23():
 
 
 @case
+def attention_24_nonpad_kv_seqlen():
+    # A static KV cache: K/V hold 6 slots of which nonpad_kv_seqlen[b] are valid; with is_causal
+    # the 2 queries are the last valid positions (bottom-right: query i sees keys
+    # j <= i + nonpad[b] - 2). The second node: no causal mask, a float attn_mask, the padding.
+    q, k, v = f32(2, 2, 2, 4), f32(2, 2, 6, 4), f32(2, 2, 6, 4)
+    nonpad = np.array([4, 6], np.int64)
+    causal_bias = np.zeros((2, 1, 2, 6), np.float32)
+    pad_bias = np.zeros((2, 1, 1, 6), np.float32)
+    for b in range(2):
+        pad_bias[b, 0, 0, nonpad[b]:] = -np.inf
+        for i in range(2):
+            for j in range(6):
+                if j >= nonpad[b] or j > i + nonpad[b] - 2:
+                    causal_bias[b, 0, i, j] = -np.inf
+    y, _, _ = attention_reference(q, k, v, causal_bias)
+    mask = (f32(2, 6) * 0.5).astype(np.float32)
+    y2, _, _ = attention_reference(q, k, v, mask[None, None] + pad_bias)
+    nodes = [
+        helper.make_node("Attention", ["q", "k", "v", "", "", "", "nonpad"], ["y"], is_causal=1),
+        helper.make_node("Attention", ["q", "k", "v", "mask", "", "", "nonpad"], ["y2"]),
+    ]
+    ins = [("q", q), ("k", k), ("v", v)]
+    outs = [("y", y), ("y2", y2)]
+    m = make_model(nodes, ins, outs, 24, ir_version=10,
+                   initializers=[("nonpad", nonpad), ("mask", mask)])
+    return m, ins, outs, {"rtol": 1e-4, "atol": 1e-5}
+
+
+@case
+def attention_24_short_mask_and_causal_past():
+    # The ONNX reference (24) pads an attn_mask shorter than the total sequence with -inf, and
+    # aligns is_causal with a past bottom-right (query i sees keys j <= i + past). ONNX Runtime
+    # 1.30 refuses the short mask.
+    q, k, v = f32(1, 2, 2, 4), f32(1, 2, 2, 4), f32(1, 2, 2, 4)
+    pk, pv = f32(1, 2, 3, 4), f32(1, 2, 3, 4)
+    mask = (f32(2, 4) * 0.5).astype(np.float32)  # 4 of the 5 keys
+    padded = np.concatenate([mask, np.full((2, 1), -np.inf, np.float32)], axis=1)
+    causal = np.where(np.arange(5)[None, :] <= np.arange(2)[:, None] + 3, 0, -np.inf)
+    y, present_k, present_v = attention_reference(q, k, v, (padded + causal).astype(np.float32),
+                                                  pk, pv)
+    nodes = [helper.make_node("Attention", ["q", "k", "v", "mask", "pk", "pv"],
+                              ["y", "present_k", "present_v"], is_causal=1)]
+    ins = [("q", q), ("k", k), ("v", v), ("pk", pk), ("pv", pv)]
+    outs = [("y", y), ("present_k", present_k), ("present_v", present_v)]
+    m = make_model(nodes, ins, outs, 24, ir_version=10, initializers=[("mask", mask)])
+    return m, ins, outs, {"rtol": 1e-4, "atol": 1e-5}
+
+
+@case
 def swish_24():
     x = f32(3, 4)
     y = (x.astype(np.float64) / (1 + np.exp(-1.5 * x.astype(np.float64)))).astype(np.float32)
@@ -700,6 +753,209 @@ def opset_21_pipeline():
                    initializers=[("scale", scale), ("bias", bias), ("axes", axes), ("crop", crop),
                                  ("wq", wq), ("wscale", wscale)])
     return m, [("x", x)], outs, {"rtol": 1e-4, "atol": 1e-4, "symbolic": True}
+
+
+@case
+def image_decoder_20():
+    # A PNG and a JPEG decoded to RGB, BGR and Grayscale; expected: the ONNX reference's decoding
+    # (PIL: convert("RGB"), and convert("L") of that for Grayscale).
+    import io
+    import PIL.Image
+    smooth = np.zeros((6, 10, 3), np.uint8)
+    smooth[..., 0] = np.arange(10) * 25
+    smooth[..., 1] = np.arange(6)[:, None] * 40
+    smooth[..., 2] = 90
+    streams, ins, outs, nodes = {}, [], [], []
+    for name, fmt in (("png", "PNG"), ("jpeg", "JPEG")):
+        buf = io.BytesIO()
+        PIL.Image.fromarray(smooth).save(buf, fmt)
+        data = np.frombuffer(buf.getvalue(), np.uint8).copy()
+        decoded = PIL.Image.open(io.BytesIO(buf.getvalue())).convert("RGB")
+        rgb = np.array(decoded)
+        ins.append((name, data))
+        for pixel_format, expected in (("RGB", rgb), ("BGR", rgb[:, :, ::-1].copy()),
+                                       ("Grayscale", np.array(decoded.convert("L"))[:, :, None])):
+            out = "%s_%s" % (name, pixel_format.lower())
+            nodes.append(helper.make_node("ImageDecoder", [name], [out], pixel_format=pixel_format))
+            outs.append((out, expected))
+    m = make_model(nodes, ins, outs, 20)
+    return m, ins, outs, {"rtol": 0, "atol": 0}
+
+
+# ---------------------------------------------------------------- low-precision types
+# float8 (Cast/QDQ 19), int4/uint4 (21), float4e2m1 (23). Expected values come from a numpy model
+# of each format written from the spec, not from the engine: every finite code's value from its
+# bit layout; a value goes to the nearest code, ties to the even one; beyond the largest finite
+# value (after rounding) it saturates, or (saturate=0) becomes +-inf for e5m2 and NaN otherwise.
+LOWP_FORMATS = {17: (4, 3, 7, "fn"), 18: (4, 3, 8, "fnuz"), 19: (5, 2, 15, "ieee"),
+                20: (5, 2, 16, "fnuz"), 23: (2, 1, 1, "e2m1")}
+LOWP_IR = {17: 9, 18: 9, 19: 9, 20: 9, 21: 10, 22: 10, 23: 11}
+
+
+def lowp_decode(t, code):
+    e_bits, m_bits, bias, kind = LOWP_FORMATS[t]
+    width = e_bits + m_bits
+    sign = -1.0 if (code >> width) & 1 else 1.0
+    exponent, mantissa = (code >> m_bits) & ((1 << e_bits) - 1), code & ((1 << m_bits) - 1)
+    if (kind == "fnuz" and code == 0x80) or (kind == "fn" and code & 0x7F == 0x7F):
+        return float("nan")
+    if kind == "ieee" and exponent == (1 << e_bits) - 1:
+        return sign * float("inf") if mantissa == 0 else float("nan")
+    if exponent == 0:
+        return sign * mantissa / (1 << m_bits) * 2.0 ** (1 - bias)
+    return sign * (1 + mantissa / (1 << m_bits)) * 2.0 ** (exponent - bias)
+
+
+def lowp_round(x, t, saturate=True):
+    """The float value Cast(x -> type t) holds, for each element of x."""
+    e_bits, m_bits, bias, kind = LOWP_FORMATS[t]
+    positive = [(lowp_decode(t, c), c) for c in range(1 << (e_bits + m_bits))]
+    positive = sorted((v, c) for v, c in positive if np.isfinite(v))
+    top, top_code = positive[-1]
+    half_ulp = 2.0 ** (np.floor(np.log2(top)) - m_bits) / 2
+    out = []
+    for v in np.asarray(x, np.float64).reshape(-1):
+        if np.isnan(v):
+            out.append(6.0 if t == 23 else np.nan)
+            continue
+        a = abs(v)
+        if a > top + half_ulp or (a == top + half_ulp and top_code & 1) or np.isinf(a):
+            if saturate or t == 23:
+                r = top
+            else:
+                r = np.inf if kind == "ieee" else np.nan
+        else:
+            r = min(positive, key=lambda vc: (abs(vc[0] - a), vc[1] & 1))[0]
+        out.append(np.copysign(r, v) if not np.isnan(r) else r)
+    return np.array(out, np.float32).reshape(np.shape(x))
+
+
+def lowp_tensor(name, t, dims, codes):
+    """An initializer of element type t (17..24) from its codes, 4-bit packed two per byte."""
+    codes = [int(c) & (0x0F if t in (21, 22, 23) else 0xFF) for c in codes]
+    if t in (21, 22, 23):
+        padded = codes + [0] * (len(codes) % 2)
+        raw = bytes(lo | (hi << 4) for lo, hi in zip(padded[0::2], padded[1::2]))
+    else:
+        raw = bytes(codes)
+    tensor = TensorProto()
+    tensor.name = name
+    tensor.data_type = t
+    tensor.dims.extend(dims)
+    tensor.raw_data = raw
+    return tensor
+
+
+def lowp_inputs():
+    special = [0.0, -0.0, 1.0, 0.3, -2.5, 448, 449, 464, 470, 1000, -1000, 240, 250, 57344,
+               61440, 1e6, np.inf, -np.inf, np.nan, 2.0 ** -9, 2.0 ** -10, 3 * 2.0 ** -10,
+               2.0 ** -17]
+    sweep = rng.standard_normal(41) * np.exp(rng.uniform(-8, 8, 41))
+    return np.array(special + list(sweep), np.float32)
+
+
+@case
+def cast_19_float8_saturate():
+    x = lowp_inputs()
+    nodes, outs = [], []
+    for t, label in ((17, "e4m3fn"), (18, "e4m3fnuz"), (19, "e5m2"), (20, "e5m2fnuz")):
+        for saturate in (1, 0):
+            name = "%s_sat%d" % (label, saturate)
+            nodes.append(helper.make_node("Cast", ["x"], [name + "_q"], to=t, saturate=saturate))
+            nodes.append(helper.make_node("Cast", [name + "_q"], [name], to=TensorProto.FLOAT))
+            outs.append((name, lowp_round(x, t, saturate)))
+    m = make_model(nodes, [("x", x)], outs, 19, ir_version=9)
+    return m, [("x", x)], outs, {"rtol": 0, "atol": 0}
+
+
+@case
+def cast_21_int4_uint4():
+    # Rounded (no ties here: ONNX Runtime rounds them away from zero, onnxlens to even), then the
+    # low four bits, as integer narrowing does.
+    x = np.array([-9.4, -8.6, -7.7, -0.4, 0.6, 1.7, 2.4, 7.49, 7.6, 100, -3, 14.4, 15.6, 16, 1e9],
+                 np.float32)
+    nodes = [helper.make_node("Cast", ["x"], ["i4"], to=22),
+             helper.make_node("Cast", ["i4"], ["int4"], to=TensorProto.FLOAT),
+             helper.make_node("Cast", ["x"], ["u4"], to=21),
+             helper.make_node("Cast", ["u4"], ["uint4"], to=TensorProto.FLOAT)]
+    r = np.rint(x.astype(np.float64))
+    outs = [("int4", (np.mod(r + 8, 16) - 8).astype(np.float32)),
+            ("uint4", np.mod(r, 16).astype(np.float32))]
+    m = make_model(nodes, [("x", x)], outs, 21, ir_version=10)
+    return m, [("x", x)], outs, {"rtol": 0, "atol": 0}
+
+
+@case
+def cast_23_float4e2m1():
+    x = np.array([0, 0.25, 0.3, -2.5, 1.25, 1.75, 5, 7, -100, 3.5, -0.75], np.float32)
+    nodes = [helper.make_node("Cast", ["x"], ["f4"], to=23),
+             helper.make_node("Cast", ["f4"], ["y"], to=TensorProto.FLOAT)]
+    outs = [("y", lowp_round(x, 23))]
+    m = make_model(nodes, [("x", x)], outs, 23, ir_version=11)
+    return m, [("x", x)], outs, {"rtol": 0, "atol": 0}
+
+
+@case
+def quantize_dequantize_19_float8():
+    x = (f32(2, 8) * 100).astype(np.float32)
+    scale = np.float32(0.5)
+    outs, nodes, inits = [], [], [("scale", np.array(scale, np.float32))]
+    for t, label in ((17, "e4m3fn"), (19, "e5m2")):
+        nodes.append(helper.make_node("QuantizeLinear", ["x", "scale", "zero_" + label],
+                                      ["q_" + label]))
+        nodes.append(helper.make_node("DequantizeLinear", ["q_" + label, "scale", "zero_" + label],
+                                      ["dq_" + label]))
+        outs.append(("dq_" + label, (lowp_round(x / scale, t) * scale).astype(np.float32)))
+    m = make_model(nodes, [("x", x)], outs, 19, ir_version=9, initializers=inits)
+    m.graph.initializer.extend([lowp_tensor("zero_e4m3fn", 17, [], [0]),
+                                lowp_tensor("zero_e5m2", 19, [], [0])])
+    return m, [("x", x)], outs, {"rtol": 0, "atol": 0}
+
+
+@case
+def quantize_dequantize_21_int4_blockwise():
+    x = (f32(2, 7, 3) * 2).astype(np.float32)
+    block = 4  # axis 1: 7 -> 2 blocks, the last one short; an odd element count
+    scale = rng.uniform(0.1, 0.5, size=(2, 2, 3)).astype(np.float32)
+    zero = rng.integers(-3, 4, size=(2, 2, 3))
+    s_full = np.repeat(scale, block, axis=1)[:, :7]
+    z_full = np.repeat(zero, block, axis=1)[:, :7].astype(np.float32)
+    q = np.clip(np.rint(x / s_full) + z_full, -8, 7)
+    dq = ((q - z_full) * s_full).astype(np.float32)
+    u_zero = rng.integers(0, 16, size=(2, 2, 3))
+    uz_full = np.repeat(u_zero, block, axis=1)[:, :7].astype(np.float32)
+    uq = np.clip(np.rint(x / s_full) + uz_full, 0, 15)
+    udq = ((uq - uz_full) * s_full).astype(np.float32)
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "scale", "zero"], ["q"], axis=1, block_size=block),
+        helper.make_node("DequantizeLinear", ["q", "scale", "zero"], ["dq"], axis=1,
+                         block_size=block),
+        helper.make_node("QuantizeLinear", ["x", "scale", "uzero"], ["uq"], axis=1,
+                         block_size=block),
+        helper.make_node("DequantizeLinear", ["uq", "scale", "uzero"], ["udq"], axis=1,
+                         block_size=block),
+    ]
+    outs = [("dq", dq), ("udq", udq)]
+    m = make_model(nodes, [("x", x)], outs, 21, ir_version=10, initializers=[("scale", scale)])
+    m.graph.initializer.extend([lowp_tensor("zero", 22, [2, 2, 3], zero.reshape(-1)),
+                                lowp_tensor("uzero", 21, [2, 2, 3], u_zero.reshape(-1))])
+    return m, [("x", x)], outs, {"rtol": 1e-6, "atol": 1e-6}
+
+
+@case
+def dequantize_21_int4_per_axis_weights():
+    # An int4 weight initializer (odd element count, packed) dequantized per output channel and
+    # used by MatMul, as 4-bit weight-only quantized exports do.
+    w = rng.integers(-8, 8, size=(5, 3))
+    scale = rng.uniform(0.01, 0.1, size=3).astype(np.float32)
+    x = f32(2, 5)
+    y = (x @ (w * scale).astype(np.float32)).astype(np.float32)
+    nodes = [helper.make_node("DequantizeLinear", ["w", "scale"], ["wf"], axis=1),
+             helper.make_node("MatMul", ["x", "wf"], ["y"])]
+    m = make_model(nodes, [("x", x)], [("y", y)], 21, ir_version=10,
+                   initializers=[("scale", scale)])
+    m.graph.initializer.extend([lowp_tensor("w", 22, [5, 3], w.reshape(-1))])
+    return m, [("x", x)], [("y", y)], {"rtol": 1e-5, "atol": 1e-6}
 
 
 # ---------------------------------------------------------------- checks

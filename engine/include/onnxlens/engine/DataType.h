@@ -32,6 +32,18 @@ enum class DataType : std::int32_t {
     Complex64 = 14,
     Complex128 = 15,
     BFloat16 = 16,
+    // Low-precision types (opsets 19 to 24). One byte per element in memory: float8 as its bit
+    // pattern, int4 sign-extended into an int8, uint4 and float4e2m1 codes in the low nibble.
+    // Only data movement (dispatchBySize) and Cast/CastLike/QuantizeLinear/DequantizeLinear
+    // handle them; they are in no arithmetic dispatch family.
+    Float8E4M3FN = 17,
+    Float8E4M3FNUZ = 18,
+    Float8E5M2 = 19,
+    Float8E5M2FNUZ = 20,
+    UInt4 = 21,
+    Int4 = 22,
+    Float4E2M1 = 23,
+    Float8E8M0 = 24,
 };
 
 std::size_t dataTypeSize(DataType type);  // bytes per element (sizeof(std::string) for String)
@@ -40,6 +52,10 @@ DataType dataTypeFromOnnx(int onnxType);  // throws EngineError for unknown valu
 bool isFloatingPoint(DataType type);      // float, double, float16, bfloat16
 bool isSignedInteger(DataType type);
 bool isUnsignedInteger(DataType type);
+bool isLowPrecision(DataType type);  // the float8, 4-bit and e8m0 types (17..24)
+inline bool isFourBit(DataType t) {
+    return t == DataType::UInt4 || t == DataType::Int4 || t == DataType::Float4E2M1;
+}
 inline bool isInteger(DataType t) { return isSignedInteger(t) || isUnsignedInteger(t); }
 
 template <class T>

@@ -54,6 +54,10 @@ bool forEachAsDouble(const Tensor& tensor, F&& f) {
     if (tensor.dtype() == DataType::String || tensor.dtype() == DataType::Complex64 ||
         tensor.dtype() == DataType::Complex128 || !tensor.defined())
         return false;
+    if (isLowPrecision(tensor.dtype())) {  // float8, 4-bit, e8m0: decoded values
+        for (std::int64_t i = 0; i < tensor.numel(); ++i) f(tensor.valueAsDouble(i));
+        return true;
+    }
     dispatchNumericOrBool(tensor.dtype(), [&]<class T>() {
         for (const T& v : tensor.span<T>()) f(toDouble(v));
     });
