@@ -62,7 +62,7 @@ struct OneNodeSpec {
     int opset = 17;
     std::vector<Value> inputs;  // Value() = absent optional input
     int outputCount = 1;
-    std::function<void(onnx::NodeProto&)> attributes;  // add attributes with setAttr
+    std::function<void(onnx::NodeProto&)> attributes = {};  // add attributes with setAttr
 };
 
 // The model the spec describes: inputs x0..xN (absent ones get the empty name), outputs y0..yM.

@@ -177,7 +177,9 @@ TEST(TransformerFusions, LayerNormAtOpset17IsTheOnnxOperatorAndOtherAxesAreLeftA
     EXPECT_EQ(opCounts(copy)["LayerNormalization"], 1);
     EXPECT_EQ(opCounts(copy)["ReduceMean"], 1);
     for (const auto& n : copy.graph().node())
-        if (n.op_type() == "LayerNormalization") EXPECT_EQ(n.domain(), "");
+        if (n.op_type() == "LayerNormalization") {
+            EXPECT_EQ(n.domain(), "");
+        }
     expectOptimizedRunAgrees(b.model());
 }
 

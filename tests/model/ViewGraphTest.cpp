@@ -58,7 +58,9 @@ TEST(ViewGraph, InputsAndOutputsAreNodesAndEdgesCarryInferredShapes) {
             EXPECT_TRUE(t.type.dims[0].isSymbolic());
             EXPECT_EQ(t.type.dims[2].value, 26);
         }
-        if (t.name == "pool_out") EXPECT_EQ(t.type.shapeText(), "batchx8x13x13");
+        if (t.name == "pool_out") {
+            EXPECT_EQ(t.type.shapeText(), "batchx8x13x13");
+        }
     }
     EXPECT_TRUE(sawConvOut);
     EXPECT_TRUE(view->shapeInferenceError.empty()) << view->shapeInferenceError;
@@ -114,7 +116,9 @@ TEST(ViewGraph, LevelsRouteCrossGroupTensorsThroughPortsAndLabelThemOnce) {
     for (const auto& u : inner.units) inPorts += u.kind == ViewUnitRef::Kind::InPort;
     EXPECT_GE(inPorts, 1);
     for (const auto& e : inner.edges)
-        if (inner.units[e.tail].kind == ViewUnitRef::Kind::InPort) EXPECT_FALSE(e.labelled);
+        if (inner.units[e.tail].kind == ViewUnitRef::Kind::InPort) {
+            EXPECT_FALSE(e.labelled);
+        }
     // Every edge of the model is labelled at exactly one level.
     std::size_t labelled = 0;
     for (const auto& l : view->levels)
@@ -282,7 +286,9 @@ TEST(ViewGraph, ConstantChainsAndSharedWeightsFoldIntoTheirReaders) {
     for (const auto& n : view->nodes) {
         EXPECT_NE(n.opType, "Constant");
         EXPECT_NE(n.opType, "Identity");
-        if (n.opType == "Cast") EXPECT_EQ(n.name, "/mask/Cast");  // reads a graph input: stays
+        if (n.opType == "Cast") {
+            EXPECT_EQ(n.name, "/mask/Cast");  // reads a graph input: stays
+        }
     }
     const ViewNode* norm = nodeNamed(*view, "/layers.3/norm/Mul");
     ASSERT_NE(norm, nullptr);

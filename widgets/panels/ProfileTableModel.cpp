@@ -70,7 +70,8 @@ QVariant ProfileTableModel::data(const QModelIndex& index, int role) const {
     }
     const std::optional<double> gflops =
         index.column() >= GflopsColumn ? gflopsOf(index.row()) : std::nullopt;
-    const double peakShare = gflops && peakGflops_ > 0 ? *gflops / peakGflops_ : 0;
+    const double gflopsValue = gflops.value_or(0.0);
+    const double peakShare = gflops && peakGflops_ > 0 ? gflopsValue / peakGflops_ : 0;
     switch (role) {
         case Qt::DisplayRole:
             switch (index.column()) {
@@ -121,7 +122,7 @@ QVariant ProfileTableModel::data(const QModelIndex& index, int role) const {
                        .arg(ms, 0, 'f', 3)
                        .arg(100.0 * share, 0, 'f', 2) +
                    (gflops ? tr("; %1 GFLOP/s achieved, %2 % of the peak")
-                                 .arg(*gflops, 0, 'f', 2)
+                                 .arg(gflopsValue, 0, 'f', 2)
                                  .arg(100.0 * peakShare, 0, 'f', 1)
                            : QString());
     }

@@ -71,16 +71,16 @@ int convertToChannelBlockedLayout(PassContext& context, std::int64_t block) {
     if (block != 8 && block != 16) return 0;
     onnx::GraphProto& graph = context.graph();
     const GraphIndex& index = context.index();
-    std::unordered_set<std::string> names;
+    ValueNames names;
     // The rewrite follows the listed order: a graph listed out of dependency order, or one that
     // defines a name twice, is left to the compiler to order or refuse.
-    for (const auto& in : graph.input()) names.insert(in.name());
-    for (const auto& init : graph.initializer()) names.insert(init.name());
+    for (const auto& in : graph.input()) names.add(in.name());
+    for (const auto& init : graph.initializer()) names.add(init.name());
     for (const auto& node : graph.node()) {
         for (const auto& in : node.input())
-            if (!in.empty() && !names.count(in)) return 0;
+            if (!in.empty() && !names.contains(in)) return 0;
         for (const auto& o : node.output())
-            if (!o.empty() && !names.insert(o).second) return 0;
+            if (!o.empty() && !names.add(o)) return 0;
     }
 
     // Which nodes go blocked, in graph order, and the channel count of each blocked value.
@@ -166,12 +166,6 @@ int convertToChannelBlockedLayout(PassContext& context, std::int64_t block) {
     }
     if (converted == 0) return 0;
 
-    auto freshName = [&](const std::string& base) {
-        std::string name = base;
-        for (int k = 2; names.count(name); ++k) name = base + "_" + std::to_string(k);
-        names.insert(name);
-        return name;
-    };
     std::unordered_map<std::string, std::string> blockedNameOf;
     std::vector<onnx::NodeProto> rewritten;
     rewritten.reserve(static_cast<std::size_t>(graph.node_size()) * 2);
@@ -183,7 +177,7 @@ int convertToChannelBlockedLayout(PassContext& context, std::int64_t block) {
         reorder.set_domain(kOnnxlensDomain);
         reorder.set_op_type("ReorderToBlocked");
         reorder.add_input(value);
-        std::string name = freshName(value + "/blocked");
+        std::string name = names.fresh(value + "/blocked");
         reorder.add_output(name);
         setIntAttribute(reorder, "block", block);
         rewritten.push_back(std::move(reorder));
@@ -224,7 +218,7 @@ int convertToChannelBlockedLayout(PassContext& context, std::int64_t block) {
             continue;
         }
         const std::string plainOutput = node.output(0);
-        const std::string blockedOutput = freshName(plainOutput + "/blocked");
+        const std::string blockedOutput = names.fresh(plainOutput + "/blocked");
         blocked.set_output(0, blockedOutput);
         blockedNameOf[plainOutput] = blockedOutput;
         rewritten.push_back(std::move(blocked));

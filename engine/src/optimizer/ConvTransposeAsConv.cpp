@@ -47,17 +47,7 @@ int convertConvTransposeToConv(PassContext& context) {
         if (!t || t->dtype() != DataType::Float) return std::nullopt;
         return t;
     };
-    std::unordered_set<std::string> names;
-    for (const auto& in : graph.input()) names.insert(in.name());
-    for (const auto& init : graph.initializer()) names.insert(init.name());
-    for (const auto& node : graph.node())
-        for (const auto& o : node.output()) names.insert(o);
-    auto freshName = [&](const std::string& base) {
-        std::string name = base;
-        for (int k = 2; names.count(name); ++k) name = base + "_" + std::to_string(k);
-        names.insert(name);
-        return name;
-    };
+    ValueNames names(graph);
 
     // Per pattern: its nodes (ConvTranspose [, BatchNormalization] [, activation]) and the nodes
     // replacing them, emitted where the last one stood.
@@ -145,19 +135,19 @@ int convertConvTransposeToConv(PassContext& context) {
                     b2.data<float>()[q] = bias[static_cast<std::size_t>(o)];
                 }
         const std::string base = ct.name().empty() ? ct.output(0) : ct.name();
-        const std::string wName = freshName(base + "/as_conv_weights");
-        const std::string bName = freshName(base + "/as_conv_bias");
+        const std::string wName = names.fresh(base + "/as_conv_weights");
+        const std::string bName = names.fresh(base + "/as_conv_bias");
         added.push_back(tensorToProto(w2, wName));
         added.push_back(tensorToProto(b2, bName));
         std::vector<onnx::NodeProto> nodes;
-        std::string conv = freshName(base + "/as_conv");
+        std::string conv = names.fresh(base + "/as_conv");
         // The Conv keeps the ConvTranspose's name: profiles attribute its time to the node the
         // model shows.
         nodes.push_back(makeNode("Conv", "", ct.name(), {ct.input(0), wName, bName}, conv));
         if (withActivation) {
             onnx::NodeProto act = index.node(actIndex);
             act.set_input(0, conv);
-            conv = freshName(value + "/before_depth_to_space");
+            conv = names.fresh(value + "/before_depth_to_space");
             act.set_output(0, conv);
             nodes.push_back(std::move(act));
         }

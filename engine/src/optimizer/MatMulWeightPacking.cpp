@@ -29,11 +29,7 @@ int packMatMulWeights(PassContext& context, std::int64_t block) {
     if (block != 8 && block != 16) return 0;
     onnx::GraphProto& graph = context.graph();
     const GraphIndex& index = context.index();
-    std::unordered_set<std::string> names;
-    for (const auto& in : graph.input()) names.insert(in.name());
-    for (const auto& init : graph.initializer()) names.insert(init.name());
-    for (const auto& node : graph.node())
-        for (const auto& o : node.output()) names.insert(o);
+    ValueNames names(graph);
 
     // The nodes to rewrite, by weights.
     std::unordered_map<std::string, std::vector<int>> readers;
@@ -66,8 +62,7 @@ int packMatMulWeights(PassContext& context, std::int64_t block) {
         const onnx::TensorProto* plain = index.constantInitializer(weights);
         if (slot == initializerIndex.end() || !plain) continue;
         const std::int64_t k = plain->dims(0), n = plain->dims(1);
-        std::string name = weights + "/packed";
-        for (int s = 2; names.count(name); ++s) name = weights + "/packed_" + std::to_string(s);
+        const std::string name = names.unused(weights + "/packed");
         onnx::TensorProto packed;
         packed.set_name(name);
         packed.set_data_type(onnx::TensorProto::FLOAT);
@@ -87,7 +82,7 @@ int packMatMulWeights(PassContext& context, std::int64_t block) {
             if (!w || w->dtype() != DataType::Float || w->shape() != Shape{k, n}) continue;
             ops::packMatMulWeightsInto(w->data<float>(), k, n, block, bytes.data());
         }
-        names.insert(name);
+        names.add(name);
         if (index.readCount(weights) == static_cast<int>(nodes.size()))
             *graph.mutable_initializer(slot->second) = std::move(packed);
         else

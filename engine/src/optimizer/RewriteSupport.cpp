@@ -127,6 +127,25 @@ std::string otherInput(const onnx::NodeProto& node, const std::string& known) {
     return {};
 }
 
+ValueNames::ValueNames(const onnx::GraphProto& graph) {
+    for (const auto& in : graph.input()) names_.insert(in.name());
+    for (const auto& init : graph.initializer()) names_.insert(init.name());
+    for (const auto& node : graph.node())
+        for (const auto& o : node.output()) names_.insert(o);
+}
+
+std::string ValueNames::unused(const std::string& base) const {
+    std::string name = base;
+    for (int k = 2; contains(name); ++k) name = base + "_" + std::to_string(k);
+    return name;
+}
+
+std::string ValueNames::fresh(const std::string& base) {
+    std::string name = unused(base);
+    add(name);
+    return name;
+}
+
 // The sole reader of `value` when it is an `op` node, or -1.
 int soleReaderOp(const GraphIndex& index, const std::string& value, const char* op) {
     const int r = index.soleConsumer(value);

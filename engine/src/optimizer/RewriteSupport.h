@@ -94,6 +94,25 @@ std::optional<ScaledIntegerAccumulator> matchScaledIntegerAccumulator(
     return match;
 }
 
+// The value names a graph uses, and new ones beside them for the values a pass adds:
+// fresh("x/blocked") is "x/blocked" when that is free, else "x/blocked_2", "x/blocked_3", ...
+class ValueNames {
+  public:
+    ValueNames() = default;
+    // Every name the graph defines: its inputs, initializers and node outputs.
+    explicit ValueNames(const onnx::GraphProto& graph);
+    bool contains(const std::string& name) const { return names_.count(name) != 0; }
+    // False when the name was already in use.
+    bool add(const std::string& name) { return names_.insert(name).second; }
+    // The first free name for `base`, not yet taken (add() it once it is used).
+    std::string unused(const std::string& base) const;
+    // unused(base), taken.
+    std::string fresh(const std::string& base);
+
+  private:
+    std::unordered_set<std::string> names_;
+};
+
 // The pending rewrites of one pass that replaces chains of nodes by one node each.
 class Rewriter {
   public:
