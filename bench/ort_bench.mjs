@@ -4,9 +4,12 @@
 //
 // usage: node ort_bench.mjs --ort NODE_MODULES_DIR --manifest FILE [--threads N] [--warmup N]
 //                           [--runs N] [--dump DIR] [--opt-level all|extended|basic|disabled]
+//                           [--profile PREFIX]
 //                           | --baseline
 //   --manifest  written by make_bench_models.py: {"model": path, "inputs": [{"name", "file"}]}
 //   --dump      also writes each output as DIR/output_K.npy (for the agreement check)
+//   --profile   ONNX Runtime's own per-node profile of the timed runs, written as PREFIX_<date>.json
+//               (Chrome trace JSON)
 //   --baseline  loads the addon only and reports the process's peak RSS (Node's own share)
 import { createRequire } from "node:module";
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
@@ -100,6 +103,7 @@ async function main() {
     executionMode: "sequential",
     intraOpNumThreads: threads,
     interOpNumThreads: 1,
+    ...(args.profile ? { enableProfiling: true, profileFilePrefix: args.profile } : {}),
   });
   const loadMs = Number(process.hrtime.bigint() - loadStart) / 1e6;
 
@@ -117,6 +121,7 @@ async function main() {
     samples.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
   if (firstRunMs === null) firstRunMs = samples[0];
+  if (args.profile) session.endProfiling();
   if (args.dump) {
     mkdirSync(args.dump, { recursive: true });
     if (!outputs) outputs = await session.run(feeds);

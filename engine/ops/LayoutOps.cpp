@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ChannelBlockedLayout.h"
 #include "OpFamilies.h"
@@ -32,6 +34,25 @@ inline void copyLanes(const float* from, float* to, std::int64_t lanes) {
         std::memcpy(to, from, 16 * sizeof(float));
     else
         std::copy_n(from, lanes, to);
+}
+
+// A run of consecutive channels moved between two blocked tensors, inside one channel block on
+// both sides: `count` lanes from channel `from` of the source to channel `to` of the result.
+struct LaneRun {
+    std::int64_t from, to, count;
+};
+
+// Splits the move of `count` consecutive channels (source channel `from` on, result channel `to`
+// on) into runs that cross no block boundary of either side, appended to `runs`.
+void splitIntoLaneRuns(std::int64_t from, std::int64_t to, std::int64_t count, std::int64_t block,
+                       std::vector<LaneRun>& runs) {
+    while (count > 0) {
+        const std::int64_t lanes = std::min({count, block - from % block, block - to % block});
+        runs.push_back({from, to, lanes});
+        from += lanes;
+        to += lanes;
+        count -= lanes;
+    }
 }
 
 void checkBlock(std::int64_t block) {
@@ -183,8 +204,7 @@ class BlockedConcatKernel : public Kernel {
         const std::int64_t outBlocks = channelBlocks(total, block);
         Shape outShape = shape;
         outShape[1] = outBlocks;
-        Tensor out =
-            whole ? Tensor(DataType::Float, outShape) : Tensor::zeros(DataType::Float, outShape);
+        Tensor out(DataType::Float, outShape);  // every lane written below, padding included
         float* dst = out.data<float>();
         const std::int64_t slab = plane * block;  // one channel block of one image
         if (whole) {
@@ -205,26 +225,44 @@ class BlockedConcatKernel : public Kernel {
                 firstBlock += blocks;
             }
         } else {
-            // Channels shift across lanes: one channel at a time.
+            // Channels shift across lanes: each result block gathers its lanes from the inputs
+            // in runs of consecutive lanes (one block-plane read per run), its padded lanes
+            // zeroed, one result block per task (no two tasks write the same cache line).
+            std::vector<std::vector<std::pair<std::size_t, LaneRun>>> runsOf(
+                static_cast<std::size_t>(outBlocks));
             std::int64_t offset = 0;
             for (std::size_t i = 0; i < inputs.size(); ++i) {
-                const Tensor& t = inputTensor(inputs, i);
-                const std::int64_t blocks = t.dim(1), count = channels_[i];
-                const float* src = t.data<float>();
-                ctx.pool().parallelFor(
-                    n * count, static_cast<double>(plane), [&](std::int64_t c0, std::int64_t c1) {
-                        for (std::int64_t item = c0; item < c1; ++item) {
-                            const std::int64_t image = item / count, c = item % count;
-                            const std::int64_t o = offset + c;
-                            const float* from =
-                                src + (image * blocks + c / block) * slab + c % block;
-                            float* to = dst + (image * outBlocks + o / block) * slab + o % block;
-                            for (std::int64_t p = 0; p < plane; ++p)
-                                to[p * block] = from[p * block];
-                        }
-                    });
-                offset += count;
+                std::vector<LaneRun> runs;
+                splitIntoLaneRuns(0, offset, channels_[i], block, runs);
+                for (const LaneRun& r : runs)
+                    runsOf[static_cast<std::size_t>(r.to / block)].emplace_back(i, r);
+                offset += channels_[i];
             }
+            std::vector<const float*> sources;
+            std::vector<std::int64_t> sourceBlocks;
+            for (std::size_t i = 0; i < inputs.size(); ++i) {
+                sources.push_back(inputTensor(inputs, i).data<float>());
+                sourceBlocks.push_back(inputTensor(inputs, i).dim(1));
+            }
+            ctx.pool().parallelFor(
+                n * outBlocks, static_cast<double>(slab), [&](std::int64_t b0, std::int64_t b1) {
+                    for (std::int64_t item = b0; item < b1; ++item) {
+                        const std::int64_t image = item / outBlocks, ob = item % outBlocks;
+                        float* to = dst + item * slab;
+                        const std::int64_t filled = std::min(block, total - ob * block);
+                        if (filled < block)
+                            for (std::int64_t p = 0; p < plane; ++p)
+                                std::fill_n(to + p * block + filled, block - filled, 0.0f);
+                        for (const auto& [i, r] : runsOf[static_cast<std::size_t>(ob)]) {
+                            const float* from = sources[i] +
+                                                (image * sourceBlocks[i] + r.from / block) * slab +
+                                                r.from % block;
+                            float* lanes = to + r.to % block;
+                            for (std::int64_t p = 0; p < plane; ++p)
+                                std::copy_n(from + p * block, r.count, lanes + p * block);
+                        }
+                    }
+                });
         }
         outputs[0] = Value(std::move(out));
     }
@@ -267,7 +305,7 @@ class BlockedDepthToSpaceKernel : public Kernel {
         const float* src = x.data<float>();
         // Whole blocks move when C' fills whole blocks (DCR): no padded lanes to clear.
         const bool wholeBlocks = !plainOutput_ && !crd_ && depth % b == 0;
-        Tensor out = plainOutput_ || wholeBlocks
+        Tensor out = plainOutput_ || !crd_
                          ? Tensor(DataType::Float, plainOutput_ ? Shape{n, depth, oh, ow}
                                                                 : Shape{n, outBlocks, oh, ow, b})
                          : Tensor::zeros(DataType::Float, {n, outBlocks, oh, ow, b});
@@ -288,6 +326,40 @@ class BlockedDepthToSpaceKernel : public Kernel {
                             for (std::int64_t j = 0; j < s; ++j, to += b) {
                                 const std::int64_t ib = (i * s + j) * depthBlocks + ob;
                                 copyLanes(src + (((image * cb + ib) * h + ih) * w + iw) * b, to, b);
+                            }
+                    }
+                });
+            outputs[0] = Value(std::move(out));
+            return;
+        }
+        if (!plainOutput_ && !crd_) {
+            // DCR, C' not a whole number of blocks: output block ob at tile (i, j) reads the
+            // consecutive input channels (i*s + j)*C' + ob*b on, in at most two runs of lanes;
+            // the padded lanes of the last block are zeroed. One output row per task.
+            std::vector<std::vector<LaneRun>> runsOf(static_cast<std::size_t>(s * s * outBlocks));
+            for (std::int64_t tile = 0; tile < s * s; ++tile)
+                for (std::int64_t ob = 0; ob < outBlocks; ++ob)
+                    splitIntoLaneRuns(tile * depth + ob * b, ob * b, std::min(b, depth - ob * b), b,
+                                      runsOf[static_cast<std::size_t>(tile * outBlocks + ob)]);
+            ctx.pool().parallelFor(
+                n * outBlocks * oh, static_cast<double>(ow * b),
+                [&](std::int64_t r0, std::int64_t r1) {
+                    for (std::int64_t row = r0; row < r1; ++row) {
+                        const std::int64_t y = row % oh, ob = (row / oh) % outBlocks,
+                                           image = row / (oh * outBlocks);
+                        const std::int64_t ih = y / s, i = y % s;
+                        const std::int64_t filled = std::min(b, depth - ob * b);
+                        float* to = dst + row * ow * b;
+                        for (std::int64_t iw = 0; iw < w; ++iw)
+                            for (std::int64_t j = 0; j < s; ++j, to += b) {
+                                const auto& runs =
+                                    runsOf[static_cast<std::size_t>((i * s + j) * outBlocks + ob)];
+                                for (const LaneRun& r : runs)
+                                    std::copy_n(
+                                        src + (((image * cb + r.from / b) * h + ih) * w + iw) * b +
+                                            r.from % b,
+                                        r.count, to + r.to % b);
+                                std::fill_n(to + filled, b - filled, 0.0f);
                             }
                     }
                 });

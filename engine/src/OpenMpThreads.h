@@ -13,10 +13,13 @@ void applyThreadCountToCallingThread(int threads);
 int threadCountOfCallingThread();
 
 // Work below this many floating-point operations runs on the calling thread alone: every
-// parallel region is a fork and a join, which costs more than such a kernel gains from a second
-// thread (on a loaded machine a region waits for its threads to be scheduled: small_cnn, whose
-// kernels are all below it, took 48 ms a run at 2 threads against 0.17 ms at 1).
-inline constexpr double kSerialWorkFlops = 5.0e6;
+// parallel region is a fork and a join (a few microseconds with OpenMP's spinning team on an
+// idle machine), which costs more than such a kernel gains from a second thread. Measured on an
+// idle 2-core machine at 2 threads, A/B in alternating fresh processes (issue 22): with 5 MFLOP
+// (the earlier limit, chosen on a machine loaded 3-4x over its cores, where every region waited
+// for a time slice) small_cnn 0.110 ms, vad_stream 0.077, minilm_seq16 3.39, mobilenet_v2 7.3;
+// with 0.1 MFLOP (and ThreadPool's 20k-operation limit) 0.072, 0.061, 2.76, 6.4 ms.
+inline constexpr double kSerialWorkFlops = 1.0e5;
 
 // While alive (and `serial`), OpenMP users on the calling thread, oneDNN primitives created or
 // run meanwhile among them, use one thread; the count before is restored after.

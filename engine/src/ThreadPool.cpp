@@ -53,11 +53,12 @@ int threadCountOfCallingThread() {
 void ThreadPool::parallelFor(std::int64_t n, double costPerItem,
                              const std::function<void(std::int64_t, std::int64_t)>& fn) {
     if (n <= 0) return;
-    // Below ~1M operations the hand-off costs more than it saves: each parallel region is a fork
-    // and a join, and on a loaded machine the join waits for a thread the scheduler has not run
-    // yet (a transformer at sequence 16 ran its [16 x 384] LayerNorms and Adds in parallel
-    // regions with the earlier 50k limit).
-    if (threads_ == 1 || static_cast<double>(n) * costPerItem < 1.0e6 || n == 1) {
+    // Below ~20k operations the hand-off costs more than it saves: each parallel region is a
+    // fork and a join. The limit was 1M while tuned on a loaded machine (there a join waits for
+    // a thread the scheduler has not run yet); on an idle machine, where the targets are
+    // measured, 20k ran the small and medium models of the speed table faster at 2 threads (see
+    // kSerialWorkFlops in OpenMpThreads.h for the numbers).
+    if (threads_ == 1 || static_cast<double>(n) * costPerItem < 2.0e4 || n == 1) {
         fn(0, n);
         return;
     }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "GraphBuilding.h"
@@ -364,4 +365,110 @@ TEST(ChannelBlockedLayout, BlockedDataMovementKernelsRefuseMismatchedInputs) {
     ASSERT_FALSE(result);
     EXPECT_NE(result.error().message.find("spatial axes only"), std::string::npos)
         << result.error().message;
+}
+
+namespace {
+
+// Channel counts that fill no whole block at 16 lanes (and some at 8): a Concat of 24 + 12 + 24
+// channels and a DCR DepthToSpace 96 -> 24 channels that stays blocked (a conv reads it), as a
+// detector's FPN neck and ConvTranspose head give.
+onnx::ModelProto partialBlockNeck() {
+    auto m = emptyModel();
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "x", {2, 5, 5, 4});
+    addConv(g, "x", "a", 5, 24, 3, 1, 11);
+    addConv(g, "a", "b", 24, 12, 1, 1, 12);
+    addNode(g, "Concat", {"a", "b", "a"}, {"mixed"});  // 24 + 12 + 24 = 60 channels
+    setAttr(*g.mutable_node(g.node_size() - 1), "axis", std::int64_t{1});
+    addConv(g, "mixed", "wide", 60, 96, 1, 1, 13);
+    auto* dcr = addNode(g, "DepthToSpace", {"wide"}, {"fine"});  // 96 -> 24 channels
+    setAttr(*dcr, "blocksize", std::int64_t{2});
+    addConv(g, "fine", "y", 24, 8, 3, 1, 14);
+    for (const char* out : {"mixed", "y"}) g.add_output()->set_name(out);
+    return m;
+}
+
+// A blocked tensor [1, ceil(channels / 8), 2, 3, 8] whose channel c at pixel p holds
+// 100 c + p, its padded lanes NaN (which no kernel may copy into a result's channels).
+Tensor blockedRamp(std::int64_t channels) {
+    const std::int64_t blocks = (channels + 7) / 8, plane = 6;
+    Tensor t(DataType::Float, {1, blocks, 2, 3, 8});
+    float* d = t.data<float>();
+    for (std::int64_t cb = 0; cb < blocks; ++cb)
+        for (std::int64_t p = 0; p < plane; ++p)
+            for (std::int64_t lane = 0; lane < 8; ++lane) {
+                const std::int64_t c = cb * 8 + lane;
+                d[(cb * plane + p) * 8 + lane] = c < channels
+                                                     ? static_cast<float>(100 * c + p)
+                                                     : std::numeric_limits<float>::quiet_NaN();
+            }
+    return t;
+}
+
+}  // namespace
+
+TEST(ChannelBlockedLayout, PartialBlockConcatAndDepthToSpaceComputeTheSame) {
+    const auto m = partialBlockNeck();
+    onnx::ModelProto blocked = m;
+    engine::convertToChannelBlockedLayout(blocked, 16);
+    auto counts = opCounts(blocked);
+    EXPECT_EQ(counts["BlockedConcat"], 1);
+    EXPECT_EQ(counts["BlockedDepthToSpace"], 1);
+    for (const auto& n : blocked.graph().node())
+        if (n.op_type() == "BlockedDepthToSpace") {
+            EXPECT_EQ(n.attribute(n.attribute_size() - 1).i(), 0) << "stays blocked";
+        }
+    for (std::int64_t block : {8, 16}) {
+        SCOPED_TRACE(block);
+        expectBlockedComputesTheSame(m, block);
+        expectBlockedComputesTheSame(m, block, 2);
+    }
+}
+
+TEST(ChannelBlockedLayout, PartialBlocksMoveTheirChannelsAndZeroThePaddedLanes) {
+    // Concat of 3 + 6 + 5 channels at 8 lanes: 14 channels in 2 blocks, lanes 14 and 15 padded.
+    OneNodeSpec concat;
+    concat.opType = "BlockedConcat";
+    concat.domain = engine::kOnnxlensDomain;
+    concat.opset = 1;
+    concat.inputs = {Value(blockedRamp(3)), Value(blockedRamp(6)), Value(blockedRamp(5))};
+    concat.attributes = [](onnx::NodeProto& n) {
+        setAttr(n, "channels", std::vector<std::int64_t>{3, 6, 5});
+    };
+    const Tensor joined = runOneNodeTensor(concat);
+    ASSERT_EQ(joined.shape(), (Shape{1, 2, 2, 3, 8}));
+    const float* j = joined.data<float>();
+    const std::int64_t firstChannel[] = {0, 3, 9};
+    const std::int64_t counts[] = {3, 6, 5};
+    for (std::int64_t p = 0; p < 6; ++p) {
+        for (int i = 0; i < 3; ++i)
+            for (std::int64_t c = 0; c < counts[i]; ++c) {
+                const std::int64_t o = firstChannel[i] + c;
+                EXPECT_EQ(j[((o / 8) * 6 + p) * 8 + o % 8], static_cast<float>(100 * c + p))
+                    << "input " << i << " channel " << c << " pixel " << p;
+            }
+        for (std::int64_t lane = 6; lane < 8; ++lane) EXPECT_EQ(j[(6 + p) * 8 + lane], 0.0f);
+    }
+
+    // DCR DepthToSpace of 12 channels, blocksize 2: 3 channels a tile, in one partial block.
+    OneNodeSpec d2s;
+    d2s.opType = "BlockedDepthToSpace";
+    d2s.domain = engine::kOnnxlensDomain;
+    d2s.opset = 1;
+    d2s.inputs = {Value(blockedRamp(12))};
+    d2s.attributes = [](onnx::NodeProto& n) {
+        setAttr(n, "blocksize", std::int64_t{2});
+        setAttr(n, "channels", std::int64_t{12});
+    };
+    const Tensor fine = runOneNodeTensor(d2s);
+    ASSERT_EQ(fine.shape(), (Shape{1, 1, 4, 6, 8}));
+    const float* f = fine.data<float>();
+    for (std::int64_t y = 0; y < 4; ++y)
+        for (std::int64_t x = 0; x < 6; ++x) {
+            const std::int64_t tile = (y % 2) * 2 + x % 2, p = (y / 2) * 3 + x / 2;
+            for (std::int64_t c = 0; c < 8; ++c) {
+                const float expected = c < 3 ? static_cast<float>(100 * (tile * 3 + c) + p) : 0.0f;
+                EXPECT_EQ(f[(y * 6 + x) * 8 + c], expected) << y << "," << x << " lane " << c;
+            }
+        }
 }
