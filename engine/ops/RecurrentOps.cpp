@@ -49,15 +49,19 @@ struct Activation {
             case Kind::Relu:
                 for (std::int64_t i = 0; i < n; ++i) x[i] = std::max(x[i], T(0));
                 break;
-            case Kind::Tanh:
-                for (std::int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
+            // Tanh and Sigmoid, every gate of every step: Eigen's vectorised functions, as the
+            // Tanh and Sigmoid operators (recognizer's two bidirectional LSTMs, 80 steps of
+            // H = 96: 2.35 -> 1.2 ms at 1 thread against the scalar std::tanh / std::exp loops).
+            case Kind::Tanh: {
+                Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> v(x, n);
+                v = v.tanh();
                 break;
-            case Kind::Sigmoid:
-                for (std::int64_t i = 0; i < n; ++i) {
-                    const T e = std::exp(-std::abs(x[i]));
-                    x[i] = x[i] >= 0 ? T(1) / (T(1) + e) : e / (T(1) + e);
-                }
+            }
+            case Kind::Sigmoid: {
+                Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> v(x, n);
+                v = v.logistic();
                 break;
+            }
             case Kind::Affine:
                 for (std::int64_t i = 0; i < n; ++i) x[i] = a * x[i] + b;
                 break;
@@ -162,7 +166,7 @@ void clipValues(T* x, std::int64_t n, float clip) {
 template <class T>
 struct DirectionData {
     std::int64_t batch = 0, hidden = 0;
-    const T* r = nullptr;         // [gates*H, H]
+    const T* rT = nullptr;        // R transposed: [H, gates*H], row-major
     const T* rBias = nullptr;     // [gates*H] or null (already folded into the projection for
                                   // every gate except those a cell keeps separate)
     const T* peephole = nullptr;  // LSTM only: [3H] or null
@@ -190,8 +194,8 @@ struct RnnCell {
     template <class T>
     void step(const DirectionData<T>& d, Matrix<T>& gates, const RecurrentState<T>& prev,
               RecurrentState<T>& next) const {
-        const ConstMatrixMap<T> r(d.r, d.hidden, d.hidden);
-        gates.noalias() += prev.h * r.transpose();
+        const ConstMatrixMap<T> rT(d.rT, d.hidden, d.hidden);
+        gates.noalias() += prev.h * rT;
         clipValues(gates.data(), gates.size(), d.clip);
         d.activations[0].apply(gates.data(), gates.size());
         next.h = gates;
@@ -212,11 +216,11 @@ struct GruCell {
     void step(const DirectionData<T>& d, Matrix<T>& gates, const RecurrentState<T>& prev,
               RecurrentState<T>& next) const {
         const std::int64_t H = d.hidden, rows = gates.rows();
-        const ConstMatrixMap<T> r(d.r, 3 * H, H);
-        gates.leftCols(2 * H).noalias() += prev.h * r.topRows(2 * H).transpose();
+        const ConstMatrixMap<T> rT(d.rT, H, 3 * H);
+        gates.leftCols(2 * H).noalias() += prev.h * rT.leftCols(2 * H);
         Matrix<T> recurrentH;
         if (linearBeforeReset) {
-            recurrentH.noalias() = prev.h * r.bottomRows(H).transpose();
+            recurrentH.noalias() = prev.h * rT.rightCols(H);
             if (d.rBias)
                 recurrentH.rowwise() +=
                     Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>(d.rBias + 2 * H, H);
@@ -235,7 +239,7 @@ struct GruCell {
         }
         // rows > 0: Eigen offsets the null data pointer of an empty matrix to take a block (UBSan).
         if (!linearBeforeReset && rows > 0)
-            gates.rightCols(H).noalias() += resetH * r.bottomRows(H).transpose();
+            gates.rightCols(H).noalias() += resetH * rT.rightCols(H);
         next.h.resize(rows, H);
         for (std::int64_t b = 0; b < rows; ++b) {
             T* row = gates.row(b).data();
@@ -261,8 +265,8 @@ struct LstmCell {
     void step(const DirectionData<T>& d, Matrix<T>& gates, const RecurrentState<T>& prev,
               RecurrentState<T>& next) const {
         const std::int64_t H = d.hidden, rows = gates.rows();
-        const ConstMatrixMap<T> r(d.r, 4 * H, H);
-        gates.noalias() += prev.h * r.transpose();
+        const ConstMatrixMap<T> rT(d.rT, H, 4 * H);
+        gates.noalias() += prev.h * rT;
         const T* pI = d.peephole;
         const T* pO = d.peephole ? d.peephole + H : nullptr;
         const T* pF = d.peephole ? d.peephole + 2 * H : nullptr;
@@ -337,11 +341,11 @@ class RecurrentKernel : public Kernel {
         activations_ = parseActivations(node, Cell::defaultActivations(), directions_);
     }
 
-    void run(KernelContext&, const std::vector<const Value*>& inputs,
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
         const DataType type = inputTensor(inputs, 0).dtype();
-        if (type == DataType::Float) return compute<float>(inputs, outputs);
-        if (type == DataType::Double) return compute<double>(inputs, outputs);
+        if (type == DataType::Float) return compute<float>(ctx.pool(), inputs, outputs);
+        if (type == DataType::Double) return compute<double>(ctx.pool(), inputs, outputs);
         if (type != DataType::Float16 && type != DataType::BFloat16)
             fail(std::string("unsupported element type ") + dataTypeName(type));
         // Half precision: compute in float, round the results once.
@@ -353,14 +357,15 @@ class RecurrentKernel : public Kernel {
             widened[i] = Value(isFloatingPoint(t->dtype()) ? t->castTo(DataType::Float) : *t);
             widenedPointers[i] = &widened[i];
         }
-        compute<float>(widenedPointers, outputs);
+        compute<float>(ctx.pool(), widenedPointers, outputs);
         for (auto& out : outputs)
             if (out.isTensor()) out = Value(out.tensor().castTo(type));
     }
 
   private:
     template <class T>
-    void compute(const std::vector<const Value*>& inputs, std::vector<Value>& outputs) const {
+    void compute(ThreadPool& pool, const std::vector<const Value*>& inputs,
+                 std::vector<Value>& outputs) const {
         constexpr int G = Cell::kGates;
         const Tensor& xInput = inputTensor(inputs, 0);
         const Tensor& w = inputTensor(inputs, 1);
@@ -425,12 +430,17 @@ class RecurrentKernel : public Kernel {
         Tensor y = Tensor::zeros(xInput.dtype(), {seq, D, batch, H});
         Tensor yH(xInput.dtype(), {D, batch, H});
         Tensor yC(xInput.dtype(), {D, batch, H});
-        for (std::int64_t d = 0; d < D; ++d) {
+        // One direction: its projection and its steps, writing its own slices of Y, Y_h, Y_c.
+        auto runDirection = [&](std::int64_t d) {
             const bool reverse = reverseOnly_ || d == 1;
             DirectionData<T> data;
             data.batch = batch;
             data.hidden = H;
-            data.r = r.data<T>() + d * G * H * H;
+            // R^T once per run: each step's product then runs along the rows of R^T (one
+            // vectorised multiply-add of the G*H gates per hidden unit), not G*H dot products.
+            const Matrix<T> rTransposed =
+                ConstMatrixMap<T>(r.data<T>() + d * G * H * H, G * H, H).transpose();
+            data.rT = rTransposed.data();
             data.rBias = bias ? bias->data<T>() + d * 2 * G * H + G * H : nullptr;
             data.peephole = peepholes ? peepholes->data<T>() + d * 3 * H : nullptr;
             data.activations =
@@ -481,7 +491,14 @@ class RecurrentKernel : public Kernel {
             std::copy_n(state.h.data(), batch * H, yH.data<T>() + d * batch * H);
             if (Cell::kHasCellState)
                 std::copy_n(state.c.data(), batch * H, yC.data<T>() + d * batch * H);
-        }
+        };
+        // The two directions of a bidirectional layer are independent: one per thread when the
+        // session has two (each step is a small product a second thread cannot share).
+        const double stepFlops =
+            2.0 * static_cast<double>(seq * batch * G * H) * static_cast<double>(inputSize + H);
+        pool.parallelFor(D, stepFlops, [&](std::int64_t d0, std::int64_t d1) {
+            for (std::int64_t d = d0; d < d1; ++d) runDirection(d);
+        });
 
         if (layout_ == 1) {
             // Y [seq, D, batch, H] -> [batch, seq, D, H]; states [D, batch, H] -> [batch, D, H].

@@ -209,10 +209,10 @@ OneNodeSpec specFor(const RecurrentCase& c, const RecurrentData& d) {
     return spec;
 }
 
-void expectMatchesReference(const RecurrentCase& c, unsigned seed = 7) {
+void expectMatchesReference(const RecurrentCase& c, unsigned seed = 7, int threads = 1) {
     const RecurrentData d = randomData(c, seed);
     const RecurrentOutputs expected = reference(c, d);
-    auto result = runOneNode(specFor(c, d));
+    auto result = runOneNode(specFor(c, d), threads);
     ASSERT_TRUE(result) << result.error().message;
     const std::int64_t D = c.directions(), H = c.hidden;
     const engine::Tolerance tight{1e-4, 1e-5};
@@ -376,6 +376,28 @@ TEST(RecurrentOpsTest, BadInputsNameTheNode) {
     r = runOneNode(spec);
     ASSERT_FALSE(r);
     EXPECT_NE(r.error().message.find("sideways"), std::string::npos) << r.error().message;
+}
+
+TEST(RecurrentOpsTest, BidirectionalLayersRunTheirDirectionsOnTwoThreads) {
+    // Large enough that each direction is a task of its own at 2 threads.
+    for (const char* op : {"LSTM", "GRU", "RNN"}) {
+        SCOPED_TRACE(op);
+        expectMatchesReference({.op = op,
+                                .seq = 20,
+                                .batch = 2,
+                                .input = 16,
+                                .hidden = 32,
+                                .direction = "bidirectional",
+                                .lengths = {20, 13}},
+                               11, 2);
+        expectMatchesReference({.op = op,
+                                .seq = 20,
+                                .input = 16,
+                                .hidden = 32,
+                                .direction = "bidirectional",
+                                .layout = 1},
+                               12, 2);
+    }
 }
 
 }  // namespace
