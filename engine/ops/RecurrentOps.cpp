@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <mutex>
 
 #include "OpFamilies.h"
 
@@ -363,6 +364,27 @@ class RecurrentKernel : public Kernel {
     }
 
   private:
+    // R^T, [D, H, G*H]: each step's recurrent product then runs along the rows of R^T (one
+    // vectorised multiply-add of the G*H gates per hidden unit), not G*H dot products. Made once
+    // and kept while the same R buffer comes back (a constant R: once per session), as the
+    // convolutions keep their reordered weights; a streaming model's one step a run does not
+    // pay for it again.
+    template <class T>
+    Tensor transposedRecurrentWeights(const Tensor& r, std::int64_t directions, std::int64_t rows,
+                                      std::int64_t cols) const {
+        std::lock_guard lock(transposedMutex_);
+        if (transposedR_.defined() && r.sharesStorageWith(heldR_) &&
+            transposedR_.dtype() == r.dtype())
+            return transposedR_;
+        Tensor t(r.dtype(), {directions, cols, rows});
+        for (std::int64_t d = 0; d < directions; ++d)
+            MatrixMap<T>(t.data<T>() + d * rows * cols, cols, rows) =
+                ConstMatrixMap<T>(r.data<T>() + d * rows * cols, rows, cols).transpose();
+        transposedR_ = t;
+        heldR_ = r;
+        return t;
+    }
+
     template <class T>
     void compute(ThreadPool& pool, const std::vector<const Value*>& inputs,
                  std::vector<Value>& outputs) const {
@@ -430,17 +452,14 @@ class RecurrentKernel : public Kernel {
         Tensor y = Tensor::zeros(xInput.dtype(), {seq, D, batch, H});
         Tensor yH(xInput.dtype(), {D, batch, H});
         Tensor yC(xInput.dtype(), {D, batch, H});
+        const Tensor rTransposed = transposedRecurrentWeights<T>(r, D, G * H, H);
         // One direction: its projection and its steps, writing its own slices of Y, Y_h, Y_c.
         auto runDirection = [&](std::int64_t d) {
             const bool reverse = reverseOnly_ || d == 1;
             DirectionData<T> data;
             data.batch = batch;
             data.hidden = H;
-            // R^T once per run: each step's product then runs along the rows of R^T (one
-            // vectorised multiply-add of the G*H gates per hidden unit), not G*H dot products.
-            const Matrix<T> rTransposed =
-                ConstMatrixMap<T>(r.data<T>() + d * G * H * H, G * H, H).transpose();
-            data.rT = rTransposed.data();
+            data.rT = rTransposed.data<T>() + d * H * G * H;
             data.rBias = bias ? bias->data<T>() + d * 2 * G * H + G * H : nullptr;
             data.peephole = peepholes ? peepholes->data<T>() + d * 3 * H : nullptr;
             data.activations =
@@ -523,6 +542,8 @@ class RecurrentKernel : public Kernel {
     float clip_ = 0;
     std::int64_t layout_ = 0;
     std::vector<Activation> activations_;
+    mutable std::mutex transposedMutex_;
+    mutable Tensor transposedR_, heldR_;  // R^T and the R it was made from
 };
 
 }  // namespace

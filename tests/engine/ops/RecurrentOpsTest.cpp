@@ -400,5 +400,26 @@ TEST(RecurrentOpsTest, BidirectionalLayersRunTheirDirectionsOnTwoThreads) {
     }
 }
 
+TEST(RecurrentOpsTest, ASessionFollowsRecurrentWeightsThatChangeBetweenRuns) {
+    // R fed at run time: the kernel's transposed copy of R must follow it, run after run.
+    const RecurrentCase c{.op = "LSTM", .direction = "bidirectional"};
+    auto session = compileForTest(buildOneNodeModel(specFor(c, randomData(c, 1))), true);
+    ASSERT_TRUE(session);
+    for (unsigned seed : {3u, 4u, 3u}) {
+        SCOPED_TRACE(seed);
+        const RecurrentData d = randomData(c, seed);
+        const OneNodeSpec spec = specFor(c, d);
+        std::map<std::string, Value> feeds;
+        for (std::size_t i = 0; i < spec.inputs.size(); ++i)
+            if (!spec.inputs[i].isNone()) feeds["x" + std::to_string(i)] = spec.inputs[i];
+        auto result = session->run(feeds);
+        ASSERT_TRUE(result) << result.error().message;
+        const RecurrentOutputs expected = reference(c, d);
+        EXPECT_TRUE(tensorsClose(result->at(1).tensor(),
+                                 toFloatTensor({2, c.batch, c.hidden}, expected.yH),
+                                 engine::Tolerance{1e-4, 1e-5}));
+    }
+}
+
 }  // namespace
 }  // namespace onnxlens::testing
