@@ -170,3 +170,21 @@ TEST(PackedMatMul, PassPacksConstantWeightsOnceAndOptimizedRunsAgree) {
         }
     }
 }
+
+TEST(PackedMatMul, PackedWeightsAreUsedInPlaceWithoutASecondCopy) {
+    // oneDNN may prefer another weights layout (its brgemm kernels on AVX-512); the engine asks
+    // for a kernel that reads the packed one first, so no packed weight is copied again.
+    if (engine::preferredChannelBlock() == 0) GTEST_SKIP() << "no blocked kernels on this build";
+    auto m = emptyModel();
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "x", {1, 16, 384});
+    addInitializer(g, "w", waves({384, 384}, 0.3f));
+    addNode(g, "MatMul", {"x", "w"}, {"y"});
+    g.add_output()->set_name("y");
+    auto session = compileForTest(m, true);
+    ASSERT_TRUE(session);
+    auto feeds = engine::prepareFeeds(session->inputs(), {}, {}, 3);
+    ASSERT_TRUE(feeds);
+    ASSERT_TRUE(session->run(*feeds));
+    EXPECT_EQ(session->weightMemory().reorderedBytes, 0u);
+}
