@@ -200,7 +200,9 @@ class DeformConvKernel final : public Kernel {
         double* out = y.data<double>();
         // columns[(ic * taps + t) * oh * ow + p]: the sampled (and masked) input of every tap.
         ctx.pool().parallelFor(
-            n, static_cast<double>(c * taps * oh * ow * 12 + oc * c * taps * oh * ow / group_),
+            n,
+            static_cast<double>(c * taps * oh * ow * 12) +
+                static_cast<double>(oc * c * taps * oh * ow) / static_cast<double>(group_),
             [&](std::int64_t begin, std::int64_t end) {
                 std::vector<double> columns(static_cast<std::size_t>(c * taps * oh * ow));
                 for (std::int64_t b = begin; b < end; ++b) {

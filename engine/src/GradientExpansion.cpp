@@ -36,7 +36,7 @@ class BackwardBuilder {
     std::string emit(const std::string& op, std::vector<std::string> inputs) {
         auto* n = out_.add_node();
         n->set_op_type(op);
-        const std::string name = prefix_ + std::to_string(counter_++);
+        std::string name = prefix_ + std::to_string(counter_++);
         n->set_name(name);
         for (auto& i : inputs) n->add_input(i);
         n->add_output(name);

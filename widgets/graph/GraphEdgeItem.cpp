@@ -15,7 +15,7 @@ GraphEdgeItem::GraphEdgeItem(const ViewGraph& view, int tensor, QPainterPath pat
                              bool startsAtPort)
     : view_(view),
       tensor_(tensor),
-      path_(std::move(path)),
+      path_(path),
       hasArrow_(hasArrow),
       arrowTip_(arrowTip),
       labelled_(labelled),

@@ -470,7 +470,7 @@ class DynamicQuantizer {
             if (beta == 1.0f) return c;
             Tensor scaled = constantTensor(c);  // whyNotQuantizable checked that C is constant here
             for (auto& v : scaled.span<float>()) v *= beta;
-            const std::string name = unique(c + "_beta");
+            std::string name = unique(c + "_beta");
             addInitializer(scaled, name);
             replacedConstants_.insert(c);
             return name;
@@ -491,7 +491,7 @@ class DynamicQuantizer {
                                name);
                 shapeIt = reshapedBiases_.emplace(key, name).first;
             }
-            const std::string reshaped = unique(c + "_reshaped");
+            std::string reshaped = unique(c + "_reshaped");
             addNode("Reshape", unique(c + "_reshape_" + node.output(0)), {c, shapeIt->second},
                     {reshaped});
             return reshaped;
