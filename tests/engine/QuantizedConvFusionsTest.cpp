@@ -202,3 +202,57 @@ TEST(QuantizedConvFusions, PerChannelWeightScalesOnTheWrongAxisAreNotFused) {
 }
 
 }  // namespace
+
+// x [2, 5, 16] -> QuantizeLinear (uint8, per tensor) -> DequantizeLinear -> three MatMuls on
+// DequantizeLinear(int8 W [16, N]): A per-column scales (axis 1) and zero points, B per tensor,
+// C per-column scales on the wrong axis (0: one per row of W, 16 of them) -> y1, y2, y3. The QDQ
+// layout of a statically quantized transformer's products.
+onnx::ModelProto qdqMatMuls() {
+    onnx::ModelProto model = emptyModel(17);
+    auto& g = *model.mutable_graph();
+    const std::int64_t k = 16, na = 12, nb = 7;
+    addFloatInput(g, "x", {2, 5, k});
+    addInitializer(g, "x_scale", Tensor::scalar<float>(0.02f));
+    addInitializer(g, "x_zero_point", Tensor::scalar<std::uint8_t>(131));
+    addInitializer(g, "wa", makeTensor<std::int8_t>({k, na}, int8Wave(k * na, 29)));
+    std::vector<float> scales = wave(na, 0.002f, 0.7f);
+    for (auto& s : scales) s = std::abs(s) + 0.001f;
+    addInitializer(g, "wa_scale", makeTensor<float>({na}, scales));
+    addInitializer(g, "wa_zero_point", Tensor::zeros(DataType::Int8, {na}));
+    addInitializer(g, "wb", makeTensor<std::int8_t>({k, nb}, int8Wave(k * nb, 53)));
+    addInitializer(g, "wb_scale", Tensor::scalar<float>(0.003f));
+    std::vector<float> rowScales = wave(k, 0.002f, 0.3f);
+    for (auto& s : rowScales) s = std::abs(s) + 0.001f;
+    addInitializer(g, "wc_scale", makeTensor<float>({k}, rowScales));
+    addNode(g, "QuantizeLinear", {"x", "x_scale", "x_zero_point"}, {"xq"});
+    addNode(g, "DequantizeLinear", {"xq", "x_scale", "x_zero_point"}, {"xd"});
+    setAttr(*addNode(g, "DequantizeLinear", {"wa", "wa_scale", "wa_zero_point"}, {"wad"}), "axis",
+            std::int64_t{1});
+    addNode(g, "DequantizeLinear", {"wb", "wb_scale"}, {"wbd"});
+    setAttr(*addNode(g, "DequantizeLinear", {"wb", "wc_scale"}, {"wcd"}), "axis", std::int64_t{0});
+    addNode(g, "MatMul", {"xd", "wad"}, {"y1"});
+    addNode(g, "MatMul", {"xd", "wbd"}, {"y2"});
+    addNode(g, "MatMul", {"xd", "wcd"}, {"y3"});
+    for (const char* out : {"y1", "y2", "y3"}) g.add_output()->set_name(out);
+    return model;
+}
+
+TEST(QuantizedConvFusions, QdqMatMulsRunAsInt8ProductsAndComputeTheSame) {
+    onnx::ModelProto copy = qdqMatMuls();
+    EXPECT_EQ(engine::fuseQdqMatMul(copy), 2);
+    auto counts = opCounts(copy);
+    EXPECT_EQ(counts["MatMulIntegerToFloat"], 2);
+    EXPECT_EQ(counts["MatMul"], 1);            // per-row weight scales: not a product of integers
+    EXPECT_EQ(counts["DequantizeLinear"], 2);  // C's weights and the activation (C reads it)
+    // The whole pipeline: constant folding keeps the fused products' weights int8, and folds C's.
+    // The float MatMul sums float products; the fused kernel the exact integer sum, scaled once.
+    const auto optimized = expectSameOutputs(qdqMatMuls(), {1e-4, 1e-5});
+    auto after = opCounts(optimized);
+    EXPECT_EQ(after["MatMulIntegerToFloat"], 2);
+    EXPECT_EQ(after["QuantizeLinear"], 1);
+    for (const auto& init : optimized.graph().initializer()) {
+        if (init.name() == "wa" || init.name() == "wb") {
+            EXPECT_EQ(init.data_type(), onnx::TensorProto::INT8) << init.name();
+        }
+    }
+}

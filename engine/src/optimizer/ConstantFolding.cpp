@@ -113,8 +113,8 @@ int foldConstants(PassContext& context) {
         for (const auto& o : node.output())
             producesGraphOutput = producesGraphOutput || index.isGraphOutput(o);
         if (producesGraphOutput) continue;
-        // The weights of a QDQ convolution stay int8 for fuse-qdq-conv.
-        if (isQuantizedConvWeight(index, node)) continue;
+        // The weights of a QDQ convolution or product stay int8 for fuse-qdq-conv/-matmul.
+        if (isFusedQdqWeight(index, node)) continue;
 
         // Shape/Size of a statically shaped value.
         if ((node.op_type() == "Shape" || node.op_type() == "Size") && node.input_size() == 1 &&

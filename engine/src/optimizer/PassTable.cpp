@@ -36,6 +36,7 @@ const std::vector<OptimizerPass>& optimizerPassTable() {
         // (com.onnxlens
         // ConvIntegerToFloat), before the float Conv fusions take the Conv and its Relu.
         {"fuse-qdq-conv", fuseQdqConv, S::Fusion, kKeepsShapes},
+        {"fuse-qdq-matmul", fuseQdqMatMul, S::Fusion, kKeepsShapes},
         {"fuse-conv-integer-to-float", fuseConvIntegerToFloat, S::Fusion, kKeepsShapes},
         // Before the conv fusions, which then take the activation after its 1x1 Conv.
         {"convtranspose-as-conv", convertConvTransposeToConv, S::Fusion, kKeepsShapes},

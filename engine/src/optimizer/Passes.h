@@ -34,9 +34,10 @@ int fuseMatMulIntegerToFloat(PassContext& context);
 // QuantizedConvFusions.cpp
 int fuseConvIntegerToFloat(PassContext& context);
 int fuseQdqConv(PassContext& context);
-// A DequantizeLinear giving its int8 weights to a Conv that fuseQdqConv takes: constant folding
-// keeps it, so that the fusion finds the int8 weights.
-bool isQuantizedConvWeight(const GraphIndex& index, const onnx::NodeProto& dq);
+int fuseQdqMatMul(PassContext& context);
+// A DequantizeLinear giving its int8 weights to a Conv or MatMul that fuseQdqConv or
+// fuseQdqMatMul takes: constant folding keeps it, so that the fusion finds the int8 weights.
+bool isFusedQdqWeight(const GraphIndex& index, const onnx::NodeProto& dq);
 // MatMulWeightPacking.cpp: MatMul/FusedMatMul with constant float [K, N] weights (at least
 // 64 x 64) -> com.onnxlens PackedMatMul(A, packed B [, bias]) with attributes k and n, the
 // weights packed with `block` (8 or 16, else nothing changes) as ops/PackedMatMulWeights.h

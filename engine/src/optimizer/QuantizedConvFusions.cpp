@@ -4,8 +4,11 @@
 //   int8 weights) -> Cast to float -> Mul by the scales [-> Add bias] [-> Relu];
 // - QDQ pairs around a float Conv: DequantizeLinear(x_q) and DequantizeLinear(constant int8 W)
 //   -> Conv [-> Relu], x_q from DynamicQuantizeLinear or QuantizeLinear. Constant folding leaves
-//   such weight DequantizeLinear nodes alone (isQuantizedConvWeight), so that the weights reach
+//   such weight DequantizeLinear nodes alone (isFusedQdqWeight), so that the weights reach
 //   this pass as int8.
+// And the QDQ pair around a float MatMul with constant int8 [K, N] weights, into one com.onnxlens
+// MatMulIntegerToFloat (the kernel of the dynamic-quantization fusion, MatMulOps.cpp), so that a
+// statically quantized QDQ transformer runs its products in int8 too.
 #include <map>
 #include <string>
 #include <vector>
@@ -145,13 +148,47 @@ bool isFusableQdqConv(const GraphIndex& index, const onnx::NodeProto& conv) {
     return true;
 }
 
+// A float MatMul the QDQ fusion takes: A = DequantizeLinear(8-bit activation, per tensor), B =
+// DequantizeLinear(constant int8 [K, N], per tensor or one scale per column: axis 1), B's zero
+// point absent or one per scale.
+bool isFusableQdqMatMul(const GraphIndex& index, const onnx::NodeProto& matmul) {
+    if (!isOnnxOp(matmul, "MatMul") || matmul.input_size() != 2 || matmul.output_size() != 1)
+        return false;
+    if (matmul.input(0) == matmul.input(1)) return false;
+    const int wdq = index.producer(matmul.input(1));
+    const int xdq = index.producer(matmul.input(0));
+    if (wdq < 0 || xdq < 0 || !isOnnxOp(index.node(wdq), "DequantizeLinear") ||
+        !isOnnxOp(index.node(xdq), "DequantizeLinear"))
+        return false;
+    const auto& w = index.node(wdq);
+    if (w.input_size() < 2 || findAttribute(w, "block_size")) return false;
+    const auto dims = initializerDims(index, w.input(0));
+    if (!dims || dims->size() != 2 || initializerType(index, w.input(0)) != kOnnxInt8) return false;
+    const std::int64_t columns = (*dims)[1];
+    const std::int64_t scales = initializerCount(index, w.input(1));
+    if (initializerType(index, w.input(1)) != kOnnxFloat || (scales != 1 && scales != columns))
+        return false;
+    if (scales > 1) {
+        const std::int64_t axis = intAttribute(w, "axis", 1);
+        if (axis != 1 && axis != -1) return false;
+    }
+    if (w.input_size() > 2 && !w.input(2).empty() && initializerCount(index, w.input(2)) != scales)
+        return false;
+    const auto& x = index.node(xdq);
+    return x.input_size() >= 2 && isQuantizedActivation(index, x.input(0)) &&
+           isActivationParameter(index, x.input(1), 1) &&
+           (x.input_size() < 3 || x.input(2).empty() ||
+            isActivationParameter(index, x.input(2), 2));
+}
+
 }  // namespace
 
-bool isQuantizedConvWeight(const GraphIndex& index, const onnx::NodeProto& dq) {
+bool isFusedQdqWeight(const GraphIndex& index, const onnx::NodeProto& dq) {
     if (!isOnnxOp(dq, "DequantizeLinear") || dq.output_size() != 1) return false;
     const int c = index.soleConsumer(dq.output(0));
-    return c >= 0 && index.node(c).input_size() > 1 && index.node(c).input(1) == dq.output(0) &&
-           isFusableQdqConv(index, index.node(c));
+    if (c < 0 || index.node(c).input_size() < 2 || index.node(c).input(1) != dq.output(0))
+        return false;
+    return isFusableQdqConv(index, index.node(c)) || isFusableQdqMatMul(index, index.node(c));
 }
 
 int fuseConvIntegerToFloat(PassContext& context) {
@@ -255,6 +292,51 @@ int fuseQdqConv(PassContext& context) {
                                           {in(x, 0), in(w, 0), in(x, 1), in(w, 1), in(x, 2),
                                            in(w, 2), in(conv, 2)},
                                           output, relu >= 0));
+    }
+    const int rewrites = rewriter.apply();
+    if (rewrites) importOnnxlensDomain(context.model());
+    return rewrites;
+}
+
+int fuseQdqMatMul(PassContext& context) {
+    onnx::GraphProto& graph = context.graph();
+    const GraphIndex& index = context.index();
+    struct Candidate {
+        int matmul, weightDq, activationDq;
+    };
+    std::vector<Candidate> candidates;
+    for (int m = 0; m < graph.node_size(); ++m)
+        if (isFusableQdqMatMul(index, graph.node(m)))
+            candidates.push_back({m, index.producer(graph.node(m).input(1)),
+                                  index.producer(graph.node(m).input(0))});
+    // An activation DequantizeLinear goes with the last fused product reading it when fused
+    // products are its only readers (Q, K and V often read one).
+    std::map<int, int> fusedReaders, lastReader;
+    for (const auto& cand : candidates) {
+        ++fusedReaders[cand.activationDq];
+        lastReader[cand.activationDq] = cand.matmul;
+    }
+    Rewriter rewriter(graph);
+    for (const auto& cand : candidates) {
+        const auto& matmul = graph.node(cand.matmul);
+        std::vector<int> chain{cand.matmul};
+        if (index.soleConsumer(matmul.input(1)) == cand.matmul) chain.push_back(cand.weightDq);
+        if (lastReader[cand.activationDq] == cand.matmul &&
+            index.exclusiveConsumerCount(matmul.input(0)) == fusedReaders[cand.activationDq])
+            chain.push_back(cand.activationDq);
+        if (!rewriter.free(chain)) continue;
+        const auto& w = index.node(cand.weightDq);
+        const auto& x = index.node(cand.activationDq);
+        const auto in = [](const onnx::NodeProto& n, int i) {
+            return i < n.input_size() ? n.input(i) : std::string();
+        };
+        // MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zero_point, b_zero_point).
+        std::vector<std::string> inputs{in(x, 0), in(w, 0), in(x, 1), in(w, 1), in(x, 2), in(w, 2)};
+        while (!inputs.empty() && inputs.back().empty()) inputs.pop_back();
+        const std::string& output = matmul.output(0);
+        rewriter.replace(chain,
+                         makeNode("MatMulIntegerToFloat", kOnnxlensDomain,
+                                  matmul.name().empty() ? output : matmul.name(), inputs, output));
     }
     const int rewrites = rewriter.apply();
     if (rewrites) importOnnxlensDomain(context.model());

@@ -139,5 +139,9 @@ int fuseConvIntegerToFloat(onnx::ModelProto& model);
 // QuantizeLinear, per-tensor) and DequantizeLinear(constant int8 weights, per tensor or per
 // output channel), with a constant float bias or none [-> Relu] (QDQ models).
 int fuseQdqConv(onnx::ModelProto& model);
+// a float MatMul reading DequantizeLinear(8-bit activation, per tensor) and
+// DequantizeLinear(constant int8 [K, N] weights, per tensor or per column) -> com.onnxlens
+// MatMulIntegerToFloat (statically quantized QDQ transformers);
+int fuseQdqMatMul(onnx::ModelProto& model);
 
 }  // namespace onnxlens::engine
