@@ -244,103 +244,89 @@ int fuseConvIntegerToFloat(PassContext& context) {
     return rewrites;
 }
 
-int fuseQdqConv(PassContext& context) {
+namespace {
+
+// The input `i` of a node, or "" past its last one.
+std::string inputOf(const onnx::NodeProto& node, int i) {
+    return i < node.input_size() ? node.input(i) : std::string();
+}
+
+// What the QDQ fusions share: every node `fusable` takes reads DequantizeLinear(activation) as
+// input 0 and DequantizeLinear(weights) as input 1. The chain replaced is the node, its weight
+// DequantizeLinear when nothing else reads it, and the activation DequantizeLinear with the last
+// fused node reading it when fused nodes are its only readers (Q, K and V products, or the
+// convolutions of one block, often read one). `fuse(node, x, w, chain)` may extend the chain (a
+// trailing activation) and returns the fused node.
+template <class Fusable, class Fuse>
+int fuseQdqPairs(PassContext& context, Fusable fusable, Fuse fuse) {
     onnx::GraphProto& graph = context.graph();
     const GraphIndex& index = context.index();
-
     struct Candidate {
-        int conv, weightDq, activationDq;
+        int node, weightDq, activationDq;
     };
     std::vector<Candidate> candidates;
-    for (int c = 0; c < graph.node_size(); ++c) {
-        const auto& conv = graph.node(c);
-        if (!isFusableQdqConv(index, conv)) continue;
-        const int wdq = index.producer(conv.input(1));
-        const int xdq = index.producer(conv.input(0));
-        candidates.push_back({c, wdq, xdq});
-    }
-
-    // An activation DequantizeLinear goes with the last fused convolution reading it when fused
-    // convolutions are its only readers.
+    for (int i = 0; i < graph.node_size(); ++i)
+        if (fusable(index, graph.node(i)))
+            candidates.push_back({i, index.producer(graph.node(i).input(1)),
+                                  index.producer(graph.node(i).input(0))});
     std::map<int, int> fusedReaders, lastReader;
     for (const auto& cand : candidates) {
         ++fusedReaders[cand.activationDq];
-        lastReader[cand.activationDq] = cand.conv;
+        lastReader[cand.activationDq] = cand.node;
     }
     Rewriter rewriter(graph);
     for (const auto& cand : candidates) {
-        const auto& conv = graph.node(cand.conv);
-        std::vector<int> chain{cand.conv};
-        if (index.soleConsumer(conv.input(1)) == cand.conv) chain.push_back(cand.weightDq);
-        const std::string& dequantized = conv.input(0);
-        if (lastReader[cand.activationDq] == cand.conv &&
-            index.exclusiveConsumerCount(dequantized) == fusedReaders[cand.activationDq])
+        const auto& node = graph.node(cand.node);
+        std::vector<int> chain{cand.node};
+        if (index.soleConsumer(node.input(1)) == cand.node) chain.push_back(cand.weightDq);
+        if (lastReader[cand.activationDq] == cand.node &&
+            index.exclusiveConsumerCount(node.input(0)) == fusedReaders[cand.activationDq])
             chain.push_back(cand.activationDq);
-        std::string output = conv.output(0);
-        const int relu = soleReaderOp(index, output, "Relu");
-        if (relu >= 0) {
-            chain.push_back(relu);
-            output = index.node(relu).output(0);
-        }
+        onnx::NodeProto fused =
+            fuse(node, index.node(cand.activationDq), index.node(cand.weightDq), chain);
         if (!rewriter.free(chain)) continue;
-        const auto& w = index.node(cand.weightDq);
-        const auto& x = index.node(cand.activationDq);
-        const auto in = [](const onnx::NodeProto& n, int i) {
-            return i < n.input_size() ? n.input(i) : std::string();
-        };
-        rewriter.replace(chain, fusedNode(conv, conv.name().empty() ? output : conv.name(),
-                                          {in(x, 0), in(w, 0), in(x, 1), in(w, 1), in(x, 2),
-                                           in(w, 2), in(conv, 2)},
-                                          output, relu >= 0));
+        rewriter.replace(chain, std::move(fused));
     }
     const int rewrites = rewriter.apply();
     if (rewrites) importOnnxlensDomain(context.model());
     return rewrites;
 }
 
-int fuseQdqMatMul(PassContext& context) {
-    onnx::GraphProto& graph = context.graph();
+}  // namespace
+
+int fuseQdqConv(PassContext& context) {
     const GraphIndex& index = context.index();
-    struct Candidate {
-        int matmul, weightDq, activationDq;
-    };
-    std::vector<Candidate> candidates;
-    for (int m = 0; m < graph.node_size(); ++m)
-        if (isFusableQdqMatMul(index, graph.node(m)))
-            candidates.push_back({m, index.producer(graph.node(m).input(1)),
-                                  index.producer(graph.node(m).input(0))});
-    // An activation DequantizeLinear goes with the last fused product reading it when fused
-    // products are its only readers (Q, K and V often read one).
-    std::map<int, int> fusedReaders, lastReader;
-    for (const auto& cand : candidates) {
-        ++fusedReaders[cand.activationDq];
-        lastReader[cand.activationDq] = cand.matmul;
-    }
-    Rewriter rewriter(graph);
-    for (const auto& cand : candidates) {
-        const auto& matmul = graph.node(cand.matmul);
-        std::vector<int> chain{cand.matmul};
-        if (index.soleConsumer(matmul.input(1)) == cand.matmul) chain.push_back(cand.weightDq);
-        if (lastReader[cand.activationDq] == cand.matmul &&
-            index.exclusiveConsumerCount(matmul.input(0)) == fusedReaders[cand.activationDq])
-            chain.push_back(cand.activationDq);
-        if (!rewriter.free(chain)) continue;
-        const auto& w = index.node(cand.weightDq);
-        const auto& x = index.node(cand.activationDq);
-        const auto in = [](const onnx::NodeProto& n, int i) {
-            return i < n.input_size() ? n.input(i) : std::string();
-        };
-        // MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zero_point, b_zero_point).
-        std::vector<std::string> inputs{in(x, 0), in(w, 0), in(x, 1), in(w, 1), in(x, 2), in(w, 2)};
-        while (!inputs.empty() && inputs.back().empty()) inputs.pop_back();
-        const std::string& output = matmul.output(0);
-        rewriter.replace(chain,
-                         makeNode("MatMulIntegerToFloat", kOnnxlensDomain,
-                                  matmul.name().empty() ? output : matmul.name(), inputs, output));
-    }
-    const int rewrites = rewriter.apply();
-    if (rewrites) importOnnxlensDomain(context.model());
-    return rewrites;
+    return fuseQdqPairs(context, isFusableQdqConv,
+                        [&](const onnx::NodeProto& conv, const onnx::NodeProto& x,
+                            const onnx::NodeProto& w, std::vector<int>& chain) {
+                            std::string output = conv.output(0);
+                            const int relu = soleReaderOp(index, output, "Relu");
+                            if (relu >= 0) {
+                                chain.push_back(relu);
+                                output = index.node(relu).output(0);
+                            }
+                            return fusedNode(
+                                conv, conv.name().empty() ? output : conv.name(),
+                                {inputOf(x, 0), inputOf(w, 0), inputOf(x, 1), inputOf(w, 1),
+                                 inputOf(x, 2), inputOf(w, 2), inputOf(conv, 2)},
+                                output, relu >= 0);
+                        });
+}
+
+int fuseQdqMatMul(PassContext& context) {
+    return fuseQdqPairs(
+        context, isFusableQdqMatMul,
+        [](const onnx::NodeProto& matmul, const onnx::NodeProto& x, const onnx::NodeProto& w,
+           std::vector<int>&) {
+            // MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zero_point,
+            // b_zero_point).
+            std::vector<std::string> inputs{inputOf(x, 0), inputOf(w, 0), inputOf(x, 1),
+                                            inputOf(w, 1), inputOf(x, 2), inputOf(w, 2)};
+            while (!inputs.empty() && inputs.back().empty()) inputs.pop_back();
+            const std::string& output = matmul.output(0);
+            return makeNode("MatMulIntegerToFloat", kOnnxlensDomain,
+                            matmul.name().empty() ? output : matmul.name(), inputs, output);
+        });
 }
 
 }  // namespace onnxlens::engine
