@@ -303,39 +303,16 @@ class BlockedDepthToSpaceKernel : public Kernel {
             return crd_ ? (c * s + i) * s + j : (i * s + j) * depth + c;
         };
         const float* src = x.data<float>();
-        // Whole blocks move when C' fills whole blocks (DCR): no padded lanes to clear.
-        const bool wholeBlocks = !plainOutput_ && !crd_ && depth % b == 0;
         Tensor out = plainOutput_ || !crd_
                          ? Tensor(DataType::Float, plainOutput_ ? Shape{n, depth, oh, ow}
                                                                 : Shape{n, outBlocks, oh, ow, b})
                          : Tensor::zeros(DataType::Float, {n, outBlocks, oh, ow, b});
         float* dst = out.data<float>();
-        if (wholeBlocks) {
-            // Whole blocks move: output block ob at tile (i, j) is input block (i*s + j)*C'/b + ob.
-            const std::int64_t depthBlocks = depth / b;
-            ctx.pool().parallelFor(
-                n * outBlocks * oh, static_cast<double>(ow * b),
-                [&](std::int64_t r0, std::int64_t r1) {
-                    for (std::int64_t row = r0; row < r1; ++row) {
-                        const std::int64_t y = row % oh, ob = (row / oh) % outBlocks,
-                                           image = row / (oh * outBlocks);
-                        const std::int64_t ih = y / s, i = y % s;
-                        float* to = dst + row * ow * b;
-                        // The output row in order: input column iw, tile column j.
-                        for (std::int64_t iw = 0; iw < w; ++iw)
-                            for (std::int64_t j = 0; j < s; ++j, to += b) {
-                                const std::int64_t ib = (i * s + j) * depthBlocks + ob;
-                                copyLanes(src + (((image * cb + ib) * h + ih) * w + iw) * b, to, b);
-                            }
-                    }
-                });
-            outputs[0] = Value(std::move(out));
-            return;
-        }
         if (!plainOutput_ && !crd_) {
-            // DCR, C' not a whole number of blocks: output block ob at tile (i, j) reads the
-            // consecutive input channels (i*s + j)*C' + ob*b on, in at most two runs of lanes;
-            // the padded lanes of the last block are zeroed. One output row per task.
+            // DCR: output block ob at tile (i, j) reads the consecutive input channels
+            // (i*s + j)*C' + ob*b on: one whole block when C' fills whole blocks, else at most
+            // two runs of lanes, the padded lanes of the last block zeroed. One output row per
+            // task, written in order (input column iw, tile column j).
             std::vector<std::vector<LaneRun>> runsOf(static_cast<std::size_t>(s * s * outBlocks));
             for (std::int64_t tile = 0; tile < s * s; ++tile)
                 for (std::int64_t ob = 0; ob < outBlocks; ++ob)
@@ -355,10 +332,10 @@ class BlockedDepthToSpaceKernel : public Kernel {
                                 const auto& runs =
                                     runsOf[static_cast<std::size_t>((i * s + j) * outBlocks + ob)];
                                 for (const LaneRun& r : runs)
-                                    std::copy_n(
+                                    copyLanes(
                                         src + (((image * cb + r.from / b) * h + ih) * w + iw) * b +
                                             r.from % b,
-                                        r.count, to + r.to % b);
+                                        to + r.to % b, r.count);
                                 std::fill_n(to + filled, b - filled, 0.0f);
                             }
                     }
