@@ -30,18 +30,47 @@ const std::unordered_map<std::string_view, NodeCategory>& categoryTable() {
              "MultiHeadAttention", "FusedConv", "FusedGemm", "FusedMatMul", "DeformConv"});
         // The optimizer's int8 fusions (com.onnxlens).
         add(NodeCategory::Layer, {"ConvIntegerToFloat", "MatMulIntegerToFloat"});
-        add(NodeCategory::Activation,
-            {"Relu",     "Sigmoid",         "Tanh",        "Softmax",   "LogSoftmax",
-             "Gelu",     "FastGelu",        "LeakyRelu",   "Elu",       "Selu",
-             "Celu",     "PRelu",           "HardSigmoid", "HardSwish", "Softplus",
-             "Softsign", "ThresholdedRelu", "Mish",        "Hardmax",   "Erf",
-             "BiasGelu", "QuickGelu",       "Clip"});
+        // ONNX Runtime's com.microsoft products, attention and recurrent layers (its transformer
+        // optimizer, quantizers and LLM builders write them).
+        add(NodeCategory::Layer,
+            {"GroupQueryAttention", "QAttention", "MatMulNBits", "DynamicQuantizeMatMul", "QGemm",
+             "DynamicQuantizeLSTM", "RotaryEmbedding", "QLinearConv"});
+        add(NodeCategory::Activation, {"Relu",
+                                       "Sigmoid",
+                                       "Tanh",
+                                       "Softmax",
+                                       "LogSoftmax",
+                                       "Gelu",
+                                       "FastGelu",
+                                       "LeakyRelu",
+                                       "Elu",
+                                       "Selu",
+                                       "Celu",
+                                       "PRelu",
+                                       "HardSigmoid",
+                                       "HardSwish",
+                                       "Softplus",
+                                       "Softsign",
+                                       "ThresholdedRelu",
+                                       "Mish",
+                                       "Hardmax",
+                                       "Erf",
+                                       "BiasGelu",
+                                       "QuickGelu",
+                                       "Clip",
+                                       "BiasSplitGelu",
+                                       "QLinearSigmoid",
+                                       "QLinearLeakyRelu",
+                                       "QLinearSoftmax"});
         add(NodeCategory::Pool, {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
-                                 "LpPool", "GlobalLpPool", "MaxRoiPool", "RoiAlign", "MaxUnpool"});
+                                 "LpPool", "GlobalLpPool", "MaxRoiPool", "RoiAlign", "MaxUnpool",
+                                 "QLinearAveragePool", "QLinearGlobalAveragePool"});
         add(NodeCategory::Normalization,
             {"BatchNormalization", "LayerNormalization", "InstanceNormalization",
              "GroupNormalization", "LpNormalization", "LRN", "MeanVarianceNormalization",
-             "SkipLayerNormalization", "SimplifiedLayerNormalization"});
+             "SkipLayerNormalization", "SimplifiedLayerNormalization",
+             "SkipSimplifiedLayerNormalization", "EmbedLayerNormalization", "GroupNorm",
+             "RMSNormalization"});
         add(NodeCategory::Dropout, {"Dropout"});
         add(NodeCategory::Shape,
             {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Shape", "Size", "Expand",
@@ -70,7 +99,9 @@ const std::unordered_map<std::string_view, NodeCategory>& categoryTable() {
                                    "ReverseSequence",
                                    "SplitToSequence",
                                    "ConcatFromSequence",
-                                   "Constant"});
+                                   "Constant",
+                                   "QLinearConcat",
+                                   "GatherBlockQuantized"});
         add(NodeCategory::Arithmetic, {"Add",
                                        "Sub",
                                        "Mul",
@@ -106,7 +137,10 @@ const std::unordered_map<std::string_view, NodeCategory>& categoryTable() {
                                        "ReduceSumSquare",
                                        "ArgMax",
                                        "ArgMin",
-                                       "CumSum"});
+                                       "CumSum",
+                                       "BiasAdd",
+                                       "QLinearAdd",
+                                       "QLinearMul"});
         add(NodeCategory::Logic,
             {"Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Not", "And", "Or", "Xor",
              "Where", "IsNaN", "IsInf", "BitShift"});

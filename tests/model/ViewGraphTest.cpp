@@ -423,5 +423,21 @@ TEST(ViewGraph, RunsOfAlikeLayersCanFoldIntoOneRepeatGroup) {
     for (const auto& g : plain->groups) EXPECT_NE(g.kind, ViewGroup::Kind::Repeat);
 }
 
+TEST(ViewGraph, OnnxRuntimeContribOperatorsGetTheirFamilies) {
+    // The com.microsoft operators of ONNX Runtime's optimizer, quantizers and LLM builders are
+    // coloured by family like the standard ones, not left as "other".
+    EXPECT_EQ(categoryOfOperator("GroupQueryAttention", "com.microsoft"), NodeCategory::Layer);
+    EXPECT_EQ(categoryOfOperator("MatMulNBits", "com.microsoft"), NodeCategory::Layer);
+    EXPECT_EQ(categoryOfOperator("SkipSimplifiedLayerNormalization", "com.microsoft"),
+              NodeCategory::Normalization);
+    EXPECT_EQ(categoryOfOperator("EmbedLayerNormalization", "com.microsoft"),
+              NodeCategory::Normalization);
+    EXPECT_EQ(categoryOfOperator("BiasSplitGelu", "com.microsoft"), NodeCategory::Activation);
+    EXPECT_EQ(categoryOfOperator("QLinearGlobalAveragePool", "com.microsoft"), NodeCategory::Pool);
+    EXPECT_EQ(categoryOfOperator("QLinearAdd", "com.microsoft"), NodeCategory::Arithmetic);
+    EXPECT_EQ(categoryOfOperator("GatherBlockQuantized", "com.microsoft"), NodeCategory::Tensor);
+    EXPECT_EQ(categoryOfOperator("NotAnOperator", "com.microsoft"), NodeCategory::Other);
+}
+
 }  // namespace
 }  // namespace onnxlens
