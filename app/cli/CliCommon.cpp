@@ -101,6 +101,8 @@ CLI::App* addCommand(CLI::App& cli, const std::string& name, const std::string& 
     return cli.add_subcommand(name, description);
 }
 
+void setCommandFooter(CLI::App& command, const std::string& text) { command.footer(text); }
+
 void addJsonFlag(CLI::App& command, const std::string& description) {
     addFlag(command, "json", description);
 }

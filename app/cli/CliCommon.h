@@ -60,6 +60,8 @@ void printJson(const nlohmann::json& document);
 // A subcommand of `cli` (the command files declare through these helpers, so that only the files
 // that parse include the CLI11 header).
 CLI::App* addCommand(CLI::App& cli, const std::string& name, const std::string& description);
+// Text --help prints after the command's options (how it works, exit codes).
+void setCommandFooter(CLI::App& command, const std::string& text);
 
 // Declaring options: `name` is the long name without dashes, `valueName` what --help shows for
 // the value (N, FILE, NAME=VALUE...).
@@ -103,5 +105,6 @@ Command addOptimizeCommand(CLI::App& cli);
 Command addExportCommand(CLI::App& cli);
 Command addQuantizeCommand(CLI::App& cli);
 Command addDiffCommand(CLI::App& cli);
+Command addGenerateCommand(CLI::App& cli);
 
 }  // namespace onnxlens::cli

@@ -7,6 +7,7 @@
 #include "CliCommon.h"
 #include "onnxlens/model/ModelLoader.h"
 #include "onnxlens/model/ModelSummary.h"
+#include "onnxlens/workflows/DecoderModel.h"
 
 namespace onnxlens::cli {
 
@@ -209,15 +210,45 @@ void printReport(std::ostream& out, const ModelSummary& s) {
                        " node outputs of newer opsets shaped by onnxlens's rules");
 }
 
+// The KV cache of a decoder (generate runs it), after the report's other sections.
+void printKvCache(std::ostream& out, const Result<engine::DecoderModel>& decoder) {
+    if (!decoder) return;
+    const auto& d = *decoder;
+    out << "\nKV cache (decoder: onnxlens-cli generate runs it)\n";
+    const auto number = [](std::int64_t v) { return v > 0 ? std::to_string(v) : std::string("?"); };
+    printField(out, "Layers",
+               std::to_string(d.layers) + ", " + number(d.heads) + " kv heads x " +
+                   number(d.headSize) + ", " + engine::dataTypeName(d.cacheType));
+    printField(out, "Layout",
+               std::string(d.stacked ? "stacked" : "separate") + " (" + d.naming + "), " +
+                   std::to_string(d.cache.size()) + " past/present pairs");
+    const auto symbol = [](const std::string& s) { return s.empty() ? std::string("?") : s; };
+    printField(out, "Dims",
+               "batch " + symbol(d.batchSymbol) + ", past " + symbol(d.pastSymbol) + ", sequence " +
+                   symbol(d.sequenceSymbol));
+    printField(out, "Per token",
+               d.bytesPerToken ? humanBytes(d.bytesPerToken) + " of cache per token of context"
+                               : std::string("? (a cache dim is not a number)"));
+    std::string inputs = d.inputIds;
+    if (!d.attentionMask.empty()) inputs += ", " + d.attentionMask;
+    if (!d.positionIds.empty()) inputs += ", " + d.positionIds;
+    printField(out, "Inputs", inputs + "; logits " + d.logits);
+}
+
 int runInfo(const Arguments& arguments) {
     auto loaded = loadModel(arguments.positionals()[0]);
     if (!loaded) throw UsageError(loaded.error().message);
     auto summary = summarizeModel(*loaded);
     if (!summary) throw UsageError(summary.error().message);
-    if (arguments.flag("json"))
-        printJson(summaryJson(*summary));
-    else
+    const auto decoder = engine::recognizeDecoder(loaded->proto->graph());
+    if (arguments.flag("json")) {
+        auto doc = summaryJson(*summary);
+        doc["kv_cache"] = decoder ? engine::decoderModelJson(*decoder) : nlohmann::json(nullptr);
+        printJson(doc);
+    } else {
         printReport(std::cout, *summary);
+        printKvCache(std::cout, decoder);
+    }
     return kExitOk;
 }
 
