@@ -121,16 +121,17 @@ onnx::NodeProto* matMulNBits(Builder& b, const std::string& name, const std::str
     return node;
 }
 
-// One decoder layer as onnxruntime-genai's builder writes an int4 model (opset 14): hidden 32,
-// 4 query heads and 2 key/value heads of 8, MLP 64, vocabulary 32.
+// One decoder layer as onnxruntime-genai's builder writes an int4 model (opset 14): hidden 64,
+// 4 query heads and 2 key/value heads of 16 (ONNX Runtime's CPU kernel wants heads of a multiple
+// of 16), MLP 128, vocabulary 32.
 onnx::ModelProto genaiDecoder(int opset = 14) {
     Builder b(opset);
     const std::string F = "batch_size", S = "sequence_length", P = "past_sequence_length",
                       T = "total_sequence_length";
     b.input("input_ids", TP::INT64, {F, S});
     b.input("attention_mask", TP::INT64, {F, T});
-    b.input("past_key_values.0.key", TP::FLOAT, {F, "2", P, "8"});
-    b.input("past_key_values.0.value", TP::FLOAT, {F, "2", P, "8"});
+    b.input("past_key_values.0.key", TP::FLOAT, {F, "2", P, "16"});
+    b.input("past_key_values.0.value", TP::FLOAT, {F, "2", P, "16"});
     // seqlens_k and total_sequence_length from the attention mask.
     b.init("/model/constants/TensorProto.INT64/1D/1", TP::INT64, {1}, 1);
     b.init("/model/constants/TensorProto.INT64/0D/1", TP::INT64, {}, 1);
@@ -158,8 +159,8 @@ onnx::ModelProto genaiDecoder(int opset = 14) {
                    {"/model/attn_mask_reformat/attn_mask_subgraph/Gather/Cast/output_0"}, ""),
             "to", TP::INT32);
     // Embedding: a 4-bit block-quantized table (uint8, two values a byte).
-    b.init("model.embed_tokens.qweight", TP::UINT8, {32, 16});
-    b.init("model.embed_tokens.scales", TP::FLOAT, {32, 2});
+    b.init("model.embed_tokens.qweight", TP::UINT8, {32, 32});
+    b.init("model.embed_tokens.scales", TP::FLOAT, {32, 4});
     auto* embed = b.node("GatherBlockQuantized", "/model/embed_tokens/GatherBlockQuantized",
                          {"model.embed_tokens.qweight", "input_ids", "model.embed_tokens.scales"},
                          {"/model/embed_tokens/GatherBlockQuantized/output_0"});
@@ -167,7 +168,7 @@ onnx::ModelProto genaiDecoder(int opset = 14) {
     intAttr(embed, "block_size", 16);
     intAttr(embed, "gather_axis", 0);
     intAttr(embed, "quantize_axis", 1);
-    b.init("model.layers.0.input_layernorm.weight", TP::FLOAT, {32});
+    b.init("model.layers.0.input_layernorm.weight", TP::FLOAT, {64});
     auto* norm = b.node("SimplifiedLayerNormalization", "/model/layers.0/input_layernorm/LayerNorm",
                         {"/model/embed_tokens/GatherBlockQuantized/output_0",
                          "model.layers.0.input_layernorm.weight"},
@@ -177,9 +178,9 @@ onnx::ModelProto genaiDecoder(int opset = 14) {
     intAttr(norm, "stash_type", 1);
     matMulNBits(b, "/model/layers.0/attn/qkv_proj/MatMul",
                 "/model/layers.0/input_layernorm/output_0",
-                "/model/layers.0/attn/qkv_proj/MatMul/output_0", 32, 64);
-    b.init("cos_cache", TP::FLOAT, {16, 4});
-    b.init("sin_cache", TP::FLOAT, {16, 4});
+                "/model/layers.0/attn/qkv_proj/MatMul/output_0", 64, 128);
+    b.init("cos_cache", TP::FLOAT, {16, 8});
+    b.init("sin_cache", TP::FLOAT, {16, 8});
     auto* gqa = b.node(
         "GroupQueryAttention", "/model/layers.0/attn/GroupQueryAttention",
         {"/model/layers.0/attn/qkv_proj/MatMul/output_0", "", "", "past_key_values.0.key",
@@ -193,11 +194,11 @@ onnx::ModelProto genaiDecoder(int opset = 14) {
     intAttr(gqa, "do_rotary", 1);
     intAttr(gqa, "rotary_interleaved", 0);
     intAttr(gqa, "local_window_size", -1);
-    floatAttr(gqa, "scale", 0.35355f);
+    floatAttr(gqa, "scale", 0.25f);
     matMulNBits(b, "/model/layers.0/attn/o_proj/MatMul",
                 "/model/layers.0/attn/GroupQueryAttention/output_0",
-                "/model/layers.0/attn/o_proj/MatMul/output_0", 32, 32);
-    b.init("model.layers.0.post_attention_layernorm.weight", TP::FLOAT, {32});
+                "/model/layers.0/attn/o_proj/MatMul/output_0", 64, 64);
+    b.init("model.layers.0.post_attention_layernorm.weight", TP::FLOAT, {64});
     floatAttr(b.node("SkipSimplifiedLayerNormalization",
                      "/model/layers.0/post_attention_layernorm/SkipLayerNorm",
                      {"/model/layers.0/attn/o_proj/MatMul/output_0",
@@ -208,9 +209,9 @@ onnx::ModelProto genaiDecoder(int opset = 14) {
               "epsilon", 1e-6f);
     const std::string mlpIn = "/model/layers.0/post_attention_layernorm/output_0";
     matMulNBits(b, "/model/layers.0/mlp/gate_proj/MatMul", mlpIn,
-                "/model/layers.0/mlp/gate_proj/MatMul/output_0", 32, 64);
+                "/model/layers.0/mlp/gate_proj/MatMul/output_0", 64, 128);
     matMulNBits(b, "/model/layers.0/mlp/up_proj/MatMul", mlpIn,
-                "/model/layers.0/mlp/up_proj/MatMul/output_0", 32, 64);
+                "/model/layers.0/mlp/up_proj/MatMul/output_0", 64, 128);
     b.node("Sigmoid", "/model/layers.0/mlp/act_fn/Sigmoid",
            {"/model/layers.0/mlp/gate_proj/MatMul/output_0"},
            {"/model/layers.0/mlp/act_fn/Sigmoid/output_0"}, "");
@@ -223,8 +224,8 @@ onnx::ModelProto genaiDecoder(int opset = 14) {
         {"/model/layers.0/mlp/act_fn/Mul/output_0", "/model/layers.0/mlp/up_proj/MatMul/output_0"},
         {"/model/layers.0/mlp/Mul/output_0"}, "");
     matMulNBits(b, "/model/layers.0/mlp/down_proj/MatMul", "/model/layers.0/mlp/Mul/output_0",
-                "/model/layers.0/mlp/down_proj/MatMul/output_0", 64, 32);
-    b.init("model.layers.1.final_norm_layernorm.weight", TP::FLOAT, {32});
+                "/model/layers.0/mlp/down_proj/MatMul/output_0", 128, 64);
+    b.init("model.layers.1.final_norm_layernorm.weight", TP::FLOAT, {64});
     floatAttr(b.node("SkipSimplifiedLayerNormalization",
                      "/model/layers.1/final_norm_layernorm/SkipLayerNorm",
                      {"/model/layers.0/mlp/down_proj/MatMul/output_0",
@@ -232,11 +233,11 @@ onnx::ModelProto genaiDecoder(int opset = 14) {
                       "model.layers.1.final_norm_layernorm.weight"},
                      {"/model/layers.1/final_norm_layernorm/output_0"}),
               "epsilon", 1e-6f);
-    matMulNBits(b, "/lm_head/MatMul", "/model/layers.1/final_norm_layernorm/output_0", "logits", 32,
+    matMulNBits(b, "/lm_head/MatMul", "/model/layers.1/final_norm_layernorm/output_0", "logits", 64,
                 32);
     b.output("logits", TP::FLOAT, {F, S, "32"});
-    b.output("present.0.key", TP::FLOAT, {F, "2", T, "8"});
-    b.output("present.0.value", TP::FLOAT, {F, "2", T, "8"});
+    b.output("present.0.key", TP::FLOAT, {F, "2", T, "16"});
+    b.output("present.0.value", TP::FLOAT, {F, "2", T, "16"});
     return b.model();
 }
 
@@ -361,24 +362,24 @@ TEST(MicrosoftOpSchemas, GenaiDecoderEveryEdgeTypedWithSymbolicDims) {
     EXPECT_TRUE(summary.ok) << summary.message;
     const std::string FS = "[batch_size][sequence_length]";
     EXPECT_EQ(dimsText(*shapes, "/model/embed_tokens/GatherBlockQuantized/output_0"),
-              "1:" + FS + "[32]");
-    EXPECT_EQ(dimsText(*shapes, "/model/layers.0/input_layernorm/output_0"), "1:" + FS + "[32]");
-    EXPECT_EQ(dimsText(*shapes, "/model/layers.0/attn/qkv_proj/MatMul/output_0"),
               "1:" + FS + "[64]");
-    // Packed QKV of 64 = (4 + 2 * 2) heads of 8: the output has the 4 query heads.
+    EXPECT_EQ(dimsText(*shapes, "/model/layers.0/input_layernorm/output_0"), "1:" + FS + "[64]");
+    EXPECT_EQ(dimsText(*shapes, "/model/layers.0/attn/qkv_proj/MatMul/output_0"),
+              "1:" + FS + "[128]");
+    // Packed QKV of 128 = (4 + 2 * 2) heads of 16: the output has the 4 query heads.
     EXPECT_EQ(dimsText(*shapes, "/model/layers.0/attn/GroupQueryAttention/output_0"),
-              "1:" + FS + "[32]");
+              "1:" + FS + "[64]");
     EXPECT_EQ(dimsText(*shapes, "/model/attn_mask_reformat/attn_mask_subgraph/Sub/Cast/output_0"),
               "6:[batch_size]");
     EXPECT_EQ(
         dimsText(*shapes, "/model/attn_mask_reformat/attn_mask_subgraph/Gather/Cast/output_0"),
         "6:");
     EXPECT_EQ(dimsText(*shapes, "/model/layers.0/post_attention_layernorm/output_3"),
-              "1:" + FS + "[32]");
-    EXPECT_EQ(dimsText(*shapes, "/model/layers.0/mlp/Mul/output_0"), "1:" + FS + "[64]");
+              "1:" + FS + "[64]");
+    EXPECT_EQ(dimsText(*shapes, "/model/layers.0/mlp/Mul/output_0"), "1:" + FS + "[128]");
     EXPECT_EQ(dimsText(*shapes, "logits"), "1:" + FS + "[32]");
     // The present length keeps the name the graph declares.
-    EXPECT_EQ(dimsText(*shapes, "present.0.key"), "1:[batch_size][2][total_sequence_length][8]");
+    EXPECT_EQ(dimsText(*shapes, "present.0.key"), "1:[batch_size][2][total_sequence_length][16]");
 }
 
 TEST(MicrosoftOpSchemas, GenaiDecoderCheckerNamesOrtExtensionsAndCountsCheckedNodes) {
@@ -590,20 +591,20 @@ TEST(MicrosoftOpSchemas, CostCountsPackedWeightsAndPastLength) {
     std::map<std::string, const NodeCost*> byName;
     for (const auto& n : genai->nodes) byName[n.name] = &n;
     const NodeCost& qkv = *byName.at("/model/layers.0/attn/qkv_proj/MatMul");
-    // M * N * K = 4 * 64 * 32; weights 64 x 2 blocks x 8 bytes, scales 128 floats.
-    EXPECT_DOUBLE_EQ(qkv.figures.macs, 4.0 * 64 * 32);
-    EXPECT_DOUBLE_EQ(qkv.figures.flops, 2 * 4.0 * 64 * 32);
-    EXPECT_EQ(qkv.figures.parameterBytes, 64u * 2 * 8 + 128 * 4);
+    // M * N * K = 4 * 128 * 64; weights 128 x 4 blocks x 8 bytes, scales 512 floats.
+    EXPECT_DOUBLE_EQ(qkv.figures.macs, 4.0 * 128 * 64);
+    EXPECT_DOUBLE_EQ(qkv.figures.flops, 2 * 4.0 * 128 * 64);
+    EXPECT_EQ(qkv.figures.parameterBytes, 128u * 4 * 8 + 512 * 4);
     const NodeCost& gqa = *byName.at("/model/layers.0/attn/GroupQueryAttention");
-    // Q x K^T and weights x V over T = 3 + 4 for 4 heads of 8: 2 * B * S * T * 32.
+    // Q x K^T and weights x V over T = 3 + 4 for 4 heads of 16: 2 * B * S * T * 64.
     EXPECT_TRUE(gqa.shapesKnown) << gqa.note;
-    EXPECT_DOUBLE_EQ(gqa.figures.macs, 2.0 * 1 * 4 * 7 * 32);
+    EXPECT_DOUBLE_EQ(gqa.figures.macs, 2.0 * 1 * 4 * 7 * 64);
     EXPECT_DOUBLE_EQ(gqa.figures.flops, 2 * gqa.figures.macs + 3.0 * 4 * 4 * 7);
     const NodeCost& norm = *byName.at("/model/layers.0/input_layernorm/LayerNorm");
     EXPECT_EQ(norm.opType, "SimplifiedLayerNormalization");
-    EXPECT_DOUBLE_EQ(norm.figures.flops, 4.0 * 4 * 32);
+    EXPECT_DOUBLE_EQ(norm.figures.flops, 4.0 * 4 * 64);
     const NodeCost& skip = *byName.at("/model/layers.0/post_attention_layernorm/SkipLayerNorm");
-    EXPECT_DOUBLE_EQ(skip.figures.flops, 5.0 * 4 * 32);
+    EXPECT_DOUBLE_EQ(skip.figures.flops, 5.0 * 4 * 64);
     EXPECT_EQ(genai->nodesWithUnknownShapes, 0);
 
     const auto bert = computeModelCost(fusedBert(), {{"batch", 1}, {"sequence", 4}});
