@@ -26,15 +26,6 @@ struct Verdict {
 
 nlohmann::json verdictJson(const Verdict& v) { return {{"ok", v.ok}, {"message", v.message}}; }
 
-// Models of a newer opset than the linked onnx library: which nodes onnxlens checked instead.
-nlohmann::json checkerJson(const CheckerVerdict& v) {
-    return {{"ok", v.ok},
-            {"message", v.message},
-            {"note", v.note},
-            {"nodes_checked_by_onnxlens", v.nodesCheckedByOnnxlens},
-            {"newer_opset_warning", v.newerOpsetWarning}};
-}
-
 // ---- engine support ----
 // Which nodes (subgraphs and functions included) the onnxlens engine has no kernel for.
 nlohmann::json unsupportedNodesJson(const std::vector<engine::UnsupportedNode>& nodes) {
@@ -218,7 +209,7 @@ int runCheck(const Arguments& arguments) {
         std::cout << path << "\n";
         printVerdict("structure", structure);
         printVerdict("onnx checker", checker);
-        if (!onnxChecker.note.empty()) std::cout << "  " << onnxChecker.note << "\n";
+        for (const auto& line : checkerNoteLines(onnxChecker)) std::cout << "  " << line << "\n";
         if (!onnxChecker.newerOpsetWarning.empty())
             std::cout << "warning: " << onnxChecker.newerOpsetWarning
                       << "; run, compare and bench refuse it without --allow-newer-opset\n";

@@ -67,6 +67,25 @@ std::pair<std::string, std::string> splitAssignment(const std::string& text,
     return {text.substr(0, eq), text.substr(eq + 1)};
 }
 
+nlohmann::json checkerJson(const CheckerVerdict& v) {
+    return {{"ok", v.ok},
+            {"message", v.message},
+            {"note", v.note},
+            {"nodes_checked_by_onnxlens", v.nodesCheckedByOnnxlens},
+            {"newer_opset_warning", v.newerOpsetWarning},
+            {"microsoft_note", v.microsoftNote},
+            {"nodes_checked_by_onnxlens_schemas", v.checkedByOnnxlensSchemas},
+            {"nodes_not_checked", v.notChecked},
+            {"ort_extension_nodes", v.ortExtensionNodes}};
+}
+
+std::vector<std::string> checkerNoteLines(const CheckerVerdict& v) {
+    std::vector<std::string> lines;
+    if (!v.note.empty()) lines.push_back(v.note);
+    if (!v.microsoftNote.empty()) lines.push_back(v.microsoftNote);
+    return lines;
+}
+
 void printJson(const nlohmann::json& document) {
     std::cout << document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "onnxlens/model/ModelSummary.h"
+
 namespace CLI {
 class App;
 class Option;
@@ -56,6 +58,12 @@ std::pair<std::string, std::string> splitAssignment(const std::string& text,
                                                     const std::string& option);
 
 void printJson(const nlohmann::json& document);
+
+// The checker verdict as `check --json` and `info --json` print it.
+nlohmann::json checkerJson(const CheckerVerdict& verdict);
+// Its lines after the verdict in the text reports (notes, nodes checked by onnxlens's schemas,
+// nodes not checked), each prefixed by `indent`.
+std::vector<std::string> checkerNoteLines(const CheckerVerdict& verdict);
 
 // A subcommand of `cli` (the command files declare through these helpers, so that only the files
 // that parse include the CLI11 header).

@@ -77,11 +77,7 @@ nlohmann::json summaryJson(const ModelSummary& s) {
                                     {"outputs", f.outputs},
                                     {"node_count", f.nodeCount}});
     doc["subgraphs"] = s.subgraphCount;
-    doc["checker"] = {{"ok", s.checker.ok},
-                      {"message", s.checker.message},
-                      {"note", s.checker.note},
-                      {"nodes_checked_by_onnxlens", s.checker.nodesCheckedByOnnxlens},
-                      {"newer_opset_warning", s.checker.newerOpsetWarning}};
+    doc["checker"] = checkerJson(s.checker);
     doc["shape_inference"] = {{"ok", s.shapeInference.ok},
                               {"message", s.shapeInference.message},
                               {"known_edges", s.shapeInference.knownEdges},
@@ -194,7 +190,7 @@ void printReport(std::ostream& out, const ModelSummary& s) {
     }
     out << "\nValidation\n";
     printField(out, "Checker", s.checker.ok ? "ok" : "FAILED: " + firstLine(s.checker.message));
-    if (!s.checker.note.empty()) printField(out, "", s.checker.note);
+    for (const auto& line : checkerNoteLines(s.checker)) printField(out, "", line);
     if (!s.checker.newerOpsetWarning.empty())
         printField(out, "", "warning: " + s.checker.newerOpsetWarning);
     std::string inferred = std::to_string(s.shapeInference.knownEdges) + "/" +

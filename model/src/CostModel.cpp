@@ -9,6 +9,8 @@
 #include <optional>
 #include <set>
 
+#include "MicrosoftOpCosts.h"
+#include "onnxlens/model/MicrosoftOpSchemas.h"
 #include "onnxlens/model/ModelSummary.h"
 #include "onnxlens/model/NodeAttributes.h"
 #include "onnxlens/model/NodeNames.h"
@@ -249,6 +251,9 @@ class CostCounter {
             if (!name.empty())
                 if (auto b = types.bytes(name)) f.bytesWritten += static_cast<std::uint64_t>(*b);
 
+        if (countMicrosoftOpCost(
+                node, [&](const std::string& v) { return types.dims(v); }, cost))
+            return;
         const bool standard = isDefaultDomain(node.domain()) || node.domain() == "com.microsoft" ||
                               node.domain() == "com.onnxlens";
         if (!standard) {
@@ -579,6 +584,7 @@ Result<ModelCost> computeModelCost(const onnx::ModelProto& model,
     try {
         onnx::ModelProto copy = copyWithoutBulkData(model);
         bindInputDims(copy, dims, result);
+        moveOrtOnnxDomainExtensions(copy);  // typed by their placeholder schemas
         if (auto inferable = checkNodesAgainstSchemas(copy); !inferable) {
             result.assumptions.push_back("shape inference skipped: " + inferable.error().message);
         } else {

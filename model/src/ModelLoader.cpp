@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "onnxlens/model/ExternalData.h"
+#include "onnxlens/model/MicrosoftOpSchemas.h"
 #include "onnxlens/model/ShapeInference.h"
 
 namespace onnxlens {
@@ -72,6 +73,8 @@ Status checkLooksLikeOnnx(const onnx::ModelProto& model, const std::string& name
 Result<LoadedModel> finishParse(std::shared_ptr<onnx::ModelProto> proto, const std::string& name,
                                 const fs::path& path, const fs::path& directory,
                                 std::uint64_t bytes) {
+    // Before any reader of onnx's schema registry (checker, inference, view graph, engine).
+    registerMicrosoftOpSchemas();
     auto plausible = checkLooksLikeOnnx(*proto, name);
     if (!plausible) return plausible.error();
     LoadedModel loaded;

@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "onnxlens/model/ExternalData.h"
+#include "onnxlens/model/MicrosoftOpSchemas.h"
 #include "onnxlens/model/NewerOpsets.h"
 #include "onnxlens/model/ShapeInferenceAnyOpset.h"
 #include "onnxlens/model/TensorTypes.h"
@@ -122,7 +123,16 @@ CheckerVerdict runChecker(const onnx::ModelProto& model) {
     // Nodes of opsets newer than the library's are checked by onnxlens; the library checks the
     // rest of the model (NewerOpsets.h).
     const NewerOpsetReport newer = checkNewerOpsetNodes(model);
+    // com.microsoft nodes are verified by the checker against the schemas onnxlens registers;
+    // ONNX Runtime's default-domain extensions are a failure of their own, reported below, and
+    // moved aside so that the checker goes on with the rest of the model.
+    const MicrosoftCheckReport microsoft = checkMicrosoftNodes(model);
+    moveOrtOnnxDomainExtensions(copy);
     adaptForOnnxLibrary(copy);
+    verdict.microsoftNote = describeMicrosoftCheck(microsoft);
+    verdict.checkedByOnnxlensSchemas = microsoft.checkedByOp;
+    verdict.notChecked = microsoft.notChecked;
+    verdict.ortExtensionNodes = microsoft.ortExtensionNodes;
     verdict.note = describeNewerOpsetCheck(newer);
     verdict.nodesCheckedByOnnxlens = static_cast<std::int64_t>(newer.nodes.size());
     if (newer.opsetNewerThanOnnxlens)
@@ -141,10 +151,14 @@ CheckerVerdict runChecker(const onnx::ModelProto& model) {
                (verdict.message.back() == '\n' || verdict.message.back() == ' '))
             verdict.message.pop_back();
     }
-    if (!newer.problems.empty()) {
+    std::vector<std::string> found = newer.problems;
+    found.insert(found.end(), microsoft.problems.begin(), microsoft.problems.end());
+    if (const std::string extensions = describeOrtExtensionNodes(microsoft); !extensions.empty())
+        found.push_back(extensions);
+    if (!found.empty()) {
         verdict.ok = false;
         std::string problems;
-        for (const auto& p : newer.problems) problems += (problems.empty() ? "" : "\n") + p;
+        for (const auto& p : found) problems += (problems.empty() ? "" : "\n") + p;
         verdict.message = verdict.message.empty() ? problems : verdict.message + "\n" + problems;
     }
     return verdict;

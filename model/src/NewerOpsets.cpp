@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "onnxlens/model/MicrosoftOpSchemas.h"
 #include "onnxlens/model/OnnxDomains.h"
 #include "onnxlens/model/TensorTypes.h"
 
@@ -440,7 +441,9 @@ struct Walker {
             const std::string label =
                 where + " node '" + (node.name().empty() ? "#" + std::to_string(i) : node.name()) +
                 "'";
-            if (isDefaultDomain(node) && opset > libraryOpset)
+            // ONNX Runtime's own default-domain operators are reported by checkMicrosoftNodes.
+            if (isDefaultDomain(node) && opset > libraryOpset &&
+                !isOrtOnnxDomainExtension(node, opset))
                 walkNode(node, opset, where, label, types);
             for (const auto& attribute : node.attribute()) {
                 if (attribute.has_g())
@@ -487,6 +490,7 @@ struct Walker {
 }  // namespace
 
 int onnxLibraryOpset() {
+    registerMicrosoftOpSchemas();  // before anyone reads the registry's domain map
     const auto& known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
     auto it = known.find("");
     return it == known.end() ? 1 : it->second.second;

@@ -6,6 +6,7 @@
 #include <exception>
 #include <functional>
 
+#include "onnxlens/model/MicrosoftOpSchemas.h"
 #include "onnxlens/model/OnnxDomains.h"
 #include "onnxlens/model/ShapeInferenceAnyOpset.h"
 #include "onnxlens/model/StructuralCopy.h"
@@ -62,6 +63,7 @@ Status checkNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nod
 }  // namespace
 
 Status checkNodesAgainstSchemas(const onnx::ModelProto& model) {
+    registerMicrosoftOpSchemas();
     const OpsetVersions opsets = opsetVersions(model.opset_import());
     auto status = checkNodes(model.graph().node(), opsets, "main graph");
     if (!status) return status;

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "onnxlens/model/MicrosoftOpSchemas.h"
 #include "onnxlens/model/ModelSummary.h"
 #include "onnxlens/model/NewerOpsets.h"
 #include "onnxlens/model/OnnxDomains.h"
@@ -202,7 +203,15 @@ void copyInferredTypes(const onnx::GraphProto& from, onnx::GraphProto& to) {
 
 ShapeInferenceOutcome inferShapesAnyOpset(onnx::ModelProto& model) {
     ShapeInferenceOutcome outcome;
-    onnx::ModelProto adapted = model;
+    registerMicrosoftOpSchemas();
+    // ONNX Runtime's default-domain extensions are typed by their placeholder schemas
+    // (MicrosoftOpSchemas.h), the newer opsets' nodes by ShapeRules.
+    const auto libraryCopy = [&model] {
+        onnx::ModelProto copy = model;
+        moveOrtOnnxDomainExtensions(copy);
+        return copy;
+    };
+    onnx::ModelProto adapted = libraryCopy();
     const bool newer = adaptForOnnxLibrary(adapted);
     if (auto safe = checkNodesAgainstSchemas(adapted); !safe) {
         outcome.skipped = true;
@@ -222,12 +231,12 @@ ShapeInferenceOutcome inferShapesAnyOpset(onnx::ModelProto& model) {
         outcome.message = trimmed(e.what());
         // Strict mode stops at the first node it cannot infer; the lenient mode infers what it
         // can, which is what the edge counts describe.
-        adapted = model;
+        adapted = libraryCopy();
         adaptForOnnxLibrary(adapted);
         try {
             infer(0);
         } catch (const std::exception&) {
-            adapted = model;
+            adapted = libraryCopy();
             adaptForOnnxLibrary(adapted);
         }
     }

@@ -68,6 +68,15 @@ struct CheckerVerdict {
     // The model's ai.onnx opset is beyond every opset this build knows (neither the onnx library
     // nor onnxlens's table): a warning, not a failure; run/compare/bench refuse such a model.
     std::string newerOpsetWarning;
+    // ONNX Runtime's contrib operators (MicrosoftOpSchemas.h): "12 com.microsoft nodes checked
+    // against onnxlens's schemas (...)"; "" when the model has none.
+    std::string microsoftNote;
+    std::map<std::string, std::int64_t> checkedByOnnxlensSchemas;  // "com.microsoft::Op" -> nodes
+    // Nodes of a domain or operator nobody has a schema for: not checked, neither valid nor not.
+    std::vector<std::string> notChecked;
+    // Default-domain nodes that only ONNX Runtime defines (LayerNormalization below opset 17,
+    // SimplifiedLayerNormalization): a failure, named in `message` too.
+    std::vector<std::string> ortExtensionNodes;
 };
 
 struct ShapeInferenceSummary {
