@@ -13,6 +13,9 @@
 //   scale * zero_point * sum(A block), so the inner loop is a pure product of unpacked integers.
 // - More rows (prefill), or g_idx: tiles of columns dequantized to a small float scratch and
 //   multiplied by Eigen's GEMM, tiles in parallel.
+// g_idx (deprecated; 4 bits only, as ONNX Runtime): row k of B takes the scale and zero point of
+// block g_idx[k]. ONNX Runtime 1.30's CPU kernel ignores packed uint8 zero points when g_idx is
+// given (it uses 8; checked on one-node models): here they count, as without g_idx.
 #include <Eigen/Core>
 #ifdef __AVX2__
 #include <immintrin.h>
