@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "onnxlens/engine/EngineError.h"
+#include "onnxlens/engine/Shape.h"
 
 namespace onnxlens::engine::ops {
 
@@ -150,6 +151,20 @@ void requireAttentionFloat(const Tensor& t, const std::string& what) {
 
 Tensor asFloat(const Tensor& t) {
     return t.dtype() == DataType::Float ? t : t.castTo(DataType::Float);
+}
+
+void requireCountable(const Tensor& t, const std::string& what) {
+    std::int64_t product = 1;
+    for (std::int64_t d : t.shape())
+        if (d != 0 && __builtin_mul_overflow(product, d, &product))
+            throw EngineError(what + " of shape " + shapeToString(t.shape()) +
+                              " has dimensions whose product overflows 64 bits");
+}
+
+void requireCountable(std::initializer_list<std::pair<const Tensor*, const char*>> tensors,
+                      const std::string& op) {
+    for (const auto& [t, name] : tensors)
+        if (t) requireCountable(*t, op + ": " + name);
 }
 
 std::int64_t checkedSum(std::int64_t a, std::int64_t b, const std::string& what) {

@@ -76,6 +76,13 @@ void requireAttentionFloat(const Tensor& t, const std::string& what);
 // t as float (t itself when it already is).
 Tensor asFloat(const Tensor& t);
 
+// Throws naming `what` when the product of t's non-zero dimensions overflows 64 bits (an empty
+// tensor may declare huge dimensions; strides computed from them must not overflow).
+void requireCountable(const Tensor& t, const std::string& what);
+// The same for every tensor given (null entries skipped).
+void requireCountable(std::initializer_list<std::pair<const Tensor*, const char*>> tensors,
+                      const std::string& op);
+
 // a + b for sizes read from tensors and attributes; throws naming `what` on overflow.
 std::int64_t checkedSum(std::int64_t a, std::int64_t b, const std::string& what);
 

@@ -63,10 +63,11 @@ AdditiveMask buildPaddingMask(const Tensor& mask, const std::string& what, std::
                                           " is outside [0, " + std::to_string(total) + "]");
         return v;
     };
-    if (mask.rank() == 1 && (mask.dim(0) == batch || mask.dim(0) == 2 * batch)) {
+    const bool startsToo = mask.rank() == 1 && mask.dim(0) % 2 == 0 && mask.dim(0) / 2 == batch;
+    if (mask.rank() == 1 && (mask.dim(0) == batch || startsToo)) {
         out.values = Tensor::zeros(DataType::Float, {batch, total});
         float* v = out.values.data<float>();
-        const bool starts = mask.dim(0) == 2 * batch && batch > 0;
+        const bool starts = startsToo && batch > 0;
         for (std::int64_t b = 0; b < batch; ++b) {
             const std::int64_t end = bound(m[static_cast<std::size_t>(b)], b);
             const std::int64_t start =
@@ -111,7 +112,7 @@ AdditiveMask buildPaddingMask(const Tensor& mask, const std::string& what, std::
         return out;
     }
     fail(what + " of shape " + shapeToString(mask.shape()) + " is not supported: expected [" +
-         std::to_string(batch) + "] key lengths, [" + std::to_string(2 * batch) +
+         std::to_string(batch) + "] key lengths, [2 * " + std::to_string(batch) +
          "] ends and starts, [batch, total] or [batch, sequence, total] 0/1 masks" +
          (allow4d ? " or [batch, 1, max, max]" : ""));
 }
@@ -180,6 +181,14 @@ class MultiHeadAttentionKernel final : public Kernel {
         require(!optionalInputTensor(inputs, 8) && !optionalInputTensor(inputs, 9),
                 msg("past_sequence_length and cache_indirection (buffer sharing, beam search) "
                     "are not supported"));
+        requireCountable({{&query, "query"},
+                          {key, "key"},
+                          {value, "value"},
+                          {padding, "key_padding_mask"},
+                          {attentionBias, "attention_bias"},
+                          {pastKey, "past_key"},
+                          {pastValue, "past_value"}},
+                         "MultiHeadAttention");
         requireAttentionFloat(query, msg("query"));
         require(query.rank() != 5, msg("packed QKV [batch, sequence, heads, 3, head_size] is not "
                                        "supported, as in ONNX Runtime's CPU kernel"));
@@ -224,11 +233,12 @@ class MultiHeadAttentionKernel final : public Kernel {
         }
         const std::int64_t vHeadSize = vHidden / heads_;
         require(vHeadSize > 0, msg("value head size is 0"));
+        const std::int64_t biasWidth =
+            checkedSum(checkedSum(hidden, hidden, msg("bias width")), vHidden, msg("bias width"));
         if (bias)
-            require(
-                bias->dtype() == type && bias->rank() == 1 && bias->dim(0) == 2 * hidden + vHidden,
-                msg("bias must be [" + std::to_string(2 * hidden + vHidden) + "], got " +
-                    shapeToString(bias->shape())));
+            require(bias->dtype() == type && bias->rank() == 1 && bias->dim(0) == biasWidth,
+                    msg("bias must be [" + std::to_string(biasWidth) + "], got " +
+                        shapeToString(bias->shape())));
         require((pastKey == nullptr) == (pastValue == nullptr),
                 msg("past_key and past_value must be given together"));
         std::int64_t past = 0;
@@ -412,10 +422,11 @@ class FusedAttentionKernel : public Kernel {
                         std::to_string(heads_) + " heads (num_heads)"));
             return {width / 3, width / 3};
         }
-        require(checkedSum(checkedSum(sizes_[0], sizes_[0], msg("qkv_hidden_sizes")), sizes_[2],
-                           msg("qkv_hidden_sizes")) == width,
-                msg("qkv_hidden_sizes add up to " + std::to_string(2 * sizes_[0] + sizes_[2]) +
-                    " but weights are " + std::to_string(width) + " wide"));
+        const std::int64_t sum =
+            checkedSum(checkedSum(sizes_[0], sizes_[0], msg("qkv_hidden_sizes")), sizes_[2],
+                       msg("qkv_hidden_sizes"));
+        require(sum == width, msg("qkv_hidden_sizes add up to " + std::to_string(sum) +
+                                  " but weights are " + std::to_string(width) + " wide"));
         return {sizes_[0], sizes_[2]};
     }
 
@@ -426,6 +437,9 @@ class FusedAttentionKernel : public Kernel {
                 const Tensor* pastLength, DataType type, std::vector<Value>& outputs) {
         const std::int64_t batch = qkv.dim(0), seq = qkv.dim(1), width = qkv.dim(2);
         const std::int64_t headSize = qHidden / heads_, vHeadSize = vHidden / heads_;
+        requireCountable(
+            {{maskIndex, "mask_index"}, {pastInput, "past"}, {attentionBias, "attention_bias"}},
+            op_);
         // Past rows: [2, B, N, P, H]; with a shared buffer [2, B, N, max, H] of which
         // past_sequence_length rows are valid.
         std::int64_t past = 0, bufferRows = 0;
@@ -472,7 +486,8 @@ class FusedAttentionKernel : public Kernel {
             const Tensor past32 = pastInput ? asFloat(*pastInput) : Tensor();
             const std::int64_t half = batch * heads_ * presentRows * headSize;
             ctx.pool().parallelFor(
-                2 * batch * heads_, static_cast<double>(presentRows * headSize),
+                present.numel() == 0 ? 0 : 2 * batch * heads_,
+                static_cast<double>(presentRows * headSize),
                 [&](std::int64_t begin, std::int64_t end) {
                     for (std::int64_t item = begin; item < end; ++item) {
                         const std::int64_t kv = item / (batch * heads_);
@@ -537,6 +552,7 @@ class MsAttentionKernel final : public FusedAttentionKernel {
         const Tensor& input = inputTensor(inputs, 0);
         const Tensor& weights = inputTensor(inputs, 1);
         const Tensor* bias = optionalInputTensor(inputs, 2);
+        requireCountable({{&input, "input"}, {&weights, "weights"}, {bias, "bias"}}, "Attention");
         requireAttentionFloat(input, msg("input"));
         const DataType type = input.dtype();
         require(input.rank() == 3, msg("input must be 3-D [batch, sequence, input_hidden], got " +
@@ -583,6 +599,7 @@ class QAttentionKernel final : public FusedAttentionKernel {
         const Tensor& weightScale = inputTensor(inputs, 4);
         const Tensor* inputZero = optionalInputTensor(inputs, 6);
         const Tensor* weightZero = optionalInputTensor(inputs, 7);
+        requireCountable({{&input, "input"}, {&weights, "weight"}, {&bias, "bias"}}, "QAttention");
         auto eightBit = [](DataType t) { return t == DataType::UInt8 || t == DataType::Int8; };
         require(eightBit(input.dtype()) && eightBit(weights.dtype()),
                 msg("input and weight must be uint8 or int8, got " +

@@ -114,6 +114,16 @@ class GroupQueryAttentionKernel final : public Kernel {
                     "supported, as in ONNX Runtime's CPU kernel"));
         require(seqlensK && totalInput, msg("seqlens_k and total_sequence_length are required"));
 
+        requireCountable({{&query, "query"},
+                          {key, "key"},
+                          {value, "value"},
+                          {pastKey, "past_key"},
+                          {pastValue, "past_value"},
+                          {cosCache, "cos_cache"},
+                          {sinCache, "sin_cache"},
+                          {positionIds, "position_ids"},
+                          {attentionBias, "attention_bias"}},
+                         kOp);
         // Shapes.
         requireAttentionFloat(query, msg("query"));
         require(query.rank() == 3, msg("query must be 3-D [batch, sequence, hidden], got " +
@@ -122,7 +132,10 @@ class GroupQueryAttentionKernel final : public Kernel {
         require((key == nullptr) == (value == nullptr),
                 msg("key and value must be given together (or neither, for packed QKV)"));
         const bool packed = key == nullptr;
-        const std::int64_t slots = packed ? heads_ + 2 * kvHeads_ : heads_;
+        const std::int64_t slots =
+            packed ? checkedSum(heads_, checkedSum(kvHeads_, kvHeads_, msg("kv_num_heads")),
+                                msg("num_heads + 2 * kv_num_heads"))
+                   : heads_;
         require(hidden % slots == 0 && hidden > 0,
                 msg(std::string("query hidden size ") + std::to_string(hidden) +
                     " does not split into " + std::to_string(slots) + " heads" +

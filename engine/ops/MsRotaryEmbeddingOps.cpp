@@ -40,6 +40,8 @@ class MsRotaryEmbeddingKernel final : public Kernel {
         const Tensor& positionIds = inputTensor(inputs, 1);
         const Tensor& cosCache = inputTensor(inputs, 2);
         const Tensor& sinCache = inputTensor(inputs, 3);
+        requireCountable({{&x, "input"}, {&positionIds, "position_ids"}, {&cosCache, "cos_cache"}},
+                         "RotaryEmbedding");
         requireAttentionFloat(x, msg("input"));
         require(cosCache.dtype() == x.dtype() && sinCache.dtype() == x.dtype(),
                 msg("cos_cache and sin_cache must have the input's type"));

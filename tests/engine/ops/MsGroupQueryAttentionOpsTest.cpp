@@ -515,6 +515,12 @@ TEST(MsGroupQueryAttention, RefusesShortRotaryCachesAndBadShapes) {
                       s.inputs[3] = Value(makeTensor<std::uint8_t>({1, 2, 0, 8}, {}));
                   },
                   {"past_key", "uint8"});
+    expectRefused({},
+                  [](OneNodeSpec& s) {  // empty, but strides from its dimensions would overflow
+                      const std::int64_t huge = std::int64_t{1} << 40;
+                      s.inputs[0] = Value(Tensor(DataType::Float, {0, huge, huge}));
+                  },
+                  {"query", "overflows"});
 }
 
 }  // namespace
