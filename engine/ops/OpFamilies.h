@@ -37,7 +37,10 @@ namespace onnxlens::engine::ops {
     X(MlPreprocess)             \
     X(MlEncoding)               \
     X(MsMatMulNBits)            \
-    X(MsQuantizedMatMul)
+    X(MsQuantizedMatMul)        \
+    X(MsAttention)              \
+    X(MsGroupQueryAttention)    \
+    X(MsRotaryEmbedding)
 
 #define ONNXLENS_DECLARE_FAMILY(F) void register##F##Ops(KernelRegistry& registry);
 ONNXLENS_OP_FAMILIES(ONNXLENS_DECLARE_FAMILY)
