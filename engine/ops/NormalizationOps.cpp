@@ -1,5 +1,7 @@
-// Normalizations: BatchNormalization, InstanceNormalization, LayerNormalization, LRN,
-// MeanVarianceNormalization. Statistics are accumulated in double whatever the element type.
+// Normalizations: BatchNormalization, InstanceNormalization, GroupNormalization,
+// LayerNormalization, RMSNormalization, LRN, MeanVarianceNormalization, and ONNX Runtime's
+// default-domain SimplifiedLayerNormalization. Statistics are accumulated in double whatever the
+// element type.
 #include <cmath>
 
 #include "NormalizationChannelLayout.h"
@@ -288,28 +290,37 @@ class GroupNormalizationKernel : public Kernel {
     bool perChannelAffine_;
 };
 
-// RMSNormalization (opset 23): x / sqrt(mean(x^2) + epsilon) * scale over the dims from `axis`
-// on, scale broadcast to them. No mean is subtracted and there is no bias.
+// RMSNormalization (opset 23), and SimplifiedLayerNormalization (ONNX Runtime's contrib
+// schema in the default domain, any opset): x / sqrt(mean(x^2) + epsilon) * scale over the dims
+// from `axis` on, scale broadcast to them. No mean is subtracted and there is no bias. The
+// optional second output (SimplifiedLayerNormalization's inv_std_var) holds 1 / sqrt(mean(x^2) +
+// epsilon) per row in stash_type, shaped as X with the normalized dims 1.
 class RmsNormalizationKernel : public Kernel {
   public:
     explicit RmsNormalizationKernel(const NodeInfo& node)
-        : axis_(node.getInt("axis", -1)), epsilon_(node.getFloat("epsilon", 1e-5f)) {
+        : name_(node.opType()),
+          axis_(node.getInt("axis", -1)),
+          epsilon_(node.getFloat("epsilon", 1e-5f)) {
         const std::int64_t stash = node.getInt("stash_type", 1);
         require(stash == 1 || stash == 10 || stash == 11 || stash == 16,
-                "RMSNormalization: unsupported stash_type " + std::to_string(stash));
+                name_ + ": unsupported stash_type " + std::to_string(stash));
+        stashType_ = static_cast<DataType>(stash);
     }
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
-        requireFloatInput(x, "RMSNormalization");
+        requireFloatInput(x, name_.c_str());
         const std::int64_t axis = normalizeAxis(axis_, x.rank());
         const Shape normalizedShape(x.shape().begin() + axis, x.shape().end());
         const std::int64_t outer = shapeElementCount(std::span(x.shape()).first(axis));
         const std::int64_t inner = shapeElementCount(normalizedShape);
         const std::vector<double> scale =
-            broadcastToDoubles(inputTensor(inputs, 1), normalizedShape, "RMSNormalization scale");
+            broadcastToDoubles(inputTensor(inputs, 1), normalizedShape, (name_ + " scale").c_str());
+        std::vector<double> invStdDevs(static_cast<std::size_t>(outer));
         Tensor y(x.dtype(), x.shape());
+        // Float rows normalise in float (the statistic stays in double): one vectorised pass.
+        const std::vector<float> scaleF(scale.begin(), scale.end());
         dispatchFloat(x.dtype(), [&]<class T>() {
             const T* in = x.data<T>();
             T* out = y.data<T>();
@@ -317,6 +328,7 @@ class RmsNormalizationKernel : public Kernel {
                 outer, static_cast<double>(inner) * 4, [&](std::int64_t begin, std::int64_t end) {
                     for (std::int64_t r = begin; r < end; ++r) {
                         const T* row = in + r * inner;
+                        T* dst = out + r * inner;
                         double squares = 0;
                         for (std::int64_t i = 0; i < inner; ++i) {
                             const double v = toAccumulator<double>(row[i]);
@@ -325,19 +337,32 @@ class RmsNormalizationKernel : public Kernel {
                         const double meanSquare =
                             inner ? squares / static_cast<double>(inner) : 0.0;
                         const double inverse = 1.0 / std::sqrt(meanSquare + epsilon_);
+                        invStdDevs[static_cast<std::size_t>(r)] = inverse;
+                        if constexpr (std::is_same_v<T, float>) {
+                            const float s = static_cast<float>(inverse);
+                            const float* g = scaleF.data();
+                            for (std::int64_t i = 0; i < inner; ++i) dst[i] = row[i] * s * g[i];
+                            continue;
+                        }
                         for (std::int64_t i = 0; i < inner; ++i)
-                            out[r * inner + i] =
-                                fromDouble<T>(toAccumulator<double>(row[i]) * inverse *
-                                              scale[static_cast<std::size_t>(i)]);
+                            dst[i] = fromDouble<T>(toAccumulator<double>(row[i]) * inverse *
+                                                   scale[static_cast<std::size_t>(i)]);
                     }
                 });
         });
         outputs[0] = Value(std::move(y));
+        if (outputs.size() > 1) {
+            Shape statShape(x.shape().begin(), x.shape().begin() + axis);
+            statShape.resize(x.shape().size(), 1);
+            outputs[1] = Value(doublesToTensor(invStdDevs, stashType_, statShape));
+        }
     }
 
   private:
+    std::string name_;
     std::int64_t axis_;
     double epsilon_;
+    DataType stashType_;
 };
 
 class LayerNormalizationKernel : public Kernel {
@@ -515,7 +540,10 @@ void registerNormalizationOps(KernelRegistry& registry) {
     registry.add<InstanceNormalizationKernel>("InstanceNormalization", 1);
     registry.add<GroupNormalizationKernel>("GroupNormalization", 18);
     registry.add<RmsNormalizationKernel>("RMSNormalization", 23);
-    registry.add<LayerNormalizationKernel>("LayerNormalization", 17);
+    // ONNX Runtime's contrib schema in the default domain, which ONNX never had.
+    registry.add<RmsNormalizationKernel>("SimplifiedLayerNormalization", 1);
+    // Opsets 1 to 16: ONNX Runtime's contrib schema in the default domain, the same operator.
+    registry.add<LayerNormalizationKernel>("LayerNormalization", 1);
     // The optimizer's LayerNormalization pattern fusion in models below opset 17.
     registry.add<LayerNormalizationKernel>("LayerNormalization", 1, kLatestOpset, kOnnxlensDomain);
     registry.add<LrnKernel>("LRN", 1);

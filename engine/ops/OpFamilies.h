@@ -40,7 +40,9 @@ namespace onnxlens::engine::ops {
     X(MsQuantizedMatMul)        \
     X(MsAttention)              \
     X(MsGroupQueryAttention)    \
-    X(MsRotaryEmbedding)
+    X(MsRotaryEmbedding)        \
+    X(MsNormalization)          \
+    X(MsActivation)
 
 #define ONNXLENS_DECLARE_FAMILY(F) void register##F##Ops(KernelRegistry& registry);
 ONNXLENS_OP_FAMILIES(ONNXLENS_DECLARE_FAMILY)
