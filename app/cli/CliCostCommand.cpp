@@ -126,7 +126,7 @@ int runCost(const Arguments& a) {
     std::cout << "\ntotal: " << atLeast << human(t.macs) << " MACs, " << atLeast << human(t.flops)
               << " FLOPs"
               << (cost->totalIsLowerBound()
-                      ? " (" + std::to_string(cost->nodesWithUnknownShapes) + " nodes unknown)"
+                      ? " (" + std::to_string(cost->nodesWithUnknownShapes) + " node(s) unknown)"
                       : std::string())
               << ", " << human(static_cast<double>(t.parameters)) << " parameters ("
               << human(static_cast<double>(t.parameterBytes)) << "B)";

@@ -68,7 +68,7 @@ ValueType valueTypeOf(const onnx::TypeProto& type) {
     return v;
 }
 
-// The weight a Constant node holds: its type, and its tensor when it is one (value).
+// The weight a Constant node holds (its value tensor): its type and the tensor.
 struct ConstantWeight {
     ValueType type;
     const onnx::TensorProto* tensor = nullptr;
@@ -77,23 +77,14 @@ struct ConstantWeight {
 std::optional<ConstantWeight> constantNodeWeight(const onnx::NodeProto& node) {
     if (!isOnnxOp(node, "Constant") || node.output_size() != 1 || node.output(0).empty())
         return std::nullopt;
+    // A tensor (value); the scalar and list forms (value_float, value_ints) are attributes, not
+    // weights, as ModelSummary counts them.
     for (const auto& a : node.attribute()) {
+        if (a.name() != "value" || !a.has_t()) continue;
         ConstantWeight w;
-        if (a.name() == "value" && a.has_t()) {
-            w.type.elementType = a.t().data_type();
-            w.type.dims = Dims(a.t().dims().begin(), a.t().dims().end());
-            w.tensor = &a.t();
-        } else if (a.name() == "value_float" || a.name() == "value_int") {
-            w.type.elementType =
-                a.name() == "value_float" ? onnx::TensorProto::FLOAT : onnx::TensorProto::INT64;
-            w.type.dims = Dims{};
-        } else if (a.name() == "value_floats" || a.name() == "value_ints") {
-            const bool floats = a.name() == "value_floats";
-            w.type.elementType = floats ? onnx::TensorProto::FLOAT : onnx::TensorProto::INT64;
-            w.type.dims = Dims{floats ? a.floats_size() : a.ints_size()};
-        } else {
-            continue;
-        }
+        w.type.elementType = a.t().data_type();
+        w.type.dims = Dims(a.t().dims().begin(), a.t().dims().end());
+        w.tensor = &a.t();
         return w;
     }
     return std::nullopt;
