@@ -56,6 +56,9 @@ int runCost(const Arguments& a) {
         nlohmann::json doc;
         doc["model"] = path;
         doc["total"] = figuresJson(cost->total);
+        // false: some nodes' shapes are unknown and the totals are lower bounds.
+        doc["total_complete"] = !cost->totalIsLowerBound();
+        doc["nodes_unknown"] = cost->nodesWithUnknownShapes;
         doc["peak_activation_bytes"] = cost->peakActivationBytes;
         doc["peak_after_node"] = cost->peakAfterNode;
         doc["dims"] = cost->dims;
@@ -105,9 +108,12 @@ int runCost(const Arguments& a) {
         std::string name = n.name.size() > 46 ? "..." + n.name.substr(n.name.size() - 43) : n.name;
         std::ostringstream intensity;
         intensity << std::fixed << std::setprecision(1) << f.intensity();
+        // A node whose shapes are unknown has no figure to show, not 0.
+        const std::string macs = n.shapesKnown ? human(f.macs) : "?";
+        const std::string flops = n.shapesKnown ? human(f.flops) : "?";
         std::cout << std::left << std::setw(48) << name << std::setw(20) << n.opType << std::right
-                  << std::setw(10) << human(f.macs) << std::setw(10) << human(f.flops)
-                  << std::setw(10) << human(static_cast<double>(f.parameters)) << std::setw(10)
+                  << std::setw(10) << macs << std::setw(10) << flops << std::setw(10)
+                  << human(static_cast<double>(f.parameters)) << std::setw(10)
                   << human(static_cast<double>(f.bytesRead)) << std::setw(10)
                   << human(static_cast<double>(f.bytesWritten)) << std::setw(8) << intensity.str()
                   << (n.estimate      ? "  (estimate)"
@@ -116,8 +122,13 @@ int runCost(const Arguments& a) {
                   << "\n";
     }
     const auto& t = cost->total;
-    std::cout << "\ntotal: " << human(t.macs) << " MACs, " << human(t.flops) << " FLOPs, "
-              << human(static_cast<double>(t.parameters)) << " parameters ("
+    const std::string atLeast = cost->totalIsLowerBound() ? "at least " : "";
+    std::cout << "\ntotal: " << atLeast << human(t.macs) << " MACs, " << atLeast << human(t.flops)
+              << " FLOPs"
+              << (cost->totalIsLowerBound()
+                      ? " (" + std::to_string(cost->nodesWithUnknownShapes) + " node(s) unknown)"
+                      : std::string())
+              << ", " << human(static_cast<double>(t.parameters)) << " parameters ("
               << human(static_cast<double>(t.parameterBytes)) << "B)";
     for (const auto& [type, f] : cost->parametersByType)
         std::cout << ", " << type << " " << human(static_cast<double>(f.parameters));

@@ -67,6 +67,10 @@ nlohmann::json summaryJson(const ModelSummary& s) {
                            {"parameters", s.initializers.parameters},
                            {"bytes", s.initializers.bytes},
                            {"external", s.initializers.externalCount}};
+    // Weights held by Constant nodes and subgraph initializers.
+    doc["constants"] = {{"count", s.initializers.constantCount},
+                        {"parameters", s.initializers.constantParameters},
+                        {"bytes", s.initializers.constantBytes}};
     doc["metadata_props"] = nlohmann::json::object();
     for (const auto& [key, value] : s.metadata) doc["metadata_props"][key] = value;
     doc["functions"] = nlohmann::json::array();
@@ -78,11 +82,14 @@ nlohmann::json summaryJson(const ModelSummary& s) {
                                     {"node_count", f.nodeCount}});
     doc["subgraphs"] = s.subgraphCount;
     doc["checker"] = checkerJson(s.checker);
-    doc["shape_inference"] = {{"ok", s.shapeInference.ok},
-                              {"message", s.shapeInference.message},
-                              {"known_edges", s.shapeInference.knownEdges},
-                              {"total_edges", s.shapeInference.totalEdges},
-                              {"shaped_by_onnxlens_rules", s.shapeInference.shapedByOnnxlens}};
+    doc["shape_inference"] = {
+        {"ok", s.shapeInference.ok},
+        {"message", s.shapeInference.message},
+        {"known_edges", s.shapeInference.knownEdges},
+        {"total_edges", s.shapeInference.totalEdges},
+        {"ranked_edges", s.shapeInference.rankedEdges},
+        {"shaped_by_symbolic_propagation", s.shapeInference.shapedBySymbolicPropagation},
+        {"shaped_by_onnxlens_rules", s.shapeInference.shapedByOnnxlens}};
     return doc;
 }
 
@@ -167,6 +174,12 @@ void printReport(std::ostream& out, const ModelSummary& s) {
     if (s.initializers.externalCount)
         inits += " (" + std::to_string(s.initializers.externalCount) + " in external data)";
     printField(out, "Initializers", inits);
+    if (s.initializers.constantCount)
+        printField(out, "Constants",
+                   std::to_string(s.initializers.constantCount) + ", " +
+                       std::to_string(s.initializers.constantParameters) + " parameters, " +
+                       humanBytes(static_cast<std::uint64_t>(s.initializers.constantBytes)) +
+                       " (Constant nodes, subgraph initializers)");
     printField(out, "Local functions", std::to_string(s.functions.size()));
     for (const auto& f : s.functions)
         out << "    " << displayDomain(f.domain) << "::" << f.name << " (" << f.nodeCount

@@ -1,7 +1,6 @@
 #include "onnxlens/model/CostModel.h"
 
 #include <onnx/defs/schema.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
 #include <cstring>
@@ -10,12 +9,11 @@
 #include <set>
 
 #include "MicrosoftOpCosts.h"
-#include "onnxlens/model/MicrosoftOpSchemas.h"
 #include "onnxlens/model/ModelSummary.h"
 #include "onnxlens/model/NodeAttributes.h"
 #include "onnxlens/model/NodeNames.h"
 #include "onnxlens/model/OnnxDomains.h"
-#include "onnxlens/model/ShapeInferenceGuard.h"
+#include "onnxlens/model/ShapeInferenceAnyOpset.h"
 #include "onnxlens/model/TensorTypes.h"
 
 namespace onnxlens {
@@ -71,6 +69,28 @@ ValueType valueTypeOf(const onnx::TypeProto& type) {
     return v;
 }
 
+// The weight a Constant node holds (its value tensor): its type and the tensor.
+struct ConstantWeight {
+    ValueType type;
+    const onnx::TensorProto* tensor = nullptr;
+};
+
+std::optional<ConstantWeight> constantNodeWeight(const onnx::NodeProto& node) {
+    if (!isOnnxOp(node, "Constant") || node.output_size() != 1 || node.output(0).empty())
+        return std::nullopt;
+    // A tensor (value); the scalar and list forms (value_float, value_ints) are attributes, not
+    // weights, as ModelSummary counts them.
+    for (const auto& a : node.attribute()) {
+        if (a.name() != "value" || !a.has_t()) continue;
+        ConstantWeight w;
+        w.type.elementType = a.t().data_type();
+        w.type.dims = Dims(a.t().dims().begin(), a.t().dims().end());
+        w.tensor = &a.t();
+        return w;
+    }
+    return std::nullopt;
+}
+
 // Shapes and element types of every value a graph (and the graphs around it) can see.
 class ValueTypes {
   public:
@@ -87,6 +107,15 @@ class ValueTypes {
         for (const auto* list : {&graph.input(), &graph.value_info(), &graph.output()})
             for (const auto& vi : *list)
                 if (!initializers_.count(vi.name())) types_[vi.name()] = valueTypeOf(vi.type());
+        // Weights stored as Constant nodes (some exporters write every weight so) count as
+        // parameters too.
+        for (const auto& node : graph.node()) {
+            auto weight = constantNodeWeight(node);
+            if (!weight) continue;
+            types_[node.output(0)] = weight->type;
+            initializers_.insert(node.output(0));
+            if (weight->tensor) initializerTensors_[node.output(0)] = weight->tensor;
+        }
     }
     const ValueType* find(const std::string& name) const {
         auto it = types_.find(name);
@@ -522,6 +551,38 @@ CostFigures countGraph(const onnx::GraphProto& graph, const ValueTypes& outer, C
     return total;
 }
 
+// The weights of a graph and of every subgraph in it: initializers and Constant nodes.
+void collectWeights(const onnx::GraphProto& graph, std::map<std::string, ValueType>& weights) {
+    for (const auto& t : graph.initializer())
+        weights[t.name()] = ValueType{t.data_type(), Dims(t.dims().begin(), t.dims().end())};
+    for (const auto& node : graph.node()) {
+        if (auto w = constantNodeWeight(node)) weights[node.output(0)] = w->type;
+        for (const auto& a : node.attribute()) {
+            if (a.has_g()) collectWeights(a.g(), weights);
+            for (const auto& g : a.graphs()) collectWeights(g, weights);
+        }
+    }
+}
+
+std::map<std::string, ValueType> weightsOf(const onnx::GraphProto& graph) {
+    std::map<std::string, ValueType> weights;
+    collectWeights(graph, weights);
+    return weights;
+}
+
+// The names a node reads: its inputs and whatever the nodes of its subgraphs read.
+void readsOf(const onnx::NodeProto& node, std::vector<std::string>& reads) {
+    for (const auto& name : node.input())
+        if (!name.empty()) reads.push_back(name);
+    for (const auto& a : node.attribute()) {
+        auto walk = [&](const onnx::GraphProto& g) {
+            for (const auto& n : g.node()) readsOf(n, reads);
+        };
+        if (a.has_g()) walk(a.g());
+        for (const auto& g : a.graphs()) walk(g);
+    }
+}
+
 // Live activation bytes over the execution order: a value lives from the node that makes it
 // (graph inputs: from the start) to the last node that reads it (graph outputs: to the end).
 void computePeakActivations(const onnx::GraphProto& graph, const ValueTypes& types,
@@ -584,27 +645,15 @@ Result<ModelCost> computeModelCost(const onnx::ModelProto& model,
     try {
         onnx::ModelProto copy = copyWithoutBulkData(model);
         bindInputDims(copy, dims, result);
-        moveOrtOnnxDomainExtensions(copy);  // typed by their placeholder schemas
-        if (auto inferable = checkNodesAgainstSchemas(copy); !inferable) {
-            result.assumptions.push_back("shape inference skipped: " + inferable.error().message);
-        } else {
-            guardShapeInference();
-            onnx::ShapeInferenceOptions options;
-            options.check_type = false;
-            options.error_mode = 0;  // best effort: keep what could be inferred
-            // With the dims bound, Shape -> Gather -> Range chains (position ids, masks) can be
-            // computed, so the shapes after them are known too.
-            options.enable_data_propagation = true;
-            try {
-                onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
-                                                   options);
-            } catch (const std::exception& e) {
-                result.assumptions.push_back(std::string("shape inference stopped: ") + e.what());
-            }
-        }
+        // With the dims bound, the shape-computing subgraph (Shape -> Gather -> Range, position
+        // ids, masks) is computed too (ShapeInferenceAnyOpset.h: onnx's data propagation and
+        // onnxlens's symbolic propagation), so the shapes after it are known.
+        const ShapeInferenceOutcome inference = inferShapesAnyOpset(copy);
+        if (inference.skipped) result.assumptions.push_back("shape inference " + inference.message);
         ValueTypes types;
         types.addGraph(copy.graph());
         CostCounter counter;
+        const std::map<std::string, ValueType> weights = weightsOf(copy.graph());
         std::set<std::string> countedWeights;
         for (const auto& node : copy.graph().node()) {
             NodeCost cost;
@@ -615,22 +664,27 @@ Result<ModelCost> computeModelCost(const onnx::ModelProto& model,
             counter.count(node, types, cost);
             countSubgraphs(node, types, counter, cost);
             if (!cost.shapesKnown) ++result.nodesWithUnknownShapes;
-            // Model totals count each weight once, however many nodes read it.
+            // Model totals count each weight once, however many nodes read it, wherever it lives
+            // (initializers and Constant nodes of the main graph and of subgraphs).
             CostFigures unique = cost.figures;
             unique.parameters = 0;
             unique.parameterBytes = 0;
-            for (const auto& name : node.input()) {
-                if (name.empty() || !types.isInitializer(name) ||
-                    !countedWeights.insert(name).second)
-                    continue;
-                const ValueType* v = types.find(name);
-                auto n = v ? numel(v->dims) : std::nullopt;
-                auto b = types.bytes(name);
-                unique.parameters += n ? static_cast<std::uint64_t>(*n) : 0;
-                unique.parameterBytes += b ? static_cast<std::uint64_t>(*b) : 0;
-                auto& byType = result.parametersByType[elementTypeName(v ? v->elementType : 0)];
-                byType.parameters += n ? static_cast<std::uint64_t>(*n) : 0;
-                byType.parameterBytes += b ? static_cast<std::uint64_t>(*b) : 0;
+            std::vector<std::string> reads;
+            readsOf(node, reads);
+            for (const auto& name : reads) {
+                auto weight = weights.find(name);
+                if (weight == weights.end() || !countedWeights.insert(name).second) continue;
+                const ValueType& v = weight->second;
+                auto n = numel(v.dims);
+                const auto parameters = n ? static_cast<std::uint64_t>(*n) : 0;
+                const auto bytes = n ? static_cast<std::uint64_t>(
+                                           *n * static_cast<double>(elementTypeSize(v.elementType)))
+                                     : 0;
+                unique.parameters += parameters;
+                unique.parameterBytes += bytes;
+                auto& byType = result.parametersByType[elementTypeName(v.elementType)];
+                byType.parameters += parameters;
+                byType.parameterBytes += bytes;
             }
             result.total += unique;
             for (std::string scope = cost.scope; !scope.empty(); scope = scopeOfNodeName(scope))
@@ -638,8 +692,9 @@ Result<ModelCost> computeModelCost(const onnx::ModelProto& model,
             result.nodes.push_back(std::move(cost));
         }
         if (result.nodesWithUnknownShapes > 0)
-            result.assumptions.push_back(std::to_string(result.nodesWithUnknownShapes) +
-                                         " node(s) have unknown shapes: their figures are partial");
+            result.assumptions.push_back(
+                std::to_string(result.nodesWithUnknownShapes) +
+                " node(s) have unknown shapes: the totals are lower bounds (at least)");
         computePeakActivations(copy.graph(), types, result);
     } catch (const std::exception& e) {
         return makeError("cost model", e.what());

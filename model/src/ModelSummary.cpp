@@ -11,7 +11,9 @@
 #include "onnxlens/model/ExternalData.h"
 #include "onnxlens/model/MicrosoftOpSchemas.h"
 #include "onnxlens/model/NewerOpsets.h"
+#include "onnxlens/model/OnnxDomains.h"
 #include "onnxlens/model/ShapeInferenceAnyOpset.h"
+#include "onnxlens/model/SymbolicShapePropagation.h"
 #include "onnxlens/model/TensorTypes.h"
 
 namespace onnxlens {
@@ -79,19 +81,65 @@ bool typeIsKnown(const onnx::TypeProto& type) {
     return type.value_case() != onnx::TypeProto::VALUE_NOT_SET;
 }
 
-void countKnownEdges(const onnx::GraphProto& graph, ShapeInferenceSummary& summary) {
+// Every dim a number or a symbol (not one inference made up for a dim it could not know).
+bool typeIsComplete(const onnx::TypeProto& type, const GeneratedSymbols& generated) {
+    if (!typeIsKnown(type)) return false;
+    if (!type.has_tensor_type()) return true;
+    for (const auto& d : type.tensor_type().shape().dim()) {
+        if (d.has_dim_value()) continue;
+        if (d.has_dim_param() && !d.dim_param().empty() && !generated.isGenerated(d.dim_param()))
+            continue;
+        return false;
+    }
+    return true;
+}
+
+void countKnownEdges(const onnx::GraphProto& graph, const GeneratedSymbols& generated,
+                     ShapeInferenceSummary& summary) {
     std::unordered_set<std::string> edges;
     for (const auto& node : graph.node())
         for (const auto& output : node.output())
             if (!output.empty()) edges.insert(output);
-    std::unordered_set<std::string> known;
+    std::unordered_set<std::string> known, ranked;
     auto note = [&](const onnx::ValueInfoProto& info) {
-        if (edges.count(info.name()) && typeIsKnown(info.type())) known.insert(info.name());
+        if (!edges.count(info.name())) return;
+        if (typeIsKnown(info.type())) ranked.insert(info.name());
+        if (typeIsComplete(info.type(), generated)) known.insert(info.name());
     };
     for (const auto& info : graph.value_info()) note(info);
     for (const auto& info : graph.output()) note(info);
     summary.totalEdges = static_cast<std::int64_t>(edges.size());
     summary.knownEdges = static_cast<std::int64_t>(known.size());
+    summary.rankedEdges = static_cast<std::int64_t>(ranked.size());
+}
+
+std::int64_t tensorBytes(const onnx::TensorProto& t, std::uint64_t count) {
+    if (t.data_type() != TP::STRING)
+        return static_cast<std::int64_t>(rawDataSize(t.data_type(), count));
+    std::int64_t bytes = 0;
+    for (const auto& s : t.string_data()) bytes += static_cast<std::int64_t>(s.size());
+    return bytes;
+}
+
+// Weights that are not the main graph's initializers: tensors of Constant nodes (any graph) and
+// the initializers of subgraphs.
+void addConstantWeights(const onnx::GraphProto& graph, bool mainGraph,
+                        InitializerSummary& summary) {
+    auto add = [&](const onnx::TensorProto& t) {
+        const auto count = elementCount(t).value_or(0);
+        ++summary.constantCount;
+        summary.constantParameters += static_cast<std::int64_t>(count);
+        summary.constantBytes += tensorBytes(t, count);
+    };
+    if (!mainGraph)
+        for (const auto& init : graph.initializer()) add(init);
+    for (const auto& node : graph.node()) {
+        for (const auto& a : node.attribute()) {
+            if (isOnnxOp(node, "Constant") && a.name() == "value" && a.has_t()) add(a.t());
+            if (a.has_g()) addConstantWeights(a.g(), false, summary);
+            for (const auto& g : a.graphs()) addConstantWeights(g, false, summary);
+        }
+    }
 }
 
 InitializerSummary summarizeInitializers(const onnx::GraphProto& graph) {
@@ -108,6 +156,7 @@ InitializerSummary summarizeInitializers(const onnx::GraphProto& graph) {
         }
         if (usesExternalData(init)) ++summary.externalCount;
     }
+    addConstantWeights(graph, true, summary);
     return summary;
 }
 
@@ -166,12 +215,13 @@ CheckerVerdict runChecker(const onnx::ModelProto& model) {
 
 ShapeInferenceSummary summarizeShapeInference(const onnx::ModelProto& model,
                                               const InferredShapes& shapes) {
-    (void)model;  // the inferred copy has the same nodes
+    // The inferred copy has the same nodes; the model's own dims tell the made-up ones apart.
     ShapeInferenceSummary summary;
     summary.ok = shapes.ok();
     summary.message = shapes.message();
     summary.shapedByOnnxlens = shapes.valuesShapedByOnnxlens();
-    countKnownEdges(shapes.model().graph(), summary);
+    summary.shapedBySymbolicPropagation = shapes.valuesShapedBySymbolicPropagation();
+    countKnownEdges(shapes.model().graph(), GeneratedSymbols(model), summary);
     return summary;
 }
 

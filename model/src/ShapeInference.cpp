@@ -90,6 +90,7 @@ std::shared_ptr<const InferredShapes> inferShapes(const onnx::ModelProto& model)
     result->skipped_ = outcome.skipped;
     result->message_ = outcome.message;
     result->valuesShapedByOnnxlens_ = outcome.valuesShapedByOnnxlens;
+    result->valuesShapedBySymbolicPropagation_ = outcome.valuesShapedBySymbolicPropagation;
     auto collect = [&](const auto& values) {
         for (const auto& v : values) result->types_[v.name()] = v.type();
     };

@@ -4,6 +4,8 @@
 
 #include <cstring>
 #include <exception>
+#include <map>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -13,6 +15,7 @@
 #include "onnxlens/model/OnnxDomains.h"
 #include "onnxlens/model/ShapeInferenceGuard.h"
 #include "onnxlens/model/ShapeRules.h"
+#include "onnxlens/model/SymbolicShapePropagation.h"
 #include "onnxlens/model/TensorTypes.h"
 
 namespace onnxlens {
@@ -126,15 +129,15 @@ class GraphTypes {
 
 // One round over the placeholder nodes of `graph` (and its subgraphs): the outputs the rules can
 // type now are added to value_info (or to the graph output's type). Returns how many.
-std::int64_t applyShapeRules(onnx::GraphProto& graph, int opset) {
+std::int64_t applyShapeRules(onnx::GraphProto& graph, int opset, std::set<std::string>& shaped) {
     std::int64_t added = 0;
     const GraphTypes types(graph);
     std::unordered_map<std::string, int> outputIndex;
     for (int i = 0; i < graph.output_size(); ++i) outputIndex[graph.output(i).name()] = i;
     for (auto& node : *graph.mutable_node()) {
         for (auto& attribute : *node.mutable_attribute()) {
-            if (attribute.has_g()) added += applyShapeRules(*attribute.mutable_g(), opset);
-            for (auto& g : *attribute.mutable_graphs()) added += applyShapeRules(g, opset);
+            if (attribute.has_g()) added += applyShapeRules(*attribute.mutable_g(), opset, shaped);
+            for (auto& g : *attribute.mutable_graphs()) added += applyShapeRules(g, opset, shaped);
         }
         if (node.domain() != kNewerOpsetPlaceholderDomain) continue;
         bool pending = false;
@@ -173,7 +176,9 @@ std::int64_t applyShapeRules(onnx::GraphProto& graph, int opset) {
                 info->set_name(name);
                 *info->mutable_type() = outputs[k];
             }
-            ++added;
+            // A rerun of inference may drop an incomplete type (applySymbolicHints) and the rule
+            // add it again: progress is a value never shaped before.
+            if (shaped.insert(name).second) ++added;
         }
     }
     return added;
@@ -222,7 +227,7 @@ ShapeInferenceOutcome inferShapesAnyOpset(onnx::ModelProto& model) {
     guardShapeInference();
     auto infer = [&](int errorMode) {
         onnx::shape_inference::InferShapes(adapted, onnx::OpSchemaRegistry::Instance(),
-                                           onnx::ShapeInferenceOptions(false, errorMode, false));
+                                           onnx::ShapeInferenceOptions(false, errorMode, true));
     };
     try {
         infer(1);
@@ -240,21 +245,33 @@ ShapeInferenceOutcome inferShapesAnyOpset(onnx::ModelProto& model) {
             adaptForOnnxLibrary(adapted);
         }
     }
-    if (newer) {
-        const int opset = std::min(opsetVersion(model, "", 0), newestOpsetKnownToOnnxlens());
-        // Each round types the placeholder nodes whose inputs are typed, then lets onnx carry
-        // those types on through the nodes it knows.
-        for (int round = 0; round < 64; ++round) {
-            const std::int64_t added = applyShapeRules(*adapted.mutable_graph(), opset);
-            if (added == 0) break;
-            outcome.valuesShapedByOnnxlens += added;
-            try {
-                infer(0);
-            } catch (const std::exception&) {
-                break;
-            }
+    // Each round types the placeholder nodes whose inputs are typed (ShapeRules) and fills the
+    // dims the shape-computing subgraph determines (SymbolicShapePropagation), then lets onnx carry
+    // those types on through the nodes it knows.
+    const int opset = std::min(opsetVersion(model, "", 0), newestOpsetKnownToOnnxlens());
+    const GeneratedSymbols generated(model);
+    std::set<std::string> shapedByRules;
+    std::map<std::string, onnx::TypeProto> hints;
+    for (int round = 0; round < 64; ++round) {
+        const std::int64_t added =
+            newer ? applyShapeRules(*adapted.mutable_graph(), opset, shapedByRules) : 0;
+        outcome.valuesShapedByOnnxlens += added;
+        bool hinted = false;
+        for (auto& [name, type] : propagateSymbolicShapes(adapted, generated)) {
+            auto& known = hints[name];
+            if (known.SerializeAsString() == type.SerializeAsString()) continue;
+            known = std::move(type);
+            hinted = true;
+        }
+        if (added == 0 && !hinted) break;
+        if (hinted) applySymbolicHints(adapted, hints, generated);
+        try {
+            infer(0);
+        } catch (const std::exception&) {
+            break;
         }
     }
+    outcome.valuesShapedBySymbolicPropagation = static_cast<std::int64_t>(hints.size());
     copyInferredTypes(adapted.graph(), *model.mutable_graph());
     return outcome;
 }

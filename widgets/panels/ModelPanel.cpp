@@ -89,6 +89,12 @@ void ModelPanel::showModel(const ModelDocument& document) {
             .arg(locale.formattedDataSize(s.initializers.bytes)));
     if (s.initializers.externalCount)
         row(general, tr("external tensors"), QString::number(s.initializers.externalCount));
+    if (s.initializers.constantCount)
+        row(general, tr("constants"),
+            tr("%1 in %2 Constant nodes and subgraph initializers, %3")
+                .arg(locale.toString(static_cast<qlonglong>(s.initializers.constantParameters)))
+                .arg(s.initializers.constantCount)
+                .arg(locale.formattedDataSize(s.initializers.constantBytes)));
 
     addCost(document);
 
@@ -170,8 +176,12 @@ void ModelPanel::addCost(const ModelDocument& document) {
         row(tr("symbolic dims"), dims.isEmpty() ? tr("none") : dims.join(QStringLiteral(", ")),
             tr("The counts take these values for the inputs' symbolic dims"));
     if (!dims.isEmpty()) dimsRow->setForeground(1, GraphStyle::standard().symbolicDimColour);
-    row(tr("MACs"), siAmount(c.total.macs), exact(c.total.macs));
-    row(tr("FLOPs"), siAmount(c.total.flops), exact(c.total.flops));
+    // A total over nodes some of which could not be counted is a lower bound, and says so.
+    const QString total = c.totalIsLowerBound() ? tr("at least %1 (%n node(s) unknown)", nullptr,
+                                                     c.nodesWithUnknownShapes)
+                                                : QStringLiteral("%1");
+    row(tr("MACs"), total.arg(siAmount(c.total.macs)), exact(c.total.macs));
+    row(tr("FLOPs"), total.arg(siAmount(c.total.flops)), exact(c.total.flops));
     auto* params = row(tr("parameters"),
                        tr("%1 (%2)").arg(siAmount(static_cast<double>(c.total.parameters)),
                                          byteSize(static_cast<double>(c.total.parameterBytes))),

@@ -16,9 +16,9 @@
 namespace onnxlens {
 
 struct CostFigures {
-    double macs = 0;                   // multiply-accumulates (matrix products and convolutions)
-    double flops = 0;                  // all arithmetic operations: 2 per MAC plus elementwise work
-    std::uint64_t parameters = 0;      // elements of the initializers (weights) read
+    double macs = 0;               // multiply-accumulates (matrix products and convolutions)
+    double flops = 0;              // all arithmetic operations: 2 per MAC plus elementwise work
+    std::uint64_t parameters = 0;  // elements of the weights read (initializers, Constant nodes)
     std::uint64_t parameterBytes = 0;  // their bytes, at their stored element type
     std::uint64_t bytesRead = 0;       // activation (non-weight) bytes read
     std::uint64_t bytesWritten = 0;    // output bytes written
@@ -48,10 +48,15 @@ struct ModelCost {
     std::map<std::string, std::int64_t> dims;  // symbolic dims as bound (user's or 1)
     std::vector<std::string> assumptions;      // "dim 'batch' taken as 1", unknown shapes
     int nodesWithUnknownShapes = 0;
+    // Nodes whose shapes are unknown count in part (0 MACs where the rule needed the shape), so
+    // the totals are then lower bounds: shown as "at least X (N nodes unknown)", never as a total.
+    bool totalIsLowerBound() const { return nodesWithUnknownShapes > 0; }
 };
 
 // Counts the costs of `model` with the symbolic input dims bound to `dims` (unbound ones are taken
-// as 1 and listed in `assumptions`). Shapes come from onnx shape inference on a weights-free copy.
+// as 1 and listed in `assumptions`). Shapes come from inferShapesAnyOpset on a weights-free copy
+// with those dims bound. Parameters: every initializer and Constant node (main graph and
+// subgraphs, external data included) that a node reads, each counted once.
 Result<ModelCost> computeModelCost(const onnx::ModelProto& model,
                                    const std::map<std::string, std::int64_t>& dims = {});
 

@@ -49,6 +49,10 @@ struct InitializerSummary {
     std::int64_t parameters = 0;  // elements, counted from dims (external tensors included)
     std::int64_t bytes = 0;       // elements x element size; strings: their total length
     std::int64_t externalCount = 0;
+    // Weights elsewhere: Constant node tensors (every graph) and subgraph initializers.
+    std::int64_t constantCount = 0;
+    std::int64_t constantParameters = 0;
+    std::int64_t constantBytes = 0;
 };
 
 struct FunctionSummary {
@@ -81,10 +85,16 @@ struct CheckerVerdict {
 
 struct ShapeInferenceSummary {
     bool ok = false;
-    std::string message;          // the first error when not ok
-    std::int64_t knownEdges = 0;  // node outputs of the main graph whose shape (rank) is known
+    std::string message;  // the first error when not ok
+    // Node outputs of the main graph whose shape is known in full: the rank and every dim, a
+    // number or a symbol ("batch", "past_sequence + sequence"), not a dim inference left unknown
+    // or made a placeholder symbol for ("unk__3").
+    std::int64_t knownEdges = 0;
+    std::int64_t rankedEdges = 0;       // node outputs of the main graph whose rank is known
     std::int64_t shapedByOnnxlens = 0;  // node outputs (subgraphs too) typed by ShapeRules.h
-    std::int64_t totalEdges = 0;        // node outputs of the main graph
+    // Node outputs whose dims the symbolic shape propagation filled (SymbolicShapePropagation.h).
+    std::int64_t shapedBySymbolicPropagation = 0;
+    std::int64_t totalEdges = 0;  // node outputs of the main graph
 };
 
 struct ModelSummary {
@@ -102,7 +112,7 @@ struct ModelSummary {
     std::int64_t nodeCountWithSubgraphs = 0;  // plus the nodes of every If/Loop/Scan body
     std::map<std::string, std::int64_t>
         opHistogram;                  // "domain::Op" (main graph), default domain "ai.onnx"
-    InitializerSummary initializers;  // the main graph's
+    InitializerSummary initializers;  // the main graph's (and the constants elsewhere)
     std::vector<FunctionSummary> functions;
     std::int64_t subgraphCount = 0;  // graph attributes, nested ones included
     CheckerVerdict checker;

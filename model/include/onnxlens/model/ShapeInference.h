@@ -45,6 +45,9 @@ class InferredShapes {
     const std::string& message() const { return message_; }
     bool skipped() const { return skipped_; }
     std::int64_t valuesShapedByOnnxlens() const { return valuesShapedByOnnxlens_; }
+    std::int64_t valuesShapedBySymbolicPropagation() const {
+        return valuesShapedBySymbolicPropagation_;
+    }
 
     // The type of a value of any graph (main graph names win over subgraph ones), initializers
     // included; null when inference did not type it.
@@ -60,6 +63,7 @@ class InferredShapes {
     bool ok_ = false, skipped_ = false;
     std::string message_;
     std::int64_t valuesShapedByOnnxlens_ = 0;
+    std::int64_t valuesShapedBySymbolicPropagation_ = 0;
     std::unordered_map<std::string, onnx::TypeProto> types_;
 };
 

@@ -14,6 +14,8 @@ struct ShapeInferenceOutcome {
     std::string message;   // the first error (or why inference was skipped) when not ok
     bool skipped = false;  // a node breaks its schema: nothing was inferred
     std::int64_t valuesShapedByOnnxlens = 0;  // node outputs whose type came from ShapeRules
+    // Node outputs whose dims SymbolicShapePropagation filled (or completed).
+    std::int64_t valuesShapedBySymbolicPropagation = 0;
 };
 
 // Infers the value_info of `model` (a copy without bulk data: copyWithoutBulkData) in place:
