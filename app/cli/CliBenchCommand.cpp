@@ -129,6 +129,7 @@ int runBench(const Arguments& a) {
         if (auto measured = engine::measurePeakThroughput(loaded.session->threads()))
             peak = *measured;
         if (cost) rates = engine::nodeRates(*cost, result.nodes, peak.gflops);
+        engine::coverAchievedRates(peak, rates);
     }
 
     if (a.flag("json")) {

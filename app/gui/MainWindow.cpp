@@ -15,7 +15,9 @@
 #include <QMimeData>
 #include <QPushButton>
 #include <QScreen>
+#include <QScrollArea>
 #include <QSettings>
+#include <QShortcut>
 #include <QShowEvent>
 #include <QSignalBlocker>
 #include <QStatusBar>
@@ -54,6 +56,20 @@ using DocumentResult = Result<std::shared_ptr<const widgets::ModelDocument>>;
 namespace {
 constexpr int kMaxRecentFiles = 10;
 const char* kRecentKey = "recentFiles";
+
+// A dock's panel inside a scroll area: the dock may be shorter (or narrower) than the panel's own
+// minimum, which then scrolls. Without it the docks' minimums add up (the Run dock's inputs,
+// options and outputs stacked over the graph, the Tensor panel beside it) to more than a 1000 px
+// screen, and the tabs and the status bar end up off screen.
+QScrollArea* scrollable(QWidget* panel, QWidget* parent) {
+    auto* area = new QScrollArea(parent);
+    area->setObjectName(panel->objectName().isEmpty() ? QStringLiteral("dockScrollArea")
+                                                      : panel->objectName() + "Scroll");
+    area->setWidgetResizable(true);
+    area->setFrameShape(QFrame::NoFrame);
+    area->setWidget(panel);
+    return area;
+}
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
@@ -87,9 +103,12 @@ void MainWindow::showEvent(QShowEvent* event) {
     if (!fittedToScreen_) {
         fittedToScreen_ = true;
         fitToScreen();
-        // First launch: the panels take a quarter of the width at most, the graph the rest.
+        // First launch: the panels take a quarter of the width at most, the graph the rest,
+        // until a model's values say how wide the Model dock should be (fitModelDock).
         if (!restoredState_)
-            resizeDocks({modelDock_}, {std::clamp(width() / 4, 220, 340)}, Qt::Horizontal);
+            resizeDocks({modelDock_}, {std::clamp(width() / 4, kModelDockMinWidth, 340)},
+                        Qt::Horizontal);
+        if (currentPage()) fitModelDock();
     }
 }
 
@@ -129,7 +148,7 @@ void MainWindow::createDocks() {
     auto dock = [this](const QString& title, const char* name, QWidget* widget) {
         auto* d = new QDockWidget(title, this);
         d->setObjectName(QLatin1String(name));
-        d->setWidget(widget);
+        d->setWidget(scrollable(widget, d));
         addDockWidget(Qt::RightDockWidgetArea, d);
         return d;
     };
@@ -142,25 +161,25 @@ void MainWindow::createDocks() {
     benchmarkPanel_ = new widgets::BenchmarkPanel(this);
     benchmarkDock_ = new QDockWidget(tr("Benchmark"), this);
     benchmarkDock_->setObjectName(QStringLiteral("benchmarkDock"));
-    benchmarkDock_->setWidget(benchmarkPanel_);
+    benchmarkDock_->setWidget(scrollable(benchmarkPanel_, benchmarkDock_));
     addDockWidget(Qt::BottomDockWidgetArea, benchmarkDock_);
     benchmarkDock_->hide();  // until Benchmark > Run Benchmark (restoreState may show it)
     runPanel_ = new widgets::RunPanel(this);
     comparePanel_ = new widgets::ComparePanel(this);
     runDock_ = new QDockWidget(tr("Run"), this);
     runDock_->setObjectName(QStringLiteral("runDock"));
-    runDock_->setWidget(runPanel_);
+    runDock_->setWidget(scrollable(runPanel_, runDock_));
     addDockWidget(Qt::BottomDockWidgetArea, runDock_);
     compareDock_ = new QDockWidget(tr("Compare"), this);
     compareDock_->setObjectName(QStringLiteral("compareDock"));
-    compareDock_->setWidget(comparePanel_);
+    compareDock_->setWidget(scrollable(comparePanel_, compareDock_));
     tabifyDockWidget(runDock_, compareDock_);
     runDock_->raise();
     tabifyDockWidget(runDock_, benchmarkDock_);
     modelDiffPanel_ = new widgets::ModelDiffPanel(this);
     modelDiffDock_ = new QDockWidget(tr("Model Diff"), this);
     modelDiffDock_->setObjectName(QStringLiteral("modelDiffDock"));
-    modelDiffDock_->setWidget(modelDiffPanel_);
+    modelDiffDock_->setWidget(scrollable(modelDiffPanel_, modelDiffDock_));
     tabifyDockWidget(runDock_, modelDiffDock_);
     modelDiffDock_->hide();
     modelDiffWorker_ = new widgets::ModelDiffWorker(this);
@@ -180,9 +199,14 @@ void MainWindow::createDocks() {
                 GraphPage* p = currentPage();
                 if (p && p->document().path == comparison->pathA) showComparison(p);
             });
-    // The graph gets the window: the bottom docks stay closed until their action is used.
+    // The graph gets the window: the bottom docks stay closed until their action is used, and
+    // open small however they are opened (their action or the View menu).
     runDock_->hide();
     compareDock_->hide();
+    for (QDockWidget* bottom : {runDock_, compareDock_, benchmarkDock_, modelDiffDock_})
+        connect(bottom->toggleViewAction(), &QAction::triggered, this, [this, bottom](bool on) {
+            if (on) fitBottomDock(bottom);
+        });
     connect(nodePanel_, &widgets::NodePanel::tensorActivated, this, [this](int tensor) {
         if (auto* page = currentPage()) {
             tensorPanel_->showTensor(page->shownViewGraph(), tensor,
@@ -349,6 +373,10 @@ void MainWindow::createActions() {
             [this] { showBottomDock(compareDock_); });
     connect(comparePanel_->dynamicAxesAction(), &QAction::triggered, this,
             [this] { showBottomDock(compareDock_); });
+    explainWhenDisabled(runPanel_->runAction(), runDock_);
+    explainWhenDisabled(comparePanel_->compareAction(), compareDock_);
+    explainWhenDisabled(comparePanel_->dynamicAxesAction(), compareDock_);
+    explainWhenDisabled(benchmarkPanel_->startAction(), benchmarkDock_);
 
     QMenu* tools = menuBar()->addMenu(tr("&Tools"));
     // Ctrl+Shift+E is File > Export > As SVG.
@@ -378,6 +406,22 @@ void MainWindow::createActions() {
     help->addAction(tr("&About onnxlens"), this, [this] {
         openDialog(new widgets::AboutDialog(
             QString::fromStdString(buildinfo::versionReport("onnxlens")), this));
+    });
+}
+
+// A greyed action's shortcut (Ctrl+R on a model the engine cannot run) is not silent: the same
+// keys, live only while the action is disabled, put its reason (the action's status tip, set by
+// its dock) in the status bar and open the dock that shows it.
+void MainWindow::explainWhenDisabled(QAction* action, QDockWidget* dock) {
+    auto* shortcut = new QShortcut(action->shortcut(), this);
+    shortcut->setContext(Qt::WindowShortcut);
+    shortcut->setEnabled(!action->isEnabled());
+    connect(action, &QAction::changed, shortcut,
+            [action, shortcut] { shortcut->setEnabled(!action->isEnabled()); });
+    connect(shortcut, &QShortcut::activated, this, [this, action, dock] {
+        if (action->isEnabled()) return;
+        statusBar()->showMessage(action->statusTip(), 15000);
+        if (currentPage()) showBottomDock(dock);
     });
 }
 
@@ -461,8 +505,26 @@ void MainWindow::showBottomDock(QDockWidget* dock) {
     const bool opening = !dock->isVisible();
     dock->show();
     dock->raise();
-    // Opened small: a third of the window at most, so that the graph stays the main thing.
-    if (opening) resizeDocks({dock}, {std::min(320, height() / 3)}, Qt::Vertical);
+    if (opening) fitBottomDock(dock);
+}
+
+// Opened small: a third of the window at most, so that the graph stays the main thing.
+void MainWindow::fitBottomDock(QDockWidget* dock) {
+    if (!dock->isFloating()) resizeDocks({dock}, {std::min(320, height() / 3)}, Qt::Vertical);
+}
+
+// The first model shown sizes the Model dock to its values (both columns at their contents'
+// width), up to 40% of the window: at the fixed quarter of the window it opened with, every
+// value was cut. A layout restored from the last session keeps its width.
+void MainWindow::fitModelDock() {
+    if (modelDockFitted_ || restoredState_ || !isVisible() || !modelDock_->isVisible() ||
+        modelDock_->isFloating())
+        return;
+    modelDockFitted_ = true;
+    const int most = std::max(kModelDockMinWidth, width() * 2 / 5);
+    resizeDocks({modelDock_},
+                {std::clamp(modelPanel_->contentWidth() + 8, kModelDockMinWidth, most)},
+                Qt::Horizontal);
 }
 
 widgets::ExportDialog* MainWindow::exportDialog() {
@@ -672,6 +734,7 @@ void MainWindow::onCurrentTabChanged() {
         return;
     }
     modelPanel_->showModel(p->document());
+    fitModelDock();
     setWindowTitle(QStringLiteral("%1 — onnxlens").arg(tabTitleFor(p->document().path)));
     if (int node = p->scene()->selectedNode(); node >= 0)
         nodePanel_->showNode(p->shownViewGraph(), node, &p->document());

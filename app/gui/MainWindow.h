@@ -106,6 +106,9 @@ class MainWindow : public QMainWindow {
     void openDialog(QDialog* dialog);
     void fitToScreen();
     void showBottomDock(QDockWidget* dock);
+    void fitBottomDock(QDockWidget* dock);
+    void fitModelDock();
+    void explainWhenDisabled(QAction* action, QDockWidget* dock);
     void createActions();
     void createDocks();
     void addRecentFile(const QString& path);
@@ -130,6 +133,8 @@ class MainWindow : public QMainWindow {
     QAction* showConstantsAction_ = nullptr;
     QAction* foldRepeatsAction_ = nullptr;
     bool fittedToScreen_ = false;
+    bool modelDockFitted_ = false;  // sized to the first model's values (fitModelDock)
+    static constexpr int kModelDockMinWidth = 220;
     bool restoredState_ = false;  // the docks' places from the last session
     // The Run and Compare docks show the current tab's ModelController (GraphPage::controller).
     widgets::RunPanel* runPanel_;

@@ -6,13 +6,16 @@
 //
 #include <gtest/gtest.h>
 
+#include <QApplication>
 #include <QCheckBox>
 #include <QDoubleSpinBox>
 #include <QFile>
+#include <QFileDialog>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTableWidget>
+#include <QTimer>
 #include <filesystem>
 
 #include "GuiTestSupport.h"
@@ -160,6 +163,56 @@ TEST(QuantizeDialogTest, CancelWritesNothingAndBadOutputIsRefused) {
     EXPECT_FALSE(dialog->openButton()->isEnabled());
     EXPECT_EQ(std::filesystem::directory_iterator(dir.path().toStdString()),
               std::filesystem::directory_iterator());
+}
+
+TEST(QuantizeDialogTest, BrowseChoosesWhereTheInt8ModelGoesAndItIsRememberedPerModel) {
+    testing::clearSettings();
+    QTemporaryDir dir;
+    const QString model = testing::writeModel(dir, "cnn.onnx", *testing::makeSmallCnn());
+    const QString other = testing::writeModel(dir, "other.onnx", *testing::makeSmallCnn());
+    ASSERT_TRUE(QDir(dir.path()).mkpath(QStringLiteral("out")));
+    const QString chosen = dir.filePath(QStringLiteral("out/small"));  // no suffix typed
+    {
+        QuantizeDialog dialog;
+        dialog.setModel(model);
+        // By default beside the model.
+        EXPECT_EQ(dialog.outputEdit()->text(), dir.filePath(QStringLiteral("cnn.int8.onnx")));
+        ASSERT_NE(dialog.browseButton(), nullptr);
+        dialog.show();
+        // Browse opens a save dialog; the file chosen there becomes the output (.onnx added).
+        QTimer answer;
+        QString startedAt;
+        QObject::connect(&answer, &QTimer::timeout, [&] {
+            auto* files = qobject_cast<QFileDialog*>(QApplication::activeModalWidget());
+            if (!files) return;
+            answer.stop();
+            startedAt = files->directory().absolutePath();
+            files->selectFile(chosen);
+            files->accept();
+        });
+        answer.start(20);
+        dialog.browseButton()->click();
+        EXPECT_EQ(startedAt, QFileInfo(model).absolutePath());  // where the output was
+        EXPECT_EQ(dialog.outputEdit()->text(), chosen + QStringLiteral(".onnx"));
+    }
+    // A later session proposes it again for that model, and the default for another.
+    QuantizeDialog later;
+    later.setModel(model);
+    EXPECT_EQ(later.outputEdit()->text(), chosen + QStringLiteral(".onnx"));
+    later.setModel(other);
+    EXPECT_EQ(later.outputEdit()->text(), dir.filePath(QStringLiteral("other.int8.onnx")));
+    // What start() wrote to is remembered too, and the file is written there.
+    const QString typed = dir.filePath(QStringLiteral("out/typed.onnx"));
+    later.outputEdit()->setText(typed);
+    later.runsBox()->setValue(1);
+    ASSERT_TRUE(later.start()) << later.errorText().toStdString();
+    ASSERT_TRUE(
+        testing::waitFor([&] { return later.state() != QuantizeDialog::State::Running; }, 120000));
+    EXPECT_EQ(later.state(), QuantizeDialog::State::Done) << later.errorText().toStdString();
+    EXPECT_TRUE(QFile::exists(typed));
+    QuantizeDialog third;
+    third.setModel(other);
+    EXPECT_EQ(third.outputEdit()->text(), typed);
 }
 
 }  // namespace

@@ -7,9 +7,11 @@
 
 #include <QChart>
 #include <QChartView>
+#include <QCheckBox>
 #include <QFile>
 #include <QImage>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QTableWidget>
 #include <QtConcurrent/QtConcurrentRun>
 #include <cmath>
@@ -22,6 +24,7 @@
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/TensorFile.h"
 #include "widgets/graph/GraphPage.h"
+#include "widgets/panels/BenchmarkPanel.h"
 #include "widgets/panels/ComparePanel.h"
 #include "widgets/panels/ImageInput.h"
 #include "widgets/panels/RunPanel.h"
@@ -543,6 +546,46 @@ TEST_F(RunPanelTest, TheMainWindowCompilesTheCurrentTabAndRunsFromTheMenu) {
         60000));
     EXPECT_TRUE(window.runPanel()->symbols().isEmpty());
     EXPECT_FALSE(window.runPanel()->lastOutcome());  // the other model's outputs are gone
+}
+
+TEST_F(RunPanelTest, UsingATestDataSetSetsTheSymbolsToItsShapesAndTheBenchmarkSaysThem) {
+    // x[batch, sequence] -> Relu -> y, with a test_data_set_0 of [1, 5].
+    using namespace testing;
+    QTemporaryDir dir;
+    auto model = makeModelShell();
+    auto& g = *model->mutable_graph();
+    *g.add_input() = makeValueInfo("x", onnx::TensorProto::FLOAT, {"batch", "sequence"});
+    addNode(g, "Relu", "relu", {"x"}, {"y"});
+    *g.add_output() = makeValueInfo("y", onnx::TensorProto::FLOAT, {"batch", "sequence"});
+    const QString path = writeModel(dir, "relu.onnx", *model);
+    const fs::path set = fs::path(dir.path().toStdString()) / "test_data_set_0";
+    fs::create_directories(set);
+    ASSERT_TRUE(writeTensorPbFile(set / "input_0.pb", makeFloatInitializer("x", {1, 5}, 0.5f)));
+    Panels p;
+    ASSERT_TRUE(p.open(path));
+    EXPECT_EQ(p.run.symbolValue(QStringLiteral("sequence")), 1);
+    EXPECT_EQ(p.run.fillFromDataSet(0), QString());
+    // The table says what runs: sequence 5 (before: still 1 while the input was [1x5]).
+    EXPECT_EQ(p.run.symbolValue(QStringLiteral("sequence")), 5);
+    EXPECT_EQ(p.run.symbolValue(QStringLiteral("batch")), 1);
+    EXPECT_EQ(p.controller->inputChoices()->symbols.at("sequence"), 5);
+
+    // The benchmark on those inputs says which dims it timed.
+    widgets::BenchmarkPanel benchmark;
+    benchmark.setController(p.controller.get());
+    benchmark.warmupSpin()->setValue(0);
+    benchmark.runsSpin()->setValue(2);
+    benchmark.profileCheck()->setChecked(false);
+    QSignalSpy finished(&benchmark, &widgets::BenchmarkPanel::finished);
+    benchmark.start();
+    ASSERT_TRUE(testing::waitFor([&] { return finished.count() == 1; }, 60000))
+        << benchmark.statusText().toStdString();
+    EXPECT_TRUE(benchmark.statusText().contains(QStringLiteral("at batch = 1, sequence = 5")))
+        << benchmark.statusText().toStdString();
+    QTableWidget* table = benchmark.statisticsTable();
+    const int last = table->rowCount() - 1;
+    EXPECT_EQ(table->item(last, 0)->text(), QStringLiteral("input dims"));
+    EXPECT_EQ(table->item(last, 1)->text(), QStringLiteral("batch = 1, sequence = 5"));
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <QChart>
 #include <QValueAxis>
 
+#include "widgets/charts/AxisLabels.h"
+
 namespace onnxlens::widgets {
 
 QChart* makeHistogramChart(const engine::Histogram& histogram, const QString& title,
@@ -36,13 +38,11 @@ QChart* makeHistogramChart(const engine::Histogram& histogram, const QString& ti
     binAxis->append(bins);
     binAxis->setVisible(false);
     auto* rangeAxis = new QValueAxis;
-    rangeAxis->setRange(histogram.low,
-                        histogram.high > histogram.low ? histogram.high : histogram.low + 1);
-    rangeAxis->setLabelFormat(QStringLiteral("%.3g"));
+    setValueAxisRange(rangeAxis, histogram.low,
+                      histogram.high > histogram.low ? histogram.high : histogram.low + 1);
     rangeAxis->setTitleText(axisTitle);
     auto* countAxis = new QValueAxis;
-    countAxis->setRange(0, static_cast<qreal>(std::max<std::int64_t>(tallest, 1)));
-    countAxis->setLabelFormat(QStringLiteral("%d"));
+    setCountAxisRange(countAxis, static_cast<double>(std::max<std::int64_t>(tallest, 1)));
     countAxis->setTitleText(QObject::tr("count"));
     chart->addAxis(binAxis, Qt::AlignBottom);
     chart->addAxis(rangeAxis, Qt::AlignBottom);

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "widgets/charts/AxisLabels.h"
+
 namespace onnxlens::widgets {
 
 namespace {
@@ -109,14 +111,11 @@ void LatencyCharts::setSamples(const std::vector<double>& samples,
     bars->setBorderColor(QColor(0x2a, 0x55, 0x85));
     hist->addSeries(bars);
     auto* binAxis = new QValueAxis;
-    binAxis->setRange(h.firstEdge, h.firstEdge + static_cast<double>(h.counts.size()) * h.binWidth);
-    binAxis->setTickCount(6);
-    binAxis->setLabelFormat(QStringLiteral("%.3g"));
+    setValueAxisRange(binAxis, h.firstEdge,
+                      h.firstEdge + static_cast<double>(h.counts.size()) * h.binWidth, 6);
     binAxis->setTitleText(tr("ms"));
     auto* countAxis = new QValueAxis;
-    countAxis->setRange(0, std::max(1, maxCount));
-    countAxis->setLabelFormat(QStringLiteral("%d"));
-    countAxis->applyNiceNumbers();  // whole, evenly spaced counts
+    setCountAxisRange(countAxis, std::max(1, maxCount));  // whole, evenly spaced counts
     countAxis->setTitleText(tr("runs"));
     hist->addAxis(binAxis, Qt::AlignBottom);
     hist->addAxis(countAxis, Qt::AlignLeft);

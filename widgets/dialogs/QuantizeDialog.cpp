@@ -8,9 +8,11 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QCoreApplication>
+#include <QCryptographicHash>
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QDoubleSpinBox>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QFutureWatcher>
@@ -20,6 +22,7 @@
 #include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSettings>
 #include <QSpinBox>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
@@ -47,7 +50,14 @@ QuantizeDialog::QuantizeDialog(QWidget* parent) : QDialog(parent) {
     auto* layout = new QVBoxLayout(this);
     auto* form = new QFormLayout;
     output_ = new QLineEdit(this);
-    form->addRow(tr("&Output model:"), output_);
+    output_->setToolTip(tr("Where the int8 model goes (its report folder goes beside it)"));
+    browse_ = new QPushButton(tr("&Browse…"), this);
+    browse_->setToolTip(tr("Choose where the int8 model goes (remembered for this model)"));
+    connect(browse_, &QPushButton::clicked, this, &QuantizeDialog::chooseOutput);
+    auto* outputRow = new QHBoxLayout;
+    outputRow->addWidget(output_, 1);
+    outputRow->addWidget(browse_);
+    form->addRow(tr("&Output model:"), outputRow);
     auto* ops = new QHBoxLayout;
     matMul_ = new QCheckBox(QStringLiteral("MatMul"), this);
     gemm_ = new QCheckBox(QStringLiteral("Gemm"), this);
@@ -121,12 +131,40 @@ QuantizeDialog::~QuantizeDialog() {
     if (cancelFlag_) cancelFlag_->store(true);
 }
 
+namespace {
+// The output chosen for a model, per model file.
+QString outputKey(const QString& model) {
+    return QStringLiteral("quantize/outputs/") +
+           QString::fromLatin1(
+               QCryptographicHash::hash(QFileInfo(model).absoluteFilePath().toUtf8(),
+                                        QCryptographicHash::Sha1)
+                   .toHex()
+                   .left(16));
+}
+}  // namespace
+
 void QuantizeDialog::setModel(const QString& path) {
     if (state_ == State::Running) return;
     model_ = path;
+    // The place chosen for this model last time, else "<name>.int8.onnx" beside it.
+    const QString remembered = QSettings().value(outputKey(path)).toString();
     const QFileInfo info(path);
-    output_->setText(info.dir().filePath(info.completeBaseName() + QStringLiteral(".int8.onnx")));
+    output_->setText(!remembered.isEmpty() ? remembered
+                                           : info.dir().filePath(info.completeBaseName() +
+                                                                 QStringLiteral(".int8.onnx")));
     status_->setText(tr("Model: %1").arg(path));
+}
+
+void QuantizeDialog::chooseOutput() {
+    const QString chosen = QFileDialog::getSaveFileName(
+        this, tr("Write the int8 model to"), output_->text(), tr("ONNX models (*.onnx)"));
+    if (chosen.isEmpty()) return;
+    setOutputPath(QFileInfo(chosen).suffix().isEmpty() ? chosen + QStringLiteral(".onnx") : chosen);
+}
+
+void QuantizeDialog::setOutputPath(const QString& path) {
+    output_->setText(path);
+    if (!model_.isEmpty()) QSettings().setValue(outputKey(model_), path);
 }
 
 QString QuantizeDialog::outputPath() const { return output_->text(); }
@@ -143,8 +181,8 @@ void QuantizeDialog::setBusy(bool busy) {
     start_->setEnabled(!busy);
     cancel_->setEnabled(busy);
     for (QWidget* w :
-         std::initializer_list<QWidget*>{output_, matMul_, gemm_, conv_, perChannel_, format_,
-                                         exclude_, threads_, runs_, benchmark_})
+         std::initializer_list<QWidget*>{output_, browse_, matMul_, gemm_, conv_, perChannel_,
+                                         format_, exclude_, threads_, runs_, benchmark_})
         w->setEnabled(!busy);
     if (busy) open_->setEnabled(false);
 }
@@ -183,6 +221,7 @@ bool QuantizeDialog::start() {
         state_ = State::Failed;
         return false;
     }
+    if (!model_.isEmpty()) QSettings().setValue(outputKey(model_), output_->text());
     state_ = State::Running;
     error_.clear();
     written_.clear();

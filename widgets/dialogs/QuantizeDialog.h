@@ -36,8 +36,13 @@ class QuantizeDialog : public QDialog {
     explicit QuantizeDialog(QWidget* parent = nullptr);
     ~QuantizeDialog() override;
 
-    // The model to quantize; proposes "<name>.int8.onnx" beside it as the output.
+    // The model to quantize; proposes the output chosen for it last time (QSettings), else
+    // "<name>.int8.onnx" beside it.
     void setModel(const QString& path);
+    // Browse…: a save dialog for the output, then setOutputPath.
+    void chooseOutput();
+    // The output, remembered for the current model.
+    void setOutputPath(const QString& path);
     QString modelPath() const { return model_; }
 
     bool start();  // false (errorText()) when a run is under way or the options are invalid
@@ -54,6 +59,7 @@ class QuantizeDialog : public QDialog {
 
     QuantizationReportCard* reportCard() const { return card_; }
     QLineEdit* outputEdit() const { return output_; }
+    QPushButton* browseButton() const { return browse_; }
     QCheckBox* perChannelBox() const { return perChannel_; }
     QCheckBox* opTypeBox(const QString& op) const;
     QComboBox* formatBox() const { return format_; }
@@ -74,6 +80,7 @@ class QuantizeDialog : public QDialog {
 
     QString model_;
     QLineEdit* output_;
+    QPushButton* browse_;
     QCheckBox* perChannel_;
     QCheckBox* matMul_;
     QCheckBox* gemm_;

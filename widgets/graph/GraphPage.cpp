@@ -15,6 +15,7 @@
 #include "widgets/graph/CostColouring.h"
 #include "widgets/graph/DiffLegend.h"
 #include "widgets/graph/FindBar.h"
+#include "widgets/graph/GraphGroupItem.h"
 #include "widgets/graph/GraphNodeItem.h"
 #include "widgets/graph/GraphScene.h"
 #include "widgets/graph/GraphView.h"
@@ -129,6 +130,9 @@ void GraphPage::connectScene() {
     connect(scene_, &GraphScene::nodeRevealed, this, [this](int node) {
         if (auto* item = scene_->nodeItem(node)) view_->centreOnItemRect(item->sceneBoundingRect());
         emit nodeRevealed(node);
+    });
+    connect(scene_, &GraphScene::groupExpanded, this, [this](int group) {
+        if (auto* item = scene_->groupItem(group)) view_->bringIntoView(item->sceneBoundingRect());
     });
     connect(scene_, &GraphScene::rebuilt, this, [this] {
         // Room around the graph, so that any node (even at the border) can be centred.

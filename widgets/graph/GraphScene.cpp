@@ -181,7 +181,13 @@ bool GraphScene::resizeUnit(GraphPlacement& placement, std::size_t unit, QSizeF 
 
 void GraphScene::toggleGroup(int group) {
     // Called from an item's mouse handler: rebuilding the items must wait until it returns.
-    QTimer::singleShot(0, this, [this, group] { setExpanded(group, !expanded_[group]); });
+    QTimer::singleShot(0, this, [this, group] {
+        if (group <= 0 || group >= static_cast<int>(expanded_.size())) return;
+        const bool expanding = !expanded_[group];
+        // The box the user opened is brought into view once it has its new size.
+        if (expanding) pendingGroupReveal_ = group;
+        setExpanded(group, expanding);
+    });
 }
 
 bool GraphScene::needsLayout() const {
@@ -295,6 +301,12 @@ void GraphScene::rebuildItems() {
         emit nodeRevealed(node);
     } else if (selected >= 0 && nodeItems_[selected]) {
         selectNode(selected);
+    }
+    // An expanded group's box is final once its inside is laid out.
+    if (const int group = pendingGroupReveal_;
+        group >= 0 && placements_.count(group) && groupItems_[group]) {
+        pendingGroupReveal_ = -1;
+        emit groupExpanded(group);
     }
 }
 

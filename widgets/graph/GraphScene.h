@@ -122,6 +122,8 @@ class GraphScene : public QGraphicsScene {
     void nodeSelected(int node);  // -1: nothing (or a group) selected
     void groupSelected(int group);
     void nodeRevealed(int node);
+    // A group opened by toggleGroup (a click) is drawn at its new size.
+    void groupExpanded(int group);
     void rebuilt();
     void heatScaleChanged();
 
@@ -145,6 +147,7 @@ class GraphScene : public QGraphicsScene {
     std::map<int, GraphPlacement> placements_;
     std::uint64_t generation_ = 0;
     int pendingReveal_ = -1;
+    int pendingGroupReveal_ = -1;  // opened by toggleGroup, its box not drawn yet
     std::vector<int> pendingResize_;
     std::vector<GraphNodeItem*> nodeItems_;
     std::vector<GraphGroupItem*> groupItems_;

@@ -57,6 +57,22 @@ void GraphView::showTop(const QRectF& top) {
     emit viewportChanged();
 }
 
+void GraphView::bringIntoView(const QRectF& rect) {
+    if (!rect.isValid()) return;
+    const QRectF visible = mapToScene(viewport()->rect()).boundingRect();
+    if (visible.contains(rect)) return;
+    const double margin = 24 / zoom();
+    // Each axis: centred when it fits, else its start just inside the edge.
+    const double x = rect.width() + 2 * margin <= visible.width()
+                         ? rect.center().x()
+                         : rect.left() - margin + visible.width() / 2;
+    const double y = rect.height() + 2 * margin <= visible.height()
+                         ? rect.center().y()
+                         : rect.top() - margin + visible.height() / 2;
+    centerOn(x, y);
+    emit viewportChanged();
+}
+
 void GraphView::wheelEvent(QWheelEvent* event) {
     // Wheel zooms (as in Netron); Shift+wheel or a trackpad's horizontal swipe scrolls.
     if (event->modifiers() & Qt::ShiftModifier || event->angleDelta().y() == 0) {

@@ -21,6 +21,9 @@ class GraphView : public QGraphicsView {
     // The first view: the whole graph when it fits at a legible zoom, else the graph's top
     // (`top`: its inputs) at that zoom, with the start of the flow below it.
     void showTop(const QRectF& top);
+    // Scrolls (at the same zoom) so that `rect` is in view: whole when it fits, else its top-left
+    // part (the title of an opened group and the start of its inside). Nothing when in view.
+    void bringIntoView(const QRectF& rect);
 
   signals:
     void viewportChanged();

@@ -24,6 +24,7 @@
 #include "widgets/SettingsKeys.h"
 #include "widgets/charts/LatencyCharts.h"
 #include "widgets/charts/RooflineChart.h"
+#include "widgets/panels/ActionAvailability.h"
 #include "widgets/panels/ProfileView.h"
 #include "widgets/panels/SweepTab.h"
 #include "widgets/workers/ModelController.h"
@@ -45,6 +46,15 @@ QSpinBox* makeSpin(int minimum, int maximum, int value, QWidget* parent) {
     spin->setValue(value);
     spin->setAccelerated(true);
     return spin;
+}
+
+// "batch = 1, sequence = 128": the symbolic dims the benchmark timed; "" when the inputs have
+// none.
+QString dimsText(const std::map<std::string, std::int64_t>& dims) {
+    QStringList parts;
+    for (const auto& [symbol, value] : dims)
+        parts << QStringLiteral("%1 = %2").arg(QString::fromStdString(symbol)).arg(value);
+    return parts.join(QStringLiteral(", "));
 }
 
 QString statusError(const Status& status) {
@@ -147,8 +157,6 @@ BenchmarkPanel::BenchmarkPanel(QWidget* parent) : QWidget(parent) {
 
     startAction_ = new QAction(tr("&Run Benchmark"), this);
     startAction_->setShortcut(QKeySequence(tr("Ctrl+B")));
-    startAction_->setStatusTip(
-        tr("Benchmark the current model with the Benchmark dock's settings"));
     cancelAction_ = new QAction(tr("&Cancel Benchmark"), this);
     cancelAction_->setShortcut(QKeySequence(tr("Ctrl+Shift+B")));
     heatAction_ = new QAction(tr("Colour Graph by &Time"), this);
@@ -206,7 +214,16 @@ void BenchmarkPanel::saveSettings() const {
 }
 
 void BenchmarkPanel::setController(ModelController* controller) {
+    for (const auto& connection : controllerConnections_) disconnect(connection);
+    controllerConnections_.clear();
     controller_ = controller;
+    // Start follows whether the engine can run the model at all.
+    if (controller) {
+        controllerConnections_.push_back(
+            connect(controller, &ModelController::compiled, this, &BenchmarkPanel::updateActions));
+        controllerConnections_.push_back(connect(controller, &ModelController::compileFailed, this,
+                                                 &BenchmarkPanel::updateActions));
+    }
     sweepTab_->setDocument(controller ? controller->document() : nullptr);
     if (!isRunning())
         status_->setText(controller ? QString() : tr("Open a model to benchmark it."));
@@ -296,14 +313,17 @@ void BenchmarkPanel::onFinished(std::shared_ptr<const engine::BenchmarkResult> r
     progress_->setRange(0, 1);
     progress_->setValue(1);
     const auto& s = result->statistics;
+    const QString dims = dimsText(result->dims);
     status_->setText(
-        tr("%1 runs after %2 warm-up: median %3 ms, P90 %4 ms (%5 thread(s), compiled in %6 ms)")
+        tr("%1 runs after %2 warm-up%7: median %3 ms, P90 %4 ms (%5 thread(s), compiled in %6 "
+           "ms)")
             .arg(s.runs)
             .arg(result->warmupRuns)
             .arg(s.medianMs, 0, 'f', 3)
             .arg(s.p90Ms, 0, 'f', 3)
             .arg(result->threads)
-            .arg(result->loadMs, 0, 'f', 0));
+            .arg(result->loadMs, 0, 'f', 0)
+            .arg(dims.isEmpty() ? QString() : tr(" at %1").arg(dims)));
     if (controller && controller == controller_) showResult(result);
     updateActions();
     emit finished();
@@ -329,6 +349,7 @@ void BenchmarkPanel::showResult(std::shared_ptr<const engine::BenchmarkResult> r
         {tr("warm-up runs"), QString::number(result->warmupRuns)},
         {tr("intra-op threads"), QString::number(result->threads)},
         {tr("compile time"), QString::number(result->loadMs, 'f', 1) + " ms"},
+        {tr("input dims"), result->dims.empty() ? tr("none symbolic") : dimsText(result->dims)},
     };
     statistics_->setRowCount(static_cast<int>(std::size(rows)));
     for (int r = 0; r < static_cast<int>(std::size(rows)); ++r) {
@@ -384,8 +405,16 @@ void BenchmarkPanel::showRoofline() {
 void BenchmarkPanel::updateActions() {
     const bool running = isRunning();
     const auto current = result();
-    startButton_->setEnabled(!running && controller_);
-    startAction_->setEnabled(!running && controller_);
+    QString whyNot;
+    if (running)
+        whyNot = tr("A benchmark is running");
+    else if (!controller_)
+        whyNot = tr("Open a model to benchmark it");
+    else if (!controller_->isReady() && !controller_->compileError().isEmpty())
+        whyNot = controller_->unavailableReason();
+    setAvailability(startAction_, startButton_,
+                    tr("Benchmark the current model with the Benchmark dock's settings (Ctrl+B)"),
+                    whyNot);
     cancelButton_->setEnabled(running);
     cancelAction_->setEnabled(running);
     for (QSpinBox* spin : {warmup_, runs_, threads_}) spin->setEnabled(!running);

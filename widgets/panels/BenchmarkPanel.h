@@ -12,6 +12,7 @@
 #include <QPointer>
 #include <QWidget>
 #include <memory>
+#include <vector>
 
 #include "onnxlens/workflows/BenchmarkRunner.h"
 #include "onnxlens/workflows/LatencyStatistics.h"
@@ -107,6 +108,7 @@ class BenchmarkPanel : public QWidget {
 
     BenchmarkFeeds feeds_;
     QPointer<ModelController> controller_;
+    std::vector<QMetaObject::Connection> controllerConnections_;  // to controller_, not a run's
     QPointer<ModelController> runningController_;
     QSpinBox* warmup_;
     QSpinBox* runs_;

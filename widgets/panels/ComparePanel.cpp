@@ -22,6 +22,7 @@
 
 #include "widgets/SettingsKeys.h"
 #include "widgets/charts/HistogramChart.h"
+#include "widgets/panels/ActionAvailability.h"
 #include "widgets/panels/RunPanel.h"
 #include "widgets/panels/TensorText.h"
 
@@ -93,12 +94,7 @@ QLayout* ComparePanel::buildControls() {
     rtol_->setToolTip(tr("Relative tolerance: |actual − expected| ≤ atol + rtol·|expected|"));
     atol_->setToolTip(rtol_->toolTip());
     compareButton_ = new QPushButton(tr("Compare"), this);
-    compareButton_->setToolTip(
-        tr("Run and compare every output with its reference (Ctrl+Shift+R)"));
     dynamicButton_ = new QPushButton(tr("Check dynamic axes"), this);
-    dynamicButton_->setToolTip(
-        tr("Run with batch 1 and 2 (and a second value for each other symbolic dim) "
-           "and check that the outputs follow (Ctrl+Shift+D)"));
     cancelButton_ = new QPushButton(tr("Cancel"), this);
     connect(compareButton_, &QPushButton::clicked, this, &ComparePanel::compare);
     connect(dynamicButton_, &QPushButton::clicked, this, &ComparePanel::checkDynamicAxes);
@@ -180,6 +176,15 @@ void ComparePanel::setController(ModelController* controller) {
     if (controller_) controller_->disconnect(this);
     controller_ = controller;
     awaiting_ = Awaiting::Nothing;
+    // A model's reference choice is forgotten with it (a plain functor, which disconnect(this)
+    // on a tab switch keeps).
+    if (controller_ && !referenceChoices_.count(controller_)) {
+        referenceChoices_[controller_];
+        QPointer<ComparePanel> self(this);
+        connect(controller_, &QObject::destroyed, [self, key = controller_.data()] {
+            if (self) self->referenceChoices_.erase(key);
+        });
+    }
     onCompiled();
     if (!controller_) return;
     if (controller_->isRunning(EngineJob::Compare))
@@ -189,6 +194,7 @@ void ComparePanel::setController(ModelController* controller) {
     if (controller_->lastComparison()) showComparison(controller_->lastComparison());
     if (controller_->lastDynamicAxesCheck()) showDynamicAxes(controller_->lastDynamicAxesCheck());
     connect(controller_, &ModelController::compiled, this, &ComparePanel::onCompiled);
+    connect(controller_, &ModelController::compileFailed, this, &ComparePanel::updateEnabled);
     connect(controller_, &ModelController::dataSetsChanged, this, &ComparePanel::onCompiled);
     connect(controller_, &ModelController::busyChanged, this, &ComparePanel::updateEnabled);
     connect(controller_, &ModelController::compareFinished, this, [this] {
@@ -245,6 +251,8 @@ void ComparePanel::onCompiled() {
     setSummary(dynamicSummary_, tr("Not checked yet."), -1);
     const QSignalBlocker blocker(reference_);
     reference_->clear();
+    // Another tab's outputs never stay: a model not compiled yet has no rows.
+    referenceFiles_->setRowCount(0);
     if (model) {
         for (const auto& set : model->dataSets)
             reference_->addItem(QString::fromStdString(set.directory.filename().string()));
@@ -270,12 +278,36 @@ void ComparePanel::onCompiled() {
                     tr("Tensors (*.pb *.npy);;All files (*)"));
                 if (!file.isEmpty()) edit->setText(file);
             });
+            connect(edit, &QLineEdit::textChanged, this, &ComparePanel::rememberReferenceChoice);
         }
     }
     reference_->addItem(tr("Reference files (per output, Run panel inputs)"));
     reference_->setCurrentIndex(0);
+    restoreReferenceChoice();
     onReferenceChoiceChanged();
     updateEnabled();
+}
+
+void ComparePanel::rememberReferenceChoice() {
+    if (restoringChoice_ || !controller_ || !compiledModel()) return;
+    ReferenceChoice& choice = referenceChoices_[controller_];
+    choice.reference = reference_->currentText();
+    choice.files.clear();
+    for (int row = 0; row < referenceFiles_->rowCount(); ++row) {
+        const QString file = referenceFiles_->cellWidget(row, 1)->findChild<QLineEdit*>()->text();
+        if (!file.isEmpty()) choice.files[referenceFiles_->item(row, 0)->text()] = file;
+    }
+}
+
+void ComparePanel::restoreReferenceChoice() {
+    auto it = controller_ ? referenceChoices_.find(controller_) : referenceChoices_.end();
+    if (it == referenceChoices_.end() || !compiledModel()) return;
+    restoringChoice_ = true;
+    const ReferenceChoice choice = it->second;
+    if (const int index = reference_->findText(choice.reference); index >= 0)
+        reference_->setCurrentIndex(index);
+    for (const auto& [output, file] : choice.files) setReferenceFile(output, file);
+    restoringChoice_ = false;
 }
 
 QStringList ComparePanel::referenceChoices() const {
@@ -290,6 +322,7 @@ void ComparePanel::chooseReferenceFiles() { reference_->setCurrentIndex(referenc
 void ComparePanel::onReferenceChoiceChanged() {
     referenceFiles_->setVisible(reference_->count() > 0 &&
                                 reference_->currentIndex() == reference_->count() - 1);
+    rememberReferenceChoice();
 }
 
 void ComparePanel::setReferenceFile(const QString& output, const QString& file) {
@@ -297,6 +330,15 @@ void ComparePanel::setReferenceFile(const QString& output, const QString& file) 
         if (referenceFiles_->item(row, 0)->text() == output)
             referenceFiles_->cellWidget(row, 1)->findChild<QLineEdit*>()->setText(file);
 }
+
+QString ComparePanel::referenceFile(const QString& output) const {
+    for (int row = 0; row < referenceFiles_->rowCount(); ++row)
+        if (referenceFiles_->item(row, 0)->text() == output)
+            return referenceFiles_->cellWidget(row, 1)->findChild<QLineEdit*>()->text();
+    return {};
+}
+
+int ComparePanel::referenceChoice() const { return reference_->currentIndex(); }
 
 void ComparePanel::setTolerance(double rtol, double atol) {
     rtol_->setText(QString::number(rtol, 'g', 10));
@@ -384,11 +426,22 @@ QString ComparePanel::summaryText() const { return summary_->text(); }
 QString ComparePanel::dynamicAxesSummaryText() const { return dynamicSummary_->text(); }
 
 void ComparePanel::updateEnabled() {
-    const bool ready = compiledModel() != nullptr && !isBusy();
-    compareButton_->setEnabled(ready);
-    compareAction_->setEnabled(ready);
-    dynamicButton_->setEnabled(ready);
-    dynamicAxesAction_->setEnabled(ready);
+    QString whyNot;
+    if (!controller_)
+        whyNot = tr("Open a model to compare its outputs");
+    else if (!compiledModel())
+        whyNot = controller_->unavailableReason();
+    else if (isBusy())
+        whyNot = tr("%1 is busy: %2")
+                     .arg(QFileInfo(controller_->document()->path).fileName(),
+                          controller_->busyText().isEmpty() ? tr("another job")
+                                                            : controller_->busyText());
+    setAvailability(compareAction_, compareButton_,
+                    tr("Run and compare every output with its reference (Ctrl+Shift+R)"), whyNot);
+    setAvailability(dynamicAxesAction_, dynamicButton_,
+                    tr("Run with batch 1 and 2 (and a second value for each other symbolic dim) "
+                       "and check that the outputs follow (Ctrl+Shift+D)"),
+                    whyNot);
     cancelButton_->setEnabled(isBusy());
 }
 

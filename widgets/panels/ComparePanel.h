@@ -8,6 +8,7 @@
 // last comparison).
 #include <QPointer>
 #include <QWidget>
+#include <map>
 #include <memory>
 
 #include "widgets/workers/EngineWorker.h"
@@ -57,6 +58,9 @@ class ComparePanel : public QWidget {
     void chooseDataSet(int index);
     void chooseReferenceFiles();
     void setReferenceFile(const QString& output, const QString& file);
+    QString referenceFile(const QString& output) const;  // "" when none is chosen
+    int referenceChoice() const;                         // the index in referenceChoices()
+    QTableWidget* referenceFilesTable() const { return referenceFiles_; }
     void setTolerance(double rtol, double atol);
     engine::Tolerance tolerance() const;
 
@@ -96,7 +100,18 @@ class ComparePanel : public QWidget {
     void updateEnabled();
     bool readTolerance(engine::Tolerance& tolerance);
 
+    // What the user chose for a model (the reference and the files per output), kept per tab so
+    // that each tab shows its own choices when it comes back.
+    struct ReferenceChoice {
+        QString reference;                 // the list's text: indices move when a data set is added
+        std::map<QString, QString> files;  // output -> reference file
+    };
+    void rememberReferenceChoice();
+    void restoreReferenceChoice();
+
     QPointer<ModelController> controller_;
+    std::map<const ModelController*, ReferenceChoice> referenceChoices_;
+    bool restoringChoice_ = false;
     Awaiting awaiting_ = Awaiting::Nothing;
     std::shared_ptr<const CompareOutcome> comparison_;
     std::shared_ptr<const engine::DynamicAxesCheckResult> dynamic_;

@@ -2,6 +2,7 @@
 
 #include <QHeaderView>
 #include <QLocale>
+#include <QStyle>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -60,6 +61,17 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
 }
 
 void ModelPanel::clear() { tree_->clear(); }
+
+int ModelPanel::contentWidth() const {
+    // QTreeView keeps its override protected; QAbstractItemView's is public and virtual.
+    const QAbstractItemView* view = tree_;
+    const int names = std::max(tree_->header()->sectionSizeHint(0), view->sizeHintForColumn(0));
+    const int values = std::max(tree_->header()->sectionSizeHint(1), view->sizeHintForColumn(1));
+    const QMargins margins = layout()->contentsMargins();
+    return names + values + 2 * tree_->frameWidth() +
+           tree_->style()->pixelMetric(QStyle::PM_ScrollBarExtent) + margins.left() +
+           margins.right();
+}
 
 void ModelPanel::showModel(const ModelDocument& document) {
     clear();

@@ -18,6 +18,9 @@ class ModelPanel : public QWidget {
     void showModel(const ModelDocument& document);
     void clear();
     QTreeWidget* tree() const { return tree_; }
+    // The width that shows every visible row's name and value uncut (the tree's frame, scroll
+    // bar and the panel's margins included).
+    int contentWidth() const;
 
   private:
     void addCost(const ModelDocument& document);

@@ -4,6 +4,7 @@
 #include <QBarSet>
 #include <QChart>
 #include <QChartView>
+#include <QEvent>
 #include <QHeaderView>
 #include <QHorizontalBarSeries>
 #include <QLabel>
@@ -41,6 +42,7 @@ ProfileView::ProfileView(QWidget* parent) : QWidget(parent) {
     barChart_ = new QChartView(chart, this);
     barChart_->setRenderHint(QPainter::Antialiasing);
     barChart_->setMinimumSize(300, 180);
+    barChart_->installEventFilter(this);
 
     auto* byType = new QSplitter(Qt::Horizontal, this);  // the dock is wide and short
     byType->addWidget(opTypeTable_);
@@ -146,6 +148,31 @@ void ProfileView::setNodeFilter(const QString& text) {
         nodeProxy_->setFilterFixedString(text);
 }
 
+int ProfileView::barsThatFit() const {
+    const int line = barChart_->fontMetrics().height() + 4;
+    const int room = barChart_->height() - 90;  // the title, the share axis, the margins
+    return std::clamp(room / line, 3, kMaxBars + 1);
+}
+
+// An op type as a bar's label: whole up to 24 characters (every ONNX and contrib op type), else
+// its start and end around an ellipsis, with the domain dropped first.
+QString ProfileView::elidedOpType(const std::string& opType) {
+    QString name = QString::fromStdString(opType);
+    if (name.size() > kLabelChars && name.contains(QStringLiteral("::")))
+        name = name.mid(name.lastIndexOf(QStringLiteral("::")) + 2);
+    if (name.size() <= kLabelChars) return name;
+    const int half = (kLabelChars - 1) / 2;
+    return name.left(half) + QChar(0x2026) + name.right(kLabelChars - 1 - half);
+}
+
+bool ProfileView::eventFilter(QObject* watched, QEvent* event) {
+    // A taller or shorter chart has room for more or fewer bars.
+    if (watched == barChart_ && event->type() == QEvent::Resize && result_ &&
+        barsThatFit() != barRoom_)
+        QMetaObject::invokeMethod(this, &ProfileView::rebuildBarChart, Qt::QueuedConnection);
+    return QWidget::eventFilter(watched, event);
+}
+
 void ProfileView::rebuildBarChart() {
     QChart* chart = barChart_->chart();
     chart->removeAllSeries();
@@ -158,9 +185,13 @@ void ProfileView::rebuildBarChart() {
         chart->setTitle(QString());
         return;
     }
-    // Largest at the top: a horizontal bar series draws its first category at the bottom.
+    // Largest at the top: a horizontal bar series draws its first category at the bottom. As
+    // many bars as have a text line of room each (labels squeezed closer were drawn as "..."),
+    // the rest as one "other" bar.
     const auto& ops = result_->opTypes;
-    const int shown = std::min<int>(static_cast<int>(ops.size()), kMaxBars);
+    barRoom_ = barsThatFit();
+    const int count = static_cast<int>(ops.size());
+    const int shown = count <= barRoom_ ? count : barRoom_ - 1;
     double otherShare = 0;
     for (std::size_t i = static_cast<std::size_t>(shown); i < ops.size(); ++i)
         otherShare += ops[i].share;
@@ -175,7 +206,7 @@ void ProfileView::rebuildBarChart() {
     }
     for (int i = shown - 1; i >= 0; --i) {
         *set << 100.0 * ops[static_cast<std::size_t>(i)].share;
-        categories << QString::fromStdString(ops[static_cast<std::size_t>(i)].opType);
+        categories << elidedOpType(ops[static_cast<std::size_t>(i)].opType);
         maxPercent = std::max(maxPercent, 100.0 * ops[static_cast<std::size_t>(i)].share);
     }
     barCount_ = static_cast<int>(categories.size());
@@ -188,6 +219,8 @@ void ProfileView::rebuildBarChart() {
     chart->addSeries(series);
     auto* typeAxis = new QBarCategoryAxis;
     typeAxis->append(categories);
+    // The names are short (elidedOpType) and each has a line: drawn whole, never as "...".
+    typeAxis->setTruncateLabels(false);
     auto* shareAxis = new QValueAxis;
     shareAxis->setRange(0, std::min(100.0, maxPercent * 1.15 + 1));
     shareAxis->setLabelFormat(QStringLiteral("%.0f %%"));

@@ -41,7 +41,14 @@ class ProfileView : public QWidget {
     int barCount() const { return barCount_; }  // op types drawn in the bar chart
     void setNodeFilter(const QString& text);
 
-    static constexpr int kMaxBars = 12;  // the rest is one "other" bar
+    static constexpr int kMaxBars = 12;     // the rest is one "other" bar
+    static constexpr int kLabelChars = 24;  // a longer op type is elided in the middle
+    static QString elidedOpType(const std::string& opType);
+    // Bars (with the "other" bar) that the chart's height has a text line of room for.
+    int barsThatFit() const;
+
+  protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
   signals:
     void nodeActivated(const QString& profileName);
@@ -63,6 +70,7 @@ class ProfileView : public QWidget {
     QLineEdit* filter_;
     QChartView* barChart_;
     int barCount_ = 0;
+    int barRoom_ = 0;  // barsThatFit() when the chart was built
 };
 
 }  // namespace onnxlens::widgets

@@ -1,8 +1,6 @@
 #include "widgets/panels/RunPanel.h"
 
 #include <QAction>
-#include <QChart>
-#include <QChartView>
 #include <QComboBox>
 #include <QCryptographicHash>
 #include <QDateTime>
@@ -26,36 +24,23 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <cmath>
+#include <set>
 
 #include "onnxlens/engine/TensorProto.h"
-#include "widgets/charts/HistogramChart.h"
-#include "widgets/panels/TensorText.h"
+#include "onnxlens/model/TensorFile.h"
+#include "widgets/panels/ActionAvailability.h"
 
 namespace onnxlens::widgets {
 
 namespace {
 
 enum DimColumn { DimSymbolColumn, DimValueColumn, DimUsedByColumn };
-enum OutputColumn {
-    OutName,
-    OutType,
-    OutShape,
-    OutMin,
-    OutMax,
-    OutMean,
-    OutStd,
-    OutNaN,
-    OutInf,
-    OutColumns
-};
 
 QTableWidgetItem* readOnlyItem(const QString& text) {
     auto* item = new QTableWidgetItem(text);
     item->setFlags(item->flags() & ~Qt::ItemIsEditable);
     return item;
 }
-
-QString number(double v) { return QString::number(v, 'g', 6); }
 
 bool acceptsImage(const onnx::TypeProto& type) {
     if (!type.has_tensor_type() || !type.tensor_type().has_shape()) return false;
@@ -99,6 +84,17 @@ QComboBox* sourceCombo(QTableWidget* table, int row) {
     return qobject_cast<QComboBox*>(table->cellWidget(row, RunPanel::SourceColumn));
 }
 
+// The graph's inputs (initializers are not inputs), for a model the engine did not compile: the
+// rows still say what the model takes.
+std::vector<engine::Session::IoInfo> declaredInputs(const onnx::ModelProto& model) {
+    std::set<std::string> initializers;
+    for (const auto& t : model.graph().initializer()) initializers.insert(t.name());
+    std::vector<engine::Session::IoInfo> inputs;
+    for (const auto& v : model.graph().input())
+        if (!initializers.count(v.name())) inputs.push_back({v.name(), v.type()});
+    return inputs;
+}
+
 }  // namespace
 
 RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
@@ -107,18 +103,19 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
     modelLabel_->setWordWrap(true);
     auto* splitter = new QSplitter(Qt::Vertical, this);
     splitter->addWidget(buildInputsBox());
-    splitter->addWidget(buildOutputsBox());
+    outputsView_ = new RunOutputsView(this);
+    splitter->addWidget(outputsView_);
     splitter->setChildrenCollapsible(false);
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(modelLabel_);
     layout->addLayout(buildRunRow());
     layout->addWidget(splitter, 1);
+    updateRunAvailability();
 }
 
 void RunPanel::buildActions() {
     runAction_ = new QAction(tr("&Run"), this);
     runAction_->setShortcut(QKeySequence(tr("Ctrl+R")));
-    runAction_->setToolTip(tr("Run the model on the chosen inputs (Ctrl+R)"));
     cancelAction_ = new QAction(tr("&Cancel Run"), this);
     cancelAction_->setShortcut(QKeySequence(Qt::Key_Escape));
     cancelAction_->setEnabled(false);
@@ -204,7 +201,6 @@ QWidget* RunPanel::buildInputsBox() {
 
 QLayout* RunPanel::buildRunRow() {
     runButton_ = new QPushButton(tr("Run"), this);
-    runButton_->setToolTip(runAction_->toolTip());
     runButton_->setEnabled(false);
     cancelButton_ = new QPushButton(tr("Cancel"), this);
     cancelButton_->setToolTip(tr("Stop the run between two nodes (Esc)"));
@@ -242,58 +238,32 @@ QLayout* RunPanel::buildRunRow() {
     return runRow;
 }
 
-QWidget* RunPanel::buildOutputsBox() {
-    outputs_ = new QTableWidget(0, OutColumns, this);
-    outputs_->setObjectName(QStringLiteral("runOutputs"));
-    outputs_->setHorizontalHeaderLabels({tr("Output"), tr("dtype"), tr("Shape"), tr("Min"),
-                                         tr("Max"), tr("Mean"), tr("Std"), tr("NaN"), tr("Inf")});
-    outputs_->verticalHeader()->hide();
-    outputs_->setSelectionBehavior(QAbstractItemView::SelectRows);
-    outputs_->setSelectionMode(QAbstractItemView::SingleSelection);
-    outputs_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    connect(outputs_, &QTableWidget::currentCellChanged, this,
-            [this](int row) { showOutput(row); });
-
-    values_ = new QTableWidget(0, 2, this);
-    values_->setHorizontalHeaderLabels({tr("Index"), tr("Value")});
-    values_->horizontalHeader()->setStretchLastSection(true);
-    values_->verticalHeader()->hide();
-    values_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    histogram_ = new QChartView(this);
-    histogram_->setRenderHint(QPainter::Antialiasing);
-    histogram_->setMinimumHeight(160);
-    top_ = new QTableWidget(0, 4, this);
-    top_->setHorizontalHeaderLabels({tr("Rank"), tr("Class"), tr("Score"), tr("Softmax")});
-    top_->horizontalHeader()->setStretchLastSection(true);
-    top_->verticalHeader()->hide();
-    top_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    outputTabs_ = new QTabWidget(this);
-    outputTabs_->addTab(histogram_, tr("Histogram"));
-    outputTabs_->addTab(values_, tr("Values"));
-    outputTabs_->addTab(top_, tr("Top 5"));
-
-    auto* outputsBox = new QGroupBox(tr("Outputs"), this);
-    auto* outputsLayout = new QVBoxLayout(outputsBox);
-    outputsLayout->addWidget(outputs_, 1);
-    outputsLayout->addWidget(outputTabs_, 2);
-    return outputsBox;
-}
-
 RunPanel::~RunPanel() = default;
 
 void RunPanel::clearModel() {
     compiled_.reset();
     outcome_.reset();
+    listed_.clear();
     inputs_->setRowCount(0);
     dims_->setRowCount(0);
-    outputs_->setRowCount(0);
-    values_->setRowCount(0);
-    top_->setRowCount(0);
-    histogram_->setChart(new QChart);
+    outputsView_->clear();
     dataSets_->clear();
-    runButton_->setEnabled(false);
-    runAction_->setEnabled(false);
     runAnywayButton_->hide();
+    updateRunAvailability();
+}
+
+void RunPanel::updateRunAvailability() {
+    QString whyNot;
+    if (!controller_)
+        whyNot = tr("Open a model to run it");
+    else if (!compiled_)
+        whyNot = controller_->unavailableReason();
+    else if (busy_)
+        whyNot = tr("%1 is busy: %2")
+                     .arg(QFileInfo(document_->path).fileName(),
+                          busyWhat_.isEmpty() ? tr("another job") : busyWhat_);
+    setAvailability(runAction_, runButton_, tr("Run the model on the chosen inputs (Ctrl+R)"),
+                    whyNot);
 }
 
 void RunPanel::setController(ModelController* controller) {
@@ -327,6 +297,15 @@ void RunPanel::setController(ModelController* controller) {
 }
 
 void RunPanel::showCompileError(const QString& message) {
+    // The rows still say what the model takes, though it cannot run.
+    if (document_ && document_->loaded.proto) {
+        listed_ = declaredInputs(*document_->loaded.proto);
+        applyingChoices_ = true;
+        buildInputs();
+        buildDims();
+        applyingChoices_ = false;
+    }
+    updateRunAvailability();
     const bool newerOpset = message == controller_->newerOpsetProblem();
     runAnywayButton_->setVisible(newerOpset);
     setStatus(newerOpset ? message + tr(" Run anyway runs it as the newest operator versions the "
@@ -397,6 +376,7 @@ void RunPanel::connectController() {
 
 void RunPanel::onCompiled() {
     compiled_ = controller_->compiledModel();
+    listed_ = compiled_->inputs;
     applyingChoices_ = true;  // the rows' defaults must not replace the controller's choices
     buildInputs();
     buildDims();
@@ -444,7 +424,7 @@ QString RunPanel::settingsGroup() const {
 }
 
 std::pair<double, double> RunPanel::randomRangeFor(int row) const {
-    const auto& input = compiled_->inputs[static_cast<std::size_t>(row)];
+    const auto& input = listed_[static_cast<std::size_t>(row)];
     const engine::DataType dtype = engine::dataTypeOfTypeProto(input.type);
     if (auto it = indexRanges_.find(input.name);
         it != indexRanges_.end() && engine::isInteger(dtype))
@@ -458,7 +438,7 @@ void RunPanel::buildInputs() {
     indexRanges_ = document_ && document_->loaded.proto
                        ? engine::inferIndexRanges(document_->loaded.proto->graph())
                        : engine::ValueRanges{};
-    const auto& inputs = compiled_->inputs;
+    const auto& inputs = listed_;
     inputs_->setRowCount(static_cast<int>(inputs.size()));
     for (int row = 0; row < inputs_->rowCount(); ++row) {
         const auto& input = inputs[static_cast<std::size_t>(row)];
@@ -503,17 +483,18 @@ void RunPanel::buildInputs() {
     }
     inputs_->resizeColumnsToContents();
     dataSets_->clear();
-    for (const auto& set : compiled_->dataSets)
+    const std::vector<TestDataSet> none;
+    const auto& sets = compiled_ ? compiled_->dataSets : none;
+    for (const auto& set : sets)
         dataSets_->addItem(QString::fromStdString(set.directory.filename().string()));
-    if (compiled_->dataSets.empty()) dataSets_->addItem(tr("(none beside the model)"));
-    dataSets_->setEnabled(!compiled_->dataSets.empty());
-    runButton_->setEnabled(!busy_);
-    runAction_->setEnabled(!busy_);
+    if (sets.empty()) dataSets_->addItem(tr("(none beside the model)"));
+    dataSets_->setEnabled(!sets.empty());
+    updateRunAvailability();
 }
 
 void RunPanel::buildDims() {
     dims_->setRowCount(0);
-    const std::vector<std::string> symbols = engine::inputSymbols(compiled_->inputs);
+    const std::vector<std::string> symbols = engine::inputSymbols(listed_);
     QSettings settings;
     settings.beginGroup(settingsGroup());
     seed_->setValue(settings.value(QStringLiteral("seed"), 0).toInt());
@@ -527,7 +508,7 @@ void RunPanel::buildDims() {
         spin->setValue(settings.value(QStringLiteral("dims/") + name, 1).toInt());
         dims_->setCellWidget(row, DimValueColumn, spin);
         QStringList usedBy;
-        for (const auto& input : compiled_->inputs) {
+        for (const auto& input : listed_) {
             if (!input.type.has_tensor_type()) continue;
             const auto& dims = input.type.tensor_type().shape().dim();
             for (int d = 0; d < dims.size(); ++d)
@@ -539,7 +520,7 @@ void RunPanel::buildDims() {
         connect(spin, &QSpinBox::valueChanged, this, [this] { saveDims(); });
     }
     // Unnamed (`?`) dims, one row per input and axis, named by their binding key "input:axis".
-    for (const auto& key : engine::unknownInputDims(compiled_->inputs)) {
+    for (const auto& key : engine::unknownInputDims(listed_)) {
         const int row = dims_->rowCount();
         dims_->insertRow(row);
         const QString name = QString::fromStdString(key);
@@ -707,12 +688,23 @@ QString RunPanel::fillFromDataSet(int index) {
     if (!compiled_ || index < 0 || index >= static_cast<int>(compiled_->dataSets.size()))
         return tr("No test data set beside the model.");
     const TestDataSet& set = compiled_->dataSets[static_cast<std::size_t>(index)];
+    std::map<std::string, engine::Value> feeds;  // to read the shapes: test data is small
     for (std::size_t i = 0; i < set.inputFiles.size() && i < set.inputNames.size(); ++i) {
         InputSource source;
         source.kind = InputSource::Kind::File;
         source.file = set.inputFiles[i];
         setInputSource(QString::fromStdString(set.inputNames[i]), source);
+        auto proto = readTensorFile(set.inputFiles[i]);
+        if (!proto) continue;  // a broken file is the run's to report, on its row
+        try {
+            feeds.emplace(set.inputNames[i], engine::tensorFromProto(*proto));
+        } catch (const std::exception&) {
+        }
     }
+    // The symbol table follows the data set's shapes (sequence = 128, not the 1 it had), so
+    // that what the table says is what runs, and Compare and Benchmark use the same.
+    for (const auto& [symbol, value] : engine::bindingsOfFeeds(listed_, feeds))
+        setSymbolValue(QString::fromStdString(symbol), value);
     setStatus(tr("Inputs from %1").arg(QString::fromStdString(set.directory.filename().string())));
     return {};
 }
@@ -798,8 +790,7 @@ void RunPanel::setBusy(bool busy, const QString& what) {
     }
     const bool changed = busy_ != busy;
     busy_ = busy;
-    runButton_->setEnabled(!busy && compiled_);
-    runAction_->setEnabled(!busy && compiled_);
+    updateRunAvailability();
     cancelButton_->setEnabled(busy);
     cancelAction_->setEnabled(busy);
     if (changed) emit busyChanged(busy);
@@ -839,110 +830,12 @@ void RunPanel::showOutcome(const std::shared_ptr<const RunOutcome>& outcome) {
                 : tr("ok, %1").arg(QString::fromStdString(engine::shapeToString(it->second))),
             false);
     }
-    outputs_->setRowCount(static_cast<int>(outcome->outputs.size()));
-    for (int row = 0; row < outputs_->rowCount(); ++row) {
-        const OutputView& out = outcome->outputs[static_cast<std::size_t>(row)];
-        outputs_->setItem(row, OutName, readOnlyItem(QString::fromStdString(out.name)));
-        if (!out.value.isTensor()) {
-            const QString kind = out.value.isSequence()      ? tr("sequence")
-                                 : out.value.isMapSequence() ? tr("sequence of maps")
-                                 : out.value.isMap()         ? tr("map")
-                                                             : tr("none");
-            outputs_->setItem(row, OutType, readOnlyItem(kind));
-            for (int c = OutShape; c < OutColumns; ++c)
-                outputs_->setItem(row, c, readOnlyItem(QString()));
-            continue;
-        }
-        const engine::Tensor& t = out.value.tensor();
-        const auto& s = out.statistics;
-        outputs_->setItem(row, OutType,
-                          readOnlyItem(QString::fromLatin1(engine::dataTypeName(t.dtype()))));
-        outputs_->setItem(row, OutShape,
-                          readOnlyItem(QString::fromStdString(engine::shapeToString(t.shape()))));
-        const bool figures = s.numeric && s.finiteCount > 0;
-        outputs_->setItem(row, OutMin, readOnlyItem(figures ? number(s.min) : QString()));
-        outputs_->setItem(row, OutMax, readOnlyItem(figures ? number(s.max) : QString()));
-        outputs_->setItem(row, OutMean, readOnlyItem(figures ? number(s.mean) : QString()));
-        outputs_->setItem(row, OutStd, readOnlyItem(figures ? number(s.std) : QString()));
-        outputs_->setItem(row, OutNaN, readOnlyItem(QString::number(s.nanCount)));
-        outputs_->setItem(row, OutInf, readOnlyItem(QString::number(s.infCount)));
-        if (s.nanCount + s.infCount > 0)
-            for (int c : {OutNaN, OutInf})
-                outputs_->item(row, c)->setForeground(QBrush(QColor(190, 30, 30)));
-    }
-    outputs_->resizeColumnsToContents();
-    if (outputs_->rowCount() > 0) {
-        outputs_->setCurrentCell(0, 0);
-        showOutput(0);
-    }
+    outputsView_->show(outcome);
     setStatus(tr("Ran in %1 ms (inputs made in %2 ms)")
                   .arg(outcome->runMs, 0, 'f', 1)
                   .arg(outcome->prepareMs, 0, 'f', 1));
 }
 
-// ZipMap's output (one map per row, class label -> probability) as a table of row, label and
-// value; a single map as row 0. Tensors get the two-column index/value table back.
-void RunPanel::showMapEntries(const engine::Value& value) {
-    const bool maps = value.isMap() || value.isMapSequence();
-    values_->setColumnCount(maps ? 3 : 2);
-    values_->setHorizontalHeaderLabels(maps ? QStringList{tr("Row"), tr("Label"), tr("Probability")}
-                                            : QStringList{tr("Index"), tr("Value")});
-    if (!maps) return;
-    std::vector<const engine::Value*> rows;
-    if (value.isMap())
-        rows.push_back(&value);
-    else
-        for (const auto& m : value.maps()) rows.push_back(&m);
-    std::int64_t total = 0;
-    for (std::size_t r = 0; r < rows.size() && total < kValueRows; ++r) {
-        const engine::Tensor& keys = rows[r]->mapKeys();
-        const engine::Tensor& values = rows[r]->mapValues();
-        for (std::int64_t i = 0; i < keys.numel() && total < kValueRows; ++i, ++total) {
-            const int row = values_->rowCount();
-            values_->insertRow(row);
-            values_->setItem(row, 0, readOnlyItem(QString::number(r)));
-            values_->setItem(row, 1, readOnlyItem(elementText(keys, i)));
-            values_->setItem(row, 2, readOnlyItem(elementText(values, i)));
-        }
-    }
-    outputTabs_->setCurrentWidget(values_);
-}
-
-void RunPanel::showOutput(int index) {
-    values_->setRowCount(0);
-    top_->setRowCount(0);
-    if (!outcome_ || index < 0 || index >= static_cast<int>(outcome_->outputs.size())) return;
-    const OutputView& out = outcome_->outputs[static_cast<std::size_t>(index)];
-    const QString name = QString::fromStdString(out.name);
-    showMapEntries(out.value);
-    if (!out.value.isTensor()) {
-        histogram_->setChart(
-            makeHistogramChart({}, tr("Values of %1").arg(name), tr("value"), tr("not a tensor")));
-        return;
-    }
-    const engine::Tensor& t = out.value.tensor();
-    const std::int64_t shown = std::min<std::int64_t>(t.numel(), kValueRows);
-    values_->setRowCount(static_cast<int>(shown));
-    for (std::int64_t i = 0; i < shown; ++i) {
-        values_->setItem(static_cast<int>(i), 0, readOnlyItem(indexText(i, t.shape())));
-        values_->setItem(static_cast<int>(i), 1, readOnlyItem(elementText(t, i)));
-    }
-    values_->setToolTip(
-        t.numel() > shown ? tr("The first %1 of %2 values").arg(shown).arg(t.numel()) : QString());
-    histogram_->setChart(makeHistogramChart(out.histogram, tr("Values of %1").arg(name),
-                                            tr("value"), tr("no finite values")));
-    top_->setRowCount(static_cast<int>(out.top5.size()));
-    for (int r = 0; r < top_->rowCount(); ++r) {
-        const auto& entry = out.top5[static_cast<std::size_t>(r)];
-        top_->setItem(r, 0, readOnlyItem(QString::number(r + 1)));
-        top_->setItem(r, 1, readOnlyItem(QString::number(entry.index)));
-        top_->setItem(r, 2, readOnlyItem(number(entry.score)));
-        top_->setItem(r, 3, readOnlyItem(QString::number(entry.probability, 'f', 4)));
-    }
-    outputTabs_->setTabEnabled(2, !out.top5.empty());
-    outputTabs_->setTabToolTip(2, out.top5.empty()
-                                      ? tr("Only for a 2-D [batch, classes] floating-point output")
-                                      : tr("Row 0's five highest scores"));
-}
+void RunPanel::showOutput(int index) { outputsView_->showOutput(index); }
 
 }  // namespace onnxlens::widgets

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "widgets/panels/InputSources.h"
+#include "widgets/panels/RunOutputsView.h"
 #include "widgets/workers/EngineWorker.h"
 #include "widgets/workers/ModelController.h"
 
@@ -33,7 +34,7 @@ namespace onnxlens::widgets {
 class RunPanel : public QWidget {
     Q_OBJECT
   public:
-    static constexpr int kValueRows = 1000;  // values shown per output in the value view
+    static constexpr int kValueRows = RunOutputsView::kValueRows;
     enum InputColumn { NameColumn, TypeColumn, SourceColumn, SettingColumn, StatusColumn };
 
     explicit RunPanel(QWidget* parent = nullptr);
@@ -84,11 +85,11 @@ class RunPanel : public QWidget {
     QString statusText() const;
     QTableWidget* inputsTable() const { return inputs_; }
     QTableWidget* dimsTable() const { return dims_; }
-    QTableWidget* outputsTable() const { return outputs_; }
-    QTableWidget* valuesTable() const { return values_; }
-    QTableWidget* topTable() const { return top_; }
-    QChartView* histogramView() const { return histogram_; }
-    QTabWidget* outputTabs() const { return outputTabs_; }
+    QTableWidget* outputsTable() const { return outputsView_->outputsTable(); }
+    QTableWidget* valuesTable() const { return outputsView_->valuesTable(); }
+    QTableWidget* topTable() const { return outputsView_->topTable(); }
+    QChartView* histogramView() const { return outputsView_->histogramView(); }
+    QTabWidget* outputTabs() const { return outputsView_->outputTabs(); }
     void showOutput(int index);
 
   signals:
@@ -103,7 +104,6 @@ class RunPanel : public QWidget {
     void buildActions();
     QWidget* buildInputsBox();
     QLayout* buildRunRow();
-    QWidget* buildOutputsBox();
     void connectController();
     void onCompiled();
     void clearModel();
@@ -112,10 +112,11 @@ class RunPanel : public QWidget {
     void applyChoices(const InputChoices& choices);
     void publishChoices();
     void showOutcome(const std::shared_ptr<const RunOutcome>& outcome);
-    void showMapEntries(const engine::Value& value);
     void buildInputs();
     void buildDims();
     void setBusy(bool busy, const QString& what = {});
+    // Run and Ctrl+R enabled, or greyed with why (ModelController::unavailableReason, busy).
+    void updateRunAvailability();
     void setStatus(const QString& text, bool error = false);
     void setRowStatus(int row, const QString& text, bool error);
     void onSourceChanged(int row);
@@ -132,6 +133,8 @@ class RunPanel : public QWidget {
     std::shared_ptr<const ModelDocument> document_;
     bool applyingChoices_ = false;
     std::shared_ptr<const CompiledModel> compiled_;
+    // The inputs in the rows: the compiled session's, or the graph's when it did not compile.
+    std::vector<engine::Session::IoInfo> listed_;
     std::shared_ptr<const RunOutcome> outcome_;
     engine::ValueRanges indexRanges_;  // integer inputs that index a table (inferIndexRanges)
     bool busy_ = false;
@@ -155,11 +158,7 @@ class RunPanel : public QWidget {
     QTimer* elapsedTimer_;
     qint64 startedMs_ = 0;
     QString busyWhat_;
-    QTableWidget* outputs_;
-    QTabWidget* outputTabs_;
-    QTableWidget* values_;
-    QChartView* histogram_;
-    QTableWidget* top_;
+    RunOutputsView* outputsView_;
 };
 
 }  // namespace onnxlens::widgets

@@ -24,6 +24,7 @@
 #include "onnxlens/model/ExternalData.h"
 #include "onnxlens/model/TensorFile.h"
 #include "onnxlens/model/TensorTypes.h"
+#include "widgets/charts/AxisLabels.h"
 
 namespace onnxlens::widgets {
 
@@ -280,9 +281,16 @@ void TensorPanel::showTensor(std::shared_ptr<const ViewGraph> view, int tensor,
     QStringList categories;
     const double width =
         stats_.histogram.empty() ? 0 : (stats_.max - stats_.min) / stats_.histogram.size();
+    double tallest = 1;
+    // Bin centres with the digits their spacing needs (not 3: "1e+03" for every bin of 1000.x).
+    const QByteArray centreFormat =
+        tickLabelFormat(stats_.min, stats_.max,
+                        static_cast<int>(std::max<std::size_t>(2, stats_.histogram.size())))
+            .toLatin1();
     for (std::size_t b = 0; b < stats_.histogram.size(); ++b) {
         *set << static_cast<double>(stats_.histogram[b]);
-        categories << QString::number(stats_.min + width * (b + 0.5), 'g', 3);
+        tallest = std::max(tallest, static_cast<double>(stats_.histogram[b]));
+        categories << QString::asprintf(centreFormat.constData(), stats_.min + width * (b + 0.5));
     }
     auto* series = new QBarSeries;
     series->setBarWidth(1.0);
@@ -295,7 +303,7 @@ void TensorPanel::showTensor(std::shared_ptr<const ViewGraph> view, int tensor,
     small.setPointSize(6);
     x->setLabelsFont(small);
     auto* y = new QValueAxis;
-    y->setLabelFormat(QStringLiteral("%d"));
+    setCountAxisRange(y, tallest);
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
     series->attachAxis(x);

@@ -102,6 +102,13 @@ void ModelController::finishedJob(EngineJob job) {
     }
 }
 
+QString ModelController::unavailableReason() const {
+    if (compiled_) return {};
+    const QString file = document_ ? QFileInfo(document_->path).fileName() : QString();
+    if (compileError_.isEmpty()) return tr("%1 is being compiled for the engine…").arg(file);
+    return compileError_.startsWith(file) ? compileError_ : tr("%1: %2").arg(file, compileError_);
+}
+
 bool ModelController::isRunning(EngineJob job) const { return queuedJobs_.count(job) > 0; }
 
 void ModelController::compile() {

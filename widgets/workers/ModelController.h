@@ -35,6 +35,10 @@ class ModelController : public QObject {
     std::shared_ptr<const CompiledModel> compiledModel() const { return compiled_; }
     bool isReady() const { return compiled_ != nullptr; }
     QString compileError() const { return compileError_; }
+    // Why the engine jobs (run, compare, benchmark) cannot start now, naming the file: the
+    // engine cannot run the model ("model.onnx: 3 node(s) cannot run on the engine: ..."), or it
+    // is still compiling. Empty once compiled.
+    QString unavailableReason() const;
     // Sessions compiled for this model so far (one, unless a benchmark asked for other threads or
     // the engine process had to start again after it stopped).
     int sessionsCompiled() const;

@@ -40,8 +40,10 @@ RooflineAnalysis analyseRoofline(const ModelDocument& document,
             errors << QObject::tr("cost model: %1")
                           .arg(QString::fromStdString(counted.error().message));
     }
-    if (cost && result.profiled)
+    if (cost && result.profiled) {
         analysis.rates = engine::nodeRates(*cost, result.nodes, analysis.peak.gflops);
+        engine::coverAchievedRates(analysis.peak, analysis.rates);  // no node above 100 %
+    }
     analysis.error = errors.join(QStringLiteral("; "));
     return analysis;
 }

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -163,6 +166,20 @@ std::vector<NodeRate> nodeRates(const ModelCost& cost, const std::vector<NodeTim
         rates.push_back(r);
     }
     return rates;
+}
+
+void coverAchievedRates(PeakThroughput& peak, std::vector<NodeRate>& rates) {
+    const NodeRate* best = nullptr;
+    for (const auto& r : rates)
+        if (std::isfinite(r.gflops) && (!best || r.gflops > best->gflops)) best = &r;
+    if (peak.gflops <= 0 || !best || best->gflops <= peak.gflops) return;  // none measured: none
+    char measured[64];
+    std::snprintf(measured, sizeof measured, "%.1f", peak.gflops);
+    peak.method = "the best node's achieved rate, " + best->nodeName + " (" + best->opType +
+                  "), above the measured peak of " + measured + " GFLOP/s" +
+                  (peak.method.empty() ? std::string() : " (" + peak.method + ")");
+    peak.gflops = best->gflops;
+    for (auto& r : rates) r.peakShare = r.gflops / peak.gflops;
 }
 
 }  // namespace onnxlens::engine

@@ -53,4 +53,11 @@ struct NodeRate {
 std::vector<NodeRate> nodeRates(const ModelCost& cost, const std::vector<NodeTimeSummary>& profiled,
                                 double peakGflops);
 
+// The peak the shares are of, never below a node's achieved rate: the synthetic 512^3 product can
+// be slower than a kernel the model uses (a packed MatMul at "122 % of peak"). When the best
+// node beats the measured peak, the peak becomes that node's rate, `method` says so (with the
+// measured figure), and every rate's peakShare is taken of it again. No-op otherwise, and when
+// no peak was measured (gflops 0).
+void coverAchievedRates(PeakThroughput& peak, std::vector<NodeRate>& rates);
+
 }  // namespace onnxlens::engine
