@@ -38,6 +38,7 @@ const NPY_TYPES = {
   "<i4": ["int32", Int32Array],
   "|b1": ["bool", Uint8Array],
   "|u1": ["uint8", Uint8Array],
+  "|i1": ["int8", Int8Array],
   "<f2": ["float16", Uint16Array], // raw half bits, as onnxruntime-node takes them
 };
 
@@ -61,7 +62,7 @@ function readNpy(ort, file) {
 }
 
 function writeNpy(file, tensor) {
-  const descr = { float32: "<f4", float64: "<f8", int64: "<i8", int32: "<i4", bool: "|b1", uint8: "|u1",
+  const descr = { float32: "<f4", float64: "<f8", int64: "<i8", int32: "<i4", bool: "|b1", uint8: "|u1", int8: "|i1",
                   float16: "<f2" }[tensor.type];
   if (!descr) return;
   const shape = tensor.dims.length === 1 ? `(${tensor.dims[0]},)` : `(${tensor.dims.join(", ")})`;

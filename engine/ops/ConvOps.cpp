@@ -905,11 +905,16 @@ class QLinearConvKernel : public Kernel {
         const std::vector<std::int32_t> yzp = zeroPoints(yZeroPoint, 1, "y_zero_point");
         require(yzp.size() == 1, "y_zero_point must be a scalar");
         const double xs = xScale.valueAsDouble(0), ys = yScale.valueAsDouble(0);
-        // The requantization multiplier of each output channel, in float as the reference does.
+        // The requantization multiplier of each output channel: (x_scale * w_scale) / y_scale in
+        // float, as ONNX Runtime computes it (one rounded from the double quotient can differ by
+        // an ulp and move a product that lands on a .5 to the other side).
         std::vector<float> multiplier(static_cast<std::size_t>(wScale.numel()));
-        for (std::size_t m = 0; m < multiplier.size(); ++m)
-            multiplier[m] =
-                static_cast<float>(xs * wScale.valueAsDouble(static_cast<std::int64_t>(m)) / ys);
+        for (std::size_t m = 0; m < multiplier.size(); ++m) {
+            const float product =
+                static_cast<float>(xs) *
+                static_cast<float>(wScale.valueAsDouble(static_cast<std::int64_t>(m)));
+            multiplier[m] = product / static_cast<float>(ys);
+        }
 
         if (const auto z = int8ConvZeroPoint(x, xZeroPoint, w, wZeroPoint)) {
             if (bias) {

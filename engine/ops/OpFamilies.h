@@ -42,7 +42,9 @@ namespace onnxlens::engine::ops {
     X(MsGroupQueryAttention)    \
     X(MsRotaryEmbedding)        \
     X(MsNormalization)          \
-    X(MsActivation)
+    X(MsActivation)             \
+    X(MsQLinear)                \
+    X(MsQLinearPool)
 
 #define ONNXLENS_DECLARE_FAMILY(F) void register##F##Ops(KernelRegistry& registry);
 ONNXLENS_OP_FAMILIES(ONNXLENS_DECLARE_FAMILY)
