@@ -14,39 +14,16 @@
 #include <vector>
 
 #include "GeluOp.h"
+#include "MsKernelSupport.h"
 #include "OpFamilies.h"
 
 namespace onnxlens::engine::ops {
 namespace {
 
-constexpr const char* kMicrosoftDomain = "com.microsoft";
-
-// The type a row is computed in: double for double tensors, float for the others.
-template <class T>
-using RowType = std::conditional_t<std::is_same_v<T, double>, double, float>;
-
-template <class T>
-using ArrayOf = Eigen::Array<T, Eigen::Dynamic, 1>;
-template <class T>
-using RowMap = Eigen::Map<ArrayOf<T>>;
-template <class T>
-using ConstRowMap = Eigen::Map<const ArrayOf<T>>;
+using namespace ms;
 
 // Elements per block when an operator without bias splits a tensor regardless of its rows.
 constexpr std::int64_t kBlock = 4096;
-
-const Tensor& requiredInput(const std::vector<const Value*>& inputs, std::size_t index,
-                            const std::string& op, const char* name) {
-    const Tensor* t = optionalInputTensor(inputs, index);
-    require(t != nullptr,
-            op + ": missing required input " + std::to_string(index) + " (" + name + ")");
-    return *t;
-}
-
-void requireFloatTensor(const Tensor& t, const std::string& op, const char* name) {
-    require(isFloatingPoint(t.dtype()),
-            op + ": " + name + " must be a floating-point tensor, got " + dataTypeName(t.dtype()));
-}
 
 // A bias over x's last axis: 1-D, x's type, x.shape().back() elements.
 void requireLastAxisBias(const Tensor& bias, const Tensor& x, const std::string& op,

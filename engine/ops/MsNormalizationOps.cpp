@@ -15,37 +15,14 @@
 #include <type_traits>
 #include <vector>
 
+#include "MsKernelSupport.h"
 #include "OpFamilies.h"
 #include "ReduceNumeric.h"
 
 namespace onnxlens::engine::ops {
 namespace {
 
-constexpr const char* kMicrosoftDomain = "com.microsoft";
-
-// The type a row is computed in: double for double tensors, float for the others.
-template <class T>
-using RowType = std::conditional_t<std::is_same_v<T, double>, double, float>;
-
-template <class T>
-using ArrayOf = Eigen::Array<T, Eigen::Dynamic, 1>;
-template <class T>
-using RowMap = Eigen::Map<ArrayOf<T>>;
-template <class T>
-using ConstRowMap = Eigen::Map<const ArrayOf<T>>;
-
-const Tensor& requiredInput(const std::vector<const Value*>& inputs, std::size_t index,
-                            const std::string& op, const char* name) {
-    const Tensor* t = optionalInputTensor(inputs, index);
-    require(t != nullptr,
-            op + ": missing required input " + std::to_string(index) + " (" + name + ")");
-    return *t;
-}
-
-void requireFloatTensor(const Tensor& t, const std::string& op, const char* name) {
-    require(isFloatingPoint(t.dtype()),
-            op + ": " + name + " must be a floating-point tensor, got " + dataTypeName(t.dtype()));
-}
+using namespace ms;
 
 // A 1-D parameter of `length` elements (gamma, beta, bias), any floating type, in type C.
 template <class C>
@@ -102,6 +79,21 @@ void normalizeRow(const C* s, C* out, std::int64_t h, std::pair<double, double> 
 template <class From, class To>
 void convertRow(const From* in, To* out, std::int64_t n) {
     RowMap<To>(out, n) = ConstRowMap<From>(in, n).template cast<To>();
+}
+
+// Normalizes the summed row `s` (type C) into the output row `out` (type T): in place and
+// converted when T is not C. Returns the row's mean and inverse standard deviation.
+template <class T, class C>
+std::pair<double, double> normalizeInto(C* s, T* out, std::int64_t h, double epsilon, bool rms,
+                                        const C* gamma, const C* beta) {
+    const auto stats = rowStatistics(s, h, epsilon, rms);
+    if constexpr (std::is_same_v<T, C>) {
+        normalizeRow(s, out, h, stats, gamma, beta);
+    } else {
+        normalizeRow(s, s, h, stats, gamma, beta);
+        convertRow(s, out, h);
+    }
+    return stats;
 }
 
 // The shape of a per-row statistic: the input's shape with its last dimension 1.
@@ -186,14 +178,8 @@ class SkipLayerNormKernel final : public Kernel {
                         if constexpr (!std::is_same_v<T, C>) {
                             if (sumOut) convertRow(s, sumOut + r * h, h);
                         }
-                        const auto stats = rowStatistics(s, h, epsilon_, kRms);
-                        if constexpr (std::is_same_v<T, C>) {
-                            normalizeRow(s, out + r * h, h, stats, g.data(),
-                                         b.empty() ? nullptr : b.data());
-                        } else {
-                            normalizeRow(s, s, h, stats, g.data(), b.empty() ? nullptr : b.data());
-                            convertRow(s, out + r * h, h);
-                        }
+                        const auto stats = normalizeInto(s, out + r * h, h, epsilon_, kRms,
+                                                         g.data(), b.empty() ? nullptr : b.data());
                         if (meanOut) meanOut[r] = static_cast<float>(stats.first);
                         if (invStdOut) invStdOut[r] = static_cast<float>(stats.second);
                     }
@@ -342,13 +328,7 @@ class EmbedLayerNormKernel final : public Kernel {
                                     ConstRowMap<T>(sg + segmentRows[k] * h, h).template cast<C>();
                             if (sumOut) convertRow(e, sumOut + r * h, h);
                         }
-                        const auto stats = rowStatistics(e, h, epsilon_, false);
-                        if constexpr (std::is_same_v<T, C>) {
-                            normalizeRow(e, out + r * h, h, stats, g.data(), b.data());
-                        } else {
-                            normalizeRow(e, e, h, stats, g.data(), b.data());
-                            convertRow(e, out + r * h, h);
-                        }
+                        normalizeInto(e, out + r * h, h, epsilon_, false, g.data(), b.data());
                     }
                 });
         });
