@@ -13,7 +13,10 @@ QString tickLabelFormat(double low, double high, int tickCount) {
     if (std::isfinite(spacing) && spacing > 0 && std::isfinite(magnitude) && magnitude > 0) {
         // The digits down to the spacing's first significant one, and one more for steps such
         // as 0.25.
-        const double span = std::floor(std::log10(magnitude)) - std::floor(std::log10(spacing));
+        // (The spacing of 1000 .. 1000.4 in 4 steps is 0.0999999...: rounding must not count it
+        // as a decade lower.)
+        const double span =
+            std::floor(std::log10(magnitude) + 1e-9) - std::floor(std::log10(spacing) + 1e-9);
         digits = std::clamp(static_cast<int>(span) + 2, 3, 15);
     }
     return QStringLiteral("%.%1g").arg(digits);
