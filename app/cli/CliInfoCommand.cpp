@@ -209,6 +209,9 @@ void printReport(std::ostream& out, const ModelSummary& s) {
     std::string inferred = std::to_string(s.shapeInference.knownEdges) + "/" +
                            std::to_string(s.shapeInference.totalEdges) +
                            " edges with a known shape";
+    // Edges whose rank is known but some dim is not (shown as ?).
+    if (s.shapeInference.rankedEdges > s.shapeInference.knownEdges)
+        inferred += ", " + std::to_string(s.shapeInference.rankedEdges) + " with a known rank";
     printField(out, "Shape inference",
                s.shapeInference.ok
                    ? "ok, " + inferred
