@@ -137,8 +137,8 @@ TEST(MsQLinearOps, AddAndMulMatchTheDoubleReferenceWithBroadcasting) {
     const std::vector<BinaryCase> cases = {
         {{2, 3, 4}, {2, 3, 4}, {2, 3, 4}, 0.05f, 0.11f, 0.13f, 128, 100, 120},
         {{2, 3, 4}, {3, 1}, {2, 3, 4}, 0.0213f, 0.0719f, 0.0911f, 10, 200, 128},  // per-row operand
-        {{1}, {2, 5}, {2, 5}, 0.3f, 0.01f, 0.04f, 0, 128, 3},               // scalar A
-        {{2, 1, 3}, {4, 1}, {2, 4, 3}, 0.06f, 0.05f, 0.1f, 77, 130, 90},    // both broadcast
+        {{1}, {2, 5}, {2, 5}, 0.3f, 0.01f, 0.04f, 0, 128, 3},                     // scalar A
+        {{2, 1, 3}, {4, 1}, {2, 4, 3}, 0.06f, 0.05f, 0.1f, 77, 130, 90},          // both broadcast
     };
     unsigned seed = 1;
     for (const auto& c : cases) {
