@@ -941,6 +941,8 @@ void registerMatMulOps(KernelRegistry& registry) {
     registry.add<MatMulIntegerKernel>("MatMulInteger", 10);
     registry.add<MatMulIntegerToFloatKernel>("MatMulIntegerToFloat", 1, kLatestOpset,
                                              kOnnxlensDomain);
+    registry.add<MatMulIntegerToFloatKernel>("MatMulIntegerToFloat", 1, kLatestOpset,
+                                             "com.microsoft");
     registry.add<QLinearMatMulKernel>("QLinearMatMul", 10);
     registry.add<EinsumKernel>("Einsum", 12);
     registry.add<DetKernel>("Det", 11);

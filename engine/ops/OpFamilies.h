@@ -35,7 +35,9 @@ namespace onnxlens::engine::ops {
     X(MlTree)                   \
     X(MlSvm)                    \
     X(MlPreprocess)             \
-    X(MlEncoding)
+    X(MlEncoding)               \
+    X(MsMatMulNBits)            \
+    X(MsQuantizedMatMul)
 
 #define ONNXLENS_DECLARE_FAMILY(F) void register##F##Ops(KernelRegistry& registry);
 ONNXLENS_OP_FAMILIES(ONNXLENS_DECLARE_FAMILY)
