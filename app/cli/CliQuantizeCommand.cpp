@@ -207,8 +207,9 @@ int runQuantize(const Arguments& a) {
                 std::printf("\n");
             }
             if (report->benchmarked)
-                std::printf("  median latency %.3f ms float, %.3f ms int8 (%.2fx), %d threads\n",
+                std::printf("  median latency %.3f ms float, %.3f ms %s (%.2fx), %d threads\n",
                             report->floatLatency.medianMs, report->int8Latency.medianMs,
+                            options.format == engine::QuantizationFormat::Int4 ? "int4" : "int8",
                             report->speedup, report->threads);
             std::printf("  %s: report.md and report.json in %s\n", report->passed ? "PASS" : "FAIL",
                         reportFolder->c_str());
