@@ -228,9 +228,9 @@ Command addQuantizeCommand(CLI::App& cli) {
     addPositional(*command, "MODEL", "the ONNX model file");
     addPositional(*command, "OUT", "the int8 model to write (.onnx)");
     addFlag(*command, "per-channel", "one scale per output channel instead of per tensor");
-    addValueOption(*command, "op-types", "MatMul,Gemm,Conv,Gather",
-                   "the operator types to quantize (default: MatMul,Gemm; Gather quantizes "
-                   "constant embedding tables to int8)");
+    addValueOption(*command, "op-types", "TYPES",
+                   "the operator types to quantize, comma-separated, of MatMul, Gemm, Conv and "
+                   "Gather (default MatMul,Gemm; Gather: constant embedding tables to int8)");
     addRepeatedOption(*command, "exclude", "NODE", "leave this node in float");
     addValueOption(*command, "format", "qoperator|qdq|int4",
                    "integer operators, QuantizeLinear/DequantizeLinear pairs, or 4-bit "
