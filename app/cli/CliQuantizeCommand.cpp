@@ -31,12 +31,12 @@ engine::QuantizeOptions optionsFromArguments(const Arguments& a) {
     if (auto types = a.value("op-types")) {
         options.opTypes = splitList(*types);
         if (options.opTypes.empty())
-            throw UsageError("--op-types: give MatMul, Gemm and/or Conv, comma-separated");
+            throw UsageError("--op-types: give MatMul, Gemm, Conv and/or Gather, comma-separated");
         for (const auto& op : options.opTypes) {
             const auto& known = engine::quantizableOpTypes();
             if (std::find(known.begin(), known.end(), op) == known.end())
                 throw UsageError("--op-types: cannot quantize '" + op +
-                                 "' (MatMul, Gemm and Conv can be)");
+                                 "' (MatMul, Gemm, Conv and Gather can be)");
         }
     }
     options.excludedNodes = a.values("exclude");
@@ -45,8 +45,31 @@ engine::QuantizeOptions optionsFromArguments(const Arguments& a) {
         options.format = engine::QuantizationFormat::QOperator;
     else if (format == "qdq")
         options.format = engine::QuantizationFormat::QDQ;
+    else if (format == "int4")
+        options.format = engine::QuantizationFormat::Int4;
     else
-        throw UsageError("--format: expected qoperator or qdq, got '" + format + "'");
+        throw UsageError("--format: expected qoperator, qdq or int4, got '" + format + "'");
+    const bool int4 = options.format == engine::QuantizationFormat::Int4;
+    for (const char* only : {"block-size", "accuracy-level"})
+        if (a.value(only) && !int4)
+            throw UsageError(std::string("--") + only + " applies to --format int4 only");
+    if ((a.flag("symmetric") || a.flag("asymmetric")) && !int4)
+        throw UsageError("--symmetric and --asymmetric apply to --format int4 only");
+    if (a.flag("symmetric") && a.flag("asymmetric"))
+        throw UsageError("give --symmetric or --asymmetric, not both");
+    if (int4) {
+        if (options.perChannel)
+            throw UsageError("--per-channel does not apply to --format int4 (blocks along K)");
+        if (!a.value("op-types")) options.opTypes = {"MatMul"};
+        options.blockSize = a.intValue("block-size", options.blockSize);
+        if (options.blockSize < 16 || options.blockSize > 256 ||
+            (options.blockSize & (options.blockSize - 1)) != 0)
+            throw UsageError("--block-size: give a power of two from 16 to 256");
+        options.accuracyLevel = a.intValue("accuracy-level", options.accuracyLevel);
+        if (options.accuracyLevel < 0 || options.accuracyLevel > 4)
+            throw UsageError("--accuracy-level: give 0 to 4");
+        options.symmetric = !a.flag("asymmetric");
+    }
     return options;
 }
 
@@ -59,6 +82,7 @@ nlohmann::json summaryJson(const engine::QuantizedModelFile& q,
             {{"name", n.name}, {"op_type", n.opType}, {"weight", n.weight}, {"output", n.output}});
     for (const auto& n : q.result.skipped)
         skipped.push_back({{"name", n.name}, {"op_type", n.opType}, {"reason", n.reason}});
+    const bool int4 = options.format == engine::QuantizationFormat::Int4;
     const double ratio =
         written.totalBytes() ? static_cast<double>(q.bytesBefore) / written.totalBytes() : 0.0;
     return {{"input", input},
@@ -68,6 +92,9 @@ nlohmann::json summaryJson(const engine::QuantizedModelFile& q,
                                   : nlohmann::json(written.externalDataFile.string())},
             {"format", engine::quantizationFormatName(options.format)},
             {"per_channel", options.perChannel},
+            {"block_size", int4 ? nlohmann::json(options.blockSize) : nlohmann::json()},
+            {"symmetric", int4 ? nlohmann::json(options.symmetric) : nlohmann::json()},
+            {"accuracy_level", int4 ? nlohmann::json(options.accuracyLevel) : nlohmann::json()},
             {"op_types", options.opTypes},
             {"excluded", options.excludedNodes},
             {"opset_before", q.result.opsetBefore},
@@ -180,8 +207,9 @@ int runQuantize(const Arguments& a) {
                 std::printf("\n");
             }
             if (report->benchmarked)
-                std::printf("  median latency %.3f ms float, %.3f ms int8 (%.2fx), %d threads\n",
+                std::printf("  median latency %.3f ms float, %.3f ms %s (%.2fx), %d threads\n",
                             report->floatLatency.medianMs, report->int8Latency.medianMs,
+                            options.format == engine::QuantizationFormat::Int4 ? "int4" : "int8",
                             report->speedup, report->threads);
             std::printf("  %s: report.md and report.json in %s\n", report->passed ? "PASS" : "FAIL",
                         reportFolder->c_str());
@@ -194,16 +222,26 @@ int runQuantize(const Arguments& a) {
 
 Command addQuantizeCommand(CLI::App& cli) {
     CLI::App* command = addCommand(
-        cli, "quantize", "dynamic int8 quantization of the weights of MatMul, Gemm and Conv nodes");
+        cli, "quantize",
+        "dynamic int8 quantization of the weights of MatMul, Gemm and Conv nodes, or int4 "
+        "(MatMulNBits) of MatMul weights");
     addPositional(*command, "MODEL", "the ONNX model file");
     addPositional(*command, "OUT", "the int8 model to write (.onnx)");
     addFlag(*command, "per-channel", "one scale per output channel instead of per tensor");
-    addValueOption(*command, "op-types", "MatMul,Gemm,Conv",
-                   "the operator types to quantize (default: all three)");
+    addValueOption(*command, "op-types", "TYPES",
+                   "the operator types to quantize, comma-separated, of MatMul, Gemm, Conv and "
+                   "Gather (default MatMul,Gemm; Gather: constant embedding tables to int8)");
     addRepeatedOption(*command, "exclude", "NODE", "leave this node in float");
-    addValueOption(*command, "format", "qoperator|qdq",
-                   "integer operators, or QuantizeLinear/DequantizeLinear pairs (default "
-                   "qoperator)");
+    addValueOption(*command, "format", "qoperator|qdq|int4",
+                   "integer operators, QuantizeLinear/DequantizeLinear pairs, or 4-bit "
+                   "com.microsoft MatMulNBits weights of MatMul nodes (default qoperator)");
+    addValueOption(*command, "block-size", "N",
+                   "int4: weights per block along K, a power of two from 16 to 256 (default 32)");
+    addFlag(*command, "symmetric", "int4: symmetric blocks, no zero points (the default)");
+    addFlag(*command, "asymmetric", "int4: a uint8 zero point per block");
+    addValueOption(*command, "accuracy-level", "0-4",
+                   "int4: MatMulNBits' accuracy_level (default 0; 4 computes with int8 "
+                   "activations)");
     addValueOption(*command, "external-data-threshold", "BYTES",
                    "write weights of at least BYTES to an external data file");
     addValueOption(*command, "report", "DIR",

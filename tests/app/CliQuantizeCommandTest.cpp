@@ -43,6 +43,25 @@ TEST(CliQuantize, TinyBertWithJson) {
     EXPECT_EQ(run.exitCode, 0) << run.err;
 }
 
+TEST(CliQuantize, TinyBertInt4AsymmetricRunsAndChecks) {
+    CliScratchDir dir;
+    const auto out = dir / "bert.int4.onnx";
+    auto r =
+        runCli({"quantize", sampleModel("tiny_bert").string(), out.string(), "--format", "int4",
+                "--block-size", "16", "--asymmetric", "--op-types", "MatMul,Gemm", "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto doc = nlohmann::json::parse(r.out);
+    EXPECT_EQ(doc["format"], "int4");
+    EXPECT_EQ(doc["block_size"], 16);
+    EXPECT_EQ(doc["symmetric"], false);
+    EXPECT_GT(doc["quantized_per_op_type"]["MatMul"].get<int>(), 0);
+    EXPECT_EQ(doc["quantized_per_op_type"].count("Gemm"), 0u);
+    auto check = runCli({"check", out.string()});
+    EXPECT_EQ(check.exitCode, 0) << check.out << check.err;
+    auto run = runCli({"run", out.string(), "--dim", "sequence=8"});
+    EXPECT_EQ(run.exitCode, 0) << run.err;
+}
+
 TEST(CliQuantize, SampleCnnWithConvPerChannelAndAReport) {
     CliScratchDir dir;
     const auto out = dir / "cnn.int8.onnx";
@@ -123,9 +142,20 @@ TEST(CliQuantize, UsageErrors) {
     auto r = runCli({"quantize", model, (dir / "o.onnx").string(), "--op-types", "Relu"});
     EXPECT_EQ(r.exitCode, 2);
     EXPECT_NE(r.err.find("cannot quantize 'Relu'"), std::string::npos) << r.err;
-    r = runCli({"quantize", model, (dir / "o.onnx").string(), "--format", "int4"});
+    r = runCli({"quantize", model, (dir / "o.onnx").string(), "--format", "int3"});
     EXPECT_EQ(r.exitCode, 2);
     EXPECT_NE(r.err.find("--format"), std::string::npos) << r.err;
+    r = runCli(
+        {"quantize", model, (dir / "o.onnx").string(), "--format", "int4", "--block-size", "48"});
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.err.find("--block-size"), std::string::npos) << r.err;
+    r = runCli({"quantize", model, (dir / "o.onnx").string(), "--format", "int4",
+                "--accuracy-level", "5"});
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.err.find("--accuracy-level"), std::string::npos) << r.err;
+    r = runCli({"quantize", model, (dir / "o.onnx").string(), "--asymmetric"});
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.err.find("int4 only"), std::string::npos) << r.err;
     r = runCli({"quantize", model, (dir / "missing" / "o.onnx").string()});
     EXPECT_EQ(r.exitCode, 2);
     EXPECT_NE(r.err.find("does not exist"), std::string::npos) << r.err;

@@ -193,9 +193,13 @@ Result<QuantizationReport> buildQuantizationReport(
             const Json settings = Json::parse(prop.value(), nullptr, false);
             if (settings.is_object()) {
                 report.settings.perChannel = settings.value("per_channel", false);
-                report.settings.format = settings.value("format", "qoperator") == "qdq"
-                                             ? QuantizationFormat::QDQ
-                                             : QuantizationFormat::QOperator;
+                const std::string format = settings.value("format", "qoperator");
+                report.settings.format = format == "qdq"    ? QuantizationFormat::QDQ
+                                         : format == "int4" ? QuantizationFormat::Int4
+                                                            : QuantizationFormat::QOperator;
+                report.settings.blockSize = settings.value("block_size", std::int64_t{32});
+                report.settings.symmetric = settings.value("symmetric_weights", true);
+                report.settings.accuracyLevel = settings.value("accuracy_level", std::int64_t{0});
                 report.settings.opTypes = settings.value("op_types", std::vector<std::string>{});
                 report.settings.excludedNodes =
                     settings.value("excluded", std::vector<std::string>{});
@@ -383,12 +387,13 @@ Json quantizationReportJson(const QuantizationReport& report) {
     }
     for (const auto& s : report.skipped)
         skipped.push_back({{"name", s.name}, {"op_type", s.opType}, {"reason", s.reason}});
+    const bool int4 = report.settings.format == QuantizationFormat::Int4;
     Json doc = {
         {"float_model", report.floatModel},
         {"int8_model", report.int8Model},
         {"settings",
-         {{"method", "dynamic"},
-          {"weight_type", "int8"},
+         {{"method", int4 ? "weight-only" : "dynamic"},
+          {"weight_type", int4 ? "int4" : "int8"},
           {"format", quantizationFormatName(report.settings.format)},
           {"per_channel", report.settings.perChannel},
           {"op_types", report.settings.opTypes},
@@ -415,6 +420,11 @@ Json quantizationReportJson(const QuantizationReport& report) {
                           {"speedup", report.speedup}};
     else
         doc["latency"] = nullptr;
+    if (int4) {
+        doc["settings"]["block_size"] = report.settings.blockSize;
+        doc["settings"]["symmetric"] = report.settings.symmetric;
+        doc["settings"]["accuracy_level"] = report.settings.accuracyLevel;
+    }
     return doc;
 }
 
@@ -426,10 +436,16 @@ std::string quantizationReportMarkdown(const QuantizationReport& report) {
     if (report.tolerance.maxAbsError > 0)
         gate += format(" and max abs error <= %g", report.tolerance.maxAbsError);
     md << "**" << (report.passed ? "PASS" : "FAIL") << "**: " << gate << ".\n\n";
-    md << "Settings: dynamic int8 weights (symmetric, "
-       << (report.settings.perChannel ? "per output channel" : "per tensor")
-       << "), uint8 activations, format " << quantizationFormatName(report.settings.format)
-       << ", op types " << joined(report.settings.opTypes) << ", excluded: "
+    if (report.settings.format == QuantizationFormat::Int4)
+        md << "Settings: int4 weights (MatMulNBits, blocks of " << report.settings.blockSize
+           << " along K, " << (report.settings.symmetric ? "symmetric" : "asymmetric")
+           << ", accuracy_level " << report.settings.accuracyLevel << "), float activations";
+    else
+        md << "Settings: dynamic int8 weights (symmetric, "
+           << (report.settings.perChannel ? "per output channel" : "per tensor")
+           << "), uint8 activations";
+    md << ", format " << quantizationFormatName(report.settings.format) << ", op types "
+       << joined(report.settings.opTypes) << ", excluded: "
        << (report.settings.excludedNodes.empty() ? "none" : joined(report.settings.excludedNodes))
        << ".  \nInputs: " << joined(report.inputSets) << ".\n\n";
 

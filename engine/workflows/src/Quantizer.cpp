@@ -31,6 +31,7 @@ constexpr const char* kMetadataKey = "onnxlens.quantization";
 // Symmetric int8: [-127, 127], so that the range is the same on both sides of zero (as ONNX
 // Runtime's quantize_dynamic does for int8 weights).
 constexpr int kWeightMax = 127;
+constexpr const char* kMsDomain = "com.microsoft";
 
 void addIntAttribute(onnx::NodeProto& node, const std::string& name, std::int64_t value) {
     auto* a = node.add_attribute();
@@ -173,7 +174,11 @@ class DynamicQuantizer {
                 *graph_->add_node() = std::move(node);
                 continue;
             }
-            QuantizedNode q{nodeName, node.op_type(), node.input(1), node.output(0), {}};
+            QuantizedNode q{nodeName,
+                            node.op_type(),
+                            node.op_type() == "Gather" ? node.input(0) : node.input(1),
+                            node.output(0),
+                            {}};
             const int before = graph_->node_size();
             emit(node);
             for (int i = before; i < graph_->node_size(); ++i)
@@ -258,6 +263,12 @@ class DynamicQuantizer {
         if (node.input_size() < 2 || node.input(0).empty() || node.output_size() < 1)
             return "missing inputs or outputs";
         const std::string& op = node.op_type();
+        if (options_.format == QuantizationFormat::Int4 && op != "MatMul")
+            return "int4 quantizes MatMul only (to MatMulNBits)";
+        if (op == "Gather") {
+            if (auto w = describeWeight(node.input(0), 1); !w.empty()) return w;
+            return {};
+        }
         if (op == "MatMul") {
             if (auto w = describeWeight(node.input(1), 2); !w.empty()) return w;
             if (constant(node.input(1))->dims_size() != 2) return "weight is not 2-D";
@@ -388,7 +399,11 @@ class DynamicQuantizer {
     }
 
     void emit(const onnx::NodeProto& node) {
-        if (options_.format == QuantizationFormat::QDQ)
+        if (node.op_type() == "Gather")
+            emitGather(node);
+        else if (options_.format == QuantizationFormat::Int4)
+            emitInt4(node);
+        else if (options_.format == QuantizationFormat::QDQ)
             emitQdq(node);
         else
             emitQOperator(node);
@@ -408,6 +423,63 @@ class DynamicQuantizer {
         *kept = node;
         kept->set_input(0, x);
         kept->set_input(1, w);
+    }
+
+    // MatMul -> com.microsoft MatMulNBits on the float activation, named as ONNX Runtime's
+    // MatMulNBitsQuantizer names it (node "<name>_Q4", weight "<weight>_Q4", "_scales",
+    // "_zero_points"). A weight shared by several MatMuls is quantized once.
+    void emitInt4(const onnx::NodeProto& node) {
+        const std::string& weightName = node.input(1);
+        const onnx::TensorProto& proto = *constant(weightName);
+        const std::int64_t k = proto.dims(0), n = proto.dims(1);
+        const std::string key = weightName + "|int4";
+        auto it = weights_.find(key);
+        if (it == weights_.end()) {
+            const Tensor w = constantTensor(weightName);
+            const Int4Weight q =
+                quantizeInt4(w.data<float>(), k, n, options_.blockSize, options_.symmetric);
+            QuantizedWeight out;
+            out.quantized = unique(weightName + "_Q4");
+            out.scale = unique(weightName + "_scales");
+            addInitializer(
+                Tensor::fromVector<std::uint8_t>({n, q.kBlocks, options_.blockSize / 2}, q.packed),
+                out.quantized);
+            addInitializer(Tensor::fromVector<float>({n * q.kBlocks}, q.scales), out.scale);
+            if (!options_.symmetric) {
+                out.zeroPoint = unique(weightName + "_zero_points");
+                addInitializer(Tensor::fromVector<std::uint8_t>(
+                                   {static_cast<std::int64_t>(q.zeroPoints.size())}, q.zeroPoints),
+                               out.zeroPoint);
+            }
+            quantizedWeights_.insert(weightName);
+            it = weights_.emplace(key, out).first;
+        }
+        const QuantizedWeight& w = it->second;
+        const std::string base = node.name().empty() ? node.output(0) : node.name();
+        std::vector<std::string> inputs{node.input(0), w.quantized, w.scale};
+        if (!w.zeroPoint.empty()) inputs.push_back(w.zeroPoint);
+        auto* nbits = addNode("MatMulNBits", unique(base + "_Q4"), inputs, {node.output(0)});
+        nbits->set_domain(std::string(kMsDomain));
+        addIntAttribute(*nbits, "K", k);
+        addIntAttribute(*nbits, "N", n);
+        addIntAttribute(*nbits, "bits", 4);
+        addIntAttribute(*nbits, "block_size", options_.blockSize);
+        addIntAttribute(*nbits, "accuracy_level", options_.accuracyLevel);
+    }
+
+    // An embedding table, as quantize_dynamic writes it (both formats): the Gather reads the int8
+    // table (symmetric, per tensor) and a DequantizeLinear writes the float node's output.
+    void emitGather(const onnx::NodeProto& node) {
+        const QuantizedWeight w = weight(node.input(0), false, -1, 1);
+        const std::string base = node.name().empty() ? node.output(0) : node.name();
+        const std::string gathered = unique(node.output(0) + "_quantized");
+        auto* gather = graph_->add_node();
+        *gather = node;
+        gather->set_name(unique(base + "_quant"));
+        gather->set_input(0, w.quantized);
+        gather->set_output(0, gathered);
+        addNode("DequantizeLinear", unique(node.output(0) + "_DequantizeLinear"),
+                {gathered, w.scale, w.zeroPoint}, {node.output(0)});
     }
 
     void emitQOperator(const onnx::NodeProto& node) {
@@ -604,16 +676,21 @@ Status raiseOpset(const onnx::ModelProto& original, onnx::ModelProto& quantized,
 
 void recordSettings(onnx::ModelProto& model, const QuantizeOptions& options,
                     const QuantizationResult& result) {
-    nlohmann::json settings = {{"method", "dynamic"},
-                               {"weight_type", "int8"},
-                               {"activation_type", "uint8"},
-                               {"symmetric_weights", true},
+    const bool int4 = options.format == QuantizationFormat::Int4;
+    nlohmann::json settings = {{"method", int4 ? "weight-only" : "dynamic"},
+                               {"weight_type", int4 ? "int4" : "int8"},
+                               {"activation_type", int4 ? "float" : "uint8"},
+                               {"symmetric_weights", int4 ? options.symmetric : true},
                                {"per_channel", options.perChannel},
                                {"format", quantizationFormatName(options.format)},
                                {"op_types", options.opTypes},
                                {"excluded", options.excludedNodes},
                                {"quantized_nodes", result.quantized.size()},
                                {"tool", "onnxlens-cli quantize"}};
+    if (int4) {
+        settings["block_size"] = options.blockSize;
+        settings["accuracy_level"] = options.accuracyLevel;
+    }
     auto* props = model.mutable_metadata_props();
     for (int i = props->size() - 1; i >= 0; --i)
         if (props->Get(i).key() == kMetadataKey) props->DeleteSubrange(i, 1);
@@ -635,15 +712,78 @@ std::string describeUnsupported(const std::vector<UnsupportedNode>& nodes) {
 }  // namespace
 
 const char* quantizationFormatName(QuantizationFormat format) {
-    return format == QuantizationFormat::QDQ ? "qdq" : "qoperator";
+    switch (format) {
+        case QuantizationFormat::QDQ:
+            return "qdq";
+        case QuantizationFormat::Int4:
+            return "int4";
+        case QuantizationFormat::QOperator:
+            break;
+    }
+    return "qoperator";
+}
+
+Int4Weight quantizeInt4(const float* weight, std::int64_t k, std::int64_t n, std::int64_t blockSize,
+                        bool symmetric) {
+    Int4Weight q;
+    q.k = k;
+    q.n = n;
+    q.blockSize = blockSize;
+    q.kBlocks = (k + blockSize - 1) / blockSize;
+    const std::int64_t blob = blockSize / 2, zpBytes = (q.kBlocks + 1) / 2;
+    q.packed.assign(static_cast<std::size_t>(n * q.kBlocks * blob), 0);
+    q.scales.assign(static_cast<std::size_t>(n * q.kBlocks), 0.0f);
+    if (!symmetric) q.zeroPoints.assign(static_cast<std::size_t>(n * zpBytes), 0);
+    for (std::int64_t col = 0; col < n; ++col)
+        for (std::int64_t b = 0; b < q.kBlocks; ++b) {
+            const std::int64_t k0 = b * blockSize, k1 = std::min(k, k0 + blockSize);
+            float lo = std::numeric_limits<float>::max(), hi = std::numeric_limits<float>::lowest();
+            for (std::int64_t r = k0; r < k1; ++r) {
+                lo = std::min(lo, weight[r * n + col]);
+                hi = std::max(hi, weight[r * n + col]);
+            }
+            // The padding rows beyond K are zeros, so they count in the range too.
+            if (k1 - k0 < blockSize) {
+                lo = std::min(lo, 0.0f);
+                hi = std::max(hi, 0.0f);
+            }
+            float scale = 0.0f;
+            int zeroPoint = 8;
+            if (symmetric) {
+                scale = (std::fabs(hi) > std::fabs(lo) ? hi : lo) / -8.0f;
+            } else {
+                lo = std::min(lo, 0.0f);
+                hi = std::max(hi, 0.0f);
+                scale = (hi - lo) / 15.0f;
+                const float zp = scale != 0.0f ? -lo / scale : lo;
+                zeroPoint = !(zp >= 0.0f) ? 0 : zp > 15.0f ? 15 : static_cast<int>(std::round(zp));
+                auto& byte = q.zeroPoints[static_cast<std::size_t>(col * zpBytes + b / 2)];
+                byte = static_cast<std::uint8_t>(byte | (zeroPoint << ((b % 2) * 4)));
+            }
+            q.scales[static_cast<std::size_t>(col * q.kBlocks + b)] = scale;
+            const float reciprocal = scale != 0.0f ? 1.0f / scale : 0.0f;
+            std::uint8_t* out = q.packed.data() + (col * q.kBlocks + b) * blob;
+            for (std::int64_t j = 0; j < blockSize; ++j) {
+                const std::int64_t r = k0 + j;
+                const float v = r < k ? weight[r * n + col] : 0.0f;
+                float level = std::round(v * reciprocal) + static_cast<float>(zeroPoint);
+                if (!(level >= 0.0f)) level = 0.0f;  // NaN too
+                if (level > 15.0f) level = 15.0f;
+                out[j / 2] = static_cast<std::uint8_t>(out[j / 2] |
+                                                       (static_cast<int>(level) << ((j % 2) * 4)));
+            }
+        }
+    return q;
 }
 
 const std::vector<std::string>& quantizableOpTypes() {
-    static const std::vector<std::string> types = {"MatMul", "Gemm", "Conv"};
+    static const std::vector<std::string> types = {"MatMul", "Gemm", "Conv", "Gather"};
     return types;
 }
 
 std::int64_t requiredOpset(const QuantizeOptions& options) {
+    // MatMulNBits is com.microsoft's; the default domain's import is left as it is.
+    if (options.format == QuantizationFormat::Int4) return 1;
     // DynamicQuantizeLinear exists from opset 11; per-axis DequantizeLinear from 13.
     return options.format == QuantizationFormat::QDQ && options.perChannel ? 13 : 11;
 }
@@ -654,8 +794,17 @@ Result<QuantizationResult> quantizeModel(const onnx::ModelProto& model, const st
     for (const auto& op : options.opTypes)
         if (std::find(quantizableOpTypes().begin(), quantizableOpTypes().end(), op) ==
             quantizableOpTypes().end())
-            return makeError(name,
-                             "cannot quantize op type '" + op + "' (MatMul, Gemm and Conv can be)");
+            return makeError(name, "cannot quantize op type '" + op +
+                                       "' (MatMul, Gemm, Conv and Gather can be)");
+    if (options.format == QuantizationFormat::Int4) {
+        if (options.blockSize < 16 || options.blockSize > 256 ||
+            (options.blockSize & (options.blockSize - 1)) != 0)
+            return makeError(name, "block size " + std::to_string(options.blockSize) +
+                                       ": give a power of two from 16 to 256");
+        if (options.accuracyLevel < 0 || options.accuracyLevel > 4)
+            return makeError(
+                name, "accuracy level " + std::to_string(options.accuracyLevel) + ": give 0 to 4");
+    }
     QuantizationResult result;
     result.model = model;
     if (const auto* import = defaultImport(result.model)) result.opsetBefore = import->version();
@@ -667,6 +816,16 @@ Result<QuantizationResult> quantizeModel(const onnx::ModelProto& model, const st
     if (auto st = raiseOpset(model, rewritten->model, requiredOpset(options), name); !st)
         return st.error();
     rewritten->opsetAfter = defaultImport(rewritten->model)->version();
+    if (options.format == QuantizationFormat::Int4) {
+        bool imported = false;
+        for (const auto& o : rewritten->model.opset_import())
+            if (o.domain() == kMsDomain) imported = true;
+        if (!imported) {
+            auto* ms = rewritten->model.add_opset_import();
+            ms->set_domain(kMsDomain);
+            ms->set_version(1);
+        }
+    }
     recordSettings(rewritten->model, options, *rewritten);
     return rewritten;
 }

@@ -8,6 +8,12 @@
 //    the bias Add (Gemm's C, Conv's B) writing the float node's output name.
 //  - QDQ: DynamicQuantizeLinear -> DequantizeLinear on the activation, the int8 weight through
 //    DequantizeLinear, and the float node itself kept on the dequantized values.
+//  - Int4 (MatMul only): weight-only block quantization to com.microsoft MatMulNBits in the layout
+//    ONNX Runtime's MatMulNBitsQuantizer writes: B uint8 [N, k_blocks, block_size / 2] (the even
+//    k in the low nibble, K padded with zeros to whole blocks), scales float32 [N * k_blocks],
+//    zero points uint8 [N * ceil(k_blocks / 2)] (two per byte, the even block low) when
+//    asymmetric; symmetric writes none (the default 8). Attributes K, N, bits 4, block_size,
+//    accuracy_level. The activation stays float.
 // Inputs, outputs, value names, metadata and every other node are kept; the settings are recorded
 // in metadata_props ("onnxlens.quantization", JSON).
 #include <onnx/onnx_pb.h>
@@ -24,24 +30,49 @@
 
 namespace onnxlens::engine {
 
-enum class QuantizationFormat { QOperator, QDQ };
+enum class QuantizationFormat { QOperator, QDQ, Int4 };
 
-const char* quantizationFormatName(QuantizationFormat format);  // "qoperator", "qdq"
+const char* quantizationFormatName(QuantizationFormat format);  // "qoperator", "qdq", "int4"
 
 struct QuantizeOptions {
-    std::vector<std::string> opTypes = {"MatMul", "Gemm"};  // any of MatMul, Gemm, Conv
+    // Any of MatMul, Gemm, Conv and Gather (embedding tables: the Gather reads an int8 copy of a
+    // constant float table, symmetric per tensor, and a DequantizeLinear follows it, as
+    // quantize_dynamic writes it; in every format but int4, which takes MatMul only).
+    std::vector<std::string> opTypes = {"MatMul", "Gemm"};
     bool perChannel = false;
     QuantizationFormat format = QuantizationFormat::QOperator;
     // Node names (or "OpType(first output)" for unnamed nodes, as profileNameOf names them).
     std::vector<std::string> excludedNodes;
+    // Int4 only: the block along K (16 to 256, a power of two), symmetric blocks (no zero
+    // points) or asymmetric (uint8 zero points), and MatMulNBits' accuracy_level (0 to 4; 0 is
+    // what ONNX Runtime's MatMulNBitsQuantizer leaves by default, 4 computes with int8 A).
+    std::int64_t blockSize = 32;
+    bool symmetric = true;
+    std::int64_t accuracyLevel = 0;
 };
+
+// One 2-D float weight [K, N] quantized to 4 bits in MatMulNBits' layout (see above).
+struct Int4Weight {
+    std::int64_t k = 0, n = 0, blockSize = 0, kBlocks = 0;
+    std::vector<std::uint8_t> packed;      // [N, kBlocks, blockSize / 2]
+    std::vector<float> scales;             // [N * kBlocks]
+    std::vector<std::uint8_t> zeroPoints;  // [N * ceil(kBlocks / 2)], empty when symmetric
+};
+
+// Symmetric blocks: scale = (the block's value of largest magnitude) / -8, q = clamp(round(w /
+// scale) + 8, 0, 15). Asymmetric: the range [min(0, lo), max(0, hi)] over 15 steps, zero point
+// round(-lo / scale) in [0, 15], q = clamp(round(w / scale) + zero point, 0, 15). As ONNX
+// Runtime's block quantizer. `weight` is row-major [k, n]; k and n must be positive and
+// blockSize a power of two >= 2.
+Int4Weight quantizeInt4(const float* weight, std::int64_t k, std::int64_t n, std::int64_t blockSize,
+                        bool symmetric);
 
 // The op types quantize accepts.
 const std::vector<std::string>& quantizableOpTypes();
 
 struct QuantizedNode {
     std::string name;    // the float node, as profileNameOf names it
-    std::string opType;  // MatMul, Gemm or Conv
+    std::string opType;  // MatMul, Gemm, Conv or Gather
     std::string weight;  // its float initializer
     std::string output;  // its output: the same tensor name in the int8 model
     // The nodes written in its place (profileNameOf names), the activation's quantizer included
