@@ -3,7 +3,8 @@
 
   agreement  (default) the tiny decoders of make_decoder_models.py (GPT-2 style with optimum
              names, the same with the stacked past.N cache, Llama style with grouped kv heads and
-             past_k_N names): the same prompt, 32 new tokens on both engines; the generated ids
+             past_k_N names; genai: make_genai_decoder.py's int4 GroupQueryAttention layout, tiny
+             here, the 0.5 GB one with --speed): the same prompt, 32 new tokens on both engines; the generated ids
              must be equal and every run's last-position logits within |a - e| <= atol + rtol |e|
   --speed    the ~30 M-parameter decoders: tokens per second of both loops at each thread count,
              several rounds alternating which engine goes first, each round a fresh process of
@@ -14,7 +15,7 @@ ONNXLENS_ORT_DIR, else installed into the cache folder as bench/compare_ort.sh d
 made into the cache folder (ONNXLENS_BENCH_CACHE, default ~/.cache/onnxlens-bench/decoders).
 
 usage: compare_decode_ort.py [--speed] [--threads 1,2] [--rounds N] [--new-tokens M]
-                             [--prompt-tokens N] [--kinds gpt2,gpt2_stacked,llama] [--json-out FILE]
+                             [--prompt-tokens N] [--kinds gpt2,gpt2_stacked,llama,genai] [--json-out FILE]
 """
 import argparse
 import json
@@ -50,6 +51,11 @@ def ort_dir(cache):
 def make_models(cache, size, kinds):
     folder = os.path.join(cache, size)
     missing = [k for k in kinds if not os.path.isfile(os.path.join(folder, k + ".json"))]
+    if "genai" in missing:  # make_genai_decoder.py: the onnxruntime-genai CPU int4 layout
+        missing.remove("genai")
+        subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make_genai_decoder.py"),
+                        os.path.join(folder, "genai")] + (["--tiny"] if size == "tiny" else []) +
+                       ["--manifest", os.path.join(folder, "genai.json")], check=True, stdout=sys.stderr)
     if missing:
         subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make_decoder_models.py"), folder,
                         "--size", size, "--kinds", ",".join(missing)], check=True, stdout=sys.stderr,

@@ -223,6 +223,7 @@ def main():
     ap.add_argument("--qkv", choices=["packed", "separate"], default="packed")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--tiny", action="store_true")
+    ap.add_argument("--manifest", help="also write the manifest bench/compare_decode_ort.py reads")
     args = ap.parse_args()
     if args.tiny:
         args.hidden, args.layers, args.heads, args.kv_heads = 64, 2, 4, 2
@@ -241,6 +242,14 @@ def main():
              "block_size": args.block_size, "asymmetric": args.asymmetric, "qkv": args.qkv}
     with open(os.path.join(args.out_dir, "decoder.json"), "w") as f:
         json.dump(facts, f, indent=1)
+    if args.manifest:
+        cache = [{"past": f"past_key_values.{i}.{kv}", "present": f"present.{i}.{kv}",
+                  "shape": [1, args.kv_heads, 0, head], "past_axis": 2, "batch_axis": 0}
+                 for i in range(args.layers) for kv in ("key", "value")]
+        with open(args.manifest, "w") as f:
+            json.dump({"model": os.path.abspath(path), "kind": "genai", "vocab": args.vocab,
+                       "positions": args.max_positions, "input_ids": "input_ids",
+                       "attention_mask": "attention_mask", "logits": "logits", "cache": cache}, f, indent=1)
     print(path)
 
 

@@ -82,7 +82,8 @@ async function main() {
     const past = context - current.length;
     feeds[manifest.input_ids] = int64Tensor(ort, current, [1, current.length]);
     feeds[manifest.attention_mask] = int64Tensor(ort, new Array(context).fill(1), [1, context]);
-    feeds[manifest.position_ids] = int64Tensor(ort, current.map((_, i) => past + i), [1, current.length]);
+    if (manifest.position_ids)  // genai's GroupQueryAttention decoders take none
+      feeds[manifest.position_ids] = int64Tensor(ort, current.map((_, i) => past + i), [1, current.length]);
     const start = process.hrtime.bigint();
     const out = await session.run(feeds);
     const ms = Number(process.hrtime.bigint() - start) / 1e6;
