@@ -16,6 +16,7 @@
 #include "onnxlens/engine/KernelRegistry.h"
 #include "onnxlens/engine/TensorByteLimit.h"
 #include "onnxlens/engine/TensorProto.h"
+#include "onnxlens/model/MicrosoftOpSchemas.h"
 #include "onnxlens/model/NodeNames.h"
 #include "onnxlens/model/OnnxDomains.h"
 #include "onnxlens/model/ShapeInference.h"
@@ -314,7 +315,9 @@ class GraphCompiler {
                            const std::string& label) {
         // A model may import an opset newer than the onnx library knows; the newest schema it
         // has then says nothing about that opset's arity (e.g. Reduce* took axes as an input
-        // from opset 18).
+        // from opset 18). ONNX Runtime's com.microsoft schemas are registered first, so their
+        // nodes are checked whatever this process read before.
+        registerMicrosoftOpSchemas();
         const auto& known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
         auto range = known.find(domain);
         if (range == known.end() || version > range->second.second) return;
