@@ -132,11 +132,22 @@ void guardShapeInference() {
                 continue;
             auto* schema = const_cast<onnx::OpSchema*>(registered);
             onnx::InferenceFunction original = schema->GetTypeAndShapeInferenceFunction();
-            if (!original) continue;
-            schema->TypeAndShapeInferenceFunction(
-                [original, opType = copy.Name()](onnx::InferenceContext& ctx) {
-                    guardedInference(original, ctx, opType);
-                });
+            if (original)
+                schema->TypeAndShapeInferenceFunction(
+                    [original, opType = copy.Name()](onnx::InferenceContext& ctx) {
+                        guardedInference(original, ctx, opType);
+                    });
+            // Data propagation (Shape, Size) reads input 0's type without checking that the
+            // input has one: an untyped graph input (or the output of a node nothing could
+            // type) gets no propagated value instead.
+            if (schema->has_data_propagation_function()) {
+                onnx::DataPropagationFunction propagate = schema->GetDataPropagationFunction();
+                schema->PartialDataPropagationFunction(
+                    [propagate](onnx::DataPropagationContext& ctx) {
+                        if (ctx.getNumInputs() > 0 && ctx.getInputType(0) == nullptr) return;
+                        propagate(ctx);
+                    });
+            }
         }
     });
 }

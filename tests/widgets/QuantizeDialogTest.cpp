@@ -187,18 +187,29 @@ TEST(QuantizeDialogTest, BrowseChoosesWhereTheInt8ModelGoesAndItIsRememberedPerM
             if (!files) return;
             answer.stop();
             startedAt = files->directory().absolutePath();
-            files->selectFile(chosen);
+            // selectFile() leaves the name box alone while it has the focus, which it gets as
+            // soon as the dialog shows: type the name the way a user does.
+            files->setDirectory(QFileInfo(chosen).absolutePath());
+            auto* name = files->findChild<QLineEdit*>(QStringLiteral("fileNameEdit"));
+            if (!name) {
+                ADD_FAILURE() << "QFileDialog has no fileNameEdit";
+                static_cast<QDialog*>(files)->reject();
+                return;
+            }
+            name->setText(QFileInfo(chosen).fileName());
             static_cast<QDialog*>(files)->accept();  // QFileDialog keeps its override protected
         });
         answer.start(20);
         dialog.browseButton()->click();
         EXPECT_EQ(startedAt, QFileInfo(model).absolutePath());  // where the output was
-        EXPECT_EQ(dialog.outputEdit()->text(), chosen + QStringLiteral(".onnx"));
+        EXPECT_EQ(dialog.outputEdit()->text().toStdString(),
+                  (chosen + QStringLiteral(".onnx")).toStdString());
     }
     // A later session proposes it again for that model, and the default for another.
     QuantizeDialog later;
     later.setModel(model);
-    EXPECT_EQ(later.outputEdit()->text(), chosen + QStringLiteral(".onnx"));
+    EXPECT_EQ(later.outputEdit()->text().toStdString(),
+              (chosen + QStringLiteral(".onnx")).toStdString());
     later.setModel(other);
     EXPECT_EQ(later.outputEdit()->text(), dir.filePath(QStringLiteral("other.int8.onnx")));
     // What start() wrote to is remembered too, and the file is written there.
