@@ -453,20 +453,13 @@ void bindInputDims(onnx::ModelProto& model, const std::map<std::string, std::int
 }
 
 std::optional<double> constantScalar(const onnx::TensorProto* t) {
-    if (!t) return std::nullopt;
-    auto bytes = tensorRawBytes(*t, t->name());
-    if (!bytes || bytes->size() != elementTypeSize(t->data_type())) return std::nullopt;
-    if (t->data_type() == onnx::TensorProto::INT64) {
-        std::int64_t v;
-        std::memcpy(&v, bytes->data(), sizeof v);
-        return static_cast<double>(v);
-    }
-    if (t->data_type() == onnx::TensorProto::INT32) {
-        std::int32_t v;
-        std::memcpy(&v, bytes->data(), sizeof v);
-        return static_cast<double>(v);
-    }
-    return std::nullopt;
+    if (!t ||
+        (t->data_type() != onnx::TensorProto::INT64 && t->data_type() != onnx::TensorProto::INT32))
+        return std::nullopt;
+    std::optional<double> value;
+    if (!visitSmallTensor(*t, 1, [&value](auto v) { value = static_cast<double>(v); }))
+        return std::nullopt;
+    return value;
 }
 
 // The figures of a subgraph's nodes, once.

@@ -35,40 +35,9 @@ bool typeHasShape(const onnx::TypeProto& type) {
 // Values of a small int/float tensor; nullopt for other types or more than a few thousand
 // elements (shape inputs are short).
 std::optional<std::vector<double>> tensorValues(const onnx::TensorProto& tensor) {
-    const auto count = elementCount(tensor);
-    if (!count || *count > 4096) return std::nullopt;
-    auto bytes = tensorRawBytes(tensor, tensor.name());
-    if (!bytes) return std::nullopt;
     std::vector<double> values;
-    const char* data = bytes->data();
-    auto read = [&](auto sample) {
-        using T = decltype(sample);
-        if (bytes->size() != *count * sizeof(T)) return false;
-        for (std::uint64_t i = 0; i < *count; ++i) {
-            T v;
-            std::memcpy(&v, data + i * sizeof(T), sizeof(T));
-            values.push_back(static_cast<double>(v));
-        }
-        return true;
-    };
-    bool ok = false;
-    switch (tensor.data_type()) {
-        case onnx::TensorProto::INT64:
-            ok = read(std::int64_t{});
-            break;
-        case onnx::TensorProto::INT32:
-            ok = read(std::int32_t{});
-            break;
-        case onnx::TensorProto::FLOAT:
-            ok = read(float{});
-            break;
-        case onnx::TensorProto::DOUBLE:
-            ok = read(double{});
-            break;
-        default:
-            break;
-    }
-    if (!ok) return std::nullopt;
+    if (!visitSmallTensor(tensor, 4096, [&](auto v) { values.push_back(static_cast<double>(v)); }))
+        return std::nullopt;
     return values;
 }
 

@@ -63,53 +63,18 @@ bool isFloatType(int elemType) {
 // The elements of a rank-0/1 tensor of at most kMaxValueElements integers (floats when integral).
 std::optional<Value> tensorValue(const onnx::TensorProto& t) {
     if (t.dims_size() > 1) return std::nullopt;
-    const auto count = elementCount(t);
-    if (!count || *count > kMaxValueElements) return std::nullopt;
-    auto bytes = tensorRawBytes(t, t.name());
-    if (!bytes) return std::nullopt;
     Value v;
     v.scalar = t.dims_size() == 0;
-    auto read = [&](auto sample) -> bool {
-        using T = decltype(sample);
-        if (bytes->size() != *count * sizeof(T)) return false;
-        for (std::uint64_t i = 0; i < *count; ++i) {
-            T x;
-            std::memcpy(&x, bytes->data() + i * sizeof(T), sizeof(T));
-            if constexpr (std::is_floating_point_v<T>) {
-                if (!std::isfinite(x) || std::fabs(x) > 9.0e15 || std::floor(x) != x) {
-                    v.elements.emplace_back();
-                    continue;
-                }
+    const bool read = visitSmallTensor(t, kMaxValueElements, [&v](auto x) {
+        if constexpr (std::is_floating_point_v<decltype(x)>) {
+            if (!std::isfinite(x) || std::fabs(x) > 9.0e15 || std::floor(x) != x) {
+                v.elements.emplace_back();
+                return;
             }
-            v.elements.push_back(constantDim(static_cast<std::int64_t>(x)));
         }
-        return true;
-    };
-    bool ok = false;
-    switch (t.data_type()) {
-        case onnx::TensorProto::INT64:
-            ok = read(std::int64_t{});
-            break;
-        case onnx::TensorProto::INT32:
-            ok = read(std::int32_t{});
-            break;
-        case onnx::TensorProto::BOOL:
-        case onnx::TensorProto::UINT8:
-            ok = read(std::uint8_t{});
-            break;
-        case onnx::TensorProto::INT8:
-            ok = read(std::int8_t{});
-            break;
-        case onnx::TensorProto::FLOAT:
-            ok = read(float{});
-            break;
-        case onnx::TensorProto::DOUBLE:
-            ok = read(double{});
-            break;
-        default:
-            break;
-    }
-    if (!ok) return std::nullopt;
+        v.elements.push_back(constantDim(static_cast<std::int64_t>(x)));
+    });
+    if (!read) return std::nullopt;
     return v;
 }
 

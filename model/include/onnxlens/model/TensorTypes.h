@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -42,6 +43,45 @@ std::string dimsText(const onnx::TensorProto& tensor);
 // packed as stored (two per byte, the first in the low nibble). Not for STRING
 // tensors or external data. `where` prefixes error messages.
 Result<std::string> tensorRawBytes(const onnx::TensorProto& tensor, const std::string& where);
+
+// Calls `visit(element)` for each element of a small numeric tensor (shape values, axes,
+// scalars), in the element's own C++ type: int64_t, int32_t, uint8_t (bool, uint8), int8_t,
+// float or double. False, with nothing visited, for other types, more than `maxElements`
+// elements or unreadable data.
+template <class Visit>
+bool visitSmallTensor(const onnx::TensorProto& tensor, std::uint64_t maxElements, Visit&& visit) {
+    const auto count = elementCount(tensor);
+    if (!count || *count > maxElements) return false;
+    auto bytes = tensorRawBytes(tensor, tensor.name());
+    if (!bytes) return false;
+    auto each = [&](auto sample) {
+        using T = decltype(sample);
+        if (bytes->size() != *count * sizeof(T)) return false;
+        for (std::uint64_t i = 0; i < *count; ++i) {
+            T value;
+            std::memcpy(&value, bytes->data() + i * sizeof(T), sizeof(T));
+            visit(value);
+        }
+        return true;
+    };
+    switch (tensor.data_type()) {
+        case onnx::TensorProto::INT64:
+            return each(std::int64_t{});
+        case onnx::TensorProto::INT32:
+            return each(std::int32_t{});
+        case onnx::TensorProto::BOOL:
+        case onnx::TensorProto::UINT8:
+            return each(std::uint8_t{});
+        case onnx::TensorProto::INT8:
+            return each(std::int8_t{});
+        case onnx::TensorProto::FLOAT:
+            return each(float{});
+        case onnx::TensorProto::DOUBLE:
+            return each(double{});
+        default:
+            return false;
+    }
+}
 
 // Checks that the stored data (raw_data, typed fields or string_data) agrees with dims and
 // data_type; external tensors are not checked here (see ExternalData.h).
