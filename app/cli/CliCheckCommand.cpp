@@ -71,6 +71,8 @@ const char* verdictName(engine::DynamicAxesCheckResult::Verdict verdict) {
             return "no_dynamic_axes";
         case Verdict::CannotTell:
             return "cannot_tell";
+        case Verdict::NotExercised:
+            return "not_exercised";
     }
     return "fail";
 }
@@ -122,7 +124,8 @@ int runDynamicAxesCheck(const Arguments& a, const std::string& path) {
                                   {"declared", o.declared},
                                   {"shapes", o.shapes},
                                   {"shapes_follow", o.shapesFollow},
-                                  {"first_item_compared", o.firstItemCompared}};
+                                  {"first_item_compared", o.firstItemCompared},
+                                  {"moved_with", o.movedWith}};
             if (!o.problem.empty()) out["problem"] = o.problem;
             if (o.firstItemCompared) {
                 out["first_item_equal"] = o.firstItem.passed;
@@ -135,6 +138,7 @@ int runDynamicAxesCheck(const Arguments& a, const std::string& path) {
                    {"passed", result.passed()},
                    {"symbols", result.symbols},
                    {"unknown_dims", result.unknownDims},
+                   {"unexercised", result.unexercised},
                    {"batch_symbol", result.batchSymbol},
                    {"example", example},
                    {"runs", runs},

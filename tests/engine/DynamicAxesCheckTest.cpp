@@ -333,3 +333,67 @@ TEST(ReferenceRun, MatchesTheSampleDataSetAndReportsAPerturbedCopy) {
     ASSERT_FALSE(unknown);
     EXPECT_NE(unknown.error().message.find("no output named 'no_such_output'"), std::string::npos);
 }
+
+namespace {
+
+// x[N, 2, H, W] -> `build` -> out, declared with `outDims`.
+template <class Build>
+std::shared_ptr<onnx::ModelProto> imageModel(const std::vector<std::string>& outDims, Build build) {
+    auto model = onnxlens::testing::makeModelShell(13);
+    auto& g = *model->mutable_graph();
+    g.set_name("image_model");
+    *g.add_input() =
+        onnxlens::testing::makeValueInfo("x", onnx::TensorProto::FLOAT, {"N", "2", "H", "W"});
+    build(g);
+    *g.add_output() = onnxlens::testing::makeValueInfo("out", onnx::TensorProto::FLOAT, outDims);
+    return model;
+}
+
+}  // namespace
+
+TEST(DynamicAxesCheck, AnAxisThatMovesNoOutputIsNotExercised) {
+    // A detector whose map was resized to the exported 8x8: the output is declared with unnamed
+    // dims, runs at every H and W, and never moves with them.
+    auto session = compileProto(imageModel({"N", "2", "?", "?"}, [](onnx::GraphProto& g) {
+        // The batch comes from the input (Shape -> Slice); only H and W were baked.
+        *g.add_initializer() = onnxlens::testing::makeInt64Initializer("hw", {2, 8, 8});
+        *g.add_initializer() = onnxlens::testing::makeInt64Initializer("zero", {0});
+        *g.add_initializer() = onnxlens::testing::makeInt64Initializer("one", {1});
+        onnxlens::testing::addNode(g, "Shape", "shape", {"x"}, {"xs"});
+        onnxlens::testing::addNode(g, "Slice", "batch", {"xs", "zero", "one"}, {"n"});
+        auto* concat =
+            onnxlens::testing::addNode(g, "Concat", "sizes_of_batch", {"n", "hw"}, {"out_sizes"});
+        auto* axis = concat->add_attribute();
+        axis->set_name("axis");
+        axis->set_type(onnx::AttributeProto::INT);
+        axis->set_i(0);
+        onnxlens::testing::addNode(g, "Resize", "resize", {"x", "", "", "out_sizes"}, {"out"});
+    }));
+    ASSERT_TRUE(session);
+    DynamicAxesCheckOptions options;
+    options.base = {{"H", 16}, {"W", 16}};
+    auto result = checkDynamicAxes(*session, options);
+    ASSERT_TRUE(result) << result.error().message;
+    EXPECT_EQ(result->verdict, DynamicAxesCheckResult::Verdict::NotExercised) << result->summary;
+    EXPECT_FALSE(result->passed());
+    EXPECT_EQ(dynamicAxesExitCode(*result), 2);
+    EXPECT_EQ(result->unexercised, (std::vector<std::string>{"H", "W"}));
+    ASSERT_EQ(result->outputs.size(), 1u);
+    EXPECT_EQ(result->outputs[0].movedWith, std::vector<std::string>{"N"});
+    EXPECT_NE(result->summary.find("changed no output's shape"), std::string::npos)
+        << result->summary;
+}
+
+TEST(DynamicAxesCheck, AnOutputThatFollowsEveryAxisPasses) {
+    auto session = compileProto(imageModel({"N", "2", "H", "W"}, [](onnx::GraphProto& g) {
+        onnxlens::testing::addNode(g, "Relu", "relu", {"x"}, {"out"});
+    }));
+    ASSERT_TRUE(session);
+    DynamicAxesCheckOptions options;
+    options.base = {{"H", 16}, {"W", 16}};
+    auto result = checkDynamicAxes(*session, options);
+    ASSERT_TRUE(result) << result.error().message;
+    EXPECT_EQ(result->verdict, DynamicAxesCheckResult::Verdict::Passed) << result->summary;
+    EXPECT_TRUE(result->unexercised.empty());
+    EXPECT_EQ(result->outputs[0].movedWith, (std::vector<std::string>{"N", "H", "W"}));
+}

@@ -543,7 +543,10 @@ void ComparePanel::showDynamicAxes(
     }
     if (!runs.isEmpty())
         text += QStringLiteral("\n") + tr("Runs: %1.").arg(runs.join(QStringLiteral("; ")));
-    setSummary(dynamicSummary_, text, result->verdict == Verdict::Passed ? 1 : 0);
+    // Not proven either way (cannot tell, not exercised) is neither green nor red.
+    const bool unproven =
+        result->verdict == Verdict::CannotTell || result->verdict == Verdict::NotExercised;
+    setSummary(dynamicSummary_, text, result->verdict == Verdict::Passed ? 1 : unproven ? -1 : 0);
     dynamicTable_->setRowCount(static_cast<int>(result->outputs.size()));
     for (int row = 0; row < dynamicTable_->rowCount(); ++row) {
         const auto& o = result->outputs[static_cast<std::size_t>(row)];
@@ -553,7 +556,12 @@ void ComparePanel::showDynamicAxes(
         auto* follows =
             cell(o.shapesFollow ? tr("yes") : tr("no: %1").arg(QString::fromStdString(o.problem)));
         follows->setForeground(QBrush(o.shapesFollow ? kPassColour : kFailColour));
-        follows->setToolTip(follows->text());
+        QStringList moved;
+        for (const auto& symbol : o.movedWith) moved << QString::fromStdString(symbol);
+        follows->setToolTip(moved.isEmpty()
+                                ? follows->text() + tr("; its shape never changed")
+                                : follows->text() +
+                                      tr("; its shape moved with %1").arg(moved.join(", ")));
         dynamicTable_->setItem(row, DynFollowColumn, follows);
         QString first = tr("not compared");
         if (o.firstItemCompared)

@@ -124,6 +124,7 @@ int dynamicAxesExitCode(const DynamicAxesCheckResult& result) {
         case Verdict::Passed:
             return 0;
         case Verdict::CannotTell:
+        case Verdict::NotExercised:
             return 2;
         case Verdict::Failed:
         case Verdict::NoDynamicAxes:
@@ -469,10 +470,47 @@ Result<DynamicAxesCheckResult> checkDynamicAxes(Session& session,
                                               "); items of a batch are not independent.");
             }
         }
+        // Which symbols moved this output: compare each successful run with the one before it.
+        for (std::size_t r = 1; r < counted.size(); ++r) {
+            const auto& before = counted[r - 1];
+            const auto& after = counted[r];
+            if (!before.run.ok || !after.run.ok || k >= before.outputs.size() ||
+                k >= after.outputs.size() || !before.outputs[k].isTensor() ||
+                !after.outputs[k].isTensor() ||
+                before.outputs[k].tensor().shape() == after.outputs[k].tensor().shape())
+                continue;
+            for (const auto& [symbol, value] : after.run.bindings) {
+                auto was = before.run.bindings.find(symbol);
+                if (was != before.run.bindings.end() && was->second != value &&
+                    std::find(check.movedWith.begin(), check.movedWith.end(), symbol) ==
+                        check.movedWith.end())
+                    check.movedWith.push_back(symbol);
+            }
+        }
         result.outputs.push_back(std::move(check));
     }
 
+    // A symbol changed between two successful runs that moved no output's shape was not
+    // exercised: the runs show that the model accepts other values, not that the axis works.
+    for (const auto& symbol : result.symbols) {
+        bool changed = false, moved = false;
+        for (std::size_t r = 1; r < counted.size(); ++r) {
+            const auto& before = counted[r - 1].run;
+            const auto& after = counted[r].run;
+            auto a = before.bindings.find(symbol);
+            auto b = after.bindings.find(symbol);
+            if (before.ok && after.ok && a != before.bindings.end() && b != after.bindings.end() &&
+                a->second != b->second)
+                changed = true;
+        }
+        for (const auto& o : result.outputs)
+            if (std::find(o.movedWith.begin(), o.movedWith.end(), symbol) != o.movedWith.end())
+                moved = true;
+        if (changed && !moved) result.unexercised.push_back(symbol);
+    }
+
     result.verdict = result.problems.empty() ? Verdict::Passed : Verdict::Failed;
+    if (result.passed() && !result.unexercised.empty()) result.verdict = Verdict::NotExercised;
     std::string symbols;
     for (const auto& s : result.symbols) symbols += (symbols.empty() ? "'" : ", '") + s + "'";
     if (result.passed()) {
@@ -482,6 +520,17 @@ Result<DynamicAxesCheckResult> checkDynamicAxes(Session& session,
         result.summary += result.batchSymbol.empty()
                               ? "."
                               : ", and the batch-2 run's first item equals the batch-1 run.";
+    } else if (result.verdict == Verdict::NotExercised) {
+        std::string names;
+        for (const auto& s : result.unexercised) names += (names.empty() ? "'" : ", '") + s + "'";
+        result.summary =
+            "Not exercised: the model ran " + std::to_string(result.runs.size()) + " times with " +
+            symbols + " set to different values and nothing failed, but changing " + names +
+            " changed no output's shape, so these runs cannot show that " +
+            (result.unexercised.size() > 1 ? "those axes work" : "that axis works") +
+            ". That is expected when the model pools the axis away (a classifier's height and "
+            "width); when an output should follow it (a detector's map, a sequence of tokens), "
+            "its size was fixed at export.";
     } else {
         result.summary = "The dynamic axes do not work as declared (symbols " + symbols + "): ";
         result.summary += result.problems.front();

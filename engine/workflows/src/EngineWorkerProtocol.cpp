@@ -232,10 +232,12 @@ json dynamicAxesResultToJson(const DynamicAxesCheckResult& result) {
                            {"shapesFollow", output.shapesFollow},
                            {"problem", output.problem},
                            {"firstItemCompared", output.firstItemCompared},
-                           {"firstItem", comparisonToJson(output.firstItem)}});
+                           {"firstItem", comparisonToJson(output.firstItem)},
+                           {"movedWith", output.movedWith}});
     return {{"verdict", static_cast<int>(result.verdict)},
             {"symbols", result.symbols},
             {"unknownDims", result.unknownDims},
+            {"unexercised", result.unexercised},
             {"batchSymbol", result.batchSymbol},
             {"runs", std::move(runs)},
             {"rejected", std::move(rejected)},
@@ -251,11 +253,12 @@ Result<DynamicAxesCheckResult> dynamicAxesResultFromJson(const json& j) {
             DynamicAxesCheckResult result;
             const int verdict = j.at("verdict").get<int>();
             if (verdict < 0 ||
-                verdict > static_cast<int>(DynamicAxesCheckResult::Verdict::CannotTell))
+                verdict > static_cast<int>(DynamicAxesCheckResult::Verdict::NotExercised))
                 return protocolError("unknown dynamic-axes verdict " + std::to_string(verdict));
             result.verdict = static_cast<DynamicAxesCheckResult::Verdict>(verdict);
             result.symbols = j.at("symbols").get<std::vector<std::string>>();
             result.unknownDims = j.at("unknownDims").get<std::vector<std::string>>();
+            result.unexercised = j.at("unexercised").get<std::vector<std::string>>();
             result.batchSymbol = j.at("batchSymbol").get<std::string>();
             for (const auto& run : j.at("runs")) result.runs.push_back(axesRunFromJson(run));
             for (const auto& run : j.at("rejected"))
@@ -270,6 +273,7 @@ Result<DynamicAxesCheckResult> dynamicAxesResultFromJson(const json& j) {
                 output.problem = o.at("problem").get<std::string>();
                 output.firstItemCompared = o.at("firstItemCompared").get<bool>();
                 output.firstItem = comparisonFromJson(o.at("firstItem"));
+                output.movedWith = o.at("movedWith").get<std::vector<std::string>>();
                 result.outputs.push_back(std::move(output));
             }
             result.problems = j.at("problems").get<std::vector<std::string>>();

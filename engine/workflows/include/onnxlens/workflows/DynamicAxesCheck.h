@@ -55,11 +55,16 @@ struct DynamicOutputCheck {
     std::string problem;  // why the shapes do not follow the symbols
     bool firstItemCompared = false;
     ComparisonResult firstItem;  // batch-2 item 0 against the batch-1 output
+    // The symbols whose change between two successful runs changed this output's shape.
+    std::vector<std::string> movedWith;
 };
 
 struct DynamicAxesCheckResult {
     // CannotTell: the model ran with no value tried, or its only free dims are unnamed.
-    enum class Verdict { NoDynamicAxes, Passed, Failed, CannotTell };
+    // NotExercised: nothing failed, but some symbol changed between runs without changing any
+    // output's shape (`unexercised`), so the runs cannot show that its axis works (a model that
+    // pools an axis away, or one whose outputs were baked at the exported size).
+    enum class Verdict { NoDynamicAxes, Passed, Failed, CannotTell, NotExercised };
     Verdict verdict = Verdict::Failed;
     std::vector<std::string> symbols;      // symbolic input dims, in first-seen order
     std::vector<std::string> unknownDims;  // unnamed input dims, as "input:axis"
@@ -69,8 +74,9 @@ struct DynamicAxesCheckResult {
     // "width 5 rejected: Reshape /Reshape_3: ..." per entry of `rejected`
     std::vector<std::string> rejections;
     std::vector<DynamicOutputCheck> outputs;
-    std::vector<std::string> problems;  // every reason for Failed, one sentence each
-    std::string summary;                // plain words for the person who exported the model
+    std::vector<std::string> unexercised;  // symbols changed that moved no output's shape
+    std::vector<std::string> problems;     // every reason for Failed, one sentence each
+    std::string summary;                   // plain words for the person who exported the model
     bool passed() const { return verdict == Verdict::Passed; }
 };
 
@@ -82,7 +88,7 @@ std::string describeDeclaredShape(const onnx::TypeProto& type);
 Tensor firstItem(const Tensor& tensor);
 
 // The process exit code of `onnxlens-cli check --dynamic-axes`: 0 Passed, 1 Failed or
-// NoDynamicAxes, 2 CannotTell.
+// NoDynamicAxes, 2 CannotTell or NotExercised (not proven either way).
 int dynamicAxesExitCode(const DynamicAxesCheckResult& result);
 
 // The first values tried for a non-batch symbol whose example value is `example` (0: none):
