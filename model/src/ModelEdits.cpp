@@ -696,6 +696,21 @@ Status checkAttributeRange(const onnx::AttributeProto& attr, const onnx::NodePro
         auto s = check(v);
         if (!s) return s;
     }
+    // Conv's group against the channels (onnx's inference does not check it).
+    if (attr.name() == "group" && attr.type() == onnx::AttributeProto::INT && attr.i() > 0 &&
+        (node.op_type() == "Conv" || node.op_type() == "ConvTranspose") && shapes &&
+        node.input_size() > 1) {
+        const auto x = shapes->dimsOf(node.input(0));
+        const auto w = shapes->dimsOf(node.input(1));
+        if (x && x->size() > 1 && (*x)[1].value > 0 && (*x)[1].value % attr.i() != 0)
+            return makeError("", "group " + std::to_string(attr.i()) + " does not divide the " +
+                                     std::to_string((*x)[1].value) + " input channels");
+        if (node.op_type() == "Conv" && x && w && x->size() > 1 && w->size() > 1 &&
+            (*x)[1].value > 0 && (*w)[1].value > 0 && (*w)[1].value * attr.i() != (*x)[1].value)
+            return makeError("", "group " + std::to_string(attr.i()) + " times the weight's " +
+                                     std::to_string((*w)[1].value) + " channels is not the " +
+                                     std::to_string((*x)[1].value) + " input channels");
+    }
     if ((attr.name() == "axis" || attr.name() == "axes") && node.input_size() > 0 && shapes) {
         if (const auto* type = shapes->typeOf(node.input(0));
             type && type->has_tensor_type() && type->tensor_type().has_shape()) {
