@@ -12,6 +12,7 @@
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QMessageBox>
+#include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScatterSeries>
@@ -133,10 +134,12 @@ DecodePanel::DecodePanel(QWidget* parent) : QWidget(parent) {
     statistics_->setSelectionBehavior(QAbstractItemView::SelectRows);
     statistics_->verticalHeader()->setDefaultSectionSize(statistics_->fontMetrics().height() + 4);
     statistics_->setMinimumHeight(statistics_->fontMetrics().height() * 6);
-    ids_ = new QLabel(this);
+    // The ids can be thousands: a box of a few lines that scrolls, not a label that grows.
+    ids_ = new QPlainTextEdit(this);
     ids_->setObjectName(QStringLiteral("decodeIds"));
-    ids_->setWordWrap(true);
-    ids_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    ids_->setReadOnly(true);
+    ids_->setPlaceholderText(tr("The prompt's and the generated token ids"));
+    ids_->setFixedHeight(ids_->fontMetrics().lineSpacing() * 4 + 2 * ids_->frameWidth() + 8);
     auto* left = new QWidget(this);
     auto* leftLayout = new QVBoxLayout(left);
     leftLayout->setContentsMargins(0, 0, 0, 0);
@@ -310,8 +313,9 @@ void DecodePanel::start() {
     c.push_back(connect(controller, &ModelController::decodeFinished, this, [this, controller] {
         const auto outcome = controller->lastDecode();
         disconnectRun();
-        progress_->setRange(0, 1);
-        progress_->setValue(1);
+        const int done = static_cast<int>(outcome->result.generatedIds.size());
+        progress_->setRange(0, std::max(1, done));
+        progress_->setValue(std::max(1, done));
         const auto& r = outcome->result;
         status_->setText(
             r.stepMs.empty()
@@ -365,6 +369,7 @@ void DecodePanel::disconnectRun() {
 
 void DecodePanel::onEnded(const QString& status) {
     disconnectRun();
+    progress_->setFormat(QString());
     progress_->setRange(0, 1);
     progress_->setValue(0);
     status_->setText(status);
@@ -404,7 +409,7 @@ void DecodePanel::showResult(const std::shared_ptr<const DecodeOutcome>& outcome
         value->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
         statistics_->setItem(row, 1, value);
     }
-    ids_->setText(
+    ids_->setPlainText(
         tr("Prompt ids: %1\nGenerated ids: %2").arg(idsText(r.promptIds), idsText(r.generatedIds)));
     rebuildChart(&r);
 }
@@ -430,12 +435,11 @@ void DecodePanel::rebuildChart(const engine::DecodeResult* result) {
     dots->setColor(colour);
     dots->setBorderColor(colour);
     dots->setMarkerSize(result->stepMs.size() > 64 ? 4 : 6);
-    double low = result->stepMs.front(), high = low;
+    double high = result->stepMs.front();
     for (std::size_t i = 0; i < result->stepMs.size(); ++i) {
         const double context = static_cast<double>(result->stepContext[i]);
         line->append(context, result->stepMs[i]);
         dots->append(context, result->stepMs[i]);
-        low = std::min(low, result->stepMs[i]);
         high = std::max(high, result->stepMs[i]);
     }
     chartPoints_ = static_cast<int>(line->count());
@@ -462,8 +466,9 @@ void DecodePanel::rebuildChart(const engine::DecodeResult* result) {
     contextAxis->setLabelFormat(QStringLiteral("%d"));
     contextAxis->setTitleText(tr("context length (tokens)"));
     auto* msAxis = new QValueAxis;
-    const double pad = std::max(1e-3, (high - low) * 0.1);
-    setValueAxisRange(msAxis, std::max(0.0, low - pad), high + pad, 5);
+    // From 0: how far the steps stay from free matters more than their spread.
+    msAxis->setRange(0, std::max(1e-3, high * 1.08));
+    msAxis->applyNiceNumbers();
     msAxis->setTitleText(tr("step ms"));
     chart->addAxis(contextAxis, Qt::AlignBottom);
     chart->addAxis(msAxis, Qt::AlignLeft);

@@ -20,6 +20,7 @@
 class QAction;
 class QChartView;
 class QLabel;
+class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
@@ -100,7 +101,7 @@ class DecodePanel : public QWidget {
     QProgressBar* progress_;
     QLabel* status_;
     QTableWidget* statistics_;
-    QLabel* ids_;
+    QPlainTextEdit* ids_;
     QChartView* chart_;
     QPushButton* exportJson_;
     QPushButton* exportMarkdown_;
