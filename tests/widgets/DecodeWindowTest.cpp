@@ -222,6 +222,26 @@ TEST_F(DecodeWindowTest, ACrashInTheDecodeIsAnErrorOnTheTabAndTheNextDecodeRuns)
               testing::toyExpectedIds(panel->result()->result.promptIds, 3, 7));
 }
 
+TEST_F(DecodeWindowTest, AContextBeyondThePositionTableIsAnErrorOnTheTab) {
+    auto controller = openController(writeToy("short.onnx"));  // 16 positions
+    ASSERT_TRUE(controller);
+    BenchmarkPanel dock;
+    dock.setController(controller.get());
+    DecodePanel* panel = dock.decodePanel();
+    panel->promptTokensSpin()->setValue(10);
+    panel->newTokensSpin()->setValue(10);  // a context of 19 tokens
+    QSignalSpy failed(panel, &DecodePanel::failed);
+    panel->start();
+    ASSERT_TRUE(testing::waitFor([&] { return failed.count() == 1; }, 60000));
+    const QString status = panel->statusText();
+    EXPECT_TRUE(
+        status.startsWith("Decode failed: a context of 19 tokens (10 of the prompt and 9 "
+                          "generated) is longer than the position table: position_ids"))
+        << status.toStdString();
+    EXPECT_FALSE(panel->result());
+    EXPECT_TRUE(panel->startButton()->isEnabled());
+}
+
 TEST_F(DecodeWindowTest, ANonDecoderGreysTheTabOutWithWhy) {
     using namespace testing;
     auto model = makeModelShell();

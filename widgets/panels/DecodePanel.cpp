@@ -27,6 +27,7 @@
 
 #include "onnxlens/workflows/DecodeLoop.h"
 #include "widgets/charts/AxisLabels.h"
+#include "widgets/graph/CostText.h"
 #include "widgets/panels/ActionAvailability.h"
 
 namespace onnxlens::widgets {
@@ -43,16 +44,6 @@ QSpinBox* makeSpin(int minimum, int maximum, int value, QWidget* parent) {
     spin->setValue(value);
     spin->setAccelerated(true);
     return spin;
-}
-
-QString humanBytes(double bytes) {
-    const char* units[] = {"B", "KB", "MB", "GB", "TB"};
-    int unit = 0;
-    while (bytes >= 1024 && unit < 4) {
-        bytes /= 1024;
-        ++unit;
-    }
-    return QStringLiteral("%1 %2").arg(bytes, 0, 'f', unit == 0 ? 0 : 1).arg(units[unit]);
 }
 
 QString idsText(const std::vector<std::int64_t>& ids) {
@@ -244,7 +235,7 @@ void DecodePanel::setController(ModelController* controller) {
                     .arg(decoder_->headSize ? QString::number(decoder_->headSize)
                                             : QStringLiteral("?"))
                     .arg(decoder_->bytesPerToken
-                             ? humanBytes(static_cast<double>(decoder_->bytesPerToken))
+                             ? byteSize(static_cast<double>(decoder_->bytesPerToken))
                              : QStringLiteral("?")));
     }
     showResult(result());
@@ -398,7 +389,7 @@ void DecodePanel::showResult(const std::shared_ptr<const DecodeOutcome>& outcome
                : none},
         {tr("tokens per second"), steps ? QString::number(r.tokensPerSecond, 'f', 1) : none},
         {tr("KV cache at the end"), tr("%1 (%2 tokens)")
-                                        .arg(humanBytes(static_cast<double>(r.kvCacheBytes)))
+                                        .arg(byteSize(static_cast<double>(r.kvCacheBytes)))
                                         .arg(r.finalContext)},
         {tr("intra-op threads"), QString::number(outcome->threads)},
     };
