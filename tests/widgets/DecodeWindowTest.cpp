@@ -347,6 +347,17 @@ TEST_F(DecodeWindowTest, ScreenshotOfTheDecodeTab) {
     std::printf("prompt ids:%s\ngenerated ids:%s\n", prompt.c_str(), generated.c_str());
     QTest::qWait(300);
     ASSERT_TRUE(dock.grab().save(out + "/screenshot-decode.png"));
+
+    // The Run dock on the same model: the prefill with no dims typed.
+    RunPanel run;
+    run.resize(1300, 700);
+    run.setController(controller.get());
+    run.show();
+    ASSERT_TRUE(testing::waitFor([&] { return run.isReady() && !run.isBusy(); }));
+    run.run();
+    ASSERT_TRUE(testing::waitFor([&] { return !run.isAwaitingRun() && !run.isBusy(); }, 60000));
+    QTest::qWait(300);
+    ASSERT_TRUE(run.grab().save(out + "/screenshot-run-decoder.png"));
 }
 
 }  // namespace
