@@ -6,7 +6,8 @@
 //
 // Protocol (EngineWorkerProtocol.h): one JSON request per line on stdin, one JSON reply per line
 // on stdout ({"ok": true, ...} or {"ok": false, "error": ..., "cancelled": ...}), preceded by
-// progress lines ({"progress": ...}, {"step": ...}, {"sweepProgress": ...}), the points of a
+// progress lines ({"progress": ...}, {"step": ...}, {"sweepProgress": ...}, {"decodeStep": ...}),
+// the points of a
 // shape sweep ({"point": ...}) and, in the dynamic-axes check, requests for feeds
 // ({"feedsFor": bindings}) that the window answers on stdin ({"feeds": [...]} or
 // {"error": ...}). Feeds and outputs are .pb files named in the JSON. SIGUSR1 with a job number
@@ -33,6 +34,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -42,6 +44,8 @@
 #include "onnxlens/engine/TensorProto.h"
 #include "onnxlens/model/ModelLoader.h"
 #include "onnxlens/workflows/BenchmarkRunner.h"
+#include "onnxlens/workflows/DecodeLoop.h"
+#include "onnxlens/workflows/DecoderModel.h"
 #include "onnxlens/workflows/DynamicAxesCheck.h"
 #include "onnxlens/workflows/EngineWorkerProtocol.h"
 #include "onnxlens/workflows/InputPreparation.h"
@@ -179,6 +183,7 @@ class Worker {
         if (op == "benchmark") return benchmark(request, job);
         if (op == "dynamicAxes") return dynamicAxes(request, job);
         if (op == "sweep") return sweep(request, job);
+        if (op == "decode") return decode(request, job);
         if (op == "optimizedGraph") return optimizedGraph(request);
         return failure("unknown request '" + op + "'");
     }
@@ -192,6 +197,8 @@ class Worker {
         options.optimize = request.at("optimize").get<bool>();
         auto loaded = loadModel(std::filesystem::path(request.at("model").get<std::string>()));
         if (!loaded) return failure(loaded.error().message);
+        // The decoder's structure, read from the model as loaded (as `generate` reads it).
+        decoder_ = engine::recognizeDecoder(loaded->proto->graph());
         auto session = engine::Session::create(std::move(*loaded), options);
         if (!session) return failure(session.error().message);
         session_ = std::move(*session);
@@ -330,6 +337,37 @@ class Worker {
         return {{"ok", true}};
     }
 
+    // Greedy decoding (DecodeLoop.h) on the session: a progress line per step (at most one per
+    // 20 ms, the first and last always), cancelled between steps.
+    json decode(const json& request, std::uint64_t job) {
+        if (!decoder_ || !*decoder_)
+            return failure(decoder_ ? decoder_->error().message : "the model was not compiled");
+        engine::DecodeOptions options;
+        options.promptIds = request.at("promptIds").get<std::vector<std::int64_t>>();
+        options.newTokens = request.at("newTokens").get<int>();
+        auto ranges = engine::valueRangesFromJson(request.at("indexRanges"));
+        if (!ranges) return failure(ranges.error().message);
+        options.indexRanges = std::move(*ranges);
+        engine::RunControl control;
+        ActiveJob active(job, &control);
+        options.control = &control;
+        auto lastReport = std::chrono::steady_clock::time_point{};
+        const int last = options.newTokens - 1;
+        options.onStep = [&](const engine::DecodeStep& step) {
+            const auto now = std::chrono::steady_clock::now();
+            if (step.index != 0 && step.index != last &&
+                now - lastReport < std::chrono::milliseconds(20))
+                return;
+            lastReport = now;
+            send({{"decodeStep", engine::decodeStepToJson(step)}});
+        };
+        auto result = engine::runDecodeLoop(*session_, **decoder_, options);
+        if (control.cancel.load() || (result && result->cancelled))
+            return failure("decode cancelled", true);
+        if (!result) return failure(result.error().message);
+        return {{"ok", true}, {"decode", engine::decodeMeasurementsToJson(*result)}};
+    }
+
     json optimizedGraph(const json& request) {
         const auto file = request.at("file").get<std::string>();
         std::string bytes;
@@ -344,6 +382,7 @@ class Worker {
     }
 
     std::unique_ptr<engine::Session> session_;
+    std::optional<Result<engine::DecoderModel>> decoder_;  // set by every compile
 };
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include "widgets/charts/LatencyCharts.h"
 #include "widgets/charts/RooflineChart.h"
 #include "widgets/panels/ActionAvailability.h"
+#include "widgets/panels/DecodePanel.h"
 #include "widgets/panels/ProfileView.h"
 #include "widgets/panels/SweepTab.h"
 #include "widgets/workers/ModelController.h"
@@ -133,6 +134,17 @@ BenchmarkPanel::BenchmarkPanel(QWidget* parent) : QWidget(parent) {
         return SweepTab::RunSettings{warmup_->value(), runs_->value(), threads_->value()};
     });
     tabs_->addTab(sweepTab_, tr("Sweep"));
+    decodePanel_ = new DecodePanel(this);
+    const int decodeTab = tabs_->addTab(decodePanel_, tr("Decode"));
+    // Greyed out, with why as its tooltip, for a model that is not a decoder with a KV cache.
+    connect(decodePanel_, &DecodePanel::availabilityChanged, this,
+            [this, decodeTab](bool available, const QString& reason) {
+                tabs_->setTabEnabled(decodeTab, available);
+                tabs_->setTabToolTip(decodeTab, available ? tr("Greedy decoding of a decoder "
+                                                               "with a KV cache: tokens per "
+                                                               "second as the context grows")
+                                                          : reason);
+            });
 
     exportTrace_ = new QPushButton(tr("Trace…"), this);
     exportTrace_->setToolTip(
@@ -225,6 +237,7 @@ void BenchmarkPanel::setController(ModelController* controller) {
                                                  &BenchmarkPanel::updateActions));
     }
     sweepTab_->setDocument(controller ? controller->document() : nullptr);
+    decodePanel_->setController(controller);
     if (!isRunning())
         status_->setText(controller ? QString() : tr("Open a model to benchmark it."));
     showResult(result());

@@ -3,7 +3,8 @@
 // Cancel with progress; then the latency statistics, a histogram and the per-run series, the
 // per-operator profile, the heat overlay on the graph, and exports (the profile as Chrome trace
 // JSON, the whole result as JSON and Markdown), the roofline of a profiled run (achieved GFLOP/s
-// per node against the measured roofs) and the Sweep tab (latency per shape). The benchmark runs
+// per node against the measured roofs), the Sweep tab (latency per shape) and the Decode tab
+// (a decoder's tokens per second, DecodePanel). The benchmark runs
 // on the tab's ModelController, on its one compiled session, with the input choices of the Run
 // dock it holds; the roofline analysis on a QtConcurrent thread. The dock observes the controller
 // and knows no graph: the pages colour themselves (GraphPage::setRunTimeHeatShown, following
@@ -30,6 +31,7 @@ class QTabWidget;
 
 namespace onnxlens::widgets {
 
+class DecodePanel;
 class LatencyCharts;
 class ProfileView;
 class RooflineChart;
@@ -75,9 +77,10 @@ class BenchmarkPanel : public QWidget {
     LatencyCharts* charts() const { return charts_; }
     ProfileView* profileView() const { return profileView_; }
     QProgressBar* progressBar() const { return progress_; }
-    QTabWidget* resultTabs() const { return tabs_; }  // Latency, Profile, Roofline, Sweep
+    QTabWidget* resultTabs() const { return tabs_; }  // Latency, Profile, Roofline, Sweep, Decode
     RooflineChart* rooflineChart() const { return roofline_; }
     SweepTab* sweepTab() const { return sweepTab_; }
+    DecodePanel* decodePanel() const { return decodePanel_; }
     // The roofline analysis of the current model's result (nullptr until it is in).
     std::shared_ptr<const RooflineAnalysis> roofline() const;
     QString statusText() const;
@@ -125,6 +128,7 @@ class BenchmarkPanel : public QWidget {
     ProfileView* profileView_;
     RooflineChart* roofline_;
     SweepTab* sweepTab_;
+    DecodePanel* decodePanel_;
     QHash<const ModelController*, std::shared_ptr<const RooflineAnalysis>> rooflines_;
     QPushButton* exportTrace_;
     QPushButton* exportJson_;

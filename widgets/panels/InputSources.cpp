@@ -23,6 +23,8 @@ const char* inputSourceName(InputSource::Kind kind) {
             return "file";
         case InputSource::Kind::Image:
             return "image";
+        case InputSource::Kind::Positions:
+            return "positions";
     }
     return "random";
 }
@@ -35,6 +37,20 @@ Error PreparedFeeds::combinedError() const {
 }
 
 namespace {
+
+// first, first + 1, ... along the last axis of `shape`, every row alike, as `dtype`.
+engine::Tensor positionsTensor(DataType dtype, const engine::Shape& shape, double first) {
+    if (!engine::isInteger(dtype) && !engine::isFloatingPoint(dtype))
+        throw std::invalid_argument(std::string("positions cannot fill a ") +
+                                    engine::dataTypeName(dtype) + " input");
+    engine::Tensor positions = engine::filledTensor(DataType::Int64, shape, 0);
+    const std::int64_t count = positions.numel();
+    const std::int64_t row = shape.empty() ? 1 : shape.back();
+    const auto start = first >= 0 && first <= 1e15 ? static_cast<std::int64_t>(first) : 0;
+    auto* data = positions.data<std::int64_t>();
+    for (std::int64_t i = 0; i < count && row > 0; ++i) data[i] = start + i % row;
+    return dtype == DataType::Int64 ? positions : positions.castTo(dtype);
+}
 
 Result<engine::Value> valueFromSource(const engine::Session::IoInfo& input,
                                       const InputSource& source, const InputChoices& choices,
@@ -61,6 +77,8 @@ Result<engine::Value> valueFromSource(const engine::Session::IoInfo& input,
     try {
         if (source.kind == Kind::Zeros) return engine::Value(engine::filledTensor(dtype, shape, 0));
         if (source.kind == Kind::Ones) return engine::Value(engine::filledTensor(dtype, shape, 1));
+        if (source.kind == Kind::Positions)
+            return engine::Value(positionsTensor(dtype, shape, source.low));
         return engine::Value(
             engine::randomTensorInRange(dtype, shape, seed, source.low, source.high));
     } catch (const std::exception& e) {

@@ -1,7 +1,8 @@
 #pragma once
 // Where each graph input's values come from in the Run panel, as plain data that can be copied
 // to a worker thread and materialized there: seeded random data in a range, zeros, ones, a .pb /
-// .npy file, or an image. A test_data_set_* folder sets every input to its File source.
+// .npy file, an image, or positions (a decoder's position ids). A test_data_set_* folder sets every
+// input to its File source.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -18,15 +19,17 @@
 namespace onnxlens::widgets {
 
 struct InputSource {
-    enum class Kind { Random, Zeros, Ones, File, Image };
+    // Positions: low, low + 1, ... along the last axis (every row the same).
+    enum class Kind { Random, Zeros, Ones, File, Image, Positions };
     Kind kind = Kind::Random;
-    double low = -1, high = 1;   // Random
+    double low = -1, high = 1;   // Random; Positions: low is the first position
     std::filesystem::path file;  // File, Image
 };
 
 // The random range a person expects for a dtype: floats [-1, 1), integers 0..9, bools 50/50.
 std::pair<double, double> defaultRandomRange(engine::DataType type);
-const char* inputSourceName(InputSource::Kind kind);  // "random", "zeros", "ones", "file", "image"
+// "random", "zeros", "ones", "file", "image", "positions"
+const char* inputSourceName(InputSource::Kind kind);
 
 // Everything needed to make the feeds of one run.
 struct InputChoices {

@@ -438,6 +438,9 @@ void RunPanel::buildInputs() {
     indexRanges_ = document_ && document_->loaded.proto
                        ? engine::inferIndexRanges(document_->loaded.proto->graph())
                        : engine::ValueRanges{};
+    decoder_ = document_ && document_->loaded.proto
+                   ? decoderRunInputs(document_->loaded.proto->graph())
+                   : std::nullopt;
     const auto& inputs = listed_;
     inputs_->setRowCount(static_cast<int>(inputs.size()));
     for (int row = 0; row < inputs_->rowCount(); ++row) {
@@ -449,8 +452,8 @@ void RunPanel::buildInputs() {
                              QString::fromLatin1(engine::dataTypeName(dtype)),
                              QString::fromStdString(engine::describeDeclaredShape(input.type)))));
         auto* combo = new QComboBox(inputs_);
-        combo->addItems(
-            {tr("Random"), tr("Zeros"), tr("Ones"), tr("File (.pb/.npy)"), tr("Image")});
+        combo->addItems({tr("Random"), tr("Zeros"), tr("Ones"), tr("File (.pb/.npy)"), tr("Image"),
+                         tr("Positions (0, 1, …)")});
         if (!acceptsImage(input.type))  // only a 4-D float input [N, 1|3, H, W] takes an image
             qobject_cast<QStandardItemModel*>(combo->model())->item(4)->setEnabled(false);
         inputs_->setCellWidget(row, SourceColumn, combo);
@@ -541,6 +544,7 @@ void RunPanel::buildDims() {
     // A member function, not a lambda: Qt makes unique connections only of those (a lambda with
     // Qt::UniqueConnection is refused at run time, and the seed was never remembered).
     connect(seed_, &QSpinBox::valueChanged, this, &RunPanel::saveDims, Qt::UniqueConnection);
+    applyDecoderDefaults();
     dims_->resizeColumnsToContents();
 }
 
@@ -729,6 +733,7 @@ InputChoices RunPanel::currentChoices() const {
     }
     choices.symbols = symbolBindings();
     choices.integerRanges = indexRanges_;
+    if (decoder_) applyDecoderRunInputs(*decoder_, choices);
     choices.seed = static_cast<std::uint64_t>(seed_->value());
     choices.image.scaling = static_cast<ImagePreprocessing::Scaling>(imageScaling_->currentIndex());
     if (choices.image.scaling == ImagePreprocessing::Scaling::Custom) {

@@ -2,15 +2,17 @@
 // The Run dock: the graph's inputs (dtype, declared shape, a source per input), the symbolic
 // dims (editable, remembered per model), Run / Cancel with a progress indication, and after a
 // run each output's dtype, shape, statistics, values, histogram and, for 2-D logits, the top 5
-// classes. It shows the current tab's ModelController: the engine work is the controller's, the
-// input choices are published to it (Compare and Benchmark use them), and its last run is shown
-// again when its tab comes back.
+// classes. A decoder with a KV cache runs its prefill with no dims typed (past length 0, the
+// mask ones, positions 0..n-1: DecoderInputs.h). It shows the current tab's ModelController:
+// the engine work is the controller's, the input choices are published to it (Compare and
+// Benchmark use them), and its last run is shown again when its tab comes back.
 #include <QPointer>
 #include <QWidget>
 #include <functional>
 #include <map>
 #include <memory>
 
+#include "widgets/panels/DecoderInputs.h"
 #include "widgets/panels/InputSources.h"
 #include "widgets/panels/RunOutputsView.h"
 #include "widgets/workers/EngineWorker.h"
@@ -128,6 +130,10 @@ class RunPanel : public QWidget {
     // The random range row `row` starts with: its index range, else the dtype's default.
     std::pair<double, double> randomRangeFor(int row) const;
     QString settingsGroup() const;
+    // A decoder (decoder_): its past length row starts at 0, its mask's length row follows
+    // past + sequence, the mask and use_cache_branch rows take ones and the position ids rows
+    // positions (RunPanelDecoder.cpp).
+    void applyDecoderDefaults();
 
     QPointer<ModelController> controller_;
     std::shared_ptr<const ModelDocument> document_;
@@ -137,6 +143,7 @@ class RunPanel : public QWidget {
     std::vector<engine::Session::IoInfo> listed_;
     std::shared_ptr<const RunOutcome> outcome_;
     engine::ValueRanges indexRanges_;  // integer inputs that index a table (inferIndexRanges)
+    std::optional<DecoderRunInputs> decoder_;  // the model is a decoder with a KV cache
     bool busy_ = false;
     bool awaitingRun_ = false;  // this panel asked for the job the worker is doing
 

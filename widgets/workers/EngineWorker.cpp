@@ -89,6 +89,11 @@ void EngineWorker::requestBenchmark(BenchmarkSettings settings, BenchmarkFeeds f
     });
 }
 
+void EngineWorker::requestDecode(DecodeSettings settings) {
+    enqueue(EngineJob::Decode,
+            [this, settings = std::move(settings)] { decodeOnWorkerThread(settings); });
+}
+
 void EngineWorker::requestOptimizedGraph() {
     enqueue(EngineJob::OptimizedGraph, [this] { optimizedGraphOnWorkerThread(); });
 }
@@ -169,6 +174,7 @@ QString EngineWorker::compileOnWorkerThread(const std::shared_ptr<const ModelDoc
     model->inputs = inputs_;
     model->outputs = outputs_;
     model->threads = reply->value("threads", 0);
+    compiledThreads_ = model->threads;
     model->optimize = options.optimize;
     model->compileMs = reply->value("compileMs", 0.0);
     compileMs_ = model->compileMs;
@@ -380,24 +386,27 @@ void EngineWorker::dynamicAxesCheckOnWorkerThread(const engine::DynamicAxesCheck
         std::make_shared<const engine::DynamicAxesCheckResult>(std::move(*result)));
 }
 
-void EngineWorker::benchmarkOnWorkerThread(const BenchmarkSettings& settings,
-                                           const BenchmarkFeeds& feeds) {
+bool EngineWorker::ensureSessionWithOnWorkerThread(int threads, bool optimize) {
     if (!document_) {
         emit failed(job_, tr("No model is open."));
-        return;
+        return false;
     }
     const bool sameSession = sessionCompiled_ && process_.isRunning() &&
-                             options_.threads == settings.threads &&
-                             options_.optimize == settings.optimize;
-    if (!sameSession) {
-        engine::SessionOptions options = options_;
-        options.threads = settings.threads;
-        options.optimize = settings.optimize;
-        if (QString problem = compileOnWorkerThread(document_, options); !problem.isEmpty()) {
-            emit failed(job_, problem);
-            return;
-        }
+                             options_.threads == threads && options_.optimize == optimize;
+    if (sameSession) return true;
+    engine::SessionOptions options = options_;
+    options.threads = threads;
+    options.optimize = optimize;
+    if (QString problem = compileOnWorkerThread(document_, options); !problem.isEmpty()) {
+        emit failed(job_, problem);
+        return false;
     }
+    return true;
+}
+
+void EngineWorker::benchmarkOnWorkerThread(const BenchmarkSettings& settings,
+                                           const BenchmarkFeeds& feeds) {
+    if (!ensureSessionWithOnWorkerThread(settings.threads, settings.optimize)) return;
     if (control_.cancel.load()) {
         emit cancelled(job_);
         return;
@@ -442,6 +451,37 @@ void EngineWorker::benchmarkOnWorkerThread(const BenchmarkSettings& settings,
     shared->model = document_->path.toStdString();
     shared->loadMs = compileMs_;  // the session's compile, whenever it happened
     emit benchmarkFinished(shared);
+}
+
+void EngineWorker::decodeOnWorkerThread(const DecodeSettings& settings) {
+    // The decode runs on the session as compiled (optimized or not), with the tab's threads.
+    if (!ensureSessionWithOnWorkerThread(settings.threads, document_ ? options_.optimize : true))
+        return;
+    if (control_.cancel.load()) {
+        emit cancelled(job_);
+        return;
+    }
+    emit started(tr("Decoding"));
+    const nlohmann::json request = {
+        {"op", "decode"},
+        {"promptIds", settings.promptIds},
+        {"newTokens", settings.newTokens},
+        {"indexRanges", engine::valueRangesToJson(settings.indexRanges)}};
+    auto reply = askEngine(request, tr("decoding with"), [&](const nlohmann::json& m) {
+        if (!m.contains("decodeStep")) return;
+        auto step = engine::decodeStepFromJson(m.at("decodeStep"));
+        if (step) emit decodeStep(step->index, step->context, step->token, step->ms);
+    });
+    if (!reply) return;
+    auto result = engine::decodeFromMeasurementsJson(reply->value("decode", nlohmann::json{}));
+    if (!result) {
+        emit failed(job_, QString::fromStdString(result.error().message));
+        return;
+    }
+    auto outcome = std::make_shared<DecodeOutcome>();
+    outcome->result = std::move(*result);
+    outcome->threads = compiledThreads_;
+    emit decodeFinished(outcome);
 }
 
 void EngineWorker::optimizedGraphOnWorkerThread() {

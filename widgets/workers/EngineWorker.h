@@ -24,6 +24,7 @@
 #include "onnxlens/engine/Value.h"
 #include "onnxlens/model/TestDataSet.h"
 #include "onnxlens/workflows/BenchmarkRunner.h"
+#include "onnxlens/workflows/DecodeLoop.h"
 #include "onnxlens/workflows/DynamicAxesCheck.h"
 #include "onnxlens/workflows/ReferenceRun.h"
 #include "onnxlens/workflows/TensorStatistics.h"
@@ -38,7 +39,7 @@ namespace onnxlens::widgets {
 using FeedsJob = std::function<PreparedFeeds()>;
 
 // What a job was, so the dock that asked for it takes its result, failure or cancel.
-enum class EngineJob { Compile, Run, Compare, DynamicAxes, Benchmark, OptimizedGraph };
+enum class EngineJob { Compile, Run, Compare, DynamicAxes, Benchmark, OptimizedGraph, Decode };
 
 struct BenchmarkSettings {
     int warmupRuns = 5;
@@ -46,6 +47,21 @@ struct BenchmarkSettings {
     int threads = 0;  // intra-op threads; 0: every core
     bool profile = true;
     bool optimize = true;
+};
+
+// The Benchmark dock's Decode tab: greedy decoding (DecodeLoop.h) of a decoder with a KV cache.
+struct DecodeSettings {
+    std::vector<std::int64_t> promptIds;
+    int newTokens = 32;
+    int threads = 0;  // intra-op threads; 0: every core
+    // The model's integer index ranges (inferIndexRanges on the loaded model, as `generate`).
+    engine::ValueRanges indexRanges;
+};
+
+// A decode's result and the session's intra-op threads it ran with.
+struct DecodeOutcome {
+    engine::DecodeResult result;
+    int threads = 0;
 };
 
 // Feeds for a benchmark, called on the worker thread; empty: seeded random data, every
@@ -111,6 +127,9 @@ class EngineWorker : public QObject {
     void requestBenchmark(BenchmarkSettings settings, BenchmarkFeeds feeds);
     // The graph the session runs, drawn from its optimized model (no second compile).
     void requestOptimizedGraph();
+    // Greedy decoding in the engine process, one progress signal per reported step; compiles
+    // again first when the settings ask for other threads. Cancel stops it between steps.
+    void requestDecode(DecodeSettings settings);
     // Any thread: stops the running job between nodes and drops the queued ones.
     void cancel();
     // Any thread: a job is queued or running.
@@ -134,6 +153,9 @@ class EngineWorker : public QObject {
     void benchmarkProgress(bool warmingUp, int done, int total, double lastMs);
     void benchmarkFinished(std::shared_ptr<const onnxlens::engine::BenchmarkResult> result);
     void optimizedGraphFinished(std::shared_ptr<const onnxlens::widgets::OptimizedGraph> graph);
+    // A step of a decode ended (index 0: the prefill); not every step is reported.
+    void decodeStep(int index, qint64 context, qint64 token, double ms);
+    void decodeFinished(std::shared_ptr<const onnxlens::widgets::DecodeOutcome> outcome);
     // The feeds could not be made: input name -> problem (shown on that input's row).
     void inputsRejected(onnxlens::widgets::EngineJob job,
                         std::shared_ptr<const std::map<std::string, std::string>> problems);
@@ -158,6 +180,11 @@ class EngineWorker : public QObject {
     void dynamicAxesCheckOnWorkerThread(const engine::DynamicAxesCheckOptions& options);
     void benchmarkOnWorkerThread(const BenchmarkSettings& settings, const BenchmarkFeeds& feeds);
     void optimizedGraphOnWorkerThread();
+    void decodeOnWorkerThread(const DecodeSettings& settings);
+    // The session compiled with `threads` intra-op threads and `optimize` (compiles again when
+    // the one the process holds differs or the process stopped); false (failed() sent) when it
+    // does not compile.
+    bool ensureSessionWithOnWorkerThread(int threads, bool optimize);
 
     // A request of the running job to the engine process: its reply's fields when it is "ok";
     // otherwise cancelled() or failed(job, why) is sent and nullopt returned. `doing`: "running"
@@ -185,6 +212,7 @@ class EngineWorker : public QObject {
     engine::SessionOptions options_;                         // the session's
     std::vector<engine::Session::IoInfo> inputs_, outputs_;  // the session's
     double compileMs_ = 0;                                   // the session's
+    int compiledThreads_ = 0;                                // the session's
     EngineJob job_ = EngineJob::Compile;                     // the running job (worker thread only)
     std::uint64_t jobNumber_ = 0;  // the running job's (worker thread only)
     engine::RunControl control_;   // only its cancel flag: the run is in the process

@@ -77,6 +77,12 @@ void ModelController::connectWorker() {
                 optimized_ = std::move(graph);
                 emit optimizedGraphReady();
             });
+    connect(worker, &EngineWorker::decodeStep, this, &ModelController::decodeStep);
+    connect(worker, &EngineWorker::decodeFinished, this,
+            [this](std::shared_ptr<const DecodeOutcome> outcome) {
+                lastDecode_ = std::move(outcome);
+                emit decodeFinished();
+            });
     connect(worker, &EngineWorker::inputsRejected, this, &ModelController::inputsRejected);
     connect(worker, &EngineWorker::failed, this, &ModelController::failed);
     connect(worker, &EngineWorker::cancelled, this, &ModelController::cancelled);
@@ -194,6 +200,13 @@ void ModelController::buildOptimizedGraph() {
     if (refuse(EngineJob::OptimizedGraph)) return;
     queued(EngineJob::OptimizedGraph);
     engine_->worker()->requestOptimizedGraph();
+}
+
+void ModelController::decode(DecodeSettings settings) {
+    compile();
+    if (refuse(EngineJob::Decode)) return;
+    queued(EngineJob::Decode);
+    engine_->worker()->requestDecode(std::move(settings));
 }
 
 void ModelController::cancel() {

@@ -59,6 +59,9 @@ class ModelController : public QObject {
     // `feeds` empty: the input choices, else seeded random data.
     void benchmark(const BenchmarkSettings& settings, BenchmarkFeeds feeds = {});
     void buildOptimizedGraph();  // optimizedGraphReady() or failed(OptimizedGraph, ...)
+    // Greedy decoding of a decoder (the Benchmark dock's Decode tab): decodeStep() as it goes,
+    // decodeFinished() with lastDecode(), or failed/cancelled(Decode).
+    void decode(DecodeSettings settings);
     // Stops the running job between nodes and drops the queued ones.
     void cancel();
     bool isBusy() const { return busy_; }
@@ -72,6 +75,7 @@ class ModelController : public QObject {
     }
     std::shared_ptr<const engine::BenchmarkResult> lastBenchmark() const { return lastBenchmark_; }
     std::shared_ptr<const OptimizedGraph> optimizedGraph() const { return optimized_; }
+    std::shared_ptr<const DecodeOutcome> lastDecode() const { return lastDecode_; }
 
   signals:
     void compiled();
@@ -86,6 +90,8 @@ class ModelController : public QObject {
     void benchmarkProgress(bool warmingUp, int done, int total, double lastMs);
     void benchmarkFinished();
     void optimizedGraphReady();
+    void decodeStep(int index, qint64 context, qint64 token, double ms);
+    void decodeFinished();
     void inputsRejected(onnxlens::widgets::EngineJob job,
                         std::shared_ptr<const std::map<std::string, std::string>> problems);
     void failed(onnxlens::widgets::EngineJob job, const QString& message);
@@ -115,6 +121,7 @@ class ModelController : public QObject {
     std::shared_ptr<const engine::DynamicAxesCheckResult> lastDynamicAxes_;
     std::shared_ptr<const engine::BenchmarkResult> lastBenchmark_;
     std::shared_ptr<const OptimizedGraph> optimized_;
+    std::shared_ptr<const DecodeOutcome> lastDecode_;
 };
 
 }  // namespace onnxlens::widgets

@@ -1,8 +1,10 @@
 #include "onnxlens/workflows/DecodeLoop.h"
 
 #include <chrono>
+#include <iomanip>
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include "onnxlens/engine/TensorProto.h"
 
@@ -279,13 +281,73 @@ Result<DecodeResult> runDecodeLoop(Session& session, const DecoderModel& decoder
         past = context;
         current.assign(1, token);
     }
-    if (!result.stepMs.empty()) {
-        result.stepStatistics = computeLatencyStatistics(result.stepMs);
-        double total = 0;
-        for (double ms : result.stepMs) total += ms;
-        if (total > 0) result.tokensPerSecond = 1000.0 * result.stepMs.size() / total;
-    }
+    computeDecodeStatistics(result);
     return result;
+}
+
+void computeDecodeStatistics(DecodeResult& result) {
+    result.stepStatistics = {};
+    result.tokensPerSecond = 0;
+    if (result.stepMs.empty()) return;
+    result.stepStatistics = computeLatencyStatistics(result.stepMs);
+    double total = 0;
+    for (double ms : result.stepMs) total += ms;
+    if (total > 0)
+        result.tokensPerSecond = 1000.0 * static_cast<double>(result.stepMs.size()) / total;
+}
+
+namespace {
+
+std::string fixed(double value, int digits) {
+    std::ostringstream text;
+    text << std::fixed << std::setprecision(digits) << value;
+    return text.str();
+}
+
+std::string idList(const std::vector<std::int64_t>& ids) {
+    std::string text;
+    for (auto id : ids) text += (text.empty() ? "" : " ") + std::to_string(id);
+    return text.empty() ? "(none)" : text;
+}
+
+}  // namespace
+
+std::string decodeResultMarkdown(const DecodeResult& r, const std::string& model, int threads,
+                                 const DecoderModel* decoder) {
+    std::ostringstream md;
+    md << "# Decode: " << (model.empty() ? std::string("model") : model) << "\n\n";
+    md << "Greedy decoding: a prompt of " << r.promptIds.size() << " tokens, "
+       << r.generatedIds.size() << " new tokens, " << threads << " intra-op thread"
+       << (threads == 1 ? "" : "s") << (r.cancelled ? " (cancelled: partial)" : "") << ".\n\n";
+    if (decoder)
+        md << "KV cache: " << decoder->layers << " layers, "
+           << (decoder->heads ? std::to_string(decoder->heads) : std::string("?")) << " heads x "
+           << (decoder->headSize ? std::to_string(decoder->headSize) : std::string("?")) << ", "
+           << dataTypeName(decoder->cacheType) << ", " << decoder->bytesPerToken
+           << " bytes per token of context (" << decoder->naming << ").\n\n";
+    md << "| figure | value |\n|---|---:|\n";
+    md << "| prefill | " << fixed(r.prefillMs, 3) << " ms |\n";
+    md << "| steps after the prefill | " << r.stepMs.size() << " |\n";
+    if (!r.stepMs.empty()) {
+        const auto& st = r.stepStatistics;
+        md << "| step median | " << fixed(st.medianMs, 3) << " ms |\n";
+        md << "| step P90 | " << fixed(st.p90Ms, 3) << " ms |\n";
+        md << "| step min | " << fixed(st.minMs, 3) << " ms |\n";
+        md << "| step max | " << fixed(st.maxMs, 3) << " ms |\n";
+        md << "| tokens per second | " << fixed(r.tokensPerSecond, 1) << " |\n";
+    }
+    md << "| KV cache at the end | " << r.kvCacheBytes << " bytes |\n";
+    md << "| context at the end | " << r.finalContext << " tokens |\n";
+    md << "\nPrompt ids: " << idList(r.promptIds) << "\n\nGenerated ids: " << idList(r.generatedIds)
+       << "\n";
+    if (!r.stepMs.empty()) {
+        md << "\n## Step latency by context\n\n| step | context | ms |\n|---:|---:|---:|\n";
+        for (std::size_t i = 0; i < r.stepMs.size(); ++i)
+            md << "| " << i + 1 << " | "
+               << (i < r.stepContext.size() ? r.stepContext[i] : std::int64_t{0}) << " | "
+               << fixed(r.stepMs[i], 3) << " |\n";
+    }
+    return md.str();
 }
 
 nlohmann::json decodeResultJson(const DecodeResult& r) {

@@ -312,6 +312,72 @@ Result<SweepPoint> sweepPointFromJson(const json& j) {
     });
 }
 
+json valueRangesToJson(const ValueRanges& ranges) {
+    json object = json::object();
+    for (const auto& [name, range] : ranges)
+        object[name] = {number(range.low), number(range.high), range.reason};
+    return object;
+}
+
+Result<ValueRanges> valueRangesFromJson(const json& j) {
+    return parse<ValueRanges>("index ranges", [&]() -> Result<ValueRanges> {
+        if (!j.is_object()) return protocolError("index ranges: not an object");
+        ValueRanges ranges;
+        for (const auto& [name, entry] : j.items()) {
+            ValueRange range;
+            range.low = numberFrom(entry.at(0));
+            range.high = numberFrom(entry.at(1));
+            range.reason = entry.at(2).get<std::string>();
+            ranges[name] = std::move(range);
+        }
+        return ranges;
+    });
+}
+
+json decodeMeasurementsToJson(const DecodeResult& result) {
+    json steps = json::array();
+    for (double ms : result.stepMs) steps.push_back(number(ms));
+    return {{"promptIds", result.promptIds},         {"generatedIds", result.generatedIds},
+            {"prefillMs", number(result.prefillMs)}, {"stepMs", std::move(steps)},
+            {"stepContext", result.stepContext},     {"kvCacheBytes", result.kvCacheBytes},
+            {"finalContext", result.finalContext},   {"cancelled", result.cancelled}};
+}
+
+Result<DecodeResult> decodeFromMeasurementsJson(const json& j) {
+    return parse<DecodeResult>("decode", [&]() -> Result<DecodeResult> {
+        DecodeResult result;
+        result.promptIds = j.at("promptIds").get<std::vector<std::int64_t>>();
+        result.generatedIds = j.at("generatedIds").get<std::vector<std::int64_t>>();
+        result.prefillMs = numberFrom(j.at("prefillMs"));
+        for (const auto& ms : j.at("stepMs")) result.stepMs.push_back(numberFrom(ms));
+        result.stepContext = j.at("stepContext").get<std::vector<std::int64_t>>();
+        if (result.stepContext.size() != result.stepMs.size())
+            return protocolError("decode: " + std::to_string(result.stepMs.size()) +
+                                 " step times but " + std::to_string(result.stepContext.size()) +
+                                 " contexts");
+        result.kvCacheBytes = j.at("kvCacheBytes").get<std::uint64_t>();
+        result.finalContext = j.at("finalContext").get<std::int64_t>();
+        result.cancelled = j.at("cancelled").get<bool>();
+        computeDecodeStatistics(result);  // as runDecodeLoop computes them
+        return result;
+    });
+}
+
+json decodeStepToJson(const DecodeStep& step) {
+    return {step.index, step.context, step.token, number(step.ms)};
+}
+
+Result<DecodeStep> decodeStepFromJson(const json& j) {
+    return parse<DecodeStep>("decode step", [&]() -> Result<DecodeStep> {
+        DecodeStep step;
+        step.index = j.at(0).get<int>();
+        step.context = j.at(1).get<std::int64_t>();
+        step.token = j.at(2).get<std::int64_t>();
+        step.ms = numberFrom(j.at(3));
+        return step;
+    });
+}
+
 json optimizationReportToJson(const OptimizationReport& report) {
     json passes = json::array();
     for (const auto& pass : report.passes) passes.push_back({pass.pass, pass.rewrites});

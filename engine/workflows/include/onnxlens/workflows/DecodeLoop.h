@@ -72,4 +72,14 @@ std::int64_t decoderVocabulary(const DecoderModel& decoder, const ValueRanges& i
 // The machine-readable report of `generate --json` and the window's export.
 nlohmann::json decodeResultJson(const DecodeResult& result);
 
+// Sets `stepStatistics` and `tokensPerSecond` from `stepMs`, as runDecodeLoop does (the window
+// recomputes them from the times its engine process measured).
+void computeDecodeStatistics(DecodeResult& result);
+
+// The window's Markdown export: the settings, prefill, per-step statistics, tokens per second,
+// KV-cache bytes, the per-step series by context and the token ids. `model` and `threads` as the
+// report's heading says them; `decoder` (may be null) adds the cache's layout.
+std::string decodeResultMarkdown(const DecodeResult& result, const std::string& model, int threads,
+                                 const DecoderModel* decoder = nullptr);
+
 }  // namespace onnxlens::engine

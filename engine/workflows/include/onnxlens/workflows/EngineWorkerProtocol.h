@@ -15,6 +15,7 @@
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/model/Result.h"
 #include "onnxlens/workflows/BenchmarkRunner.h"
+#include "onnxlens/workflows/DecodeLoop.h"
 #include "onnxlens/workflows/DynamicAxesCheck.h"
 #include "onnxlens/workflows/ShapeSweep.h"
 
@@ -40,6 +41,19 @@ Result<DynamicAxesCheckResult> dynamicAxesResultFromJson(const nlohmann::json& j
 // One point of a shape sweep, as the sweep's table shows it.
 nlohmann::json sweepPointToJson(const SweepPoint& point);
 Result<SweepPoint> sweepPointFromJson(const nlohmann::json& json);
+
+// A decode request's integer index ranges (the window infers them on the model it loaded, as
+// `onnxlens-cli generate` does): {input: [low, high, reason]}.
+nlohmann::json valueRangesToJson(const ValueRanges& ranges);
+Result<ValueRanges> valueRangesFromJson(const nlohmann::json& json);
+
+// The decoding loop as the engine measured it: ids, prefill and step times, contexts, cache bytes,
+// cancelled. The step statistics and tokens per second are not sent (computeDecodeStatistics).
+nlohmann::json decodeMeasurementsToJson(const DecodeResult& result);
+Result<DecodeResult> decodeFromMeasurementsJson(const nlohmann::json& json);
+// One step's progress line: {index, context, token, ms}.
+nlohmann::json decodeStepToJson(const DecodeStep& step);
+Result<DecodeStep> decodeStepFromJson(const nlohmann::json& json);  // logits: null
 
 // The passes and node counts (not the shape inference, which stays with the session).
 nlohmann::json optimizationReportToJson(const OptimizationReport& report);
