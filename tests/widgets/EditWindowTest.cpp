@@ -131,6 +131,7 @@ TEST_F(EditWindowTest, AnEditMarksTheTabModifiedUndoAndRedoGoThroughIt) {
     EXPECT_NE(page->document().path, QFileInfo(cnn_).absoluteFilePath());
     EXPECT_EQ(page->controller()->document()->path, page->document().path);
     EXPECT_EQ(QFileInfo(page->document().path).fileName(), QStringLiteral("small_cnn.onnx"));
+    EXPECT_EQ(page->document().editedFrom, QFileInfo(cnn_).absoluteFilePath());
     EXPECT_TRUE(page->document().summary.checker.ok) << page->document().summary.checker.message;
     EXPECT_GE(page->shownViewGraph()->findNodeByName("image"), 0);
     EXPECT_TRUE(window.editActions()->undoAction()->isEnabled());

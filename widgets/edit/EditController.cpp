@@ -9,6 +9,7 @@
 #include <QUndoCommand>
 #include <QUndoStack>
 #include <QtConcurrent/QtConcurrentRun>
+#include <atomic>
 
 #include "onnxlens/model/ExternalData.h"
 #include "onnxlens/model/ModelWriter.h"
@@ -80,7 +81,8 @@ struct Replayed {
 // nothing is copied; when that folder is not writable (or the model has outgrown one protobuf)
 // it goes to the private `privateFile`, its external weights copied into a data file beside it.
 Result<Replayed> replay(DocumentPtr loaded, std::vector<std::vector<ModelEdit>> steps,
-                        fs::path besideFile, fs::path privateFile) {
+                        fs::path besideFile, fs::path privateFile,
+                        std::shared_ptr<const std::atomic<bool>> alive) {
     onnx::ModelProto model = *loaded->loaded.proto;
     ModelEditOptions options;
     options.baseDirectory = loaded->loaded.directory;
@@ -102,12 +104,13 @@ Result<Replayed> replay(DocumentPtr loaded, std::vector<std::vector<ModelEdit>> 
         if (!result) return result.error();
         written = privateFile;
     }
-    auto document = loadModelDocument(QString::fromStdString(written.string()));
-    if (!document) {
+    auto document = loadModelDocument(QString::fromStdString(written.string()), loaded->path);
+    if (!document || !*alive) {  // a tab closed meanwhile leaves no file behind either
         std::error_code ignored;
         fs::remove(written, ignored);
         fs::remove(fs::path(written).concat(".data"), ignored);
-        return document.error();
+        if (!document) return document.error();
+        return makeError(written.string(), "the tab was closed");
     }
     return Replayed{std::move(*document), steps.size(), QString::fromStdString(written.string())};
 }
@@ -153,7 +156,10 @@ EditController::EditController(DocumentPtr loaded, QObject* parent)
     });
 }
 
-EditController::~EditController() { removeWorkFilesExcept(QString()); }
+EditController::~EditController() {
+    *alive_ = false;
+    removeWorkFilesExcept(QString());
+}
 
 EditController* EditController::of(const QObject* page) {
     return page ? page->findChild<EditController*>(QString(), Qt::FindDirectChildrenOnly) : nullptr;
@@ -243,7 +249,8 @@ bool EditController::apply(std::vector<ModelEdit> step, QString* why) {
             });
     const fs::path beside = nextWorkFile(true);
     const fs::path privateFile = nextWorkFile(false);
-    watcher->setFuture(QtConcurrent::run(replay, loaded_, std::move(steps), beside, privateFile));
+    watcher->setFuture(
+        QtConcurrent::run(replay, loaded_, std::move(steps), beside, privateFile, alive_));
     return true;
 }
 
@@ -297,7 +304,8 @@ void EditController::startReplay() {
     });
     const fs::path beside = nextWorkFile(true);
     const fs::path privateFile = nextWorkFile(false);
-    watcher->setFuture(QtConcurrent::run(replay, loaded_, std::move(steps), beside, privateFile));
+    watcher->setFuture(
+        QtConcurrent::run(replay, loaded_, std::move(steps), beside, privateFile, alive_));
 }
 
 bool EditController::save(const QString& path, QString* why) {

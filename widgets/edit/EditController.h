@@ -14,6 +14,7 @@
 #include <QObject>
 #include <QString>
 #include <QTemporaryDir>
+#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <vector>
@@ -91,6 +92,8 @@ class EditController : public QObject {
     bool replayQueued_ = false;
     std::unique_ptr<QTemporaryDir> workDir_;
     std::uint64_t generation_ = 0;
+    // False once the controller is gone: a replay still running then removes what it wrote.
+    std::shared_ptr<std::atomic<bool>> alive_ = std::make_shared<std::atomic<bool>>(true);
     QStringList workFiles_;  // written by replays (and their .data files), removed when replaced
 };
 
