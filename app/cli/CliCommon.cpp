@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <charconv>
+#include <map>
 
 namespace onnxlens::cli {
 
@@ -30,6 +31,23 @@ std::optional<std::string> Arguments::value(const std::string& name) const {
 
 std::vector<std::string> Arguments::values(const std::string& name) const {
     return option(name).results();
+}
+
+std::vector<std::pair<std::string, std::string>> Arguments::orderedValues(
+    const std::vector<std::string>& names) const {
+    std::vector<std::pair<std::string, std::string>> ordered;
+    std::map<const CLI::Option*, std::size_t> used;
+    for (const CLI::Option* occurrence : command_.parse_order()) {
+        for (const auto& name : names) {
+            const CLI::Option* wanted = &option(name);
+            if (wanted != occurrence) continue;
+            const std::size_t index = used[wanted]++;
+            const auto& results = wanted->results();
+            const bool isFlag = wanted->get_type_size() == 0;
+            ordered.emplace_back(name, !isFlag && index < results.size() ? results[index] : "");
+        }
+    }
+    return ordered;
 }
 
 std::int64_t Arguments::intValue(const std::string& name, std::int64_t fallback) const {

@@ -40,6 +40,10 @@ class Arguments {
     std::optional<std::string> value(const std::string& name) const;
     // Every value of a repeatable option, in order.
     std::vector<std::string> values(const std::string& name) const;
+    // The occurrences of the options named in `names`, in command-line order: (name, value),
+    // a flag's value empty. For commands whose options act in the order given (`edit`).
+    std::vector<std::pair<std::string, std::string>> orderedValues(
+        const std::vector<std::string>& names) const;
     // Typed accessors; throw UsageError naming the option on malformed numbers.
     std::int64_t intValue(const std::string& name, std::int64_t fallback) const;
     double doubleValue(const std::string& name, double fallback) const;
@@ -114,5 +118,6 @@ Command addExportCommand(CLI::App& cli);
 Command addQuantizeCommand(CLI::App& cli);
 Command addDiffCommand(CLI::App& cli);
 Command addGenerateCommand(CLI::App& cli);
+Command addEditCommand(CLI::App& cli);
 
 }  // namespace onnxlens::cli

@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
         onnxlens::cli::addCostCommand(cli),     onnxlens::cli::addRenderCommand(cli),
         onnxlens::cli::addOptimizeCommand(cli), onnxlens::cli::addQuantizeCommand(cli),
         onnxlens::cli::addExportCommand(cli),   onnxlens::cli::addDiffCommand(cli),
-        onnxlens::cli::addGenerateCommand(cli),
+        onnxlens::cli::addGenerateCommand(cli), onnxlens::cli::addEditCommand(cli),
     };
     std::vector<std::string> names;
     for (const auto& command : commands) names.push_back(command.app->get_name());

@@ -431,11 +431,21 @@ std::vector<std::string> batchedInputs(const onnx::GraphProto& graph, std::int64
         if (isInitializer(graph, v.name())) continue;
         if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) continue;
         const auto& shape = v.type().tensor_type().shape();
-        if (shape.dim_size() > 0 && shape.dim(0).has_dim_value() &&
-            shape.dim(0).dim_value() == batch)
+        if (shape.dim_size() > 0 &&
+            ((shape.dim(0).has_dim_value() && shape.dim(0).dim_value() == batch) ||
+             (shape.dim(0).has_dim_param() && !shape.dim(0).dim_param().empty())))
             names.push_back(v.name());
     }
     return names;
+}
+
+bool anySymbolicBatch(const onnx::GraphProto& graph) {
+    for (const auto& v : graph.input()) {
+        if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) continue;
+        const auto& shape = v.type().tensor_type().shape();
+        if (shape.dim_size() > 0 && !shape.dim(0).dim_param().empty()) return true;
+    }
+    return false;
 }
 
 std::vector<BakedConstant> findBaked(const onnx::ModelProto& model, std::int64_t batch) {
@@ -502,18 +512,28 @@ Status makeBatchDynamic(onnx::ModelProto& model, const std::string& symbol,
     if (symbol.empty() || symbol.find_first_not_of("0123456789-+") == std::string::npos ||
         symbol.find_first_of(" \t\n[]") != std::string::npos)
         return makeError("", "the batch symbol must be a name, not '" + symbol + "'");
-    const std::int64_t batch = exportedBatch(model);
+    std::int64_t batch = exportedBatch(model);
+    // Inputs already symbolic (torch.onnx.export with dynamic_axes) may still carry constants
+    // traced with the export's batch: PyTorch's usual trace batch, 1, is taken as that batch.
+    const bool alreadySymbolic = batch <= 0 && anySymbolicBatch(model.graph());
+    if (alreadySymbolic) batch = 1;
     if (batch <= 0)
         return makeError("",
                          "no input has a fixed dim 0 shared by every fixed input (nothing to "
                          "make dynamic)");
     const auto baked = findBaked(model, batch);
+    if (alreadySymbolic && baked.empty())
+        return makeError("",
+                         "dim 0 of the inputs is already symbolic and no Reshape, Expand, "
+                         "ConstantOfShape or Tile constant bakes batch 1 (nothing to make "
+                         "dynamic)");
     auto& graph = *model.mutable_graph();
     const auto inputs = batchedInputs(graph, batch);
     const auto dependent =
         downstreamValues(graph, std::set<std::string>(inputs.begin(), inputs.end()));
     for (auto& v : *graph.mutable_input())
-        if (std::find(inputs.begin(), inputs.end(), v.name()) != inputs.end())
+        if (std::find(inputs.begin(), inputs.end(), v.name()) != inputs.end() &&
+            v.type().tensor_type().shape().dim(0).has_dim_value())
             v.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param(
                 symbol);
     int outputsChanged = 0;
@@ -528,10 +548,16 @@ Status makeBatchDynamic(onnx::ModelProto& model, const std::string& symbol,
             ++outputsChanged;
         }
     }
-    std::string inputText;
-    for (const auto& n : inputs) inputText += (inputText.empty() ? "" : ", ") + quoteName(n);
-    report.changes.push_back("dim 0 of " + inputText + " and of " + std::to_string(outputsChanged) +
-                             " outputs: " + std::to_string(batch) + " -> " + symbol);
+    if (alreadySymbolic) {
+        report.changes.push_back(
+            "dim 0 of the inputs is already symbolic; constants baking batch 1 repaired");
+    } else {
+        std::string inputText;
+        for (const auto& n : inputs) inputText += (inputText.empty() ? "" : ", ") + quoteName(n);
+        report.changes.push_back("dim 0 of " + inputText + " and of " +
+                                 std::to_string(outputsChanged) +
+                                 " outputs: " + std::to_string(batch) + " -> " + symbol);
+    }
 
     std::set<std::string> used;
     collectValueNames(graph, used);
@@ -617,6 +643,17 @@ Status makeBatchDynamic(onnx::ModelProto& model, const std::string& symbol,
     for (const auto& name : replaced)
         if (!reads.count(name) && isInitializer(graph, name)) unused.insert(name);
     report.initializersRemoved += removeInitializers(graph, unused);
+    // Constant nodes whose value no node reads any more.
+    std::vector<bool> deadConstants(static_cast<std::size_t>(graph.node_size()), false);
+    for (int i = 0; i < graph.node_size(); ++i) {
+        const auto& n = graph.node(i);
+        if (isOnnxOp(n, "Constant") && n.output_size() == 1 && replaced.count(n.output(0)) &&
+            !reads.count(n.output(0))) {
+            deadConstants[static_cast<std::size_t>(i)] = true;
+            report.nodesRemoved += 1;
+        }
+    }
+    removeNodes(graph, deadConstants);
     const int dropped = dropValueInfo(graph, dependent);
     if (dropped > 0)
         report.changes.push_back(std::to_string(dropped) +
