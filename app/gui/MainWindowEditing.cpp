@@ -191,17 +191,24 @@ bool MainWindow::confirmUnsaved(GraphPage* page, bool quitting) {
             // Closes once saved (the window too, when quitting); a failed save keeps it open.
             if (saveTab(page, edits->sourcePath())) {
                 quitAfterSave_ = quitting;
-                connect(
-                    edits, &EditController::saved, this,
-                    [this, page] {
+                auto onSaved = std::make_shared<QMetaObject::Connection>();
+                auto onFailed = std::make_shared<QMetaObject::Connection>();
+                *onSaved =
+                    connect(edits, &EditController::saved, this, [this, edits, onSaved, onFailed] {
+                        disconnect(*onSaved);
+                        disconnect(*onFailed);
                         if (quitAfterSave_) {
                             quitAfterSave_ = false;
                             close();
-                        } else if (int i = tabs_->indexOf(page); i >= 0) {
+                        } else if (int i = tabs_->indexOf(qobject_cast<QWidget*>(edits->parent()));
+                                   i >= 0) {
                             closeTab(i);
                         }
-                    },
-                    Qt::SingleShotConnection);
+                    });
+                *onFailed = connect(edits, &EditController::saveFailed, this, [onSaved, onFailed] {
+                    disconnect(*onSaved);
+                    disconnect(*onFailed);
+                });
             }
             return false;
         }

@@ -329,6 +329,26 @@ TEST_F(EditWindowTest, ClosingWithUnsavedEditsAsks) {
     EXPECT_EQ(window.pageCount(), 0);
 }
 
+TEST_F(EditWindowTest, SaveChosenWhenClosingSavesThenCloses) {
+    MainWindow window;
+    window.show();
+    GraphPage* page = testing::openAndDraw(window, cnn_);
+    ASSERT_TRUE(page);
+    page = edit(window, {setMetadataEdit("author", "closing")});
+    ASSERT_TRUE(page);
+    auto* tabs = window.findChild<QTabWidget*>();
+    {
+        BoxAnswerer save(QMessageBox::Save);
+        emit tabs->tabCloseRequested(0);
+        EXPECT_EQ(save.name(), QStringLiteral("unsavedEditsBox"));
+    }
+    ASSERT_TRUE(testing::waitFor([&] { return window.pageCount() == 0; }));
+    auto saved = loadModel(cnn_.toStdString());
+    ASSERT_TRUE(saved);
+    ASSERT_EQ(saved->proto->metadata_props_size(), 1);
+    EXPECT_EQ(saved->proto->metadata_props(0).value(), "closing");
+}
+
 TEST_F(EditWindowTest, TheEditMenuAndTheSaveShortcuts) {
     MainWindow window;
     QStringList menus;

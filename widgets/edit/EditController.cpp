@@ -314,7 +314,8 @@ bool EditController::save(const QString& path, QString* why) {
         return false;
     }
     const QString target = QFileInfo(path).absoluteFilePath();
-    const int index = undo_->index();
+    // The steps the written model has (an undo made just before may not be replayed yet).
+    const int index = static_cast<int>(appliedCount_);
     setBusy(true);
     auto* watcher = new QFutureWatcher<Result<SavedModel>>(this);
     connect(watcher, &QFutureWatcher<Result<SavedModel>>::finished, this,
