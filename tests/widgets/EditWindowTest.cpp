@@ -21,8 +21,10 @@
 
 #include "GuiTestSupport.h"
 #include "MainWindow.h"
+#include "onnxlens/model/ExternalData.h"
 #include "onnxlens/model/ModelLoader.h"
 #include "onnxlens/model/ModelSummary.h"
+#include "onnxlens/model/ModelWriter.h"
 #include "onnxlens/workflows/EditScript.h"
 #include "widgets/edit/EditActions.h"
 #include "widgets/edit/EditController.h"
@@ -347,6 +349,91 @@ TEST_F(EditWindowTest, SaveChosenWhenClosingSavesThenCloses) {
     ASSERT_TRUE(saved);
     ASSERT_EQ(saved->proto->metadata_props_size(), 1);
     EXPECT_EQ(saved->proto->metadata_props(0).value(), "closing");
+}
+
+TEST_F(EditWindowTest, AModelWithExternalDataIsEditedBesideItsWeightsWithoutCopyingThem) {
+    QDir(dir_.path()).mkdir(QStringLiteral("ext"));
+    const QString path = dir_.filePath(QStringLiteral("ext/model.onnx"));
+    {
+        auto model = testing::makeSmallCnn();
+        ModelWriteOptions options;
+        options.forceExternalData = true;
+        ASSERT_TRUE(writeModelFile(*model, path.toStdString(), options));
+    }
+    const QDir folder(dir_.filePath(QStringLiteral("ext")));
+    const auto filesNow = [&] { return folder.entryList(QDir::Files | QDir::Hidden, QDir::Name); };
+    const QStringList before = filesNow();
+    ASSERT_EQ(before, (QStringList{"model.onnx", "model.onnx.data"}));
+    const auto dataBytes = QFileInfo(folder.filePath("model.onnx.data")).size();
+    MainWindow window;
+    window.show();
+    GraphPage* page = testing::openAndDraw(window, path);
+    ASSERT_TRUE(page);
+    page = edit(window, {setMetadataEdit("author", "me")});
+    ASSERT_TRUE(page) << window.lastEditError().toStdString();
+    // The edited model sits beside the original, reading the same data file.
+    EXPECT_EQ(QFileInfo(page->document().path).absolutePath(), folder.absolutePath());
+    EXPECT_TRUE(QFileInfo(page->document().path).fileName().startsWith(QStringLiteral(".")));
+    EXPECT_EQ(filesNow().size(), 3) << filesNow().join(' ').toStdString();
+    EXPECT_LT(QFileInfo(page->document().path).size(), 4096);
+    EXPECT_GE(page->document().summary.initializers.externalCount, 1);
+    // Saved elsewhere: its weights go to a data file beside the new model.
+    QDir(dir_.path()).mkdir(QStringLiteral("out"));
+    const QString out = dir_.filePath(QStringLiteral("out/edited.onnx"));
+    ASSERT_TRUE(saveAndWait(window, out)) << window.lastEditError().toStdString();
+    EXPECT_EQ(QFileInfo(out + QStringLiteral(".data")).size(), dataBytes);
+    auto saved = loadModel(out.toStdString());
+    ASSERT_TRUE(saved) << saved.error().message;
+    EXPECT_EQ(saved->proto->metadata_props_size(), 1);
+    EXPECT_TRUE(summarizeModel(*saved)->checker.ok);
+    // The saved file is the tab's model now; closing the tab leaves the folders as they were.
+    testing::waitFor([&] { return window.currentPage()->isDrawn(); });
+    EXPECT_FALSE(window.isModified(window.currentPage()));
+    emit window.findChild<QTabWidget*>()->tabCloseRequested(0);
+    EXPECT_EQ(window.pageCount(), 0);
+    QTest::qWait(100);
+    EXPECT_EQ(filesNow(), before);
+}
+
+TEST_F(EditWindowTest, SavingOverAModelWithExternalDataRewritesItsDataFileSafely) {
+    const QString path = dir_.filePath(QStringLiteral("model.onnx"));
+    auto model = testing::makeSmallCnn();
+    const std::string weights = model->graph().initializer(2).raw_data();
+    ModelWriteOptions options;
+    options.forceExternalData = true;
+    ASSERT_TRUE(writeModelFile(*model, path.toStdString(), options));
+    MainWindow window;
+    window.show();
+    ASSERT_TRUE(testing::openAndDraw(window, path));
+    ASSERT_TRUE(
+        edit(window, {addOutputEdit("logits"), removeOutputEdit("probabilities"), pruneEdit()}))
+        << window.lastEditError().toStdString();
+    EditController* edits = EditController::of(window.currentPage());
+    QSignalSpy saved(edits, &EditController::saved);
+    {
+        BoxAnswerer save(QMessageBox::Save);
+        EXPECT_TRUE(window.saveCurrent());
+    }
+    ASSERT_TRUE(testing::waitFor([&] { return saved.count() == 1; }))
+        << window.lastEditError().toStdString();
+    // The tab's model is the saved file now, its history restarted from it.
+    EXPECT_EQ(window.currentPage()->document().path, QFileInfo(path).absoluteFilePath());
+    EXPECT_FALSE(window.isModified(window.currentPage()));
+    EXPECT_EQ(edits->undoStack()->count(), 0);
+    auto reloaded = loadModel(path.toStdString());
+    ASSERT_TRUE(reloaded) << reloaded.error().message;
+    ASSERT_EQ(reloaded->proto->graph().output_size(), 1);
+    EXPECT_EQ(reloaded->proto->graph().output(0).name(), "logits");
+    EXPECT_EQ(reloaded->proto->graph().node_size(), 5);  // the Softmax pruned
+    const auto& fc = reloaded->proto->graph().initializer(2);
+    ASSERT_EQ(fc.name(), "fc.weight");
+    auto bytes = readExternalData(fc, reloaded->directory);
+    ASSERT_TRUE(bytes) << bytes.error().message;
+    EXPECT_EQ(*bytes, weights);
+    EXPECT_FALSE(QDir(dir_.path())
+                     .entryList(QStringList{QStringLiteral(".model.onnx.onnxlens-edit-*")},
+                                QDir::Files | QDir::Hidden)
+                     .size());
 }
 
 TEST_F(EditWindowTest, TheEditMenuAndTheSaveShortcuts) {
