@@ -149,9 +149,14 @@ void MainWindow::replacePage(EditController* edits,
         tabs_->removeTab(index + 1);
         if (current) tabs_->setCurrentIndex(index);
     }
+    // View > Show Constants and Fold Repeated Blocks stay as they were on this tab.
+    const ViewGraphOptions options = old->viewGraphOptions();
     old->deleteLater();
     updateTabTitle(page);
     page->start();
+    if (options.foldConstants != ViewGraphOptions{}.foldConstants ||
+        options.foldRepeats != ViewGraphOptions{}.foldRepeats)
+        page->setViewGraphOptions(options);
     if (current) onCurrentTabChanged();
     emit pageReplaced(page);
 }

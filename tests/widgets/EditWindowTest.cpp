@@ -7,12 +7,15 @@
 
 #include <QAbstractButton>
 #include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QUndoStack>
@@ -26,6 +29,8 @@
 #include "onnxlens/model/ModelSummary.h"
 #include "onnxlens/model/ModelWriter.h"
 #include "onnxlens/workflows/EditScript.h"
+#include "widgets/dialogs/AttributeDialog.h"
+#include "widgets/dialogs/SetDimsDialog.h"
 #include "widgets/edit/EditActions.h"
 #include "widgets/edit/EditController.h"
 #include "widgets/graph/GraphPage.h"
@@ -434,6 +439,43 @@ TEST_F(EditWindowTest, SavingOverAModelWithExternalDataRewritesItsDataFileSafely
                      .entryList(QStringList{QStringLiteral(".model.onnx.onnxlens-edit-*")},
                                 QDir::Files | QDir::Hidden)
                      .size());
+}
+
+TEST(EditDialogs, SetDimsRefusesADimOfZeroAndGivesOneEditPerChangedAxis) {
+    widgets::SetDimsDialog dialog(QStringLiteral("input"), {"batch", "1", "28", "28"});
+    EXPECT_FALSE(dialog.okButton()->isEnabled());  // nothing changed yet
+    dialog.axisEdit(0)->setText(QStringLiteral("0"));
+    EXPECT_FALSE(dialog.okButton()->isEnabled());
+    EXPECT_TRUE(dialog.problem().contains(QStringLiteral("positive")));
+    dialog.axisEdit(0)->setText(QStringLiteral("-3"));
+    EXPECT_FALSE(dialog.okButton()->isEnabled());
+    dialog.axisEdit(0)->setText(QStringLiteral("4"));
+    dialog.axisEdit(2)->setText(QStringLiteral("height"));
+    EXPECT_TRUE(dialog.okButton()->isEnabled());
+    const auto edits = dialog.edits();
+    ASSERT_EQ(edits.size(), 2u);
+    EXPECT_EQ(edits[0], setDimEdit("input", 0, "4"));
+    EXPECT_EQ(edits[1], setDimEdit("input", 2, "height"));
+}
+
+TEST(EditDialogs, AttributeDialogOffersTheSchemaAttributesAndChecksTheValueType) {
+    auto model = testing::makeSmallCnn();
+    const onnx::NodeProto& conv = model->graph().node(0);
+    widgets::AttributeDialog dialog(conv, QStringLiteral("conv1"), 13);
+    QStringList names;
+    for (int i = 0; i < dialog.attributeBox()->count(); ++i)
+        names << dialog.attributeBox()->itemText(i);
+    EXPECT_TRUE(names.contains(QStringLiteral("group")));
+    EXPECT_TRUE(names.contains(QStringLiteral("kernel_shape")));
+    dialog.attributeBox()->setCurrentText(QStringLiteral("kernel_shape"));
+    EXPECT_EQ(dialog.valueEdit()->text(), QStringLiteral("[3, 3]"));
+    EXPECT_FALSE(dialog.okButton()->isEnabled());  // unchanged
+    dialog.attributeBox()->setCurrentText(QStringLiteral("group"));
+    dialog.valueEdit()->setText(QStringLiteral("two"));
+    EXPECT_FALSE(dialog.okButton()->isEnabled());
+    dialog.valueEdit()->setText(QStringLiteral("2"));
+    EXPECT_TRUE(dialog.okButton()->isEnabled());
+    EXPECT_EQ(dialog.edit(), setAttributeEdit("conv1", "group", "2"));
 }
 
 TEST_F(EditWindowTest, TheEditMenuAndTheSaveShortcuts) {
