@@ -87,7 +87,7 @@ ModelEdit parseSetDim(const std::string& text, const ModelNames& names) {
         const auto colon = left.rfind(':');
         if (colon == std::string::npos || colon == 0) continue;
         const std::string axis = left.substr(colon + 1);
-        if (!isInteger(axis)) continue;
+        if (!isInteger(axis) || axis.size() > 18) continue;
         readings.push_back({left.substr(0, colon), axis, text.substr(eq + 1)});
         known.push_back(names.inputsOutputs.count(left.substr(0, colon)) > 0);
     }
