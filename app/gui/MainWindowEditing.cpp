@@ -72,7 +72,7 @@ void MainWindow::wirePage(GraphPage* page) {
     });
     connect(page, &GraphPage::drawn, this, [this, page] {
         statusBar()->showMessage(tr("%1: %2 nodes, laid out in %3 ms")
-                                     .arg(tabTitleFor(page->document().path))
+                                     .arg(tabTitleFor(filePathOf(page)))
                                      .arg(page->shownViewGraph()->operatorCount)
                                      .arg(page->lastLayoutMs(), 0, 'f', 0),
                                  8000);
