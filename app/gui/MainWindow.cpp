@@ -32,6 +32,8 @@
 #include "widgets/dialogs/QuantizeDialog.h"
 #include "widgets/dialogs/SettingsDialog.h"
 #include "widgets/dialogs/ShortcutsDialog.h"
+#include "widgets/edit/EditActions.h"
+#include "widgets/edit/EditController.h"
 #include "widgets/graph/DiffLegend.h"
 #include "widgets/graph/GraphExport.h"
 #include "widgets/graph/GraphPage.h"
@@ -81,11 +83,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     tabs_->setMovable(true);
     setCentralWidget(tabs_);
     tabs_->setAcceptDrops(false);
-    connect(tabs_, &QTabWidget::tabCloseRequested, this, [this](int index) {
-        QWidget* page = tabs_->widget(index);
-        tabs_->removeTab(index);
-        page->deleteLater();
-    });
+    connect(tabs_, &QTabWidget::tabCloseRequested, this, &MainWindow::closeTab);
     connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::onCurrentTabChanged);
     createDocks();
     createActions();
@@ -222,6 +220,7 @@ void MainWindow::createActions() {
     open->setShortcut(QKeySequence::Open);
     recentMenu_ = file->addMenu(tr("Open &Recent"));
     rebuildRecentMenu();
+    createEditMenu(file);  // File > Save, Save As; the Edit menu
     QMenu* exportMenu = file->addMenu(tr("&Export"));
     exportMenu->addAction(tr("As &PNG…"), this, [this] { chooseAndExport(QStringLiteral("png")); })
         ->setShortcut(QKeySequence(tr("Ctrl+E")));
@@ -622,7 +621,7 @@ void MainWindow::openFiles(const QStringList& paths) {
 void MainWindow::openFile(const QString& path) {
     const QString absolute = QFileInfo(path).absoluteFilePath();
     for (int i = 0; i < tabs_->count(); ++i)
-        if (page(i)->document().path == absolute) {  // already open: show it
+        if (filePathOf(page(i)) == absolute) {  // already open: show it
             tabs_->setCurrentIndex(i);
             return;
         }
@@ -638,47 +637,12 @@ void MainWindow::openFile(const QString& path) {
             return;
         }
         auto* page = new GraphPage(result.value(), tabs_);
-        page->setRunTimeHeatShown(benchmarkPanel_->heatAction()->isChecked());
-        connect(page, &GraphPage::nodeSelected, this, [this, page](int node) {
-            if (page != currentPage()) return;
-            if (node < 0)
-                nodePanel_->clear();
-            else {
-                nodePanel_->showNode(page->shownViewGraph(), node, &page->document());
-                nodeDock_->raise();
-            }
-            // Both versions of the node, when this model was compared with another.
-            if (modelDiffPanel_->comparison() &&
-                modelDiffPanel_->comparison()->pathA == page->document().path) {
-                const auto& nodes = page->shownViewGraph()->nodes;
-                modelDiffPanel_->showNode(node >= 0 && node < static_cast<int>(nodes.size())
-                                              ? nodes[node].proto
-                                              : nullptr);
-            }
-        });
-        connect(page, &GraphPage::drawn, this, [this, page] {
-            statusBar()->showMessage(tr("%1: %2 nodes, laid out in %3 ms")
-                                         .arg(tabTitleFor(page->document().path))
-                                         .arg(page->shownViewGraph()->operatorCount)
-                                         .arg(page->lastLayoutMs(), 0, 'f', 0),
-                                     8000);
-        });
-        connect(page, &GraphPage::viewGraphChanged, this, [this, page] {
-            if (page == currentPage()) nodePanel_->clear();
-        });
-        connect(page, &GraphPage::optimizedGraphFailed, this, [this, page](const QString& message) {
-            if (page != currentPage()) return;
-            QSignalBlocker quiet(showOptimizedAction_);
-            showOptimizedAction_->setChecked(false);
-            statusBar()->showMessage(message, 8000);
-        });
-        connect(page, &GraphPage::layoutFailed, this,
-                [this](const QString& message) { statusBar()->showMessage(message, 8000); });
+        connectEdits(new widgets::EditController(result.value(), page));
+        wirePage(page);
         int index = tabs_->addTab(page, tabTitleFor(absolute));
         tabs_->setTabToolTip(index, absolute);
         tabs_->setCurrentIndex(index);
         addRecentFile(absolute);
-        applyCostColouring(page);
         page->start();
         emit documentOpened(page);
     });
@@ -711,6 +675,7 @@ void MainWindow::onCurrentTabChanged() {
     nodePanel_->clear();
     tensorPanel_->clear();
     GraphPage* p = currentPage();
+    editActions_->setPage(p);
     benchmarkPanel_->setController(p ? p->controller() : nullptr);
     {
         QSignalBlocker quiet(showOptimizedAction_);
@@ -735,7 +700,9 @@ void MainWindow::onCurrentTabChanged() {
     }
     modelPanel_->showModel(p->document());
     fitModelDock();
-    setWindowTitle(QStringLiteral("%1 — onnxlens").arg(tabTitleFor(p->document().path)));
+    setWindowTitle(
+        QStringLiteral("%1%2 — onnxlens")
+            .arg(tabTitleFor(filePathOf(p)), isModified(p) ? QStringLiteral("*") : QString()));
     if (int node = p->scene()->selectedNode(); node >= 0)
         nodePanel_->showNode(p->shownViewGraph(), node, &p->document());
 }
@@ -881,6 +848,11 @@ void MainWindow::dropEvent(QDropEvent* event) {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+    for (int i = 0; i < tabs_->count(); ++i)
+        if (!confirmUnsaved(page(i), true)) {
+            event->ignore();
+            return;
+        }
     QSettings settings;
     settings.setValue("window/geometry", saveGeometry());
     settings.setValue("window/state", saveState());

@@ -27,6 +27,9 @@ class ComparePanel;
 class ModelDiffPanel;
 class ModelDiffWorker;
 struct ModelComparison;
+struct ModelDocument;
+class EditActions;
+class EditController;
 }  // namespace onnxlens::widgets
 
 namespace onnxlens::gui {
@@ -91,8 +94,24 @@ class MainWindow : public QMainWindow {
     // File > Export: by the file's extension (.svg or .png). Empty string on success.
     QString exportCurrent(const QString& path);
 
+    // Editing (MainWindowEditing.cpp): the Edit menu and context menus, Save (Ctrl+S) and Save
+    // As (Ctrl+Shift+S). A tab's file is its EditController's source path (the file opened, or
+    // last saved to); its page is replaced by one of the edited model after every edit, undo and
+    // redo (pageReplaced).
+    widgets::EditActions* editActions() const { return editActions_; }
+    // The file the tab stands for (its document may be an edited copy elsewhere).
+    QString filePathOf(const widgets::GraphPage* page) const;
+    bool isModified(const widgets::GraphPage* page) const;
+    // File > Save: asks before overwriting the opened file, then saves on a worker thread
+    // (saved() or a message saying why not). False when nothing was started.
+    bool saveCurrent();
+    // File > Save As without the file dialog (asks only when `path` is the tab's own file).
+    bool saveCurrentAs(const QString& path);
+    QString lastEditError() const { return lastEditError_; }
+
   signals:
     void documentOpened(onnxlens::widgets::GraphPage* page);
+    void pageReplaced(onnxlens::widgets::GraphPage* page);  // an edit, undo or redo shown
     void openFailed(const QString& path, const QString& message);
 
   protected:
@@ -103,6 +122,17 @@ class MainWindow : public QMainWindow {
     void showEvent(QShowEvent* event) override;
 
   private:
+    void createEditMenu(QMenu* file);
+    void wirePage(widgets::GraphPage* page);
+    void connectEdits(widgets::EditController* edits);
+    void replacePage(widgets::EditController* edits,
+                     std::shared_ptr<const widgets::ModelDocument> document);
+    void updateTabTitle(widgets::GraphPage* page);
+    void closeTab(int index);
+    // Save / Discard / Cancel for a tab with unsaved edits: true when it may close now.
+    bool confirmUnsaved(widgets::GraphPage* page, bool quitting = false);
+    bool saveTab(widgets::GraphPage* page, const QString& path);
+    void chooseAndSaveAs();
     void openDialog(QDialog* dialog);
     void fitToScreen();
     void showBottomDock(QDockWidget* dock);
@@ -159,6 +189,9 @@ class MainWindow : public QMainWindow {
     std::map<QString, std::map<std::string, double>> quantizationErrors_;
     int pendingLoads_ = 0;
     QString lastError_;
+    widgets::EditActions* editActions_ = nullptr;
+    QString lastEditError_;
+    bool quitAfterSave_ = false;  // a Save chosen while quitting: close again once saved
 };
 
 }  // namespace onnxlens::gui

@@ -83,7 +83,12 @@ void ModelPanel::showModel(const ModelDocument& document) {
         item->setToolTip(1, value);
         return item;
     };
-    row(general, tr("file"), document.path);
+    if (document.editedFrom.isEmpty())
+        row(general, tr("file"), document.path);
+    else
+        row(general, tr("file"), tr("%1 (edited)").arg(document.editedFrom))
+            ->setToolTip(1, tr("Edited from %1; the edited model is in %2 until saved")
+                                .arg(document.editedFrom, document.path));
     row(general, tr("size"),
         locale.formattedDataSize(static_cast<qint64>(document.loaded.fileBytes)));
     row(general, tr("IR version"), QString::number(s.irVersion));

@@ -5,11 +5,13 @@
 
 namespace onnxlens::widgets {
 
-Result<std::shared_ptr<const ModelDocument>> loadModelDocument(const QString& path) {
+Result<std::shared_ptr<const ModelDocument>> loadModelDocument(const QString& path,
+                                                               const QString& editedFrom) {
     QElapsedTimer clock;
     clock.start();
     auto document = std::make_shared<ModelDocument>();
     document->path = QFileInfo(path).absoluteFilePath();
+    document->editedFrom = editedFrom;
     auto loaded = loadModel(std::filesystem::path(path.toStdString()));
     if (!loaded) return loaded.error();
     document->loaded = std::move(loaded.value());

@@ -15,7 +15,10 @@
 namespace onnxlens::widgets {
 
 struct ModelDocument {
-    QString path;  // absolute
+    QString path;  // absolute: the file loaded (an edited model's private copy, see below)
+    // Set for a model made by the window's edits (EditController): the user's file it was edited
+    // from. Empty for a file as opened.
+    QString editedFrom;
     LoadedModel loaded;
     ModelSummary summary;
     std::shared_ptr<const ViewGraph> view;
@@ -31,6 +34,7 @@ struct ModelDocument {
 };
 
 // Runs on a worker thread; never touches widgets. Errors name the file.
-Result<std::shared_ptr<const ModelDocument>> loadModelDocument(const QString& path);
+Result<std::shared_ptr<const ModelDocument>> loadModelDocument(const QString& path,
+                                                               const QString& editedFrom = {});
 
 }  // namespace onnxlens::widgets
