@@ -9,6 +9,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "onnxlens/engine/EngineError.h"
@@ -87,9 +88,19 @@ void runAttentionCore(KernelContext& ctx, const AttentionCoreProblem& p) {
         kScoreBlockFloats / std::max<std::int64_t>(widest, 1), 1, p.queries);
     const double cost = 2.0 * static_cast<double>(p.queries) * static_cast<double>(widest) *
                         static_cast<double>(p.headSize + p.vHeadSize + 8);
+    // Each row of scores starts on a 64-byte boundary: Eigen's vectorized loops over a row
+    // (exp, sum) peel off a scalar head up to the first aligned packet, and a scalar exp or a
+    // regrouped sum differs in the last bits. On memory whose alignment depended on the heap (a
+    // std::vector), the same inputs gave run-to-run different probabilities.
+    constexpr std::int64_t kRowAlignFloats = 64 / sizeof(float);
+    const std::int64_t stride = (std::max<std::int64_t>(widest, 1) + kRowAlignFloats - 1) /
+                                kRowAlignFloats * kRowAlignFloats;
     ctx.pool().parallelFor(p.batch * p.heads, cost, [&](std::int64_t begin, std::int64_t end) {
-        std::vector<float> scratch(
-            static_cast<std::size_t>(blockRows * std::max<std::int64_t>(widest, 1)));
+        std::vector<float> storage(static_cast<std::size_t>(blockRows * stride + kRowAlignFloats));
+        float* const scratch =
+            storage.data() + (kRowAlignFloats - reinterpret_cast<std::uintptr_t>(storage.data()) /
+                                                    sizeof(float) % kRowAlignFloats) %
+                                 kRowAlignFloats;
         for (std::int64_t item = begin; item < end; ++item) {
             const std::int64_t b = item / p.heads, h = item % p.heads, kvh = h / group;
             for (std::int64_t s0 = 0; s0 < p.queries; s0 += blockRows) {
@@ -106,7 +117,7 @@ void runAttentionCore(KernelContext& ctx, const AttentionCoreProblem& p) {
                     }
                     continue;
                 }
-                Rows scores(scratch.data(), rows, columns, Eigen::OuterStride<>(columns));
+                Rows scores(scratch, rows, columns, Eigen::OuterStride<>(stride));
                 ConstRows q(p.q.at(b, h, s0), rows, p.headSize, Eigen::OuterStride<>(p.q.row));
                 ConstRows k(p.k.at(b, kvh, 0), columns, p.headSize, Eigen::OuterStride<>(p.k.row));
                 ConstRows v(p.v.at(b, kvh, 0), columns, p.vHeadSize, Eigen::OuterStride<>(p.v.row));
@@ -116,8 +127,7 @@ void runAttentionCore(KernelContext& ctx, const AttentionCoreProblem& p) {
                     const std::int64_t s = s0 + i;
                     float* qkRow =
                         p.qk ? p.qk + ((b * p.heads + h) * p.queries + s) * p.qkColumns : nullptr;
-                    scoreRow(p, scratch.data() + i * columns, columns, b, h, s, keyRange(p, b, s),
-                             qkRow);
+                    scoreRow(p, scratch + i * stride, columns, b, h, s, keyRange(p, b, s), qkRow);
                 }
                 out.noalias() = scores * v;
             }

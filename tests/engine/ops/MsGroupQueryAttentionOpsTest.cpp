@@ -3,6 +3,9 @@
 // halves and interleaved, local window, softcap, per-batch lengths, bias, sinks, qk output) and
 // its refusals of hostile inputs.
 #include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
 #include <optional>
 
 #include "MsAttentionTestSupport.h"
@@ -521,6 +524,106 @@ TEST(MsGroupQueryAttention, RefusesShortRotaryCachesAndBadShapes) {
                       s.inputs[0] = Value(Tensor(DataType::Float, {0, huge, huge}));
                   },
                   {"query", "overflows"});
+}
+
+// ---- Determinism: the same inputs and thread count give the same bits
+// ---------------------------- The scores of a query row once lay in a std::vector whose 64-byte
+// alignment depended on the heap; Eigen's vectorized exp and sum over the row peel a scalar head up
+// to the first aligned packet, so the probabilities (and a decoder's greedy tokens) changed with
+// the heap's history: run to run at 2 threads (each OpenMP thread allocates from its own arena) and
+// after another session in the same process.
+
+// One decode step of GroupQueryAttention (8 query heads, 4 kv heads, head size 32, a past of 37):
+// large enough for the pool to split the heads over 2 threads.
+OneNodeSpec decodeStepSpec() {
+    const std::int64_t N = 8, KV = 4, H = 32, P = 37;
+    std::vector<Value> inputs{Value(floatTensor({1, 1, N * H}, wave(N * H, 0.3, 3.0))),
+                              Value(floatTensor({1, 1, KV * H}, wave(KV * H, 1.1, 3.0))),
+                              Value(floatTensor({1, 1, KV * H}, wave(KV * H, 2.3))),
+                              Value(floatTensor({1, KV, P, H}, wave(KV * P * H, 0.7, 3.0))),
+                              Value(floatTensor({1, KV, P, H}, wave(KV * P * H, 1.9))),
+                              Value(int32Tensor({1}, {static_cast<std::int32_t>(P)})),
+                              Value(int32Tensor({}, {static_cast<std::int32_t>(P + 1)}))};
+    OneNodeSpec spec = nodeSpec("GroupQueryAttention", 1, inputs, 3, kMsDomain);
+    spec.attributes = [](onnx::NodeProto& n) {
+        setAttr(n, "num_heads", std::int64_t{8});
+        setAttr(n, "kv_num_heads", std::int64_t{4});
+    };
+    return spec;
+}
+
+std::map<std::string, Value> feedsOf(const OneNodeSpec& spec) {
+    std::map<std::string, Value> feeds;
+    for (std::size_t i = 0; i < spec.inputs.size(); ++i)
+        if (!spec.inputs[i].isNone()) feeds["x" + std::to_string(i)] = spec.inputs[i];
+    return feeds;
+}
+
+std::vector<Tensor> runSession(engine::Session& session, const OneNodeSpec& spec) {
+    auto result = session.run(feedsOf(spec));
+    if (!result) {
+        ADD_FAILURE() << result.error().message;
+        return {};
+    }
+    std::vector<Tensor> outputs;
+    for (const Value& v : *result) outputs.push_back(v.tensor());
+    return outputs;
+}
+
+::testing::AssertionResult sameBits(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+    if (a.size() != b.size()) return ::testing::AssertionFailure() << "output counts differ";
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (a[i].shape() != b[i].shape() || a[i].byteSize() != b[i].byteSize() ||
+            std::memcmp(a[i].raw(), b[i].raw(), a[i].byteSize()) != 0)
+            return ::testing::AssertionFailure() << "output " << i << " differs in its bits";
+    return ::testing::AssertionSuccess();
+}
+
+TEST(MsGroupQueryAttention, RepeatedRunsAtTwoThreadsGiveTheSameBitsWhateverTheHeapHolds) {
+    const OneNodeSpec spec = decodeStepSpec();
+    auto session = compileForTest(buildOneNodeModel(spec), true, 2);
+    ASSERT_TRUE(session);
+    const std::vector<Tensor> first = runSession(*session, spec);
+    ASSERT_EQ(first.size(), 3u);
+    // Blocks of assorted sizes kept alive between the runs move where the next scratch lands.
+    std::vector<std::vector<char>> held;
+    for (int run = 0; run < 24; ++run) {
+        for (int i = 0; i < 5; ++i)
+            held.emplace_back(static_cast<std::size_t>(8 + 16 * ((run * 5 + i) % 7) + 4 * run));
+        ASSERT_TRUE(sameBits(runSession(*session, spec), first)) << "run " << run;
+    }
+    // And the values are right: the engine at 1 thread agrees closely.
+    const std::vector<Tensor> serial =
+        runSession(*compileForTest(buildOneNodeModel(spec), true, 1), spec);
+    ASSERT_EQ(serial.size(), 3u);
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_TRUE(tensorsClose(first[i], serial[i]));
+}
+
+TEST(MsGroupQueryAttention, ASessionAtOneThreadAfterOneAtTwoMatchesAFreshOneAtOneThread) {
+    const OneNodeSpec spec = decodeStepSpec();
+    const onnx::ModelProto model = buildOneNodeModel(spec);
+    std::vector<Tensor> fresh;
+    {
+        auto session = compileForTest(model, true, 1);
+        ASSERT_TRUE(session);
+        fresh = runSession(*session, spec);
+    }
+    {
+        auto two = compileForTest(model, true, 2);
+        ASSERT_TRUE(two);
+        runSession(*two, spec);
+    }
+    auto one = compileForTest(model, true, 1);
+    ASSERT_TRUE(one);
+    EXPECT_EQ(one->threads(), 1);
+    // Blocks of the size the scores' scratch had (152 bytes) and of a few others take the heap's
+    // free chunks, so that the scratch of the next run lands elsewhere.
+    std::vector<std::unique_ptr<char[]>> held;
+    for (int run = 0; run < 8; ++run) {
+        held.push_back(std::make_unique<char[]>(152));
+        held.push_back(std::make_unique<char[]>(static_cast<std::size_t>(8 + 16 * (run % 3))));
+        EXPECT_TRUE(sameBits(runSession(*one, spec), fresh)) << "run " << run;
+    }
 }
 
 }  // namespace
