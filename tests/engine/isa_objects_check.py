@@ -1,0 +1,113 @@
+#!/usr/bin/python3
+"""No AVX or AVX-512 instruction can be reached from a portable build's baseline code (issue 31).
+
+    isa_objects_check.py BINARY ISA=OBJECT [ISA=OBJECT ...]
+
+BINARY is an executable of a portable tree (onnxlens-cli); each OBJECT is a per-ISA kernel object
+the engine links (engine/CMakeLists.txt: build/portable/engine/isa/onnxlens_kernels_<isa>.o).
+Checks:
+1. each object keeps one global symbol, its entry onnxlens_isa_families_<isa>: every inline
+   function and template instantiation in it is local, so the final link cannot pick its copy
+   for another object's call;
+2. every function of BINARY holding a VEX- or EVEX-encoded instruction (AVX, AVX2, FMA, F16C,
+   AVX-512) is a local symbol defined in one of the objects, and every one holding an
+   EVEX-encoded instruction (AVX-512) is one of the avx512* objects'. The baseline (x86-64-v2)
+   has no VEX encoding at all, so any other hit is per-ISA code reachable without the dispatch.
+Prints the counts; exits 1 with the offending functions listed.
+"""
+import collections
+import re
+import subprocess
+import sys
+
+PREFIXES = {"66", "67", "f2", "f3", "2e", "3e", "26", "36", "64", "65", "f0"}
+
+
+def run(cmd):
+    return subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
+
+
+def symbols(path):
+    """name -> set of nm types, for defined symbols."""
+    out = collections.defaultdict(set)
+    for line in run(["nm", "--defined-only", path]).splitlines():
+        parts = line.split(maxsplit=2)
+        if len(parts) == 3:
+            out[parts[2]].add(parts[1])
+    return out
+
+
+def encoding(byte_text):
+    """'vex', 'evex' or None for one instruction's bytes ('c5 f8 77')."""
+    bytes_ = byte_text.split()
+    while bytes_ and bytes_[0] in PREFIXES:
+        bytes_ = bytes_[1:]
+    if not bytes_:
+        return None
+    if bytes_[0] == "62":
+        return "evex"
+    if bytes_[0] in ("c4", "c5"):
+        return "vex"
+    return None
+
+
+def simd_functions(binary):
+    """function name -> 'vex' or 'evex' (the widest seen) for every function holding either."""
+    found = {}
+    current = None
+    header = re.compile(r"^[0-9a-f]+ <(.+)>:$")
+    proc = subprocess.Popen(["objdump", "-d", "-w", binary], stdout=subprocess.PIPE, text=True)
+    for line in proc.stdout:
+        m = header.match(line)
+        if m:
+            current = m.group(1)
+            continue
+        parts = line.split("\t")
+        if current is None or len(parts) < 3:
+            continue
+        kind = encoding(parts[1])
+        if kind and found.get(current) != "evex":
+            found[current] = kind
+    if proc.wait() != 0:
+        raise SystemExit("objdump failed on " + binary)
+    return found
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    binary = sys.argv[1]
+    objects = dict(arg.split("=", 1) for arg in sys.argv[2:])
+    problems = []
+    local_functions = {}
+    for isa, path in objects.items():
+        syms = symbols(path)
+        globals_ = sorted(n for n, t in syms.items() if any(c.isupper() or c in "ui" for c in t))
+        if globals_ != ["onnxlens_isa_families_" + isa]:
+            problems.append("%s keeps global symbols %s" % (path, globals_[:10]))
+        for name, types in syms.items():
+            if "t" in types:
+                local_functions.setdefault(name, set()).add(isa)
+    binary_syms = symbols(binary)
+    simd = simd_functions(binary)
+    counts = collections.Counter(simd.values())
+    for name, kind in sorted(simd.items()):
+        types = binary_syms.get(name, set())
+        owners = local_functions.get(name, set())
+        if any(c.isupper() or c in "ui" for c in types):
+            problems.append("%s (%s) has %s instructions and a global copy %s" % (name, binary, kind, types))
+        elif not owners:
+            problems.append("%s (%s) has %s instructions outside the per-ISA objects" % (name, binary, kind))
+        elif kind == "evex" and not any(o.startswith("avx512") for o in owners):
+            problems.append("%s (%s) has AVX-512 instructions outside the avx512 objects" % (name, binary))
+    print("%s: %d functions with VEX (AVX/AVX2/FMA) and %d with EVEX (AVX-512) instructions, all local "
+          "to the per-ISA objects %s" % (binary, counts["vex"], counts["evex"], ", ".join(objects))
+          if not problems else "%d problems" % len(problems))
+    for p in problems[:50]:
+        print("  " + p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
