@@ -36,9 +36,12 @@ struct FamilyTable {
     std::size_t count = 0;
 };
 
-// The families of the object built for `isa` (none for Baseline or an ISA not built).
+// The families of the object built for `isa` (none for Baseline or an ISA not built). The entry is
+// compiled for the baseline (engine/CMakeLists.txt), but it is still called only for an ISA this
+// CPU runs: everything it points at is that ISA's code.
 FamilyTable familyTable(CpuIsa isa) {
     FamilyTable table;
+    if (!cpuSupports(isa)) return table;
     switch (isa) {
 #ifdef ONNXLENS_ISA_HAVE_AVX2
         case CpuIsa::Avx2:
@@ -63,7 +66,31 @@ FamilyTable familyTable(CpuIsa isa) {
 
 constexpr CpuIsa kAllIsas[] = {CpuIsa::Baseline, CpuIsa::Avx2, CpuIsa::Avx512, CpuIsa::Avx512Vnni};
 
-bool isBuilt(CpuIsa isa) { return isa == CpuIsa::Baseline || familyTable(isa).count > 0; }
+bool isBuilt(CpuIsa isa) {
+    switch (isa) {
+        case CpuIsa::Baseline:
+            return true;
+        case CpuIsa::Avx2:
+#ifdef ONNXLENS_ISA_HAVE_AVX2
+            return true;
+#else
+            return false;
+#endif
+        case CpuIsa::Avx512:
+#ifdef ONNXLENS_ISA_HAVE_AVX512
+            return true;
+#else
+            return false;
+#endif
+        case CpuIsa::Avx512Vnni:
+#ifdef ONNXLENS_ISA_HAVE_AVX512VNNI
+            return true;
+#else
+            return false;
+#endif
+    }
+    return false;
+}
 
 // ONNXLENS_CPU_ISA's cap, or the highest ISA when unset or unknown.
 CpuIsa environmentCap() {
@@ -129,6 +156,7 @@ std::vector<CpuIsa> builtCpuIsas() {
 }
 
 std::vector<std::string> cpuIsaFamilies(CpuIsa isa) {
+    // Only an ISA this CPU runs: its table is read through its own object.
     const FamilyTable table = familyTable(isa);
     std::vector<std::string> out;
     for (std::size_t i = 0; i < table.count; ++i) out.emplace_back(table.families[i].name);

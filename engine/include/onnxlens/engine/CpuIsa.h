@@ -33,7 +33,7 @@ bool cpuSupports(CpuIsa isa);
 std::vector<CpuIsa> builtCpuIsas();
 
 // The operator families compiled for an ISA ("Elementwise", "MatMul", ...): empty for Baseline
-// (every family) and for an ISA this build has no object for.
+// (every family), for an ISA this build has no object for and for one this CPU does not run.
 std::vector<std::string> cpuIsaFamilies(CpuIsa isa);
 
 // The ISA the engine's kernels use in this process: the best built one the CPU supports, chosen
