@@ -13,7 +13,8 @@ rotating from round to round; a row gives each build's median over the rounds of
 median latency, the spread (min-max of the per-round medians, a measure of the machine's noise),
 and each build's ratio to the first build. A build is NAME=CLI or NAME=CLI:VAR=VALUE (an
 environment variable for that build's runs, e.g. ONNXLENS_CPU_ISA=baseline to run a portable build
-with its baseline kernels). Models and inputs come from bench/make_bench_models.py (the cache of
+with its baseline kernels). CLI may also be a tree's bench/ModelTimer (the engine alone, the same
+median of Session::run). Models and inputs come from bench/make_bench_models.py (the cache of
 compare_ort.sh can be shared: --cache ~/.cache/onnxlens-bench).
 """
 import argparse
@@ -43,8 +44,12 @@ def parse_build(text):
 
 def bench(cli, extra_env, manifest, threads, warmup, runs):
     env = dict(os.environ, **extra_env)
-    cmd = [cli, "bench", manifest["model"], "--json", "--threads", str(threads), "--warmup", str(warmup),
-           "--runs", str(runs)] + compare_ort.input_flags(manifest)
+    if os.path.basename(cli) == "ModelTimer":  # bench/ModelTimer.cpp: the engine alone
+        cmd = [cli, manifest["model"], str(warmup), str(runs), str(threads)] + [
+            "%s=%s" % (entry["name"], entry["file"]) for entry in manifest["inputs"]]
+    else:
+        cmd = [cli, "bench", manifest["model"], "--json", "--threads", str(threads), "--warmup", str(warmup),
+               "--runs", str(runs)] + compare_ort.input_flags(manifest)
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     if proc.returncode != 0:
         raise SystemExit("failed (%d): %s\n%s" % (proc.returncode, " ".join(cmd), proc.stderr.strip()))
