@@ -31,13 +31,13 @@ def run(cmd):
     return subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
 
 
-def symbols(path):
-    """name -> set of nm types, for defined symbols."""
+def symbols(path, by_address=False):
+    """name (or (name, address)) -> set of nm types, for defined symbols."""
     out = collections.defaultdict(set)
     for line in run(["nm", "--defined-only", path]).splitlines():
         parts = line.split(maxsplit=2)
         if len(parts) == 3:
-            out[parts[2]].add(parts[1])
+            out[(parts[2], int(parts[0], 16)) if by_address else parts[2]].add(parts[1])
     return out
 
 
@@ -60,13 +60,15 @@ def disassemble(path, calls=None):
     `calls` (a dict), also fills function name -> the names it calls."""
     found = {}
     current = None
-    header = re.compile(r"^[0-9a-f]+ <(.+)>:$")
+    header = re.compile(r"^([0-9a-f]+) <(.+)>:$")
     call = re.compile(r"\bcall\s+[0-9a-f]+ <([^>+]+)")
     proc = subprocess.Popen(["objdump", "-d", "-w", "-r", path], stdout=subprocess.PIPE, text=True)
     for line in proc.stdout:
         m = header.match(line)
         if m:
-            current = m.group(1)
+            # In BINARY a name may have two copies (the baseline's global one and an object's
+            # local one): functions are told apart by address.
+            current = m.group(2) if calls is not None else (m.group(2), int(m.group(1), 16))
             continue
         if calls is not None and current is not None:
             # In a relocatable object the callee is the relocation's symbol on the next line.
@@ -133,11 +135,11 @@ def main():
         found, count = static_initializer_problems(path)
         problems += found
         initializers += count
-    binary_syms = symbols(binary)
+    binary_syms = symbols(binary, by_address=True)
     simd = simd_functions(binary)
     counts = collections.Counter(simd.values())
-    for name, kind in sorted(simd.items()):
-        types = binary_syms.get(name, set())
+    for (name, address), kind in sorted(simd.items()):
+        types = binary_syms.get((name, address), set())
         owners = local_functions.get(name, set())
         if any(c.isupper() or c in "ui" for c in types):
             problems.append("%s (%s) has %s instructions and a global copy %s" % (name, binary, kind, types))
@@ -150,7 +152,7 @@ def main():
           % (binary, counts["vex"], counts["evex"], ", ".join(objects), initializers)
           if not problems else "%d problems" % len(problems))
     for p in problems[:50]:
-        print("  " + p)
+        print("  " + p, flush=True)
     return 1 if problems else 0
 
 
