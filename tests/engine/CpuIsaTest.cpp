@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -187,18 +188,27 @@ TEST(CpuIsa, DispatchPicksABuiltIsaThisCpuRuns) {
     // The best: no built ISA above the chosen one runs here (unless ONNXLENS_CPU_ISA caps it).
     if (!std::getenv("ONNXLENS_CPU_ISA"))
         for (CpuIsa isa : built)
-            if (isa > chosen) EXPECT_FALSE(engine::cpuSupports(isa)) << engine::cpuIsaName(isa);
+            if (isa > chosen) {
+                EXPECT_FALSE(engine::cpuSupports(isa)) << engine::cpuIsaName(isa);
+            }
     // AVX-512 implies AVX2 (the objects are chosen as a ladder).
-    if (engine::cpuSupports(CpuIsa::Avx512)) EXPECT_TRUE(engine::cpuSupports(CpuIsa::Avx2));
-    if (engine::cpuSupports(CpuIsa::Avx512Vnni)) EXPECT_TRUE(engine::cpuSupports(CpuIsa::Avx512));
+    if (engine::cpuSupports(CpuIsa::Avx512)) {
+        EXPECT_TRUE(engine::cpuSupports(CpuIsa::Avx2));
+    }
+    if (engine::cpuSupports(CpuIsa::Avx512Vnni)) {
+        EXPECT_TRUE(engine::cpuSupports(CpuIsa::Avx512));
+    }
     const std::string summary = engine::kernelIsaSummary();
     if (built.size() > 1) {
         EXPECT_NE(summary.find("dispatching"), std::string::npos) << summary;
-        if (chosen != CpuIsa::Baseline)
+        if (chosen != CpuIsa::Baseline) {
             EXPECT_EQ(summary.rfind(engine::cpuIsaName(chosen), 0), 0u) << summary;
-        for (CpuIsa isa : built)
-            if (isa != CpuIsa::Baseline)
+        }
+        for (CpuIsa isa : built) {
+            if (isa != CpuIsa::Baseline) {
                 EXPECT_EQ(engine::cpuIsaFamilies(isa).empty(), !engine::cpuSupports(isa));
+            }
+        }
     }
     EXPECT_TRUE(engine::cpuIsaFamilies(CpuIsa::Baseline).empty());
 }
@@ -214,9 +224,11 @@ TEST(CpuIsa, EveryIsaRegistryHasTheSameKernels) {
     };
     const std::vector<std::string> baseline = key(engine::makeKernelRegistry(CpuIsa::Baseline));
     EXPECT_EQ(key(KernelRegistry::global()), baseline);
-    for (CpuIsa isa : engine::builtCpuIsas())
-        if (engine::cpuSupports(isa))
+    for (CpuIsa isa : engine::builtCpuIsas()) {
+        if (engine::cpuSupports(isa)) {
             EXPECT_EQ(key(engine::makeKernelRegistry(isa)), baseline) << engine::cpuIsaName(isa);
+        }
+    }
 }
 
 TEST(CpuIsa, UnsupportedOrUnbuiltIsaIsAnError) {
