@@ -36,6 +36,17 @@ if [ "${ONNXLENS_STYLE_STAGE:-$sanitize_default}" = "1" ]; then
   fi
 fi
 export QT_QPA_PLATFORM=offscreen
+# Package stage, when ONNXLENS_PACKAGE_STAGE=1: the Debian package is built from the portable
+# preset (x86-64-v2 baseline, AVX2/AVX-512 kernels chosen at run time; a -march=native tree
+# refuses to package), so this builds that second tree and runs its `package` test and the
+# dispatch tests there. A failure fails the script after the release tests have run.
+package_status=0
+if [ "${ONNXLENS_PACKAGE_STAGE:-0}" = "1" ]; then
+  (onnxlens_build portable && cd "$root/build/portable" &&
+    ctest --output-on-failure -L package && tests/engine/engine_tests --gtest_filter='CpuIsa*') ||
+    package_status=$?
+  [ "$package_status" -eq 0 ] || echo "test.sh: the package stage FAILED (see above)"
+fi
 cd "$root/build/release"
 release_status=0
 ctest --output-on-failure -j "$(nproc)" "$@" 2>&1 | tee ctest-release.log || release_status=$?
@@ -51,4 +62,5 @@ if [ "$sanitize_status" -ne 0 ] || [ "$style_status" -ne 0 ]; then
 fi
 [ "$release_status" -ne 0 ] || release_status=$sanitize_status
 [ "$release_status" -ne 0 ] || release_status=$style_status
+[ "$release_status" -ne 0 ] || release_status=$package_status
 exit "$release_status"

@@ -3,6 +3,7 @@
 #include <google/protobuf/stubs/common.h>
 
 #include "BuildConfig.h"
+#include "onnxlens/engine/CpuIsa.h"
 #include "onnxlens/model/NewerOpsets.h"
 
 #ifdef ONNXLENS_BUILDINFO_DNNL
@@ -46,6 +47,8 @@ std::vector<std::pair<std::string, std::string>> components() {
         {"Qt", qt},
         {"engine build", std::string(ONNXLENS_BUILD_FLAVOUR) + " (" + ONNXLENS_BUILD_TYPE + ")"},
         {"-march", ONNXLENS_BUILD_MARCH},
+        // The instruction set of the engine's own kernels, chosen at run time in a portable build.
+        {"kernels", engine::kernelIsaSummary()},
         {"compiler", ONNXLENS_BUILD_COMPILER},
     };
 }

@@ -11,7 +11,7 @@ namespace onnxlens::buildinfo {
 std::string version();
 
 // Label and value, in the order they are printed: onnxlens, git revision, onnx, protobuf,
-// oneDNN, Qt, engine flavour, -march, compiler.
+// oneDNN, Qt, engine flavour, -march, kernels (the instruction set chosen at run time), compiler.
 std::vector<std::pair<std::string, std::string>> components();
 
 // "PROGRAM VERSION" on the first line (the form help2man reads), then one "label: value" line per

@@ -1,17 +1,13 @@
 #include "onnxlens/engine/KernelRegistry.h"
 
-#include "OpFamilies.h"
+#include "onnxlens/engine/CpuIsa.h"
 
 namespace onnxlens::engine {
 
 const KernelRegistry& KernelRegistry::global() {
-    static const KernelRegistry registry = [] {
-        KernelRegistry r;
-#define ONNXLENS_REGISTER_FAMILY(F) ops::register##F##Ops(r);
-        ONNXLENS_OP_FAMILIES(ONNXLENS_REGISTER_FAMILY)
-#undef ONNXLENS_REGISTER_FAMILY
-        return r;
-    }();
+    // Every family of OpFamilies.h; in a portable build the hot ones from the per-ISA object this
+    // CPU runs best (CpuDispatch.cpp).
+    static const KernelRegistry registry = makeKernelRegistry(kernelCpuIsa());
     return registry;
 }
 

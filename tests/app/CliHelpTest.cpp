@@ -130,6 +130,10 @@ TEST(CliHelp, VersionPrintsTheVersionsOfWhatItWasBuiltWith) {
         std::regex_search(r.out, std::regex(R"(\n  engine build: (release|portable|eigen-only))")))
         << r.out;
     EXPECT_TRUE(contains(r.out, "\n  -march: ")) << r.out;
+    // The kernels' instruction set chosen at run time, and what the build dispatches between.
+    EXPECT_TRUE(std::regex_search(
+        r.out, std::regex(R"(\n  kernels: (native \(built with -march=native|\S+ \(built for ))")))
+        << r.out;
 }
 
 TEST(CliHelp, TyposGetASuggestionAndExitTwo) {

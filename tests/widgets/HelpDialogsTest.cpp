@@ -69,7 +69,8 @@ TEST_F(HelpDialogsTest, AboutShowsTheVersionsTheExecutablePrints) {
     for (const QString& line : dialog->versionText().split(QLatin1Char('\n'), Qt::SkipEmptyParts))
         shown << line.trimmed();
     EXPECT_EQ(shown, expected);
-    for (const char* component : {"onnx: ", "protobuf: ", "oneDNN: ", "Qt: ", "engine build: "})
+    for (const char* component :
+         {"onnx: ", "protobuf: ", "oneDNN: ", "Qt: ", "engine build: ", "kernels: "})
         EXPECT_TRUE(dialog->versionText().contains(QLatin1String(component))) << component;
     dialog->close();
 }
