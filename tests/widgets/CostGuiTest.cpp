@@ -119,6 +119,38 @@ TEST_F(CostGuiTest, ModelAndNodePanelsShowTheHandCountedFigures) {
     EXPECT_EQ(treeRow(node, "Cost", "estimate"), nullptr);
 }
 
+TEST_F(CostGuiTest, ANodeWhoseShapesAreUnknownSaysUnknownNotZero) {
+    // x has a type but no shape: the MatMul's MACs cannot be counted; its weight still can.
+    auto model = testing::makeModelShell(13);
+    auto& g = *model->mutable_graph();
+    g.set_name("unknown_shape");
+    auto x = testing::makeValueInfo("x", onnx::TensorProto::FLOAT, {});
+    x.mutable_type()->mutable_tensor_type()->clear_shape();
+    *g.add_input() = x;
+    *g.add_initializer() = testing::makeFloatInitializer("w", {4, 3});
+    testing::addNode(g, "MatMul", "matmul", {"x", "w"}, {"y"});
+    auto y = testing::makeValueInfo("y", onnx::TensorProto::FLOAT, {});
+    y.mutable_type()->mutable_tensor_type()->clear_shape();
+    *g.add_output() = y;
+    const QString path = testing::writeModel(dir_, "unknown.onnx", *model);
+
+    MainWindow window;
+    GraphPage* page = testing::openAndDraw(window, path);
+    ASSERT_NE(page, nullptr);
+    page->scene()->selectNode(page->document().view->findNodeByName("matmul"));
+    QTreeWidget* node = window.nodePanel()->details();
+    ASSERT_TRUE(testing::waitFor([&] { return treeRow(node, "Cost", "MACs") != nullptr; }, 5000));
+    EXPECT_EQ(treeRow(node, "Cost", "MACs")->text(1), "unknown");
+    EXPECT_EQ(treeRow(node, "Cost", "FLOPs")->text(1), "unknown");
+    EXPECT_EQ(treeRow(node, "Cost", "arithmetic intensity")->text(1), "unknown");
+    // Activations of unknown size: nothing counted, so unknown too; the weight is known.
+    EXPECT_EQ(treeRow(node, "Cost", "bytes read")->text(1), "unknown");
+    EXPECT_EQ(treeRow(node, "Cost", "bytes written")->text(1), "unknown");
+    EXPECT_DOUBLE_EQ(exactOf(treeRow(node, "Cost", "parameters")), 12);
+    ASSERT_NE(treeRow(node, "Cost", "partial"), nullptr);
+    EXPECT_NE(treeRow(node, "Cost", "MACs")->text(1), "0");
+}
+
 TEST_F(CostGuiTest, GroupTooltipShowsTheTotalsOfItsNodes) {
     // Two layers of the BERT-like model: each /encoder/layer.N group's tooltip gives its MACs.
     const QString path = testing::writeModel(dir_, "bert.onnx", *testing::makeTransformerLike(2));

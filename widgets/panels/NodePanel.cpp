@@ -200,18 +200,27 @@ void NodePanel::addCost(const ViewNode& node, const ModelDocument& document) {
         item->setToolTip(1, locale.toString(exact, 'f', 0));
         return item;
     };
-    row(tr("MACs"), siAmount(f.macs), f.macs);
-    row(tr("FLOPs"), siAmount(f.flops), f.flops);
+    // A node whose rule needed a shape that is unknown has partial figures: a count that
+    // reached nothing is "unknown" (never 0), anything it did count is a lower bound.
+    auto amount = [&](double value, const QString& text) {
+        if (c->shapesKnown) return text;
+        return value > 0 ? tr("at least %1").arg(text) : tr("unknown");
+    };
+    row(tr("MACs"), amount(f.macs, siAmount(f.macs)), f.macs);
+    row(tr("FLOPs"), amount(f.flops, siAmount(f.flops)), f.flops);
     row(tr("parameters"),
         tr("%1 (%2)").arg(siAmount(static_cast<double>(f.parameters)),
                           byteSize(static_cast<double>(f.parameterBytes))),
         static_cast<double>(f.parameters));
-    row(tr("bytes read"), byteSize(static_cast<double>(f.bytesRead)),
+    row(tr("bytes read"),
+        amount(static_cast<double>(f.bytesRead), byteSize(static_cast<double>(f.bytesRead))),
         static_cast<double>(f.bytesRead));
-    row(tr("bytes written"), byteSize(static_cast<double>(f.bytesWritten)),
+    row(tr("bytes written"),
+        amount(static_cast<double>(f.bytesWritten), byteSize(static_cast<double>(f.bytesWritten))),
         static_cast<double>(f.bytesWritten));
     new QTreeWidgetItem(
-        cost, {tr("arithmetic intensity"), tr("%1 FLOPs/byte").arg(f.intensity(), 0, 'g', 3)});
+        cost, {tr("arithmetic intensity"),
+               c->shapesKnown ? tr("%1 FLOPs/byte").arg(f.intensity(), 0, 'g', 3) : tr("unknown")});
     QStringList dims;
     for (const auto& [symbol, value] : document.cost->dims)
         dims << QStringLiteral("%1=%2").arg(QString::fromStdString(symbol)).arg(value);
