@@ -243,11 +243,19 @@ def main():
     with open(os.path.join(args.out_dir, "decoder.json"), "w") as f:
         json.dump(facts, f, indent=1)
     if args.manifest:
+        # Weights as the float model has them (int4 MatMulNBits counted by their N x K):
+        # embedding, per layer packed QKV, output projection, SiLU MLP and two norms, final
+        # norm and lm_head.
+        per_layer = (args.hidden * (args.heads + 2 * args.kv_heads) * head
+                     + args.heads * head * args.hidden + 3 * args.hidden * args.intermediate
+                     + 2 * args.hidden)
+        parameters = 2 * args.vocab * args.hidden + args.layers * per_layer + args.hidden
         cache = [{"past": f"past_key_values.{i}.{kv}", "present": f"present.{i}.{kv}",
                   "shape": [1, args.kv_heads, 0, head], "past_axis": 2, "batch_axis": 0}
                  for i in range(args.layers) for kv in ("key", "value")]
         with open(args.manifest, "w") as f:
             json.dump({"model": os.path.abspath(path), "kind": "genai", "vocab": args.vocab,
+                       "parameters": parameters,
                        "positions": args.max_positions, "input_ids": "input_ids",
                        "attention_mask": "attention_mask", "logits": "logits", "cache": cache}, f, indent=1)
     print(path)
