@@ -18,6 +18,7 @@
 #include "onnxlens/model/NodeAttributes.h"
 #include "onnxlens/model/NodeNames.h"
 #include "onnxlens/model/OnnxDomains.h"
+#include "onnxlens/model/StructuralCopy.h"
 #include "onnxlens/model/TensorFile.h"
 #include "onnxlens/model/TensorTypes.h"
 
@@ -397,16 +398,7 @@ bool stubbable(const onnx::TensorProto& t) {
 }
 
 void copyModelFields(const onnx::ModelProto& model, onnx::ModelProto& copy) {
-    copy.set_ir_version(model.ir_version());
-    *copy.mutable_opset_import() = model.opset_import();
-    copy.set_producer_name(model.producer_name());
-    copy.set_producer_version(model.producer_version());
-    copy.set_domain(model.domain());
-    copy.set_model_version(model.model_version());
-    copy.set_doc_string(model.doc_string());
-    *copy.mutable_metadata_props() = model.metadata_props();
-    *copy.mutable_training_info() = model.training_info();
-    *copy.mutable_functions() = model.functions();
+    copyModelFieldsButGraph(model, copy);
     const auto& g = model.graph();
     auto* cg = copy.mutable_graph();
     *cg->mutable_node() = g.node();

@@ -90,8 +90,7 @@ void copyGraphWithoutBulk(const onnx::GraphProto& source, onnx::GraphProto* targ
 
 }  // namespace
 
-onnx::ModelProto copyWithoutBulkData(const onnx::ModelProto& model, std::size_t maxKeptBytes) {
-    onnx::ModelProto copy;
+void copyModelFieldsButGraph(const onnx::ModelProto& model, onnx::ModelProto& copy) {
     copy.set_ir_version(model.ir_version());
     *copy.mutable_opset_import() = model.opset_import();
     copy.set_producer_name(model.producer_name());
@@ -102,6 +101,11 @@ onnx::ModelProto copyWithoutBulkData(const onnx::ModelProto& model, std::size_t 
     *copy.mutable_metadata_props() = model.metadata_props();
     *copy.mutable_functions() = model.functions();
     *copy.mutable_training_info() = model.training_info();
+}
+
+onnx::ModelProto copyWithoutBulkData(const onnx::ModelProto& model, std::size_t maxKeptBytes) {
+    onnx::ModelProto copy;
+    copyModelFieldsButGraph(model, copy);
     copyGraphWithoutBulk(model.graph(), copy.mutable_graph(), maxKeptBytes);
     return copy;
 }

@@ -7,6 +7,10 @@
 
 namespace onnxlens {
 
+// Copies everything of `model` but its graph into `copy`: IR version, opsets, producer, domain,
+// model version, doc string, metadata, functions and training info.
+void copyModelFieldsButGraph(const onnx::ModelProto& model, onnx::ModelProto& copy);
+
 // A copy of the model whose large tensors (more than `maxKeptBytes` of data, inline or external)
 // keep name, type and dims but hold one element of zero raw_data: what the checker and shape
 // inference need, without doubling the memory of a large model. Small tensors (shape inputs such as
