@@ -156,6 +156,24 @@ Tensor narrowTo(const Tensor& t, DataType type) {
     return type == DataType::Float ? t : t.castTo(type);
 }
 
+// The output [batch, seq, vHidden] the attention core writes head by head, and the core's
+// scale (the attribute, else 1/sqrt(headSize)) and key bounds: every batch item sees `total`
+// keys, the causal limit starting after `past`.
+Tensor bindOutputAndKeys(AttentionCoreProblem& p, std::int64_t batch, std::int64_t seq,
+                         std::int64_t vHidden, std::int64_t vHeadSize, std::int64_t headSize,
+                         float scale, std::int64_t total, std::int64_t past, bool causal) {
+    Tensor y(DataType::Float, {batch, seq, vHidden});
+    p.out = y.data<float>();
+    p.outBatch = seq * vHidden;
+    p.outHead = vHeadSize;
+    p.outRow = vHidden;
+    p.scale = scale > 0 ? scale : 1.0f / std::sqrt(static_cast<float>(headSize));
+    p.keyCount.assign(static_cast<std::size_t>(batch), total);
+    p.causalOffset.assign(static_cast<std::size_t>(batch), past);
+    p.causal = causal;
+    return y;
+}
+
 class MultiHeadAttentionKernel final : public Kernel {
   public:
     explicit MultiHeadAttentionKernel(const NodeInfo& node)
@@ -317,15 +335,8 @@ class MultiHeadAttentionKernel final : public Kernel {
             HeadRows{presentK.data<float>(), heads_ * total * headSize, total * headSize, headSize};
         p.v = HeadRows{presentV.data<float>(), heads_ * total * vHeadSize, total * vHeadSize,
                        vHeadSize};
-        Tensor y(DataType::Float, {batch, seq, vHidden});
-        p.out = y.data<float>();
-        p.outBatch = seq * vHidden;
-        p.outHead = vHeadSize;
-        p.outRow = vHidden;
-        p.scale = scale_ > 0 ? scale_ : 1.0f / std::sqrt(static_cast<float>(headSize));
-        p.keyCount.assign(static_cast<std::size_t>(batch), total);
-        p.causalOffset.assign(static_cast<std::size_t>(batch), past);
-        p.causal = causal_;
+        Tensor y = bindOutputAndKeys(p, batch, seq, vHidden, vHeadSize, headSize, scale_, total,
+                                     past, causal_);
         const AdditiveMask mask = padding
                                       ? buildPaddingMask(*padding, msg("key_padding_mask"), batch,
                                                          seq, total, past, filter_, false)
@@ -511,15 +522,8 @@ class FusedAttentionKernel : public Kernel {
             p.k = HeadRows{qkvData + qHidden, batchStride, headSize, rowStride};
             p.v = HeadRows{qkvData + 2 * qHidden, batchStride, vHeadSize, rowStride};
         }
-        Tensor y(DataType::Float, {batch, seq, vHidden});
-        p.out = y.data<float>();
-        p.outBatch = seq * vHidden;
-        p.outHead = vHeadSize;
-        p.outRow = vHidden;
-        p.scale = scale_ > 0 ? scale_ : 1.0f / std::sqrt(static_cast<float>(headSize));
-        p.keyCount.assign(static_cast<std::size_t>(batch), total);
-        p.causalOffset.assign(static_cast<std::size_t>(batch), past);
-        p.causal = causal_;
+        Tensor y = bindOutputAndKeys(p, batch, seq, vHidden, vHeadSize, headSize, scale_, total,
+                                     past, causal_);
         const AdditiveMask mask = maskIndex ? buildPaddingMask(*maskIndex, msg("mask_index"), batch,
                                                                seq, total, past, filter_, true)
                                             : AdditiveMask{};
