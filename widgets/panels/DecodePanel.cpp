@@ -3,7 +3,6 @@
 #include <QAction>
 #include <QChart>
 #include <QChartView>
-#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -25,6 +24,7 @@
 #include <QValueAxis>
 #include <algorithm>
 
+#include "onnxlens/model/ModelWriter.h"
 #include "onnxlens/workflows/DecodeLoop.h"
 #include "widgets/charts/AxisLabels.h"
 #include "widgets/graph/CostText.h"
@@ -52,13 +52,11 @@ QString idsText(const std::vector<std::int64_t>& ids) {
     return parts.join(QLatin1Char(' '));
 }
 
+// Through a temporary file beside `path`, renamed over it when complete (ModelWriter.h): a
+// failed export leaves no half-written report. The error names the file.
 QString writeText(const QString& path, const QByteArray& bytes) {
-    QFile file(path);
-    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate))
-        return QObject::tr("%1: cannot be written (%2)").arg(path, file.errorString());
-    if (file.write(bytes) != bytes.size() || !file.flush())
-        return QObject::tr("%1: write failed (%2)").arg(path, file.errorString());
-    return {};
+    auto written = writeFileAtomically(path.toStdString(), bytes.toStdString());
+    return written ? QString() : QString::fromStdString(written.error().message);
 }
 }  // namespace
 
