@@ -1,5 +1,6 @@
 // `onnxlens-cli cost MODEL [--dim S=N]... [--json | --csv]`: multiply-accumulates, FLOPs,
 // parameters and memory per node and in total (model/CostModel.h; rules in docs/cost-model.md).
+#include <algorithm>
 #include <cstdio>
 #include <iomanip>
 #include <sstream>
@@ -99,7 +100,11 @@ int runCost(const Arguments& a) {
     }
     std::cout << path << "\n";
     for (const auto& note : cost->assumptions) std::cout << "  note: " << note << "\n";
-    std::cout << std::left << std::setw(48) << "node" << std::setw(20) << "op" << std::right
+    // The op column fits the longest op type (com.microsoft::QLinearGlobalAveragePool is 41).
+    std::size_t opWidth = 20;
+    for (const auto& n : cost->nodes) opWidth = std::max(opWidth, n.opType.size() + 2);
+    const auto opColumn = static_cast<int>(opWidth);
+    std::cout << std::left << std::setw(48) << "node" << std::setw(opColumn) << "op" << std::right
               << std::setw(10) << "MACs" << std::setw(10) << "FLOPs" << std::setw(10) << "params"
               << std::setw(10) << "read" << std::setw(10) << "written" << std::setw(8) << "F/B"
               << "\n";
@@ -111,8 +116,8 @@ int runCost(const Arguments& a) {
         // A node whose shapes are unknown has no figure to show, not 0.
         const std::string macs = n.shapesKnown ? human(f.macs) : "?";
         const std::string flops = n.shapesKnown ? human(f.flops) : "?";
-        std::cout << std::left << std::setw(48) << name << std::setw(20) << n.opType << std::right
-                  << std::setw(10) << macs << std::setw(10) << flops << std::setw(10)
+        std::cout << std::left << std::setw(48) << name << std::setw(opColumn) << n.opType
+                  << std::right << std::setw(10) << macs << std::setw(10) << flops << std::setw(10)
                   << human(static_cast<double>(f.parameters)) << std::setw(10)
                   << human(static_cast<double>(f.bytesRead)) << std::setw(10)
                   << human(static_cast<double>(f.bytesWritten)) << std::setw(8) << intensity.str()
