@@ -265,12 +265,19 @@ class CostCounter {
         };
         CostFigures& f = cost.figures;
         // Bytes moved and parameters read, whatever the operator.
-        for (const auto& name : node.input()) {
+        for (int i = 0; i < node.input_size(); ++i) {
+            const std::string& name = node.input(i);
             if (name.empty()) continue;
             auto b = types.bytes(name);
             if (types.isInitializer(name)) {
-                if (auto n = numel(types.dims(name)))
-                    f.parameters += static_cast<std::uint64_t>(*n);
+                if (auto n = numel(types.dims(name))) {
+                    const auto stored = static_cast<std::uint64_t>(*n);
+                    const ValueType* v = types.find(name);
+                    const auto packed = v && v->elementType == onnx::TensorProto::UINT8
+                                            ? packedWeightsOfInput(node, i, stored)
+                                            : std::nullopt;
+                    f.parameters += packed ? packed->weights : stored;
+                }
                 if (b) f.parameterBytes += static_cast<std::uint64_t>(*b);
             } else if (b) {
                 f.bytesRead += static_cast<std::uint64_t>(*b);
@@ -648,6 +655,16 @@ Result<ModelCost> computeModelCost(const onnx::ModelProto& model,
         CostCounter counter;
         const std::map<std::string, ValueType> weights = weightsOf(copy.graph());
         std::set<std::string> countedWeights;
+        // MatMulNBits and GatherBlockQuantized weights count as weights, not as the bytes that
+        // pack them (a 4-bit weight is half a uint8).
+        const auto packedWeights = packedWeightsOf(copy.graph(), [&](const std::string& name) {
+            auto weight = weights.find(name);
+            std::optional<std::uint64_t> stored;
+            if (weight == weights.end() || weight->second.elementType != onnx::TensorProto::UINT8)
+                return stored;
+            if (auto n = numel(weight->second.dims)) stored = static_cast<std::uint64_t>(*n);
+            return stored;
+        });
         for (const auto& node : copy.graph().node()) {
             NodeCost cost;
             cost.name = profileNameOf(node);
@@ -669,13 +686,19 @@ Result<ModelCost> computeModelCost(const onnx::ModelProto& model,
                 if (weight == weights.end() || !countedWeights.insert(name).second) continue;
                 const ValueType& v = weight->second;
                 auto n = numel(v.dims);
-                const auto parameters = n ? static_cast<std::uint64_t>(*n) : 0;
+                const auto packed = packedWeights.find(name);
+                const bool isPacked = packed != packedWeights.end();
+                const auto parameters = isPacked ? packed->second.weights
+                                        : n      ? static_cast<std::uint64_t>(*n)
+                                                 : 0;
                 const auto bytes = n ? static_cast<std::uint64_t>(
                                            *n * static_cast<double>(elementTypeSize(v.elementType)))
                                      : 0;
                 unique.parameters += parameters;
                 unique.parameterBytes += bytes;
-                auto& byType = result.parametersByType[elementTypeName(v.elementType)];
+                auto& byType =
+                    result.parametersByType[isPacked ? packedWeightsTypeName(packed->second.bits)
+                                                     : elementTypeName(v.elementType)];
                 byType.parameters += parameters;
                 byType.parameterBytes += bytes;
             }

@@ -195,4 +195,44 @@ bool countMicrosoftOpCost(const onnx::NodeProto& node, const CostDimsOf& dimsOf,
     return microsoft ? op == "QLinearConcat" : true;
 }
 
+std::optional<PackedWeights> packedWeightsOfInput(const onnx::NodeProto& node, int input,
+                                                  std::uint64_t storedElements) {
+    if (node.domain() != kMicrosoftDomain) return std::nullopt;
+    if (node.op_type() == "MatMulNBits" && input == 1) {
+        const std::int64_t bits = intAttribute(node, "bits", 4);
+        const std::int64_t k = intAttribute(node, "K", 0), n = intAttribute(node, "N", 0);
+        if ((bits != 2 && bits != 4 && bits != 8) || k <= 0 || n <= 0) return std::nullopt;
+        const auto weights = static_cast<std::uint64_t>(k) * static_cast<std::uint64_t>(n);
+        // Blocks are padded, so B holds at least N x K weights; anything else is not this
+        // operator's layout and keeps its stored count.
+        if (weights / static_cast<std::uint64_t>(n) != static_cast<std::uint64_t>(k) ||
+            storedElements * 8 < weights * static_cast<std::uint64_t>(bits))
+            return std::nullopt;
+        return PackedWeights{weights, static_cast<int>(bits)};
+    }
+    if (node.op_type() == "GatherBlockQuantized" && input == 0) {
+        const std::int64_t bits = intAttribute(node, "bits", 4);
+        if (bits != 2 && bits != 4 && bits != 8) return std::nullopt;
+        return PackedWeights{storedElements * 8 / static_cast<std::uint64_t>(bits),
+                             static_cast<int>(bits)};
+    }
+    return std::nullopt;
+}
+
+std::map<std::string, PackedWeights> packedWeightsOf(
+    const onnx::GraphProto& graph,
+    const std::function<std::optional<std::uint64_t>(const std::string&)>& elementsOf) {
+    std::map<std::string, PackedWeights> packed;
+    for (const auto& node : graph.node())
+        for (int i = 0; i < node.input_size(); ++i) {
+            if (node.input(i).empty()) continue;
+            const auto stored = elementsOf(node.input(i));
+            if (!stored) continue;
+            if (const auto p = packedWeightsOfInput(node, i, *stored)) packed[node.input(i)] = *p;
+        }
+    return packed;
+}
+
+std::string packedWeightsTypeName(int bits) { return std::to_string(bits) + "-bit packed"; }
+
 }  // namespace onnxlens

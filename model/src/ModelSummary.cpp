@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "MicrosoftOpCosts.h"
 #include "onnxlens/model/ExternalData.h"
 #include "onnxlens/model/MicrosoftOpSchemas.h"
 #include "onnxlens/model/NewerOpsets.h"
@@ -145,9 +146,22 @@ void addConstantWeights(const onnx::GraphProto& graph, bool mainGraph,
 InitializerSummary summarizeInitializers(const onnx::GraphProto& graph) {
     InitializerSummary summary;
     summary.count = graph.initializer_size();
+    std::unordered_map<std::string, const onnx::TensorProto*> byName;
+    for (const auto& init : graph.initializer()) byName[init.name()] = &init;
+    // MatMulNBits and GatherBlockQuantized weights count as weights, not as the uint8 bytes
+    // that pack them.
+    const auto packed = packedWeightsOf(graph, [&](const std::string& name) {
+        std::optional<std::uint64_t> stored;
+        auto it = byName.find(name);
+        if (it != byName.end() && it->second->data_type() == TP::UINT8)
+            stored = elementCount(*it->second);
+        return stored;
+    });
     for (const auto& init : graph.initializer()) {
         const auto count = elementCount(init).value_or(0);
-        summary.parameters += static_cast<std::int64_t>(count);
+        const auto weights = packed.find(init.name());
+        summary.parameters +=
+            static_cast<std::int64_t>(weights != packed.end() ? weights->second.weights : count);
         if (init.data_type() == TP::STRING) {
             for (const auto& s : init.string_data())
                 summary.bytes += static_cast<std::int64_t>(s.size());

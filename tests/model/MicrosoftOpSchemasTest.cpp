@@ -16,6 +16,7 @@
 #include "ModelTestSupport.h"
 #include "onnxlens/model/CostModel.h"
 #include "onnxlens/model/MicrosoftOpSchemas.h"
+#include "onnxlens/model/ModelLoader.h"
 #include "onnxlens/model/ModelSummary.h"
 #include "onnxlens/model/ShapeInference.h"
 
@@ -595,6 +596,25 @@ TEST(MicrosoftOpSchemas, CostCountsPackedWeightsAndPastLength) {
     EXPECT_DOUBLE_EQ(qkv.figures.macs, 4.0 * 128 * 64);
     EXPECT_DOUBLE_EQ(qkv.figures.flops, 2 * 4.0 * 128 * 64);
     EXPECT_EQ(qkv.figures.parameterBytes, 128u * 4 * 8 + 512 * 4);
+    // Parameters are weights, not the bytes that pack them: 128 x 64 4-bit weights + 512 scales.
+    EXPECT_EQ(qkv.figures.parameters, 128u * 64 + 512);
+    // The model's 4-bit weights: MatMulNBits N x K (qkv 128x64, o 64x64, gate and up 128x64,
+    // down 64x128, lm_head 32x64) and the embedding's 32 x 32 bytes of two weights each.
+    const auto packed = genai->parametersByType.find("4-bit packed");
+    ASSERT_NE(packed, genai->parametersByType.end());
+    const std::uint64_t weights4 = 128 * 64 + 64 * 64 + 2 * 128 * 64 + 64 * 128 + 32 * 64;
+    EXPECT_EQ(packed->second.parameters, weights4 + 32 * 32 * 2);
+    EXPECT_EQ(packed->second.parameterBytes, (weights4 + 32 * 32 * 2) / 2);
+    EXPECT_EQ(genai->parametersByType.count("uint8"), 0u);
+    const auto loaded = loadModelFromBytes(genaiDecoder().SerializeAsString(), "genai.onnx", {});
+    ASSERT_TRUE(loaded) << loaded.error().message;
+    const auto summary = summarizeModel(*loaded);
+    ASSERT_TRUE(summary) << summary.error().message;
+    std::uint64_t floats = 0;
+    for (const auto& [type, f] : genai->parametersByType)
+        if (type != "4-bit packed") floats += f.parameters;
+    EXPECT_EQ(static_cast<std::uint64_t>(summary->initializers.parameters),
+              packed->second.parameters + floats);
     const NodeCost& gqa = *byName.at("/model/layers.0/attn/GroupQueryAttention");
     // Q x K^T and weights x V over T = 3 + 4 for 4 heads of 16: 2 * B * S * T * 64.
     EXPECT_TRUE(gqa.shapesKnown) << gqa.note;
