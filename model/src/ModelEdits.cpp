@@ -885,6 +885,26 @@ Status convertOpset(onnx::ModelProto& model, const ModelEdit& edit, ModelEditRep
         return makeError("", std::string("onnx's version converter: ") + e.what());
     }
     if (!converted.has_graph()) return makeError("", "onnx's version converter returned no graph");
+    // onnx's converter goes through its IR, which has no external data: an initializer whose
+    // bytes live in a .data file comes back with its name, type and dims and no data at all. Such
+    // a tensor gets its location back; one that the converter changed (other type or dims) cannot
+    // be restored, and the conversion is refused rather than written without weights.
+    std::map<std::string, const onnx::TensorProto*> external;
+    for (const auto& t : model.graph().initializer())
+        if (usesExternalData(t)) external.emplace(t.name(), &t);
+    for (auto& t : *converted.mutable_graph()->mutable_initializer()) {
+        auto it = external.find(t.name());
+        if (it == external.end() || usesExternalData(t)) continue;
+        const onnx::TensorProto& original = *it->second;
+        const bool same = original.data_type() == t.data_type() &&
+                          std::equal(original.dims().begin(), original.dims().end(),
+                                     t.dims().begin(), t.dims().end());
+        if (!same || !t.raw_data().empty())
+            return makeError("", "onnx's version converter changed initializer '" + t.name() +
+                                     "', whose data is external; onnxlens cannot carry its "
+                                     "data over");
+        t.CopyFrom(original);
+    }
     model.Swap(&converted);
     report.changes.push_back("opset " + std::to_string(current) + " -> " +
                              std::to_string(edit.opset));

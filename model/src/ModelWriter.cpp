@@ -16,6 +16,7 @@
 
 #include "ModelWalk.h"
 #include "onnxlens/model/ExternalData.h"
+#include "onnxlens/model/TensorTypes.h"
 
 namespace onnxlens {
 
@@ -164,6 +165,21 @@ Result<WrittenModel> writeModelFile(onnx::ModelProto& model, const fs::path& fil
     std::error_code ec;
     if (fs::is_directory(file, ec))
         return makeError(file.string(), "is a folder, not a model file");
+    // A tensor that should hold elements but has neither data nor an external location would be
+    // written as a model that cannot load (a tool that lost the bytes on the way): refused here,
+    // before anything is written.
+    std::string emptyTensor;
+    detail::forEachTensor(model, [&](const onnx::TensorProto& t) {
+        if (!emptyTensor.empty() || usesExternalData(t) || !t.raw_data().empty() ||
+            t.float_data_size() || t.int32_data_size() || t.string_data_size() ||
+            t.int64_data_size() || t.double_data_size() || t.uint64_data_size())
+            return;
+        if (elementCount(t).value_or(0) > 0) emptyTensor = t.name();
+    });
+    if (!emptyTensor.empty())
+        return makeError(file.string(), "tensor '" + emptyTensor +
+                                            "' has a shape but no data and no external location; "
+                                            "nothing was written");
     auto sourceTensors = mapSourceTensors(model, options.sourceDirectory, file);
     if (!sourceTensors) return sourceTensors.error();
     std::uint64_t sourceBytes = 0;

@@ -398,6 +398,32 @@ TEST(ModelEdit, OpsetConversion) {
     expectRefused(model, convertOpsetEdit(0), "outside");
 }
 
+TEST(ModelEdit, OpsetConversionKeepsExternalData) {
+    // onnx's converter drops external-data fields (its IR has none): fc.weight, stored in a .data
+    // file, must come back pointing at the same bytes, not empty.
+    auto model = *makeSmallCnn();
+    auto* weight = model.mutable_graph()->mutable_initializer();
+    onnx::TensorProto* fc = nullptr;
+    for (auto& t : *weight)
+        if (t.name() == "fc.weight") fc = &t;
+    ASSERT_NE(fc, nullptr);
+    const auto length = fc->raw_data().size();
+    fc->clear_raw_data();
+    fc->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* entry = fc->add_external_data();
+    entry->set_key("location");
+    entry->set_value("model.onnx.data");
+    entry = fc->add_external_data();
+    entry->set_key("length");
+    entry->set_value(std::to_string(length));
+    const onnx::TensorProto before = *fc;
+    ASSERT_TRUE(applyModelEdit(model, convertOpsetEdit(15)));
+    EXPECT_EQ(defaultOpset(model), 15);
+    const onnx::TensorProto* after = initializer(model, "fc.weight");
+    ASSERT_NE(after, nullptr);
+    EXPECT_EQ(after->SerializeAsString(), before.SerializeAsString());
+}
+
 TEST(ModelEdit, PreviewChangesNothing) {
     auto model = *makeSmallCnn();
     const std::string before = bytesOf(model);

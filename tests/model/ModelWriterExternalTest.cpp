@@ -120,3 +120,17 @@ TEST(ModelWriterExternal, ExternalTensorWithoutASourceFolderIsAnError) {
     ASSERT_FALSE(written);
     EXPECT_NE(written.error().message.find("big"), std::string::npos) << written.error().message;
 }
+
+TEST(ModelWriterExternal, ATensorThatLostItsDataIsNotWritten) {
+    // A tool that dropped a weight's bytes (onnx's version converter drops external-data fields)
+    // must not leave a model that cannot load: the write is refused and nothing is created.
+    ScratchDir dir;
+    auto model = modelWithWeights();
+    for (auto& t : *model.mutable_graph()->mutable_initializer())
+        if (t.name() == "odd") t.clear_raw_data();
+    auto written = writeModelFile(model, dir / "lost.onnx");
+    ASSERT_FALSE(written);
+    EXPECT_NE(written.error().message.find("'odd' has a shape but no data"), std::string::npos)
+        << written.error().message;
+    EXPECT_TRUE(std::filesystem::is_empty(dir.path())) << "something was written";
+}
