@@ -786,6 +786,8 @@ Status setAttribute(onnx::ModelProto& model, const ModelEdit& edit, ModelEditRep
         if (!after->ok())
             return makeError("", "shape inference refuses the new value: " + after->message());
     }
+    if (options.checkNode)
+        if (auto checked = options.checkNode(model, node); !checked) return checked;
     report.changes.push_back(profileNameOf(node) + "." + edit.attribute + " = " + edit.value);
     return Ok{};
 }

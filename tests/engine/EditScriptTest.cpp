@@ -123,6 +123,25 @@ TEST(EditScript, AppliesInOrderAndStopsAtTheFirstFailure) {
     EXPECT_EQ(model.metadata_props_size(), 0);
 }
 
+TEST(EditScript, SetAttributeIsCheckedByTheEngineKernel) {
+    // Resize's mode is a free string to onnx's schema; the engine's kernel knows its values, so a
+    // value it refuses refuses the edit, naming it, and the model is unchanged.
+    auto model = testing::emptyModel(13);
+    auto& g = *model.mutable_graph();
+    setBatchedFloat(g.add_input(), "x", "", 4);
+    testing::addInitializer(g, "scales", Tensor::fromVector<float>({2}, {1.f, 2.f}));
+    addNode(g, "Resize", {"x", "", "scales"}, {"y"})->set_name("resize");
+    setBatchedFloat(g.add_output(), "y", "", 8);
+    const std::string before = model.SerializeAsString();
+    auto refused = applyEditScript(model, {setAttributeEdit("resize", "mode", "bogus")});
+    EXPECT_FALSE(refused.ok());
+    EXPECT_NE(refused.error.find("the engine refuses it"), std::string::npos) << refused.error;
+    EXPECT_NE(refused.error.find("'bogus'"), std::string::npos) << refused.error;
+    EXPECT_EQ(model.SerializeAsString(), before);
+    auto accepted = applyEditScript(model, {setAttributeEdit("resize", "mode", "linear")});
+    EXPECT_TRUE(accepted.ok()) << accepted.error;
+}
+
 TEST(EditScript, DryRunLeavesTheModelAndCleanupRemovesIdentity) {
     auto model = smallModel();
     const std::string before = model.SerializeAsString();

@@ -86,6 +86,7 @@ Result<Replayed> replay(DocumentPtr loaded, std::vector<std::vector<ModelEdit>> 
     onnx::ModelProto model = *loaded->loaded.proto;
     ModelEditOptions options;
     options.baseDirectory = loaded->loaded.directory;
+    options.checkNode = engine::checkNodeWithEngineKernel;
     for (const auto& step : steps)
         for (const ModelEdit& edit : step)
             if (auto status = applyModelEdit(model, edit, options); !status) return status.error();

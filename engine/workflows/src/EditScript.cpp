@@ -8,9 +8,12 @@
 #include <sstream>
 
 #include "onnxlens/engine/GraphOptimizer.h"
+#include "onnxlens/engine/Kernel.h"
+#include "onnxlens/engine/KernelRegistry.h"
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/model/ModelLoader.h"
 #include "onnxlens/model/ModelWriter.h"
+#include "onnxlens/model/OnnxDomains.h"
 #include "onnxlens/model/ShapeInference.h"
 #include "onnxlens/model/StructuralCopy.h"
 #include "onnxlens/workflows/InputPreparation.h"
@@ -281,15 +284,36 @@ Status writeEditScriptFile(const std::filesystem::path& file, const std::vector<
     return writeFileAtomically(file, *text);
 }
 
+Status checkNodeWithEngineKernel(const onnx::ModelProto& model, const onnx::NodeProto& node) {
+    for (const auto& a : node.attribute())
+        if (a.has_g() || a.graphs_size() > 0) return Ok{};
+    const std::string domain = isDefaultDomain(node.domain()) ? "" : node.domain();
+    const int opset = opsetVersion(model, domain, domain.empty() ? 1 : 0);
+    const KernelFactory* factory = KernelRegistry::global().find(domain, node.op_type(), opset);
+    if (!factory) return Ok{};
+    try {
+        const NodeInfo info(node, opset,
+                            [](const onnx::GraphProto&) -> std::shared_ptr<CompiledGraph> {
+                                throw EngineError("no subgraph to compile");
+                            });
+        (void)(*factory)(info);
+    } catch (const std::exception& e) {
+        return makeError("", std::string("the engine refuses it: ") + e.what());
+    }
+    return Ok{};
+}
+
 EditScriptResult applyEditScript(onnx::ModelProto& model, const std::vector<ModelEdit>& edits,
                                  const EditScriptOptions& options) {
     EditScriptResult result;
+    ModelEditOptions editOptions = options.editOptions;
+    if (!editOptions.checkNode) editOptions.checkNode = checkNodeWithEngineKernel;
     onnx::ModelProto preview;
     if (options.dryRun) preview = copyWithoutBulkData(model, 4096);
     onnx::ModelProto& target = options.dryRun ? preview : model;
     for (std::size_t i = 0; i < edits.size(); ++i) {
         ModelEditReport report;
-        auto status = applyModelEdit(target, edits[i], options.editOptions, &report);
+        auto status = applyModelEdit(target, edits[i], editOptions, &report);
         if (!status) {
             result.failedIndex = static_cast<int>(i);
             result.error = "edit " + std::to_string(i + 1) + " (" + status.error().message + ")";

@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -123,6 +124,11 @@ struct ModelEditReport {
 struct ModelEditOptions {
     // Where set-initializer's relative file and the model's external data are resolved.
     std::filesystem::path baseDirectory;
+    // A further check of a node whose attribute set-attr changed, after the schema's: the
+    // engine's kernel constructor (workflows' checkNodeWithEngineKernel), which knows the limits
+    // schemas give only in prose (num_heads 0, a block_size that is not a power of two). An error
+    // refuses the edit. Empty: the schema's checks only.
+    std::function<Status(const onnx::ModelProto& model, const onnx::NodeProto& node)> checkNode;
 };
 
 // Applies one edit. On error the model is unchanged and the message names the edit.

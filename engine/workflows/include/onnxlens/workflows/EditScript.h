@@ -45,7 +45,8 @@ Result<std::vector<ModelEdit>> readEditScriptFile(const std::filesystem::path& f
 Status writeEditScriptFile(const std::filesystem::path& file, const std::vector<ModelEdit>& edits);
 
 struct EditScriptOptions {
-    // Passed to every edit (set-initializer files, external data).
+    // Passed to every edit (set-initializer files, external data). An empty checkNode becomes
+    // checkNodeWithEngineKernel.
     ModelEditOptions editOptions;
     // After the edits: the optimizer's cleanup passes only (identity elimination, constant
     // folding), never fusions.
@@ -64,6 +65,12 @@ struct EditScriptResult {
     int cleanupRewrites = 0;  // what the cleanup passes changed
     std::vector<std::string> cleanupPasses;
 };
+
+// ModelEditOptions::checkNode through the engine: constructs the kernel that would run `node`
+// (at the model's opset of its domain), so that an attribute the kernel refuses (num_heads 0,
+// block_size not a power of two, bits outside {2, 4, 8}) refuses the edit with the kernel's
+// message. Nodes the engine has no kernel for, and nodes with subgraphs, pass.
+Status checkNodeWithEngineKernel(const onnx::ModelProto& model, const onnx::NodeProto& node);
 
 // Applies `edits` in order and stops at the first that fails: the edits before it stay applied
 // (each edit is atomic, the script is not: a caller that needs all or nothing keeps a copy, as the
