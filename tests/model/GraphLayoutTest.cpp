@@ -5,6 +5,7 @@
 
 #include "SyntheticModels.h"
 #include "onnxlens/layout/GraphLayout.h"
+#include "onnxlens/layout/LayoutCache.h"
 #include "onnxlens/model/ViewGraph.h"
 
 namespace onnxlens {
@@ -75,6 +76,102 @@ TEST(GraphLayout, NestedGraphsGiveTheirSizeToTheNodeThatHoldsThem) {
     const auto& placed = result->graphs[1].nodes[1];
     EXPECT_NEAR(placed.width, inner.width + 20, 1);
     EXPECT_NEAR(placed.height, inner.height + 30, 1);
+}
+
+// Lays out `request` through `cache` as the window does: the plan's missing part by dot, then
+// complete(). Returns the result and how many graphs went to dot.
+std::pair<LayoutResult, std::size_t> layOutThrough(LayoutCache& cache,
+                                                   const LayoutRequest& request) {
+    auto plan = cache.plan(request);
+    LayoutResult computed;
+    if (!plan.complete()) {
+        auto laidOut = computeLayout(plan.missing);
+        EXPECT_TRUE(laidOut) << laidOut.error().message;
+        if (laidOut) computed = *laidOut;
+    }
+    auto result = cache.complete(plan, computed);
+    EXPECT_TRUE(result) << result.error().message;
+    return {result ? *result : LayoutResult{}, plan.missing.graphs.size()};
+}
+
+LayoutRequest nestedRequest(double innerWidth, const std::string& prefix) {
+    LayoutRequest request;
+    LayoutGraphSpec inner = diamond();
+    inner.id = prefix + "inner";
+    // Ids renumbered (as a deleted node renumbers the others) keep the key.
+    for (auto& n : inner.nodes) n.id = prefix + n.id;
+    for (auto& e : inner.edges) {
+        e.tail = prefix + e.tail;
+        e.head = prefix + e.head;
+    }
+    inner.nodes[0].width = innerWidth;
+    LayoutGraphSpec other = diamond();
+    other.id = prefix + "other";
+    LayoutGraphSpec outer;
+    outer.id = prefix + "outer";
+    LayoutNodeSpec holder = box("holder", 20, 30), second = box("second", 20, 30);
+    holder.nestedGraph = inner.id;
+    second.nestedGraph = other.id;
+    outer.nodes = {box("in", 50, 20), holder, second};
+    outer.edges = {{"in", "holder", "1x3"}, {"in", "second", ""}};
+    request.graphs = {inner, other, outer};
+    return request;
+}
+
+void expectSamePlacements(const LayoutResult& a, const LayoutResult& b) {
+    ASSERT_EQ(a.graphs.size(), b.graphs.size());
+    for (std::size_t g = 0; g < a.graphs.size(); ++g) {
+        EXPECT_EQ(a.graphs[g].id, b.graphs[g].id);
+        EXPECT_DOUBLE_EQ(a.graphs[g].width, b.graphs[g].width);
+        ASSERT_EQ(a.graphs[g].nodes.size(), b.graphs[g].nodes.size());
+        for (std::size_t n = 0; n < a.graphs[g].nodes.size(); ++n) {
+            EXPECT_DOUBLE_EQ(a.graphs[g].nodes[n].x, b.graphs[g].nodes[n].x);
+            EXPECT_DOUBLE_EQ(a.graphs[g].nodes[n].y, b.graphs[g].nodes[n].y);
+        }
+    }
+}
+
+TEST(LayoutCache, OnlyWhatChangedGoesToDotAndTheResultIsTheSame) {
+    LayoutCache cache;
+    const auto [first, laidOutFirst] = layOutThrough(cache, nestedRequest(90, ""));
+    EXPECT_EQ(laidOutFirst, 3u);
+    EXPECT_EQ(cache.size(), 3u);
+
+    // The same drawing again, ids renumbered: nothing goes to dot, same placements.
+    const auto request = nestedRequest(90, "renumbered.");
+    const auto [again, laidOutAgain] = layOutThrough(cache, request);
+    EXPECT_EQ(laidOutAgain, 0u);
+    EXPECT_EQ(again.graphs[2].id, "renumbered.outer");
+    auto direct = computeLayout(request);
+    ASSERT_TRUE(direct);
+    expectSamePlacements(again, *direct);
+
+    // One box of the inner group grows: the inner group and the group holding it are laid out
+    // again, the untouched sibling comes from the cache, and the result is what dot gives for
+    // the whole request.
+    const auto changed = nestedRequest(140, "");
+    const auto [edited, laidOutEdited] = layOutThrough(cache, changed);
+    EXPECT_EQ(laidOutEdited, 2u);
+    auto whole = computeLayout(changed);
+    ASSERT_TRUE(whole);
+    expectSamePlacements(edited, *whole);
+    EXPECT_GT(cache.hits(), 3u);
+}
+
+TEST(LayoutCache, AResultOfTheWrongShapeIsAnErrorAndTheCacheKeepsItsLimit) {
+    LayoutCache cache;
+    auto plan = cache.plan(nestedRequest(90, ""));
+    EXPECT_FALSE(cache.complete(plan, LayoutResult{}));
+    LayoutResult wrong;
+    wrong.graphs.resize(3);
+    EXPECT_FALSE(cache.complete(plan, wrong));
+    EXPECT_EQ(cache.size(), 0u);
+    // A cache too small for any placement keeps none and still completes requests.
+    LayoutCache tiny(16);
+    const auto [result, laidOut] = layOutThrough(tiny, nestedRequest(90, ""));
+    EXPECT_EQ(laidOut, 3u);
+    EXPECT_EQ(result.graphs.size(), 3u);
+    EXPECT_EQ(tiny.size(), 0u);
 }
 
 TEST(GraphLayout, SourceAndSinkRanksPinPortsToTheEdges) {

@@ -52,7 +52,28 @@ TEST(LayoutClient, DeliversTheWorkersResult) {
     EXPECT_FALSE(client.isRunning());
 }
 
+TEST(LayoutClient, AGraphLaidOutBeforeComesFromTheCacheWithoutTheWorker) {
+    LayoutCache::shared().clear();
+    LayoutClient client;
+    QSignalSpy finished(&client, &LayoutClient::finished);
+    client.start(smallRequest());
+    ASSERT_TRUE(finished.wait(20000));
+    const auto first = finished.at(0).at(0).value<LayoutResult>();
+    // The worker would crash now; the same drawing is not sent to it.
+    ScopedEnv fault("ONNXLENS_LAYOUT_FAULT", "crash");
+    QSignalSpy failed(&client, &LayoutClient::failed);
+    client.start(smallRequest());
+    ASSERT_TRUE(finished.wait(20000));
+    EXPECT_EQ(failed.count(), 0);
+    const auto again = finished.at(1).at(0).value<LayoutResult>();
+    ASSERT_EQ(again.graphs.size(), 1u);
+    ASSERT_EQ(again.graphs[0].nodes.size(), first.graphs[0].nodes.size());
+    EXPECT_DOUBLE_EQ(again.graphs[0].nodes[1].y, first.graphs[0].nodes[1].y);
+    EXPECT_FALSE(client.isRunning());
+}
+
 TEST(LayoutClient, ReportsACrashedWorker) {
+    LayoutCache::shared().clear();  // the worker must be asked
     ScopedEnv fault("ONNXLENS_LAYOUT_FAULT", "crash");
     LayoutClient client;
     QSignalSpy failed(&client, &LayoutClient::failed);
@@ -62,6 +83,7 @@ TEST(LayoutClient, ReportsACrashedWorker) {
 }
 
 TEST(LayoutClient, StopsAHangingWorkerAtTheTimeLimit) {
+    LayoutCache::shared().clear();  // the worker must be asked
     ScopedEnv fault("ONNXLENS_LAYOUT_FAULT", "hang");
     LayoutClient client;
     client.setTimeLimit(700);
@@ -77,6 +99,7 @@ TEST(LayoutClient, StopsAHangingWorkerAtTheTimeLimit) {
 }
 
 TEST(LayoutClient, ReportsGarbageAndAMissingWorker) {
+    LayoutCache::shared().clear();  // the worker must be asked
     {
         ScopedEnv fault("ONNXLENS_LAYOUT_FAULT", "garbage");
         LayoutClient client;
@@ -94,6 +117,7 @@ TEST(LayoutClient, ReportsGarbageAndAMissingWorker) {
 }
 
 TEST(LayoutClient, CancelStopsTheWorkerAndDeliversNothing) {
+    LayoutCache::shared().clear();  // the worker must be asked
     ScopedEnv fault("ONNXLENS_LAYOUT_FAULT", "hang");
     LayoutClient client;
     QSignalSpy finished(&client, &LayoutClient::finished);
@@ -114,6 +138,7 @@ class WorkerFailureInWindow : public ::testing::Test {
     void SetUp() override {
         ASSERT_TRUE(dir_.isValid());
         testing::clearSettings();
+        LayoutCache::shared().clear();  // the worker must be asked
         model_ = testing::writeModel(dir_, "cnn.onnx", *testing::makeSmallCnn());
     }
     QTemporaryDir dir_;

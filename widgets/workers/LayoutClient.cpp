@@ -49,6 +49,23 @@ void LayoutClient::start(const LayoutRequest& request) {
     ++run_;
     running_ = true;
     clock_.start();
+    // Groups laid out before with the same content (this tab's earlier layouts, the model before
+    // an edit, another tab of the same model) come from the shared cache; only the rest goes to
+    // the worker.
+    plan_ = std::make_shared<LayoutCache::Plan>(LayoutCache::shared().plan(request));
+    if (plan_->complete()) {
+        const quint64 run = run_;
+        QTimer::singleShot(0, this, [this, run, plan = plan_] {
+            if (run != run_) return;
+            running_ = false;
+            auto merged = LayoutCache::shared().complete(*plan, LayoutResult{});
+            if (!merged)
+                emit failed(QString::fromStdString(merged.error().message));
+            else
+                emit finished(merged.value());
+        });
+        return;
+    }
     process_ = new QProcess(this);
     process_->setProgram(program_);
     connect(process_, &QProcess::finished, this, &LayoutClient::onProcessFinished);
@@ -62,7 +79,7 @@ void LayoutClient::start(const LayoutRequest& request) {
     });
     process_->start();
     if (!running_) return;  // failed to start, already reported
-    const std::string text = serializeLayoutRequest(request);
+    const std::string text = serializeLayoutRequest(plan_->missing);
     process_->write(text.data(), static_cast<qint64>(text.size()));
     process_->closeWriteChannel();
     timer_.start(timeLimitMs_);
@@ -117,9 +134,11 @@ void LayoutClient::onProcessFinished(int exitCode, QProcess::ExitStatus status) 
         else
             emit finished(parsed.value());
     });
-    watcher->setFuture(QtConcurrent::run([out] {
-        return parseLayoutResult(
+    watcher->setFuture(QtConcurrent::run([out, plan = plan_]() -> Result<LayoutResult> {
+        auto parsed = parseLayoutResult(
             std::string_view(out.constData(), static_cast<std::size_t>(out.size())));
+        if (!parsed) return parsed;
+        return LayoutCache::shared().complete(*plan, *parsed);
     }));
 }
 

@@ -8,8 +8,10 @@
 #include <QPointer>
 #include <QProcess>
 #include <QTimer>
+#include <memory>
 
 #include "onnxlens/layout/GraphLayout.h"
+#include "onnxlens/layout/LayoutCache.h"
 
 namespace onnxlens::widgets {
 
@@ -51,6 +53,7 @@ class LayoutClient : public QObject {
     QElapsedTimer clock_;
     bool running_ = false;
     quint64 run_ = 0;  // identifies the current run, so stale parses are dropped
+    std::shared_ptr<LayoutCache::Plan> plan_;  // the current run's split between cache and worker
 };
 
 }  // namespace onnxlens::widgets
