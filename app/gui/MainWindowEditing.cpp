@@ -18,6 +18,7 @@
 #include "widgets/edit/EditActions.h"
 #include "widgets/edit/EditController.h"
 #include "widgets/graph/GraphPage.h"
+#include "widgets/graph/GraphViewPlace.h"
 #include "widgets/panels/BenchmarkPanel.h"
 #include "widgets/panels/ModelDiffPanel.h"
 #include "widgets/panels/NodePanel.h"
@@ -132,15 +133,19 @@ void MainWindow::connectEdits(EditController* edits) {
             });
 }
 
-// The tab shows the edited model: a new page (graph laid out again, a new engine process that
-// compiles the edited file) in place of the old one, which keeps nothing but its place.
+// The tab shows the edited model: a new page (a new engine process that compiles the edited file;
+// only the changed groups laid out again) in place of the old one, at the same place.
 void MainWindow::replacePage(EditController* edits,
                              std::shared_ptr<const widgets::ModelDocument> document) {
     auto* old = qobject_cast<GraphPage*>(edits->parent());
     const int index = tabs_->indexOf(old);
     if (index < 0) return;
     const bool current = index == tabs_->currentIndex();
+    // The zoom, the place in the graph, the open groups and the selection go over to the new
+    // page (the groups the edit did not change come from the layout cache).
+    const widgets::GraphViewPlace place = widgets::graphViewPlaceOf(*old);
     auto* page = new GraphPage(std::move(document), tabs_);
+    widgets::carryGraphViewPlace(page, place);
     edits->setParent(page);
     wirePage(page);
     {

@@ -24,6 +24,7 @@
 
 #include "GuiTestSupport.h"
 #include "MainWindow.h"
+#include "onnxlens/layout/LayoutCache.h"
 #include "onnxlens/model/ExternalData.h"
 #include "onnxlens/model/ModelLoader.h"
 #include "onnxlens/model/ModelSummary.h"
@@ -33,8 +34,10 @@
 #include "widgets/dialogs/SetDimsDialog.h"
 #include "widgets/edit/EditActions.h"
 #include "widgets/edit/EditController.h"
+#include "widgets/graph/GraphNodeItem.h"
 #include "widgets/graph/GraphPage.h"
 #include "widgets/graph/GraphScene.h"
+#include "widgets/graph/GraphView.h"
 #include "widgets/panels/RunPanel.h"
 #include "widgets/workers/ModelController.h"
 
@@ -116,6 +119,43 @@ class EditWindowTest : public ::testing::Test {
     QTemporaryDir dir_;
     QString cnn_;
 };
+
+TEST_F(EditWindowTest, AnEditKeepsTheZoomThePlaceAndTheSelection) {
+    // Zoomed in on the last operator with it selected, an edit elsewhere (metadata) must not
+    // throw the view back to the graph's top, and no group of the unchanged drawing goes to
+    // Graphviz again (the layout cache).
+    MainWindow window;
+    window.resize(1200, 800);
+    window.show();
+    GraphPage* page = testing::openAndDraw(window, cnn_);
+    ASSERT_TRUE(page);
+    const auto& view = *page->shownViewGraph();
+    int target = -1;
+    for (int n = 0; n < static_cast<int>(view.nodes.size()); ++n)
+        if (view.nodes[static_cast<std::size_t>(n)].kind == ViewNode::Kind::Operator) target = n;
+    ASSERT_GE(target, 0);
+    const std::string targetName = view.nodes[static_cast<std::size_t>(target)].name;
+    page->view()->setZoom(2.0);
+    page->scene()->selectNode(target);
+    page->view()->centerOn(page->scene()->nodeItem(target)->sceneBoundingRect().center());
+    const std::size_t hitsBefore = LayoutCache::shared().hits();
+
+    page = edit(window, {setMetadataEdit("author", "place test")});
+    ASSERT_TRUE(page) << window.lastEditError().toStdString();
+    const auto& edited = *page->shownViewGraph();
+    int same = -1;
+    for (int n = 0; n < static_cast<int>(edited.nodes.size()); ++n)
+        if (edited.nodes[static_cast<std::size_t>(n)].name == targetName) same = n;
+    ASSERT_GE(same, 0);
+    ASSERT_TRUE(testing::waitFor([&] { return page->scene()->selectedNode() == same; }));
+    EXPECT_NEAR(page->view()->zoom(), 2.0, 1e-6);
+    const QPointF centre = page->view()->mapToScene(page->view()->viewport()->rect().center());
+    const QRectF box = page->scene()->nodeItem(same)->sceneBoundingRect();
+    EXPECT_LT(QLineF(centre, box.center()).length(), 4.0)
+        << "the view is not where it was: centre " << centre.x() << "," << centre.y() << " node "
+        << box.center().x() << "," << box.center().y();
+    EXPECT_GT(LayoutCache::shared().hits(), hitsBefore);
+}
 
 TEST_F(EditWindowTest, AnEditMarksTheTabModifiedUndoAndRedoGoThroughIt) {
     MainWindow window;
