@@ -186,6 +186,9 @@ TEST_F(DecodeWindowTest, CancelStopsTheDecodeBetweenSteps) {
     EXPECT_TRUE(panel->cancelButton()->isEnabled());
     ASSERT_TRUE(testing::waitFor(
         [&] { return !steps.isEmpty() && steps.last().at(0).toInt() >= 1; }, 60000));
+    // The chart draws the steps as they come, before the decode ends.
+    EXPECT_TRUE(panel->isRunning());
+    EXPECT_GT(panel->chartPoints(), 0);
     panel->cancel();
     ASSERT_TRUE(testing::waitFor([&] { return cancelled.count() == 1; }, 20000))
         << panel->statusText().toStdString();

@@ -276,25 +276,38 @@ void DecodePanel::start() {
     c.push_back(connect(controller, &ModelController::started, this, [this](const QString& what) {
         if (stepsDone_ == 0) status_->setText(what + QStringLiteral("…"));
     }));
-    c.push_back(connect(controller, &ModelController::decodeStep, this,
-                        [this, total](int index, qint64 context, qint64 token, double ms) {
-                            stepsDone_ = index + 1;
-                            progress_->setFormat(QStringLiteral("%v / %m"));
-                            progress_->setRange(0, total);
-                            progress_->setValue(index + 1);
-                            if (index == 0)
-                                status_->setText(tr("Prefill: %1 ms, first token %2 (context %3)")
-                                                     .arg(ms, 0, 'f', 3)
-                                                     .arg(token)
-                                                     .arg(context));
-                            else
-                                status_->setText(tr("Step %1 of %2: %3 ms, token %4 (context %5)")
-                                                     .arg(index)
-                                                     .arg(total - 1)
-                                                     .arg(ms, 0, 'f', 3)
-                                                     .arg(token)
-                                                     .arg(context));
-                        }));
+    live_ = {};
+    liveChartClock_.invalidate();
+    c.push_back(connect(
+        controller, &ModelController::decodeStep, this,
+        [this, total, controller](int index, qint64 context, qint64 token, double ms) {
+            stepsDone_ = index + 1;
+            if (index > 0 && controller == controller_) {
+                // The chart grows as the steps come, not only at the end.
+                live_.stepMs.push_back(ms);
+                live_.stepContext.push_back(context);
+                if (!liveChartClock_.isValid() || liveChartClock_.elapsed() >= kLiveChartMs) {
+                    engine::computeDecodeStatistics(live_);
+                    rebuildChart(&live_);
+                    liveChartClock_.start();
+                }
+            }
+            progress_->setFormat(QStringLiteral("%v / %m"));
+            progress_->setRange(0, total);
+            progress_->setValue(index + 1);
+            if (index == 0)
+                status_->setText(tr("Prefill: %1 ms, first token %2 (context %3)")
+                                     .arg(ms, 0, 'f', 3)
+                                     .arg(token)
+                                     .arg(context));
+            else
+                status_->setText(tr("Step %1 of %2: %3 ms, token %4 (context %5)")
+                                     .arg(index)
+                                     .arg(total - 1)
+                                     .arg(ms, 0, 'f', 3)
+                                     .arg(token)
+                                     .arg(context));
+        }));
     c.push_back(connect(controller, &QObject::destroyed, this, [this] {
         onEnded(tr("Decode stopped: its model was closed."));
         emit cancelled();

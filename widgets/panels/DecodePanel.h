@@ -7,6 +7,7 @@
 // Markdown. The decode is a job of the tab's ModelController (its engine process); the controller
 // keeps the last result, so it comes back with its tab. A model that is not such a decoder greys
 // the tab out with why (availabilityChanged).
+#include <QElapsedTimer>
 #include <QPointer>
 #include <QWidget>
 #include <memory>
@@ -93,6 +94,11 @@ class DecodePanel : public QWidget {
     engine::ValueRanges indexRanges_;
     int stepsDone_ = 0;
     int chartPoints_ = 0;
+    // The steps reported so far by the running decode, drawn as they come (at most every
+    // kLiveChartMs); the finished result then draws every step.
+    engine::DecodeResult live_;
+    QElapsedTimer liveChartClock_;
+    static constexpr int kLiveChartMs = 150;
     QSpinBox* promptTokens_;
     QSpinBox* newTokens_;
     QSpinBox* threads_;
