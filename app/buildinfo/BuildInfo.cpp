@@ -4,6 +4,7 @@
 
 #include "BuildConfig.h"
 #include "onnxlens/engine/CpuIsa.h"
+#include "onnxlens/engine/ThreadPool.h"
 #include "onnxlens/model/NewerOpsets.h"
 
 #ifdef ONNXLENS_BUILDINFO_DNNL
@@ -49,6 +50,8 @@ std::vector<std::pair<std::string, std::string>> components() {
         {"-march", ONNXLENS_BUILD_MARCH},
         // The instruction set of the engine's own kernels, chosen at run time in a portable build.
         {"kernels", engine::kernelIsaSummary()},
+        // How the engine's idle threads wait (bounded spinning, ThreadPool.h).
+        {"threads", engine::threadWaitSummary()},
         {"compiler", ONNXLENS_BUILD_COMPILER},
     };
 }

@@ -10,6 +10,7 @@
 #include "CliCommon.h"
 #include "CliCompletion.h"
 #include "buildinfo/BuildInfo.h"
+#include "onnxlens/engine/ThreadPool.h"
 
 namespace {
 
@@ -118,6 +119,8 @@ void printAllHelp(const CLI::App& cli) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // Before anything else: libgomp must start with bounded spinning (ThreadPool.h).
+    onnxlens::engine::boundOpenMpSpinning(argv);
     // The CLI never dies on SIGPIPE (e.g. `onnxlens-cli info m.onnx | head`).
     std::signal(SIGPIPE, SIG_IGN);
 

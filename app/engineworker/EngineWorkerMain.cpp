@@ -42,6 +42,7 @@
 
 #include "onnxlens/engine/Session.h"
 #include "onnxlens/engine/TensorProto.h"
+#include "onnxlens/engine/ThreadPool.h"
 #include "onnxlens/model/ModelLoader.h"
 #include "onnxlens/workflows/BenchmarkRunner.h"
 #include "onnxlens/workflows/DecodeLoop.h"
@@ -387,7 +388,10 @@ class Worker {
 
 }  // namespace
 
-int main() {
+int main(int /*argc*/, char** argv) {
+    // Bounded OpenMP spinning (ThreadPool.h): the window passes it on; a worker started by hand
+    // sets it itself.
+    onnxlens::engine::boundOpenMpSpinning(argv);
     // A worker whose window is gone (killed, crashed) ends too, even in the middle of a benchmark.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     // Cancellation arrives as SIGUSR1 on a thread of its own: blocked here before any other

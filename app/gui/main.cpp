@@ -9,9 +9,13 @@
 #include "MainWindow.h"
 #include "SingleInstance.h"
 #include "buildinfo/BuildInfo.h"
+#include "onnxlens/engine/ThreadPool.h"
 #include "widgets/graph/GraphPage.h"
 
 int main(int argc, char** argv) {
+    // Before anything else: libgomp must start with bounded spinning (ThreadPool.h); the engine
+    // processes the window starts inherit it.
+    onnxlens::engine::boundOpenMpSpinning(argv);
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("onnxlens"));
     QApplication::setApplicationName(QStringLiteral("onnxlens"));

@@ -1,7 +1,10 @@
 // With OpenMP the pool is OpenMP's own team (see OpenMpThreads.h); without, an Eigen pool.
 #include "onnxlens/engine/ThreadPool.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <exception>
 #include <thread>
 
@@ -35,6 +38,32 @@ ThreadPool::ThreadPool(int threads) {
 }
 
 ThreadPool::~ThreadPool() = default;
+
+std::string threadWaitSummary() {
+#ifdef _OPENMP
+    if (const char* policy = std::getenv("OMP_WAIT_POLICY"))
+        return std::string("OpenMP, OMP_WAIT_POLICY=") + policy;
+    if (const char* spins = std::getenv("GOMP_SPINCOUNT"))
+        return std::string("OpenMP, idle threads spin GOMP_SPINCOUNT=") + spins + " then sleep";
+    return "OpenMP, libgomp's default spinning";
+#else
+    return "Eigen thread pool";
+#endif
+}
+
+void boundOpenMpSpinning(char** argv) {
+#ifdef _OPENMP
+    if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT") ||
+        std::getenv("ONNXLENS_KEEP_OPENMP_SPINNING") || !argv || !argv[0])
+        return;
+    if (::setenv("GOMP_SPINCOUNT", kBoundedOpenMpSpinCount, 0) != 0) return;
+    ::execv("/proc/self/exe", argv);
+    // Not replaced (no /proc): this process goes on with libgomp's default; its children, which
+    // inherit the variable, get the bounded spinning.
+#else
+    (void)argv;
+#endif
+}
 
 void applyThreadCountToCallingThread([[maybe_unused]] int threads) {
 #ifdef _OPENMP

@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -134,6 +135,56 @@ TEST(CliHelp, VersionPrintsTheVersionsOfWhatItWasBuiltWith) {
     EXPECT_TRUE(std::regex_search(
         r.out, std::regex(R"(\n  kernels: (native \(built with -march=native|\S+ \(built for ))")))
         << r.out;
+}
+
+// Sets or clears an environment variable for this scope (children inherit it).
+class ScopedVariable {
+  public:
+    ScopedVariable(const char* name, const char* value) : name_(name) {
+        if (const char* old = std::getenv(name)) old_ = old;
+        if (value)
+            ::setenv(name, value, 1);
+        else
+            ::unsetenv(name);
+    }
+    ~ScopedVariable() {
+        if (old_)
+            ::setenv(name_, old_->c_str(), 1);
+        else
+            ::unsetenv(name_);
+    }
+
+  private:
+    const char* name_;
+    std::optional<std::string> old_;
+};
+
+TEST(CliHelp, TheEnginesThreadsSpinBoundedUnlessTheUserChose) {
+    // libgomp's long default spinning makes 2 threads slower than 1 on a busy machine: the CLI
+    // starts itself again with GOMP_SPINCOUNT bounded, and keeps what the user set.
+    ScopedVariable keep("ONNXLENS_KEEP_OPENMP_SPINNING", nullptr);
+    {
+        ScopedVariable policy("OMP_WAIT_POLICY", nullptr), spins("GOMP_SPINCOUNT", nullptr);
+        auto r = runCli({"--version"});
+        ASSERT_EQ(r.exitCode, 0) << r.err;
+        if (contains(r.out, "threads: Eigen thread pool"))
+            GTEST_SKIP() << "no OpenMP in this build";
+        EXPECT_TRUE(contains(r.out,
+                             "\n  threads: OpenMP, idle threads spin GOMP_SPINCOUNT=1000 "
+                             "then sleep\n"))
+            << r.out;
+    }
+    {
+        ScopedVariable policy("OMP_WAIT_POLICY", nullptr), spins("GOMP_SPINCOUNT", "50");
+        auto r = runCli({"--version"});
+        EXPECT_TRUE(contains(r.out, "threads: OpenMP, idle threads spin GOMP_SPINCOUNT=50 then"))
+            << r.out;
+    }
+    {
+        ScopedVariable policy("OMP_WAIT_POLICY", "passive"), spins("GOMP_SPINCOUNT", nullptr);
+        auto r = runCli({"--version"});
+        EXPECT_TRUE(contains(r.out, "threads: OpenMP, OMP_WAIT_POLICY=passive")) << r.out;
+    }
 }
 
 TEST(CliHelp, TyposGetASuggestionAndExitTwo) {
