@@ -383,6 +383,15 @@ inline RecurrentSizes recurrentSizes(const RecurrentConfig& config, const Tensor
     return s;
 }
 
+// Fails unless input `name` has `shape` and X's element type `type`.
+inline void expectRecurrentInput(const Tensor& t, const Shape& shape, DataType type,
+                                 const char* name) {
+    if (t.shape() != shape)
+        fail(std::string(name) + " has shape " + shapeToString(t.shape()) + ", expected " +
+             shapeToString(shape));
+    if (t.dtype() != type) fail(std::string(name) + " must have the element type of X");
+}
+
 // Runs a recurrent layer: inputs X (0), B (3), sequence_lens (4), initial_h (5), initial_c (6),
 // P (7) as ONNX LSTM / GRU / RNN; W and R come through `weights`, which the kernel has checked:
 //   weights.project(d, x, rows, projected): projected [rows, G*H] = x [rows, input] W_d^T, for
@@ -404,11 +413,7 @@ void runRecurrent(ThreadPool& pool, const Cell& cell, const RecurrentConfig& con
     const std::int64_t layout = config.layout;
 
     auto expectShape = [&](const Tensor& t, const Shape& shape, const char* name) {
-        if (t.shape() != shape)
-            fail(std::string(name) + " has shape " + shapeToString(t.shape()) + ", expected " +
-                 shapeToString(shape));
-        if (t.dtype() != xInput.dtype())
-            fail(std::string(name) + " must have the element type of X");
+        expectRecurrentInput(t, shape, xInput.dtype(), name);
     };
     if (bias) expectShape(*bias, {D, 2 * G * H}, "B");
     if (peepholes) expectShape(*peepholes, {D, 3 * H}, "P");

@@ -95,15 +95,8 @@ class RecurrentKernel : public Kernel {
         const RecurrentSizes sizes =
             recurrentSizes(config_, xInput, config_.hiddenSize > 0 ? config_.hiddenSize : r.dim(2));
         const std::int64_t D = config_.directions, H = sizes.hidden;
-        auto expectShape = [&](const Tensor& t, const Shape& shape, const char* name) {
-            if (t.shape() != shape)
-                fail(std::string(name) + " has shape " + shapeToString(t.shape()) + ", expected " +
-                     shapeToString(shape));
-            if (t.dtype() != xInput.dtype())
-                fail(std::string(name) + " must have the element type of X");
-        };
-        expectShape(w, {D, G * H, sizes.input}, "W");
-        expectShape(r, {D, G * H, H}, "R");
+        expectRecurrentInput(w, {D, G * H, sizes.input}, xInput.dtype(), "W");
+        expectRecurrentInput(r, {D, G * H, H}, xInput.dtype(), "R");
         const Tensor rTransposed = transposedRecurrentWeights<T>(r, D, G * H, H);
         FloatWeights<T> weights{w.data<T>(), rTransposed.data<T>(), G * H, sizes.input, H};
         runRecurrent<T>(pool, cell_, config_, sizes, inputs, weights, outputs);
