@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "DnnlInt8MatMul.h"
@@ -64,6 +65,13 @@ class DynamicQuantizeLstmKernel : public Kernel {
         const Tensor& r = ms::requiredInput(inputs, 2, kOp, "R");
         checkWeights(w, "W", {D, sizes.input, 4 * H});
         checkWeights(r, "R", {D, H, 4 * H});
+        // The int32 accumulators of the products are exact up to this depth (ONNX Runtime's wrap).
+        for (const auto& [depth, name] : {std::pair{sizes.input, "input_size (X's last axis)"},
+                                          std::pair{H, "attribute hidden_size"}})
+            require(depth <= kMaxExactInt8ProductDepth,
+                    std::string(kOp) + ": " + name + " " + std::to_string(depth) + " exceeds " +
+                        std::to_string(kMaxExactInt8ProductDepth) +
+                        ", where the int32 sums of the 8-bit products could overflow");
         const std::array<DirectionWeights, 2> wd =
             directionWeights(w, inputs, 8, 9, "W_scale", "W_zero_point", heldW_, wSlices_);
         const std::array<DirectionWeights, 2> rd =

@@ -35,7 +35,8 @@ inline void widenRangeWithZero(const float* values, std::int64_t count, float& l
 inline UInt8Quantization uint8QuantizationOf(float low, float high) {
     UInt8Quantization q;
     q.scale = high == low ? 1.0f : (high - low) / 255.0f;
-    q.zeroPoint = std::nearbyint(std::clamp(0.0f - low / q.scale, 0.0f, 255.0f));
+    const float zero = std::nearbyint(std::clamp(0.0f - low / q.scale, 0.0f, 255.0f));
+    q.zeroPoint = zero >= 0.0f ? zero : 0.0f;  // an infinite range gives NaN: 0
     return q;
 }
 
@@ -50,10 +51,14 @@ inline void quantizeToUInt8(const float* in, std::int64_t count, const UInt8Quan
     }
 }
 
-// int32 [rows, N] = (a - aZero) x (b - bZero[n]) exactly, a uint8/int8 [rows, K] contiguous, b
-// uint8/int8 [K, N], bZero one value or one per column. Int8 b runs on oneDNN's int8 kernels
-// (DnnlInt8MatMul, which keeps b's reordered copy while the same b comes back), b's zero points
-// taken off afterwards; uint8 b on an int32 GEMM.
+// The longest K whose int32 sums of (a - aZero)(b - bZero) cannot overflow: each term is at most
+// 255 * 255 in magnitude.
+inline constexpr std::int64_t kMaxExactInt8ProductDepth = 2147483647 / (255 * 255);
+
+// int32 [rows, N] = (a - aZero) x (b - bZero[n]) exactly (K <= kMaxExactInt8ProductDepth), a
+// uint8/int8 [rows, K] contiguous, b uint8/int8 [K, N], bZero one value or one per column. Int8 b
+// runs on oneDNN's int8 kernels (DnnlInt8MatMul, which keeps b's reordered copy while the same b
+// comes back), b's zero points taken off afterwards; uint8 b on an int32 GEMM.
 inline Tensor integerProduct(ThreadPool& pool, DnnlInt8MatMul& dnnl, const Tensor& a,
                              std::int32_t aZero, const Tensor& b,
                              const std::vector<std::int32_t>& bZero) {

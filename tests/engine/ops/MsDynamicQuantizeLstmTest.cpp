@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -308,6 +309,22 @@ TEST(MsDynamicQuantizeLstm, TwoThreadsGiveTheSameBits) {
         EXPECT_TRUE(tensorsClose(two->at(o).tensor(), one->at(o).tensor(), {0.0, 0.0}));
 }
 
+TEST(MsDynamicQuantizeLstm, InfiniteAndNaNInputsRunWithoutUndefinedBehaviour) {
+    // An X holding -inf and +inf gives an infinite range (zero point NaN, taken as 0) and a NaN
+    // becomes 0 when quantized: the run completes (UBSan watches the float-to-integer casts).
+    const DqCase c;
+    const DqData d = makeData(c);
+    OneNodeSpec spec = specFor(c, d);
+    std::vector<float> x = d.x;
+    x[1] = std::numeric_limits<float>::infinity();
+    x[2] = -std::numeric_limits<float>::infinity();  // with +inf: -low / scale = inf / inf
+    x[4] = std::numeric_limits<float>::quiet_NaN();
+    spec.inputs[0] = makeTensor<float>({c.seq, c.batch, c.input}, x);
+    auto r = runOneNode(spec);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->at(0).tensor().shape(), (Shape{c.seq, 1, c.batch, c.hidden}));
+}
+
 TEST(MsDynamicQuantizeLstm, BatchFirstLayoutIsTheTransposedRun) {
     // layout 1 (batch first), as the standard LSTM's attribute: X [batch, seq, input], states
     // [batch, D, H], Y [batch, seq, D, H]; the same values as the layout-0 run, moved.
@@ -397,6 +414,15 @@ TEST(MsDynamicQuantizeLstm, HostileAttributesAndInputsAreErrors) {
     EXPECT_TRUE(
         failsNaming(withInput(4, makeTensor<std::int32_t>({2}, {1, 9})), {"sequence_lens"}));
     EXPECT_TRUE(failsNaming(withInput(3, makeTensor<float>({1, 4}, {0, 0, 0, 0})), {"B"}));
+    // An input size whose int32 sums could overflow is refused, not wrapped.
+    const std::int64_t deep = 33026;
+    OneNodeSpec tooDeep = good;
+    tooDeep.inputs[0] = makeTensor<float>({1, 1, deep}, std::vector<float>(deep, 0.5f));
+    tooDeep.inputs[1] =
+        makeTensor<std::int8_t>({1, deep, 8}, std::vector<std::int8_t>(deep * 8, 1));
+    tooDeep.inputs[4] = Value();
+    tooDeep.inputs[5] = tooDeep.inputs[6] = Value();
+    EXPECT_TRUE(failsNaming(tooDeep, {"under_test", "input_size", "33025"}));
     OneNodeSpec missing = good;
     missing.inputs.resize(9);
     EXPECT_TRUE(failsNaming(missing, {"under_test"}));
