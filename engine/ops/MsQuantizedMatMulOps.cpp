@@ -14,7 +14,6 @@
 // zero points taken off exactly afterwards), else on an int32 GEMM.
 // (com.microsoft MatMulIntegerToFloat is the com.onnxlens kernel of MatMulOps.cpp, registered
 // there for both domains.)
-#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -24,14 +23,12 @@
 
 #include "DnnlInt8MatMul.h"
 #include "OpFamilies.h"
+#include "QuantizedProduct.h"
 
 namespace onnxlens::engine::ops {
 namespace {
 
 constexpr const char* kMicrosoftDomain = "com.microsoft";
-
-template <class T>
-using RowMajorMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 bool isEightBit(DataType t) { return t == DataType::UInt8 || t == DataType::Int8; }
 
@@ -58,43 +55,6 @@ std::vector<std::int32_t> zeroPointValues(const Tensor* t, DataType type, std::i
     for (std::size_t i = 0; i < v.size(); ++i)
         v[i] = static_cast<std::int32_t>(t->valueAsInt64(static_cast<std::int64_t>(i)));
     return v;
-}
-
-// int32 [rows, N] = (a - aZero) x (b - bZero[n]) exactly, a uint8/int8 [rows, K] contiguous, b
-// uint8/int8 [K, N], bZero one value or one per column.
-Tensor integerProduct(KernelContext& ctx, DnnlInt8MatMul& dnnl, const Tensor& a, std::int32_t aZero,
-                      const Tensor& b, const std::vector<std::int32_t>& bZero) {
-    const std::int64_t rows = a.dim(0), k = a.dim(1), n = b.dim(1);
-    Tensor y(DataType::Int32, {rows, n});
-    if (rows == 0 || n == 0) return y;
-    auto zb = [&](std::int64_t c) {
-        return bZero[bZero.size() == 1 ? 0 : static_cast<std::size_t>(c)];
-    };
-    if (k > 0 && b.dtype() == DataType::Int8 && dnnl.run(ctx.pool(), a, aZero, b, nullptr, y)) {
-        // sum((a - za)(b - zb)) = sum((a - za) b) - zb sum(a - za)
-        bool anyZero = false;
-        for (std::int32_t z : bZero) anyZero = anyZero || z != 0;
-        if (!anyZero) return y;
-        std::int32_t* out = y.data<std::int32_t>();
-        for (std::int64_t r = 0; r < rows; ++r) {
-            std::int64_t sum = 0;
-            for (std::int64_t i = 0; i < k; ++i) sum += a.valueAsInt64(r * k + i) - aZero;
-            for (std::int64_t c = 0; c < n; ++c)
-                out[r * n + c] -= static_cast<std::int32_t>(zb(c) * sum);
-        }
-        return y;
-    }
-    RowMajorMatrix<std::int32_t> am(rows, k), bm(k, n);
-    for (std::int64_t i = 0; i < rows * k; ++i)
-        am.data()[i] = static_cast<std::int32_t>(a.valueAsInt64(i)) - aZero;
-    for (std::int64_t i = 0; i < k * n; ++i)
-        bm.data()[i] = static_cast<std::int32_t>(b.valueAsInt64(i)) - zb(i % n);
-    Eigen::Map<RowMajorMatrix<std::int32_t>> ym(y.data<std::int32_t>(), rows, n);
-    const double cost = 2.0 * static_cast<double>(k * n);
-    ctx.pool().parallelFor(rows, cost, [&](std::int64_t r0, std::int64_t r1) {
-        ym.middleRows(r0, r1 - r0).noalias() = am.middleRows(r0, r1 - r0) * bm;
-    });
-    return y;
 }
 
 // ---- GatherBlockQuantized ----------------------------------------------------------------------
@@ -292,21 +252,15 @@ class DynamicQuantizeMatMulKernel : public Kernel {
         // A's quantization: DynamicQuantizeLinear's parameters.
         const float* av = a.data<float>();
         float lo = 0.0f, hi = 0.0f;
-        for (std::int64_t i = 0; i < a.numel(); ++i) {
-            lo = std::min(lo, av[i]);
-            hi = std::max(hi, av[i]);
-        }
-        const float aScale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
-        const float aZeroF = std::nearbyint(std::clamp(0.0f - lo / aScale, 0.0f, 255.0f));
-        const auto aZero = static_cast<std::int32_t>(aZeroF);
+        widenRangeWithZero(av, a.numel(), lo, hi);
+        const UInt8Quantization aq = uint8QuantizationOf(lo, hi);
+        const float aScale = aq.scale;
+        const auto aZero = static_cast<std::int32_t>(aq.zeroPoint);
         const std::int64_t rows = k == 0 ? 0 : a.numel() / k;
-        Tensor aq(DataType::UInt8, {rows, k});
-        std::uint8_t* q = aq.data<std::uint8_t>();
-        for (std::int64_t i = 0; i < rows * k; ++i)
-            q[i] = static_cast<std::uint8_t>(
-                std::clamp(std::nearbyint(av[i] / aScale) + aZeroF, 0.0f, 255.0f));
+        Tensor aQuantized(DataType::UInt8, {rows, k});
+        quantizeToUInt8(av, rows * k, aq, aQuantized.data<std::uint8_t>());
 
-        Tensor acc = integerProduct(ctx, dnnl_, aq, aZero, b, bZero);
+        Tensor acc = integerProduct(ctx.pool(), dnnl_, aQuantized, aZero, b, bZero);
         Shape outShape = a.shape();
         outShape.back() = n;
         Tensor y(DataType::Float, outShape);
@@ -390,7 +344,7 @@ class QGemmKernel : public Kernel {
 
         const Tensor aa = transA_ ? transposed(a) : a;
         const Tensor bb = transB_ ? transposed(b) : b;
-        Tensor acc = integerProduct(ctx, dnnl_, aa, aZero[0], bb, bZero);
+        Tensor acc = integerProduct(ctx.pool(), dnnl_, aa, aZero[0], bb, bZero);
         std::int32_t* sum = acc.data<std::int32_t>();
         if (c) {
             const auto strides = broadcastStrides(c->shape(), Shape{m, n});

@@ -38,6 +38,7 @@ namespace onnxlens::engine::ops {
     X(MlEncoding)               \
     X(MsMatMulNBits)            \
     X(MsQuantizedMatMul)        \
+    X(MsDynamicQuantizeLstm)    \
     X(MsAttention)              \
     X(MsGroupQueryAttention)    \
     X(MsRotaryEmbedding)        \

@@ -3,6 +3,7 @@
 // double views of any floating tensor, one-node specs in the com.microsoft domain, runs that name
 // only some of a node's outputs, and the engine's error for a failing run.
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <vector>
@@ -41,6 +42,18 @@ inline std::vector<double> doublesOf(const Tensor& t) {
 // The tensor of `type` and `shape` holding `values` (computed in double by a reference).
 inline Tensor tensorOf(DataType type, Shape shape, const std::vector<double>& values) {
     return Tensor::fromVector<double>(std::move(shape), values).castTo(type);
+}
+
+// Passes when `r` failed with a message that mentions every one of `words` (the node, the
+// attribute or input at fault).
+inline ::testing::AssertionResult errorMentions(const Result<std::vector<Value>>& r,
+                                                std::initializer_list<const char*> words) {
+    if (r) return ::testing::AssertionFailure() << "ran without an error";
+    for (const char* w : words)
+        if (r.error().message.find(w) == std::string::npos)
+            return ::testing::AssertionFailure()
+                   << "\"" << r.error().message << "\" does not mention \"" << w << "\"";
+    return ::testing::AssertionSuccess();
 }
 
 inline OneNodeSpec msSpec(std::string op, std::vector<Value> inputs, int outputCount = 1) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "MsOpTestHelpers.h"
 #include "NumericOpTestHelpers.h"
 
 namespace onnxlens::testing {
@@ -26,15 +27,7 @@ OneNodeSpec msNode(const std::string& op, std::vector<Value> inputs,
     return spec;
 }
 
-::testing::AssertionResult errorMentions(const Result<std::vector<Value>>& r,
-                                         std::initializer_list<const char*> words) {
-    if (r) return ::testing::AssertionFailure() << "ran without an error";
-    for (const char* w : words)
-        if (r.error().message.find(w) == std::string::npos)
-            return ::testing::AssertionFailure()
-                   << "\"" << r.error().message << "\" does not mention \"" << w << "\"";
-    return ::testing::AssertionSuccess();
-}
+using ms::errorMentions;
 
 // ---- MatMulNBits -------------------------------------------------------------------------------
 
