@@ -363,7 +363,7 @@ void quantizeRowsToInt8Grid(std::vector<float>& a, std::int64_t rows, std::int64
 
 // ---- accuracy_level 4 with 4 bits: integer block products (MsMatMulNBitsInt8.h) --------------
 // Columns per task of the many-rows form: their packed bytes stay in cache across the rows.
-constexpr std::int64_t kIntTileColumns = 16;
+constexpr std::int64_t kIntTileColumns = 32;
 
 void int8Product(KernelContext& ctx, const nbits4::Int4Weights& w, const float* a,
                  std::int64_t rows, float* y) {
