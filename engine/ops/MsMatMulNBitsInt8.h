@@ -145,22 +145,31 @@ inline float horizontalSum(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
-// The products of 32 packed bytes (chunk c) with rows r0 .. r0 + Rows - 1, added to sums.
+// The products of 32 packed bytes (chunk c) with rows r0 .. r0 + Rows - 1 as int16 pair sums:
+// lane m of pairs[r] holds bytes 2m and 2m + 1 (both nibbles), at most 2 * 2 * 15 * 127 = 7620.
 template <int Rows>
-inline void chunkProducts(__m256i bytes, const QuantizedRows& a, std::int64_t r0, std::int64_t c,
-                          __m256i* sums) {
+inline void chunkPairs(__m256i bytes, const QuantizedRows& a, std::int64_t r0, std::int64_t c,
+                       __m256i* pairs) {
     const __m256i low = _mm256_set1_epi8(15);
-    const __m256i ones = _mm256_set1_epi16(1);
     const __m256i lo = _mm256_and_si256(bytes, low);
     const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low);
     for (int r = 0; r < Rows; ++r) {
         const std::int8_t* ar = a.row(r0 + r) + c * 64;
         const __m256i even = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ar));
         const __m256i odd = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ar + 32));
-        const __m256i pairs =
-            _mm256_add_epi16(_mm256_maddubs_epi16(lo, even), _mm256_maddubs_epi16(hi, odd));
-        sums[r] = _mm256_add_epi32(sums[r], _mm256_madd_epi16(pairs, ones));
+        pairs[r] = _mm256_add_epi16(_mm256_maddubs_epi16(lo, even), _mm256_maddubs_epi16(hi, odd));
     }
+}
+
+// The same widened to int32 (lane l: bytes 4l .. 4l + 3) and added to sums.
+template <int Rows>
+inline void chunkProducts(__m256i bytes, const QuantizedRows& a, std::int64_t r0, std::int64_t c,
+                          __m256i* sums) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i pairs[Rows];
+    chunkPairs<Rows>(bytes, a, r0, c, pairs);
+    for (int r = 0; r < Rows; ++r)
+        sums[r] = _mm256_add_epi32(sums[r], _mm256_madd_epi16(pairs[r], ones));
 }
 
 // The weights' scale of each int32 lane of a chunk whose first block is `first`; `Tail`: only
@@ -213,34 +222,28 @@ void columnAvx2(const QuantizedRows& a, std::int64_t r0, const Int4Weights& w, s
     };
     std::int64_t c = 0;
     if constexpr (Blob == 16) {
-        // Four chunks (eight blocks of 32) at a time: three horizontal adds leave one int32 lane
-        // per block, in the order of kHaddOrder, so the floats are converted and scaled once
-        // per eight blocks instead of once per two.
+        // Four chunks (eight blocks of 32) at a time: three horizontal adds of the int16 pair
+        // sums and one widening leave one int32 lane per block, in the order of kHaddOrder, so
+        // the floats are converted and scaled once per eight blocks instead of once per two.
         const __m256i order =
             _mm256_setr_epi32(kHaddOrder[0], kHaddOrder[1], kHaddOrder[2], kHaddOrder[3],
                               kHaddOrder[4], kHaddOrder[5], kHaddOrder[6], kHaddOrder[7]);
+        const __m256i ones = _mm256_set1_epi16(1);
+        auto load = [&](std::int64_t chunk) {
+            return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + chunk * 32));
+        };
         for (; c + 4 <= fullChunks; c += 4) {
-            __m256i pair[Rows], sums[Rows], next[Rows];
-            for (int r = 0; r < Rows; ++r) sums[r] = next[r] = _mm256_setzero_si256();
-            chunkProducts<Rows>(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + c * 32)), a,
-                                r0, c, sums);
-            chunkProducts<Rows>(
-                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + (c + 1) * 32)), a, r0,
-                c + 1, next);
-            for (int r = 0; r < Rows; ++r) {
-                pair[r] = _mm256_hadd_epi32(sums[r], next[r]);
-                sums[r] = next[r] = _mm256_setzero_si256();
-            }
-            chunkProducts<Rows>(
-                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + (c + 2) * 32)), a, r0,
-                c + 2, sums);
-            chunkProducts<Rows>(
-                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + (c + 3) * 32)), a, r0,
-                c + 3, next);
+            // int16 sums of 4 bytes (<= 15240), then of 8 (<= 30480): exact, then int32 per block.
+            __m256i first[Rows], second[Rows], half[Rows];
+            chunkPairs<Rows>(load(c), a, r0, c, first);
+            chunkPairs<Rows>(load(c + 1), a, r0, c + 1, second);
+            for (int r = 0; r < Rows; ++r) half[r] = _mm256_hadd_epi16(first[r], second[r]);
+            chunkPairs<Rows>(load(c + 2), a, r0, c + 2, first);
+            chunkPairs<Rows>(load(c + 3), a, r0, c + 3, second);
             const __m256 s = _mm256_permutevar8x32_ps(_mm256_loadu_ps(sw + c * 2), order);
             for (int r = 0; r < Rows; ++r) {
-                const __m256i blocks =
-                    _mm256_hadd_epi32(pair[r], _mm256_hadd_epi32(sums[r], next[r]));
+                const __m256i blocks = _mm256_madd_epi16(
+                    _mm256_hadd_epi16(half[r], _mm256_hadd_epi16(first[r], second[r])), ones);
                 const __m256 sa =
                     _mm256_loadu_ps(a.haddScale.data() + (r0 + r) * a.paddedBlocks + c * 2);
                 acc[r] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(blocks), sa), s, acc[r]);

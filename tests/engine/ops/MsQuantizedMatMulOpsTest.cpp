@@ -258,11 +258,11 @@ TEST(MsMatMulNBits, AccuracyLevelFourQuantizesAPerBlock) {
 }
 
 // accuracy_level 4 with 4 bits takes the integer kernels (MsMatMulNBitsInt8.h): the layouts of
-// blobs of 8, 16, 32 and 64 bytes, the last chunk of a column zero-padded (K not a multiple of
+// blobs of 8, 16, 32, 64 and 128 bytes, the last chunk of a column zero-padded (K not a multiple of
 // the block), the zero points' eight-block loop and its tail (13 and 63 blocks), N not a
 // multiple of the vector width, rows 1 and 3 (and 9: the many-rows tiling).
 TEST(MsMatMulNBits, IntegerPathMatchesTheInt8Reference) {
-    for (std::int64_t block : {16, 32, 64, 128})
+    for (std::int64_t block : {16, 32, 64, 128, 256})
         for (std::int64_t k : {std::int64_t{256}, std::int64_t{200}, block * 63 - 5})
             for (bool zp : {false, true})
                 for (std::int64_t rows : {1, 3, 9}) {
@@ -277,6 +277,51 @@ TEST(MsMatMulNBits, IntegerPathMatchesTheInt8Reference) {
                     c.seed = static_cast<unsigned>(block + k + zp + 100 * rows);
                     expectNBitsMatches(c);
                 }
+}
+
+// Zero points of A's type and float16 A and scales at level 4 take the integer kernels too (the
+// zero point comes off in float either way).
+TEST(MsMatMulNBits, IntegerPathTakesFloatZeroPointsAndFloat16) {
+    NBitsCase c;
+    c.aShape = {2, 80};
+    c.n = 5;
+    c.blockSize = 16;
+    c.zeroPoints = true;
+    c.accuracyLevel = 4;
+    NBitsData d = makeNBits(c);
+    std::vector<float> zf(d.zero.begin(), d.zero.end());
+    for (std::size_t i = 0; i < zf.size(); ++i) zf[i] += 0.25f * static_cast<float>(i % 3);
+    OneNodeSpec spec = nbitsSpec(c, d);
+    spec.inputs[3] = Value(floats({c.n, d.kBlocks}, zf));
+    // The reference with the fractional zero points: (q - z) * s = (q - zi) * s - f * s.
+    Tensor reference = nbitsReference(c, d, true);
+    const std::vector<double> grid = int8Grid(d.a, d.k, c.blockSize);
+    for (std::int64_t r = 0; r < 2; ++r)
+        for (std::int64_t col = 0; col < c.n; ++col) {
+            double shift = 0;
+            for (std::int64_t kk = 0; kk < d.k; ++kk) {
+                const auto p = static_cast<std::size_t>(col * d.kBlocks + kk / c.blockSize);
+                shift += grid[static_cast<std::size_t>(r * d.k + kk)] * (zf[p] - d.zero[p]) *
+                         static_cast<double>(d.scales[p]);
+            }
+            reference.data<float>()[r * c.n + col] -= static_cast<float>(shift);
+        }
+    EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec), reference, {1e-4, 1e-4}));
+    // float16 A and scales: A and the scales as float16 holds them, the output rounded to it.
+    NBitsData half = d;
+    const Tensor aHalf = d.aT.castTo(DataType::Float16);
+    const Tensor scalesHalf = d.scalesT.castTo(DataType::Float16);
+    const Tensor aBack = aHalf.castTo(DataType::Float),
+                 scalesBack = scalesHalf.castTo(DataType::Float);
+    half.a.assign(aBack.data<float>(), aBack.data<float>() + aBack.numel());
+    half.scales.assign(scalesBack.data<float>(), scalesBack.data<float>() + scalesBack.numel());
+    spec = nbitsSpec(c, d);
+    spec.inputs[0] = Value(aHalf);
+    spec.inputs[2] = Value(scalesHalf);
+    Tensor y = runOneNodeTensor(spec);
+    ASSERT_EQ(y.dtype(), DataType::Float16);
+    EXPECT_TRUE(
+        tensorsClose(y.castTo(DataType::Float), nbitsReference(c, half, true), {1e-2, 1e-2}));
 }
 
 // The integer kernels called directly: the scalar loop (the build without AVX2) and the one this
