@@ -66,6 +66,13 @@ struct QuantizedRows {
     const std::int8_t* row(std::int64_t r) const { return q.data() + r * chunks * 64; }
 };
 
+// Whether every value is finite (NaN and infinity take the float path, which propagates them).
+inline bool allFinite(const float* values, std::int64_t count) {
+    bool finite = true;
+    for (std::int64_t i = 0; i < count; ++i) finite &= std::isfinite(values[i]);
+    return finite;
+}
+
 // Quantizes `rows` rows of K floats (row-major) for the weights' geometry.
 inline QuantizedRows quantizeRows(const float* a, std::int64_t rows, const Int4Weights& w) {
     QuantizedRows out;
@@ -92,7 +99,13 @@ inline QuantizedRows quantizeRows(const float* a, std::int64_t rows, const Int4W
             std::int32_t sum = 0;
             for (std::int64_t i = 0; i < len; ++i) {
                 const std::int64_t pos = base + i;
-                const auto value = static_cast<std::int32_t>(std::nearbyint(src[pos] * inverse));
+                // Finite A (the caller's guard) gives |scaled| <= 127 but where 127 / max|a|
+                // overflows (max|a| below ~3.7e-37); clamped, so no value is out of int8.
+                const float scaled = std::nearbyint(src[pos] * inverse);
+                const std::int32_t value = scaled >= 127.0f    ? 127
+                                           : scaled <= -127.0f ? -127
+                                           : scaled == scaled  ? static_cast<std::int32_t>(scaled)
+                                                               : 0;
                 sum += value;
                 dst[pos / 64 * 64 + pos % 2 * 32 + pos % 64 / 2] = static_cast<std::int8_t>(value);
             }
@@ -189,7 +202,8 @@ inline __m256 laneWeightScales(const float* sw, std::int64_t first, std::int64_t
                     sizeof(float));
             picked = _mm_loadu_ps(copy);
         } else if constexpr (Blob == 16) {
-            picked = _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(sw + first)));
+            picked =
+                _mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sw + first)));
         } else {
             picked = _mm_loadu_ps(sw + first);
         }

@@ -488,7 +488,7 @@ class MatMulNBitsKernel : public Kernel {
             FloatValues aValues(a);
             const float* aData = aValues.data;
             const auto* packed = b.data<std::uint8_t>();
-            if (usesIntegerProducts(params)) {
+            if (usesIntegerProducts(params) && nbits4::allFinite(aData, a.numel())) {
                 int8Product(ctx, int4Weights(params, packed), aData, rows, y.data<float>());
             } else {
                 std::vector<float> aCopy;

@@ -324,6 +324,36 @@ TEST(MsMatMulNBits, IntegerPathTakesFloatZeroPointsAndFloat16) {
         tensorsClose(y.castTo(DataType::Float), nbitsReference(c, half, true), {1e-2, 1e-2}));
 }
 
+// A NaN or an infinity in A at level 4 propagates as in float (its row's outputs are NaN), the
+// other rows are the integer kernels' products; a block whose max|a| is so small that 127 /
+// max|a| overflows stays in int8 (no undefined conversion).
+TEST(MsMatMulNBits, IntegerPathNonFiniteAndTinyBlocks) {
+    NBitsCase c;
+    c.aShape = {3, 64};
+    c.n = 4;
+    c.accuracyLevel = 4;
+    NBitsData d = makeNBits(c);
+    const Tensor reference = nbitsReference(c, d, true);
+    for (float bad : {std::nanf(""), INFINITY}) {
+        NBitsData e = d;
+        e.a[5] = bad;
+        e.aT = floats(c.aShape, e.a);
+        const Tensor y = runOneNodeTensor(nbitsSpec(c, e));
+        for (std::int64_t col = 0; col < c.n; ++col) {
+            EXPECT_TRUE(std::isnan(y.data<float>()[col]));
+            for (std::int64_t r = 1; r < 3; ++r)
+                EXPECT_NEAR(y.data<float>()[r * c.n + col], reference.data<float>()[r * c.n + col],
+                            1e-4);
+        }
+    }
+    NBitsData tiny = d;
+    for (std::int64_t i = 0; i < 32; ++i)
+        tiny.a[static_cast<std::size_t>(i)] = i % 2 ? 1e-38f : 0.0f;
+    tiny.aT = floats(c.aShape, tiny.a);
+    const Tensor y = runOneNodeTensor(nbitsSpec(c, tiny));
+    for (std::int64_t i = 0; i < y.numel(); ++i) EXPECT_TRUE(std::isfinite(y.data<float>()[i]));
+}
+
 // The integer kernels called directly: the scalar loop (the build without AVX2) and the one this
 // build uses give the level-4 reference for every row group and column.
 TEST(MsMatMulNBits, IntegerKernelsScalarAndVectorAgree) {
