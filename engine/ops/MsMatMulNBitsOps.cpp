@@ -7,6 +7,10 @@
 // int8 kernels do; other levels compute in float.
 //
 // The weights stay packed: nothing dequantized is kept between runs.
+// - accuracy_level 4 with 4 bits (no g_idx): A quantized to int8, exact int32 block products of
+//   the nibbles unpacked in registers (MsMatMulNBitsInt8.h), parallel over N; for many rows in
+//   tiles of columns, each tile's packed bytes reused by every row. 2 and 8 bits at level 4 put
+//   A on the int8 grid (quantizeRowsToInt8Grid) and take the float paths below.
 // - A few rows (decode): one pass over B per group of up to four rows, each column's blocks
 //   unpacked in registers and dotted with A (permuted once per run so that the values of one
 //   byte position line up), parallel over N. Per block the zero point comes off as
@@ -29,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "MsMatMulNBitsInt8.h"
 #include "OpFamilies.h"
 #include "ShapeManipulationCopy.h"
 
@@ -356,6 +361,36 @@ void quantizeRowsToInt8Grid(std::vector<float>& a, std::int64_t rows, std::int64
     }
 }
 
+// ---- accuracy_level 4 with 4 bits: integer block products (MsMatMulNBitsInt8.h) --------------
+// Columns per task of the many-rows form: their packed bytes stay in cache across the rows.
+constexpr std::int64_t kIntTileColumns = 32;
+
+void int8Product(KernelContext& ctx, const nbits4::Int4Weights& w, const float* a,
+                 std::int64_t rows, float* y) {
+    const nbits4::QuantizedRows qa = nbits4::quantizeRows(a, rows, w);
+    const double cost = 2.0 * static_cast<double>(rows * qa.chunks * 64);
+    auto columns = [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t r0 = 0; r0 < rows; r0 += 4) {
+            const int group = static_cast<int>(std::min<std::int64_t>(4, rows - r0));
+            for (std::int64_t c = begin; c < end; ++c) {
+                float out[4];
+                nbits4::column(qa, r0, group, w, c, out);
+                for (int r = 0; r < group; ++r) y[(r0 + r) * w.n + c] = out[r];
+            }
+        }
+    };
+    if (rows <= kStreamingRows) {
+        ctx.pool().parallelFor(w.n, cost, columns);
+        return;
+    }
+    const std::int64_t tiles = (w.n + kIntTileColumns - 1) / kIntTileColumns;
+    ctx.pool().parallelFor(
+        tiles, cost * kIntTileColumns, [&](std::int64_t begin, std::int64_t end) {
+            for (std::int64_t t = begin; t < end; ++t)
+                columns(t * kIntTileColumns, std::min(w.n, (t + 1) * kIntTileColumns));
+        });
+}
+
 // The values of a float or float16 tensor as floats (no copy for float).
 struct FloatValues {
     Tensor converted;
@@ -450,20 +485,23 @@ class MatMulNBitsKernel : public Kernel {
         const std::int64_t rows = a.numel() / g_.k;
         Tensor y(DataType::Float, outShape);
         if (rows > 0) {
-            const float* aData = nullptr;
-            std::vector<float> aCopy;
             FloatValues aValues(a);
-            aData = aValues.data;
-            if (accuracyLevel_ == 4) {
-                aCopy.assign(aData, aData + a.numel());
-                quantizeRowsToInt8Grid(aCopy, rows, g_.k, g_.blockSize);
-                aData = aCopy.data();
-            }
+            const float* aData = aValues.data;
             const auto* packed = b.data<std::uint8_t>();
-            if (rows <= kStreamingRows && !params.groupIndex)
-                streamingProduct(ctx, params, packed, aData, rows, y.data<float>());
-            else
-                tiledProduct(ctx, params, packed, aData, rows, y.data<float>());
+            if (usesIntegerProducts(params) && nbits4::allFinite(aData, a.numel())) {
+                int8Product(ctx, int4Weights(params, packed), aData, rows, y.data<float>());
+            } else {
+                std::vector<float> aCopy;
+                if (accuracyLevel_ == 4) {
+                    aCopy.assign(aData, aData + a.numel());
+                    quantizeRowsToInt8Grid(aCopy, rows, g_.k, g_.blockSize);
+                    aData = aCopy.data();
+                }
+                if (rows <= kStreamingRows && !params.groupIndex)
+                    streamingProduct(ctx, params, packed, aData, rows, y.data<float>());
+                else
+                    tiledProduct(ctx, params, packed, aData, rows, y.data<float>());
+            }
             if (bias) {
                 FloatValues biasValues(*bias);
                 float* out = y.data<float>();
@@ -475,6 +513,27 @@ class MatMulNBitsKernel : public Kernel {
     }
 
   private:
+    // accuracy_level 4 with 4-bit weights and no g_idx: the integer kernels (A rounded the same
+    // way as quantizeRowsToInt8Grid, so only the float summation order differs).
+    bool usesIntegerProducts(const NBitsParams& params) const {
+        return accuracyLevel_ == 4 && g_.bits == 4 && !params.groupIndex &&
+               g_.blockSize <= nbits4::kMaxIntBlockSize;
+    }
+    nbits4::Int4Weights int4Weights(const NBitsParams& params, const std::uint8_t* packed) const {
+        nbits4::Int4Weights w;
+        w.k = g_.k;
+        w.n = g_.n;
+        w.blockSize = g_.blockSize;
+        w.kBlocks = g_.kBlocks;
+        w.blob = g_.blobSize;
+        w.zeroPointBlob = g_.zeroPointBlob;
+        w.packed = packed;
+        w.scales = params.scales;
+        w.packedZero = params.packedZero;
+        w.floatZero = params.floatZero;
+        return w;
+    }
+
     NBitsGeometry g_;
     std::int64_t accuracyLevel_;
 };

@@ -174,6 +174,25 @@ std::vector<std::pair<std::string, OneNodeSpec>> dispatchCases() {
         };
         cases.push_back({"MatMulNBits K=" + std::to_string(k), nbits});
     }
+    // accuracy_level 4: the integer block products (AVX2 maddubs against the baseline's scalar
+    // loop), blocks of 32 eight at a time and the last chunk alone.
+    for (std::int64_t k : {256, 80}) {
+        const std::int64_t n = 5, block = 32, blocks = (k + block - 1) / block;
+        OneNodeSpec nbits =
+            nodeSpec("MatMulNBits", 1,
+                     {randomFloats({3, k}, seed++),
+                      randomIntegers<std::uint8_t>({n, blocks, block / 2}, seed++, 0, 255),
+                      randomFloats({n * blocks}, seed++, 0.01f, 0.1f)},
+                     1, "com.microsoft");
+        nbits.attributes = [k, n](onnx::NodeProto& node) {
+            setAttr(node, "K", k);
+            setAttr(node, "N", n);
+            setAttr(node, "bits", std::int64_t{4});
+            setAttr(node, "block_size", std::int64_t{32});
+            setAttr(node, "accuracy_level", std::int64_t{4});
+        };
+        cases.push_back({"MatMulNBits level 4 K=" + std::to_string(k), nbits});
+    }
     return cases;
 }
 

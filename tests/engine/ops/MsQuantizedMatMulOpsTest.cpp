@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../../../engine/ops/MsMatMulNBitsInt8.h"
 #include "MsOpTestHelpers.h"
 #include "NumericOpTestHelpers.h"
 
@@ -113,9 +114,13 @@ std::vector<double> int8Grid(const std::vector<float>& a, std::int64_t k, std::i
             for (std::int64_t i = 0; i < len; ++i)
                 amax = std::max(amax, std::fabs(out[r * k + base + i]));
             if (amax == 0) continue;
+            // The integer is rounded from the float product a * (127 / max|a|), as the kernels
+            // (and ONNX Runtime's) compute it: in double a value within an ulp of a half could
+            // round the other way.
+            const float inverse = 127.0f / static_cast<float>(amax);
             for (std::int64_t i = 0; i < len; ++i) {
                 double& v = out[r * k + base + i];
-                v = std::nearbyint(v * 127.0 / amax) * amax / 127.0;
+                v = std::nearbyint(static_cast<float>(v) * inverse) * amax / 127.0;
             }
         }
     return out;
@@ -243,6 +248,206 @@ TEST(MsMatMulNBits, AccuracyLevelFourQuantizesAPerBlock) {
                     EXPECT_LE(std::fabs(y.data<float>()[i] - exact.data<float>()[i]), bound);
                 }
         }
+}
+
+// accuracy_level 4 with 4 bits takes the integer kernels (MsMatMulNBitsInt8.h): the layouts of
+// blobs of 8, 16, 32, 64 and 128 bytes, the last chunk of a column zero-padded (K not a multiple of
+// the block), the zero points' eight-block loop and its tail (13 and 63 blocks), N not a
+// multiple of the vector width, rows 1 and 3 (and 9: the many-rows tiling).
+TEST(MsMatMulNBits, IntegerPathMatchesTheInt8Reference) {
+    for (std::int64_t block : {16, 32, 64, 128, 256})
+        for (std::int64_t k : {std::int64_t{256}, std::int64_t{200}, block * 63 - 5})
+            for (bool zp : {false, true})
+                for (std::int64_t rows : {1, 3, 9}) {
+                    if (k > 2048 && rows == 9) continue;
+                    NBitsCase c;
+                    c.aShape = {rows, k};
+                    c.n = 13;
+                    c.blockSize = block;
+                    c.zeroPoints = zp;
+                    c.bias = zp;
+                    c.accuracyLevel = 4;
+                    c.seed = static_cast<unsigned>(block + k + zp + 100 * rows);
+                    expectNBitsMatches(c);
+                }
+}
+
+// Zero points of A's type and float16 A and scales at level 4 take the integer kernels too (the
+// zero point comes off in float either way).
+TEST(MsMatMulNBits, IntegerPathTakesFloatZeroPointsAndFloat16) {
+    NBitsCase c;
+    c.aShape = {2, 80};
+    c.n = 5;
+    c.blockSize = 16;
+    c.zeroPoints = true;
+    c.accuracyLevel = 4;
+    NBitsData d = makeNBits(c);
+    std::vector<float> zf(d.zero.begin(), d.zero.end());
+    for (std::size_t i = 0; i < zf.size(); ++i) zf[i] += 0.25f * static_cast<float>(i % 3);
+    OneNodeSpec spec = nbitsSpec(c, d);
+    spec.inputs[3] = Value(floats({c.n, d.kBlocks}, zf));
+    // The reference with the fractional zero points: (q - z) * s = (q - zi) * s - f * s.
+    Tensor reference = nbitsReference(c, d, true);
+    const std::vector<double> grid = int8Grid(d.a, d.k, c.blockSize);
+    for (std::int64_t r = 0; r < 2; ++r)
+        for (std::int64_t col = 0; col < c.n; ++col) {
+            double shift = 0;
+            for (std::int64_t kk = 0; kk < d.k; ++kk) {
+                const auto p = static_cast<std::size_t>(col * d.kBlocks + kk / c.blockSize);
+                shift += grid[static_cast<std::size_t>(r * d.k + kk)] * (zf[p] - d.zero[p]) *
+                         static_cast<double>(d.scales[p]);
+            }
+            reference.data<float>()[r * c.n + col] -= static_cast<float>(shift);
+        }
+    EXPECT_TRUE(tensorsClose(runOneNodeTensor(spec), reference, {1e-4, 1e-4}));
+    // float16 A and scales: A and the scales as float16 holds them, the output rounded to it.
+    NBitsData half = d;
+    const Tensor aHalf = d.aT.castTo(DataType::Float16);
+    const Tensor scalesHalf = d.scalesT.castTo(DataType::Float16);
+    const Tensor aBack = aHalf.castTo(DataType::Float),
+                 scalesBack = scalesHalf.castTo(DataType::Float);
+    half.a.assign(aBack.data<float>(), aBack.data<float>() + aBack.numel());
+    half.scales.assign(scalesBack.data<float>(), scalesBack.data<float>() + scalesBack.numel());
+    spec = nbitsSpec(c, d);
+    spec.inputs[0] = Value(aHalf);
+    spec.inputs[2] = Value(scalesHalf);
+    Tensor y = runOneNodeTensor(spec);
+    ASSERT_EQ(y.dtype(), DataType::Float16);
+    EXPECT_TRUE(
+        tensorsClose(y.castTo(DataType::Float), nbitsReference(c, half, true), {1e-2, 1e-2}));
+}
+
+// A NaN or an infinity in A at level 4 propagates as in float (its row's outputs are NaN), the
+// other rows are the integer kernels' products; a block whose max|a| is so small that 127 /
+// max|a| overflows stays in int8 (no undefined conversion).
+TEST(MsMatMulNBits, IntegerPathNonFiniteAndTinyBlocks) {
+    NBitsCase c;
+    c.aShape = {3, 64};
+    c.n = 4;
+    c.accuracyLevel = 4;
+    NBitsData d = makeNBits(c);
+    const Tensor reference = nbitsReference(c, d, true);
+    for (float bad : {std::nanf(""), INFINITY}) {
+        NBitsData e = d;
+        e.a[5] = bad;
+        e.aT = floats(c.aShape, e.a);
+        const Tensor y = runOneNodeTensor(nbitsSpec(c, e));
+        for (std::int64_t col = 0; col < c.n; ++col) {
+            EXPECT_TRUE(std::isnan(y.data<float>()[col]));
+            for (std::int64_t r = 1; r < 3; ++r)
+                EXPECT_NEAR(y.data<float>()[r * c.n + col], reference.data<float>()[r * c.n + col],
+                            1e-4);
+        }
+    }
+    NBitsData tiny = d;
+    for (std::int64_t i = 0; i < 32; ++i)
+        tiny.a[static_cast<std::size_t>(i)] = i % 2 ? 1e-38f : 0.0f;
+    tiny.aT = floats(c.aShape, tiny.a);
+    const Tensor y = runOneNodeTensor(nbitsSpec(c, tiny));
+    for (std::int64_t i = 0; i < y.numel(); ++i) EXPECT_TRUE(std::isfinite(y.data<float>()[i]));
+}
+
+// The integer kernels called directly: the scalar loop (the build without AVX2) and the one this
+// build uses give the level-4 reference for every row group and column.
+TEST(MsMatMulNBits, IntegerKernelsScalarAndVectorAgree) {
+    for (std::int64_t block : {16, 32, 64, 128})
+        for (bool zp : {false, true}) {
+            NBitsCase c;
+            c.aShape = {5, 3 * block + 7};
+            c.n = 9;
+            c.blockSize = block;
+            c.zeroPoints = zp;
+            c.accuracyLevel = 4;
+            c.seed = static_cast<unsigned>(block * 3 + zp);
+            NBitsData d = makeNBits(c);
+            const Tensor reference = nbitsReference(c, d, true);
+            engine::ops::nbits4::Int4Weights w;
+            w.k = d.k;
+            w.n = c.n;
+            w.blockSize = block;
+            w.kBlocks = d.kBlocks;
+            w.blob = block / 2;
+            w.zeroPointBlob = (d.kBlocks + 1) / 2;
+            w.packed = d.bT.data<std::uint8_t>();
+            w.scales = d.scales.data();
+            w.packedZero = zp ? d.zeroT.data<std::uint8_t>() : nullptr;
+            const auto qa = engine::ops::nbits4::quantizeRows(d.a.data(), 5, w);
+            for (std::int64_t col = 0; col < c.n; ++col)
+                for (std::int64_t r0 : {0, 1, 4}) {
+                    const int count = static_cast<int>(std::min<std::int64_t>(4, 5 - r0));
+                    float scalar[4], vector[4];
+                    engine::ops::nbits4::columnScalar(qa, r0, count, w, col, scalar);
+                    engine::ops::nbits4::column(qa, r0, count, w, col, vector);
+                    for (int i = 0; i < count; ++i) {
+                        const float e = reference.data<float>()[(r0 + i) * c.n + col];
+                        EXPECT_NEAR(scalar[i], e, 1e-4 + 1e-4 * std::fabs(e));
+                        EXPECT_NEAR(vector[i], e, 1e-4 + 1e-4 * std::fabs(e));
+                    }
+                }
+        }
+}
+
+// Blocks at the int8 extremes: A all -1 (q_a = -127 throughout), weights at 15 and 0 with zero
+// point 8 (q - zero_point = 7 and -8), where a naive u8 x s8 product of (q - zero_point) would
+// saturate; an all-zero A block (scale 0); the product is exact up to float rounding.
+TEST(MsMatMulNBits, IntegerPathExtremesAndZeroBlocks) {
+    NBitsCase c;
+    c.aShape = {2, 128};
+    c.n = 3;
+    c.blockSize = 32;
+    c.accuracyLevel = 4;
+    NBitsData d = makeNBits(c);
+    for (std::int64_t i = 0; i < 128; ++i) {
+        d.a[static_cast<std::size_t>(i)] = i < 64 ? -1.0f : (i < 96 ? 0.0f : 0.5f);
+        d.a[static_cast<std::size_t>(128 + i)] = i % 2 ? 1.0f : -1.0f;
+    }
+    std::vector<std::uint8_t> packed(static_cast<std::size_t>(c.n * 4 * 16));
+    for (std::int64_t col = 0; col < c.n; ++col)
+        for (std::int64_t kk = 0; kk < 128; ++kk) {
+            const int q = col == 0 ? 15 : (col == 1 ? 0 : (kk % 2 ? 15 : 0));
+            d.q[static_cast<std::size_t>(col * 128 + kk)] = q;
+            auto& byte = packed[static_cast<std::size_t>(col * 64 + kk / 2)];
+            byte = static_cast<std::uint8_t>(byte | (q << (kk % 2 * 4)));
+        }
+    for (float& s : d.scales) s = 1.0f;
+    d.aT = floats(c.aShape, d.a);
+    d.bT = makeTensor<std::uint8_t>({c.n, 4, 16}, packed);
+    d.scalesT = floats({c.n, 4}, d.scales);
+    const Tensor y = runOneNodeTensor(nbitsSpec(c, d));
+    // w = 7 (column 0), -8 (column 1), -8 on even k and 7 on odd k (column 2). Row 0: 64 x -1,
+    // 32 x 0, 32 x 0.5; row 1: -1 on even k, 1 on odd k.
+    const std::vector<float> want = {-64 * 7 + 32 * 0.5f * 7,
+                                     -64 * -8 + 32 * 0.5f * -8,
+                                     32 * 8 - 32 * 7 + 16 * 0.5f * -8 + 16 * 0.5f * 7,
+                                     0,
+                                     0,
+                                     64 * 8 + 64 * 7};
+    EXPECT_TRUE(tensorsClose(y, floats({2, 3}, want), {1e-4, 1e-5}));
+    EXPECT_TRUE(tensorsClose(y, nbitsReference(c, d, true), {1e-4, 1e-5}));
+}
+
+// The integer kernels split N over the threads (and tiles of columns for many rows): each
+// column is computed whole by one thread, so 1 and 2 threads give the same bits.
+TEST(MsMatMulNBits, IntegerPathIsTheSameAtOneAndTwoThreads) {
+    for (std::int64_t rows : {1, 3, 12}) {
+        NBitsCase c;
+        c.aShape = {rows, 512};
+        c.n = 301;
+        c.blockSize = 32;
+        c.zeroPoints = true;
+        c.accuracyLevel = 4;
+        NBitsData d = makeNBits(c);
+        const auto one = runOneNode(nbitsSpec(c, d), 1);
+        const auto two = runOneNode(nbitsSpec(c, d), 2);
+        ASSERT_TRUE(one && two);
+        const Tensor& a = (*one)[0].tensor();
+        const Tensor& b = (*two)[0].tensor();
+        ASSERT_EQ(a.shape(), b.shape());
+        EXPECT_EQ(std::memcmp(a.data<float>(), b.data<float>(),
+                              static_cast<std::size_t>(a.numel()) * sizeof(float)),
+                  0);
+        EXPECT_TRUE(tensorsClose(a, nbitsReference(c, d, true), {1e-4, 1e-4}));
+    }
 }
 
 TEST(MsMatMulNBits, FloatZeroPointsAndFloat16) {
