@@ -7,11 +7,13 @@
 
 #include <QCheckBox>
 #include <QDockWidget>
+#include <QElapsedTimer>
 #include <QTableWidget>
 #include <QTextBrowser>
 #include <QTreeWidget>
 #include <cmath>
 #include <cstring>
+#include <iostream>
 #include <random>
 
 #include "GuiTestSupport.h"
@@ -277,6 +279,38 @@ TEST(QuantizedWeightsGui, MalformedWeightSaysWhy) {
     EXPECT_TRUE(panel->statisticsText().contains("input scales"))
         << panel->statisticsText().toStdString();
     EXPECT_EQ(panel->exportNpy(dir.filePath("x.npy")).isEmpty(), false);
+}
+
+// A real decoder's lm_head (ONNXLENS_GENAI_MODEL: bench/make_genai_decoder.py's genai int4 layout,
+// external data): opened, sampled and exported on workers, the GUI thread never held.
+TEST(QuantizedWeightsGui, LargeWeightIsDequantizedOffTheGuiThread) {
+    const QByteArray model = qgetenv("ONNXLENS_GENAI_MODEL");
+    if (model.isEmpty()) GTEST_SKIP() << "set ONNXLENS_GENAI_MODEL to a genai int4 decoder";
+    gui::MainWindow window;
+    window.show();
+    auto* page = testing::openAndDraw(window, QString::fromLocal8Bit(model));
+    ASSERT_NE(page, nullptr);
+    const int lmHead = page->document().view->findNodeByName("/lm_head/MatMulNBits");
+    ASSERT_GE(lmHead, 0);
+    auto* nodes = window.nodePanel();
+    nodes->showNode(page->document().view, lmHead);
+    QTreeWidgetItem* row = nodes->rowFor("Quantized weight", "B dequantized");
+    ASSERT_NE(row, nullptr);
+    auto* panel = window.tensorPanel();
+    testing::StallMeter stalls;
+    QElapsedTimer clock;
+    clock.start();
+    emit nodes->details()->itemDoubleClicked(row, 0);
+    ASSERT_TRUE(testing::waitFor([&] { return !panel->isBusy(); }, 120000));
+    const qint64 shownMs = clock.elapsed();
+    std::cout << "lm_head dequantized and summarized in " << shownMs << " ms, worst GUI stall "
+              << stalls.worstStallMs() << " ms: " << panel->statisticsText().toStdString() << "\n";
+    EXPECT_TRUE(panel->titleText().contains("float32[32000x2048]"))
+        << panel->titleText().toStdString();
+    // An evenly strided sample of at most kStatisticsValues (every 17th of 65.5 M).
+    EXPECT_LE(panel->statistics().count, widgets::TensorPanel::kStatisticsValues);
+    EXPECT_GT(panel->statistics().count, widgets::TensorPanel::kStatisticsValues / 2);
+    EXPECT_LT(stalls.worstStallMs(), 500 * testing::kStallBoundScale);
 }
 
 }  // namespace
