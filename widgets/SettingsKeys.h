@@ -29,4 +29,14 @@ inline constexpr int kExportRunsDefault = 10;
 inline constexpr const char* kExportWarmup = "warmup";
 inline constexpr int kExportWarmupDefault = 2;
 
+// Quantize dialog (defaults: engine::QuantizeOptions; the output is remembered per model).
+inline constexpr const char* kQuantizeFormat = "quantize/format";    // qoperator, qdq, int4
+inline constexpr const char* kQuantizeOpTypes = "quantize/opTypes";  // comma-separated
+inline constexpr const char* kQuantizePerChannel = "quantize/perChannel";
+inline constexpr const char* kQuantizeBlockSize = "quantize/blockSize";
+inline constexpr const char* kQuantizeSymmetric = "quantize/symmetric";
+inline constexpr const char* kQuantizeAccuracyLevel = "quantize/accuracyLevel";
+inline constexpr const char* kQuantizeMinSqnr = "quantize/minSqnrDb";
+inline constexpr double kQuantizeMinSqnrDefault = 20.0;
+
 }  // namespace onnxlens::widgets::settings

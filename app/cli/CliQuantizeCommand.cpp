@@ -221,16 +221,17 @@ int runQuantize(const Arguments& a) {
 }  // namespace
 
 Command addQuantizeCommand(CLI::App& cli) {
-    CLI::App* command = addCommand(
-        cli, "quantize",
-        "dynamic int8 quantization of the weights of MatMul, Gemm and Conv nodes, or int4 "
-        "(MatMulNBits) of MatMul weights");
+    CLI::App* command =
+        addCommand(cli, "quantize",
+                   "dynamic int8 quantization of the weights of MatMul, Gemm and Conv nodes and of "
+                   "embedding tables (Gather), or int4 (MatMulNBits) of MatMul weights");
     addPositional(*command, "MODEL", "the ONNX model file");
     addPositional(*command, "OUT", "the int8 model to write (.onnx)");
     addFlag(*command, "per-channel", "one scale per output channel instead of per tensor");
     addValueOption(*command, "op-types", "TYPES",
                    "the operator types to quantize, comma-separated, of MatMul, Gemm, Conv and "
-                   "Gather (default MatMul,Gemm; Gather: constant embedding tables to int8)");
+                   "Gather (default MatMul,Gemm,Gather, as quantize_dynamic: Gather takes constant "
+                   "embedding tables to int8; int4: MatMul)");
     addRepeatedOption(*command, "exclude", "NODE", "leave this node in float");
     addValueOption(*command, "format", "qoperator|qdq|int4",
                    "integer operators, QuantizeLinear/DequantizeLinear pairs, or 4-bit "

@@ -8,6 +8,7 @@
 
 #include <QApplication>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFile>
 #include <QFileDialog>
@@ -17,6 +18,8 @@
 #include <QTableWidget>
 #include <QTimer>
 #include <filesystem>
+#include <fstream>
+#include <map>
 
 #include "GuiTestSupport.h"
 #include "MainWindow.h"
@@ -224,6 +227,92 @@ TEST(QuantizeDialogTest, BrowseChoosesWhereTheInt8ModelGoesAndItIsRememberedPerM
     QuantizeDialog third;
     third.setModel(other);
     EXPECT_EQ(third.outputEdit()->text(), typed);
+}
+
+// The int4 option (as `onnxlens-cli quantize --format int4`): MatMul weights to MatMulNBits with
+// the block size, zero points and accuracy level chosen; the card says int4 and the settings; the
+// choices come back in the next dialog.
+TEST(QuantizeDialogTest, Int4WritesMatMulNBitsAndTheChoicesAreRemembered) {
+    testing::clearSettings();
+    QTemporaryDir dir;
+    MainWindow window;
+    window.show();
+    auto* page = testing::openAndDraw(window, sample("tiny_bert"));
+    ASSERT_NE(page, nullptr);
+    window.showQuantizeDialog();
+    QuantizeDialog* dialog = window.quantizeDialog();
+    // Defaults: int8 QOperator with the embeddings (Gather), the int4 choices greyed out.
+    EXPECT_EQ(dialog->formatBox()->currentData().toString(), QStringLiteral("qoperator"));
+    EXPECT_TRUE(dialog->opTypeBox(QStringLiteral("Gather"))->isChecked());
+    EXPECT_FALSE(dialog->blockSizeBox()->isEnabled());
+    EXPECT_TRUE(dialog->outputEdit()->text().endsWith(QStringLiteral(".int8.onnx")));
+
+    dialog->formatBox()->setCurrentIndex(dialog->formatBox()->findData(QStringLiteral("int4")));
+    EXPECT_TRUE(dialog->int4Chosen());
+    EXPECT_TRUE(dialog->outputEdit()->text().endsWith(QStringLiteral(".int4.onnx")))
+        << dialog->outputEdit()->text().toStdString();
+    EXPECT_TRUE(dialog->blockSizeBox()->isEnabled());
+    EXPECT_FALSE(dialog->opTypeBox(QStringLiteral("Gemm"))->isEnabled());
+    EXPECT_FALSE(dialog->perChannelBox()->isEnabled());
+    dialog->blockSizeBox()->setCurrentIndex(dialog->blockSizeBox()->findData(16));
+    dialog->symmetricBox()->setChecked(false);
+    dialog->accuracyLevelBox()->setValue(4);
+    dialog->toleranceBox()->setValue(5.0);
+    dialog->runsBox()->setValue(1);
+    const QString output = dir.filePath(QStringLiteral("bert.int4.onnx"));
+    dialog->outputEdit()->setText(output);
+    ASSERT_TRUE(dialog->start()) << dialog->errorText().toStdString();
+    ASSERT_TRUE(testing::waitFor([&] { return dialog->state() != QuantizeDialog::State::Running; },
+                                 120000));
+    ASSERT_EQ(dialog->state(), QuantizeDialog::State::Done) << dialog->errorText().toStdString();
+    const auto report = dialog->report();
+    ASSERT_NE(report, nullptr);
+    EXPECT_EQ(report->settings.format, engine::QuantizationFormat::Int4);
+    EXPECT_EQ(report->settings.blockSize, 16);
+    EXPECT_FALSE(report->settings.symmetric);
+    EXPECT_EQ(report->settings.accuracyLevel, 4);
+    EXPECT_GT(report->quantizedPerOpType.at("MatMul"), 0);
+    EXPECT_EQ(report->quantizedPerOpType.count("Gather"), 0u);
+    const QString footer = dialog->reportCard()->footerText();
+    EXPECT_TRUE(footer.contains(QStringLiteral(
+        "int4 MatMulNBits weights, blocks of 16, asymmetric (zero points), accuracy level 4")))
+        << footer.toStdString();
+    EXPECT_TRUE(footer.contains(QStringLiteral("MB int4"))) << footer.toStdString();
+    if (const QByteArray shots = qgetenv("ONNXLENS_SCREENSHOT_DIR"); !shots.isEmpty())
+        dialog->grab().save(QString::fromLocal8Bit(shots) + "/quantize-dialog-int4.png");
+
+    // The file: MatMulNBits with those attributes and a zero point input.
+    onnx::ModelProto written;
+    {
+        std::ifstream in(output.toStdString(), std::ios::binary);
+        ASSERT_TRUE(written.ParseFromIstream(&in));
+    }
+    int nbits = 0;
+    for (const auto& node : written.graph().node()) {
+        if (node.op_type() != "MatMulNBits") continue;
+        ++nbits;
+        EXPECT_EQ(node.domain(), "com.microsoft");
+        EXPECT_GE(node.input_size(), 4) << "asymmetric: zero points";
+        for (const auto& a : node.attribute()) {
+            const std::map<std::string, std::int64_t> expected = {
+                {"block_size", 16}, {"accuracy_level", 4}, {"bits", 4}};
+            if (expected.count(a.name())) {
+                EXPECT_EQ(a.i(), expected.at(a.name())) << a.name();
+            }
+        }
+    }
+    EXPECT_EQ(nbits, report->quantizedPerOpType.at("MatMul"));
+
+    // Remembered: the next dialog comes back with int4, block 16, asymmetric, level 4, 5 dB.
+    QuantizeDialog next;
+    EXPECT_TRUE(next.int4Chosen());
+    EXPECT_EQ(next.blockSizeBox()->currentData().toInt(), 16);
+    EXPECT_FALSE(next.symmetricBox()->isChecked());
+    EXPECT_EQ(next.accuracyLevelBox()->value(), 4);
+    EXPECT_DOUBLE_EQ(next.toleranceBox()->value(), 5.0);
+    EXPECT_TRUE(next.blockSizeBox()->isEnabled());
+    EXPECT_FALSE(next.opTypeBox(QStringLiteral("MatMul"))->isEnabled());
+    testing::clearSettings();
 }
 
 }  // namespace

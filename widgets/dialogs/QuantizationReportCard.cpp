@@ -2,6 +2,7 @@
 #pragma push_macro("slots")
 #undef slots
 #include "onnxlens/workflows/QuantizationReport.h"
+#include "onnxlens/workflows/Quantizer.h"
 #pragma pop_macro("slots")
 
 #include <QHeaderView>
@@ -91,16 +92,26 @@ void QuantizationReportCard::setReport(std::shared_ptr<const engine::Quantizatio
                 QString::number(n.figures.cosine, 'f', 6),
                 QString::number(n.figures.maxAbsError, 'g', 4)});
     }
-    QString footer = tr("Size: %1 MB float, %2 MB int8 (%3x smaller).")
-                         .arg(r.floatBytes / 1e6, 0, 'f', 2)
-                         .arg(r.int8Bytes / 1e6, 0, 'f', 2)
-                         .arg(r.sizeRatio, 0, 'f', 2);
+    const bool int4 = r.settings.format == engine::QuantizationFormat::Int4;
+    const QString kind = int4 ? QStringLiteral("int4") : QStringLiteral("int8");
+    QString footer =
+        int4 ? tr("Settings: int4 MatMulNBits weights, blocks of %1, %2, accuracy level %3. ")
+                   .arg(r.settings.blockSize)
+                   .arg(r.settings.symmetric ? tr("symmetric") : tr("asymmetric (zero points)"))
+                   .arg(r.settings.accuracyLevel)
+             : QString();
+    footer += tr("Size: %1 MB float, %2 MB %4 (%3x smaller).")
+                  .arg(r.floatBytes / 1e6, 0, 'f', 2)
+                  .arg(r.int8Bytes / 1e6, 0, 'f', 2)
+                  .arg(r.sizeRatio, 0, 'f', 2)
+                  .arg(kind);
     if (r.benchmarked)
-        footer += tr(" Median latency: %1 ms float, %2 ms int8 (%3x), %4 threads.")
+        footer += tr(" Median latency: %1 ms float, %2 ms %5 (%3x), %4 threads.")
                       .arg(r.floatLatency.medianMs, 0, 'f', 3)
                       .arg(r.int8Latency.medianMs, 0, 'f', 3)
                       .arg(r.speedup, 0, 'f', 2)
-                      .arg(r.threads);
+                      .arg(r.threads)
+                      .arg(kind);
     footer += tr(" Inputs: %1.").arg(qs([&] {
         std::string s;
         for (const auto& set : r.inputSets) s += (s.empty() ? "" : ", ") + set;

@@ -26,7 +26,9 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
 
+#include "widgets/SettingsKeys.h"
 #include "widgets/dialogs/QuantizationReportCard.h"
 #include "widgets/dialogs/QuantizeDialog.h"
 
@@ -45,14 +47,14 @@ struct QuantizeDialog::Outcome {
 };
 
 QuantizeDialog::QuantizeDialog(QWidget* parent) : QDialog(parent) {
-    setWindowTitle(tr("Quantize Model (int8, dynamic)"));
+    setWindowTitle(tr("Quantize Model (int8 dynamic, or int4 weights)"));
     setObjectName(QStringLiteral("quantizeDialog"));
     auto* layout = new QVBoxLayout(this);
     auto* form = new QFormLayout;
     output_ = new QLineEdit(this);
-    output_->setToolTip(tr("Where the int8 model goes (its report folder goes beside it)"));
+    output_->setToolTip(tr("Where the quantized model goes (its report folder goes beside it)"));
     browse_ = new QPushButton(tr("&Browse…"), this);
-    browse_->setToolTip(tr("Choose where the int8 model goes (remembered for this model)"));
+    browse_->setToolTip(tr("Choose where the quantized model goes (remembered for this model)"));
     connect(browse_, &QPushButton::clicked, this, &QuantizeDialog::chooseOutput);
     auto* outputRow = new QHBoxLayout;
     outputRow->addWidget(output_, 1);
@@ -62,16 +64,43 @@ QuantizeDialog::QuantizeDialog(QWidget* parent) : QDialog(parent) {
     matMul_ = new QCheckBox(QStringLiteral("MatMul"), this);
     gemm_ = new QCheckBox(QStringLiteral("Gemm"), this);
     conv_ = new QCheckBox(QStringLiteral("Conv"), this);
+    gather_ = new QCheckBox(QStringLiteral("Gather"), this);
+    gather_->setToolTip(
+        tr("Embedding tables (a Gather of a constant float table) to int8, as ONNX Runtime's "
+           "quantize_dynamic writes them"));
     matMul_->setChecked(true);
     gemm_->setChecked(true);
-    for (auto* box : {matMul_, gemm_, conv_}) ops->addWidget(box);
+    gather_->setChecked(true);
+    for (auto* box : {matMul_, gemm_, conv_, gather_}) ops->addWidget(box);
     form->addRow(tr("Op types:"), ops);
     perChannel_ = new QCheckBox(tr("Per output channel"), this);
     form->addRow(tr("Weights:"), perChannel_);
     format_ = new QComboBox(this);
     format_->addItem(tr("QOperator (MatMulInteger / ConvInteger)"), QStringLiteral("qoperator"));
     format_->addItem(tr("QDQ (QuantizeLinear / DequantizeLinear)"), QStringLiteral("qdq"));
+    format_->addItem(tr("int4 weights (com.microsoft MatMulNBits; MatMul only)"),
+                     QStringLiteral("int4"));
     form->addRow(tr("&Format:"), format_);
+    auto* int4 = new QHBoxLayout;
+    blockSize_ = new QComboBox(this);
+    for (int size : {16, 32, 64, 128, 256}) blockSize_->addItem(QString::number(size), size);
+    blockSize_->setCurrentIndex(blockSize_->findData(32));
+    blockSize_->setToolTip(tr("Weights per block along K, each with its own scale"));
+    symmetric_ = new QCheckBox(tr("Symmetric (no zero points)"), this);
+    symmetric_->setChecked(true);
+    symmetric_->setToolTip(tr("Unchecked: a uint8 zero point per block (asymmetric range)"));
+    accuracyLevel_ = new QSpinBox(this);
+    accuracyLevel_->setRange(0, 4);
+    accuracyLevel_->setToolTip(
+        tr("MatMulNBits' accuracy_level: 0 computes in float (MatMulNBitsQuantizer's default), 4 "
+           "quantizes the activations to int8 per block"));
+    int4->addWidget(new QLabel(tr("block"), this));
+    int4->addWidget(blockSize_);
+    int4->addWidget(symmetric_);
+    int4->addWidget(new QLabel(tr("accuracy level"), this));
+    int4->addWidget(accuracyLevel_);
+    int4->addStretch(1);
+    form->addRow(tr("int4:"), int4);
     exclude_ = new QLineEdit(this);
     exclude_->setPlaceholderText(tr("node names to keep in float, comma-separated"));
     form->addRow(tr("&Exclude:"), exclude_);
@@ -101,7 +130,7 @@ QuantizeDialog::QuantizeDialog(QWidget* parent) : QDialog(parent) {
     auto* buttons = new QHBoxLayout;
     start_ = new QPushButton(tr("&Quantize"), this);
     cancel_ = new QPushButton(tr("&Cancel"), this);
-    open_ = new QPushButton(tr("&Open int8 model"), this);
+    open_ = new QPushButton(tr("&Open quantized model"), this);
     auto* close = new QPushButton(tr("Close"), this);
     for (auto* b : {start_, cancel_, open_, close}) buttons->addWidget(b);
     layout->addLayout(buttons);
@@ -122,9 +151,75 @@ QuantizeDialog::QuantizeDialog(QWidget* parent) : QDialog(parent) {
     connect(close, &QPushButton::clicked, this, &QDialog::close);
     connect(tolerance_, &QDoubleSpinBox::valueChanged, card_,
             &QuantizationReportCard::setMinSqnrDb);
+    connect(format_, &QComboBox::currentIndexChanged, this, [this] {
+        // The suggested output follows the format (a name of another kind stays).
+        const QString text = output_->text();
+        const QString from =
+            int4Chosen() ? QStringLiteral(".int8.onnx") : QStringLiteral(".int4.onnx");
+        if (text.endsWith(from))
+            output_->setText(
+                text.left(text.size() - from.size()) +
+                (int4Chosen() ? QStringLiteral(".int4.onnx") : QStringLiteral(".int8.onnx")));
+        updateFormatControls();
+    });
+    loadSettings();
     setBusy(false);
     open_->setEnabled(false);
     resize(760, 720);
+}
+
+bool QuantizeDialog::int4Chosen() const {
+    return format_->currentData().toString() == QStringLiteral("int4");
+}
+
+void QuantizeDialog::updateFormatControls() {
+    // int4 quantizes MatMul weights only, in blocks along K: the int8 choices do not apply.
+    const bool int4 = int4Chosen();
+    for (QWidget* w : std::initializer_list<QWidget*>{matMul_, gemm_, conv_, gather_, perChannel_})
+        w->setEnabled(!busy_ && !int4);
+    for (QWidget* w : std::initializer_list<QWidget*>{blockSize_, symmetric_, accuracyLevel_})
+        w->setEnabled(!busy_ && int4);
+}
+
+void QuantizeDialog::loadSettings() {
+    namespace keys = settings;
+    const QSettings stored;
+    const engine::QuantizeOptions defaults;
+    const int format = format_->findData(
+        stored.value(keys::kQuantizeFormat, QStringLiteral("qoperator")).toString());
+    format_->setCurrentIndex(std::max(format, 0));
+    QStringList defaultOps;
+    for (const auto& op : defaults.opTypes) defaultOps << QString::fromStdString(op);
+    const QStringList ops = stored.value(keys::kQuantizeOpTypes, defaultOps.join(QLatin1Char(',')))
+                                .toString()
+                                .split(QLatin1Char(','), Qt::SkipEmptyParts);
+    for (auto* box : {matMul_, gemm_, conv_, gather_}) box->setChecked(ops.contains(box->text()));
+    perChannel_->setChecked(stored.value(keys::kQuantizePerChannel, defaults.perChannel).toBool());
+    const int block = blockSize_->findData(
+        stored.value(keys::kQuantizeBlockSize, static_cast<int>(defaults.blockSize)).toInt());
+    blockSize_->setCurrentIndex(block >= 0 ? block : blockSize_->findData(32));
+    symmetric_->setChecked(stored.value(keys::kQuantizeSymmetric, defaults.symmetric).toBool());
+    accuracyLevel_->setValue(
+        stored.value(keys::kQuantizeAccuracyLevel, static_cast<int>(defaults.accuracyLevel))
+            .toInt());
+    tolerance_->setValue(
+        stored.value(keys::kQuantizeMinSqnr, keys::kQuantizeMinSqnrDefault).toDouble());
+    updateFormatControls();
+}
+
+void QuantizeDialog::saveSettings() const {
+    namespace keys = settings;
+    QSettings stored;
+    stored.setValue(keys::kQuantizeFormat, format_->currentData().toString());
+    QStringList ops;
+    for (auto* box : {matMul_, gemm_, conv_, gather_})
+        if (box->isChecked()) ops << box->text();
+    stored.setValue(keys::kQuantizeOpTypes, ops.join(QLatin1Char(',')));
+    stored.setValue(keys::kQuantizePerChannel, perChannel_->isChecked());
+    stored.setValue(keys::kQuantizeBlockSize, blockSize_->currentData().toInt());
+    stored.setValue(keys::kQuantizeSymmetric, symmetric_->isChecked());
+    stored.setValue(keys::kQuantizeAccuracyLevel, accuracyLevel_->value());
+    stored.setValue(keys::kQuantizeMinSqnr, tolerance_->value());
 }
 
 QuantizeDialog::~QuantizeDialog() {
@@ -149,15 +244,17 @@ void QuantizeDialog::setModel(const QString& path) {
     // The place chosen for this model last time, else "<name>.int8.onnx" beside it.
     const QString remembered = QSettings().value(outputKey(path)).toString();
     const QFileInfo info(path);
-    output_->setText(!remembered.isEmpty() ? remembered
-                                           : info.dir().filePath(info.completeBaseName() +
-                                                                 QStringLiteral(".int8.onnx")));
+    output_->setText(!remembered.isEmpty()
+                         ? remembered
+                         : info.dir().filePath(info.completeBaseName() +
+                                               (int4Chosen() ? QStringLiteral(".int4.onnx")
+                                                             : QStringLiteral(".int8.onnx"))));
     status_->setText(tr("Model: %1").arg(path));
 }
 
 void QuantizeDialog::chooseOutput() {
     const QString chosen = QFileDialog::getSaveFileName(
-        this, tr("Write the int8 model to"), output_->text(), tr("ONNX models (*.onnx)"));
+        this, tr("Write the quantized model to"), output_->text(), tr("ONNX models (*.onnx)"));
     if (chosen.isEmpty()) return;
     setOutputPath(QFileInfo(chosen).suffix().isEmpty() ? chosen + QStringLiteral(".onnx") : chosen);
 }
@@ -174,16 +271,18 @@ QCheckBox* QuantizeDialog::opTypeBox(const QString& op) const {
     if (op == QStringLiteral("MatMul")) return matMul_;
     if (op == QStringLiteral("Gemm")) return gemm_;
     if (op == QStringLiteral("Conv")) return conv_;
+    if (op == QStringLiteral("Gather")) return gather_;
     return nullptr;
 }
 
 void QuantizeDialog::setBusy(bool busy) {
+    busy_ = busy;
     start_->setEnabled(!busy);
     cancel_->setEnabled(busy);
-    for (QWidget* w :
-         std::initializer_list<QWidget*>{output_, browse_, matMul_, gemm_, conv_, perChannel_,
-                                         format_, exclude_, threads_, runs_, benchmark_})
+    for (QWidget* w : std::initializer_list<QWidget*>{output_, browse_, format_, exclude_,
+                                                      tolerance_, threads_, runs_, benchmark_})
         w->setEnabled(!busy);
+    updateFormatControls();
     if (busy) open_->setEnabled(false);
 }
 
@@ -194,17 +293,26 @@ bool QuantizeDialog::start() {
     }
     engine::QuantizeOptions options;
     options.opTypes.clear();
-    for (auto* box : {matMul_, gemm_, conv_})
-        if (box->isChecked()) options.opTypes.push_back(box->text().toStdString());
+    if (int4Chosen()) {
+        // As `onnxlens-cli quantize --format int4`: MatMul weights to MatMulNBits.
+        options.format = engine::QuantizationFormat::Int4;
+        options.opTypes = {"MatMul"};
+        options.blockSize = blockSize_->currentData().toInt();
+        options.symmetric = symmetric_->isChecked();
+        options.accuracyLevel = accuracyLevel_->value();
+    } else {
+        for (auto* box : {matMul_, gemm_, conv_, gather_})
+            if (box->isChecked()) options.opTypes.push_back(box->text().toStdString());
+        options.perChannel = perChannel_->isChecked();
+        options.format = format_->currentData().toString() == QStringLiteral("qdq")
+                             ? engine::QuantizationFormat::QDQ
+                             : engine::QuantizationFormat::QOperator;
+    }
     if (options.opTypes.empty() || model_.isEmpty()) {
         error_ = model_.isEmpty() ? tr("No model is open.") : tr("Choose at least one op type.");
         status_->setText(error_);
         return false;
     }
-    options.perChannel = perChannel_->isChecked();
-    options.format = format_->currentData().toString() == QStringLiteral("qdq")
-                         ? engine::QuantizationFormat::QDQ
-                         : engine::QuantizationFormat::QOperator;
     for (const QString& name : exclude_->text().split(QLatin1Char(','), Qt::SkipEmptyParts))
         options.excludedNodes.push_back(name.trimmed().toStdString());
     engine::QuantizationReportOptions reportOptions;
@@ -222,6 +330,7 @@ bool QuantizeDialog::start() {
         return false;
     }
     if (!model_.isEmpty()) QSettings().setValue(outputKey(model_), output_->text());
+    saveSettings();
     state_ = State::Running;
     error_.clear();
     written_.clear();

@@ -1,9 +1,12 @@
 #pragma once
-// Tools > Quantize Model...: dynamic int8 quantization of the open model with the options of
-// `onnxlens-cli quantize`, then the accuracy report (both models run on the test data sets beside
-// the model, else seeded random inputs), all on a worker thread with progress and Cancel. The
-// report card shows the verdict against the tolerance set here; "Open int8 model" opens the
-// written model in a new tab (the window then colours it by quantization error).
+// Tools > Quantize Model...: dynamic int8 quantization of the open model (MatMul, Gemm, Conv and
+// the Gather of embedding tables; QOperator or QDQ), or int4 weights (com.microsoft MatMulNBits:
+// block size, symmetric or not, accuracy level), with the options of `onnxlens-cli quantize`; the
+// choices are remembered (QSettings, widgets/SettingsKeys.h). Then the accuracy report (both models
+// run on the test data sets beside the model, else seeded random inputs), all on a worker thread
+// with progress and Cancel. The report card shows the verdict against the tolerance set here; "Open
+// int8 model" opens the written model in a new tab (the window then colours it by quantization
+// error).
 #include <QDialog>
 #include <QString>
 #include <atomic>
@@ -63,6 +66,11 @@ class QuantizeDialog : public QDialog {
     QCheckBox* perChannelBox() const { return perChannel_; }
     QCheckBox* opTypeBox(const QString& op) const;
     QComboBox* formatBox() const { return format_; }
+    // int4 only (enabled when the format is int4): block size 16-256, symmetric, accuracy level.
+    QComboBox* blockSizeBox() const { return blockSize_; }
+    QCheckBox* symmetricBox() const { return symmetric_; }
+    QSpinBox* accuracyLevelBox() const { return accuracyLevel_; }
+    bool int4Chosen() const;
     QLineEdit* excludeEdit() const { return exclude_; }
     QDoubleSpinBox* toleranceBox() const { return tolerance_; }
     QSpinBox* runsBox() const { return runs_; }
@@ -76,6 +84,9 @@ class QuantizeDialog : public QDialog {
   private:
     struct Outcome;
     void setBusy(bool busy);
+    void updateFormatControls();
+    void loadSettings();
+    void saveSettings() const;
     void onFinished(const Outcome& outcome);
 
     QString model_;
@@ -85,7 +96,12 @@ class QuantizeDialog : public QDialog {
     QCheckBox* matMul_;
     QCheckBox* gemm_;
     QCheckBox* conv_;
+    QCheckBox* gather_;
     QComboBox* format_;
+    QComboBox* blockSize_;
+    QCheckBox* symmetric_;
+    QSpinBox* accuracyLevel_;
+    bool busy_ = false;
     QLineEdit* exclude_;
     QDoubleSpinBox* tolerance_;
     QSpinBox* threads_;

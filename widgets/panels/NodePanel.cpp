@@ -15,6 +15,7 @@
 #include "onnxlens/model/NodeNames.h"
 #include "onnxlens/model/OnnxDomains.h"
 #include "onnxlens/model/TensorTypes.h"
+#include "onnxlens/workflows/DequantizedWeight.h"
 #include "widgets/graph/CostText.h"
 #include "widgets/graph/GraphStyle.h"
 #include "widgets/workers/ModelDocument.h"
@@ -159,6 +160,7 @@ void NodePanel::showNode(std::shared_ptr<const ViewGraph> view, int index,
     auto* inputs = section(tree_, tr("Inputs"));
     for (int i = 0; i < static_cast<int>(node.inputs.size()); ++i)
         addTensorRow(inputs, *view_, node.inputs[i], formalName(true, i));
+    addQuantizedWeight(node);
     auto* outputs = section(tree_, tr("Outputs"));
     for (int i = 0; i < static_cast<int>(node.outputs.size()); ++i)
         addTensorRow(outputs, *view_, node.outputs[i], formalName(false, i));
@@ -169,6 +171,17 @@ void NodePanel::showNode(std::shared_ptr<const ViewGraph> view, int index,
                 .arg(QString::fromStdString(node.opType), QString::fromStdString(domain))
                 .arg(schema->since_version())
                 .arg(QString::fromUtf8(schema->doc())));
+    } else if (schema && node.domain == "com.microsoft") {
+        // onnxlens's schemas of ONNX Runtime's operators carry no text: its reference does.
+        doc_->setMarkdown(
+            tr("### %1 (com.microsoft, opset %2)\n\nONNX Runtime's contrib operator: its inputs, "
+               "outputs and attributes are checked against onnxlens's schema of it; the "
+               "reference is ONNX Runtime's [ContribOperators.md](%3).")
+                .arg(QString::fromStdString(node.opType))
+                .arg(schema->since_version())
+                .arg(QStringLiteral("https://github.com/microsoft/onnxruntime/blob/main/docs/"
+                                    "ContribOperators.md#com.microsoft.") +
+                     QString::fromStdString(node.opType)));
     } else {
         doc_->setPlainText(tr("No operator documentation: %1 is not in the onnx schema registry "
                               "for opset %2 of domain %3.")
@@ -176,6 +189,34 @@ void NodePanel::showNode(std::shared_ptr<const ViewGraph> view, int index,
                                .arg(modelOpset)
                                .arg(QString::fromStdString(domain)));
     }
+}
+
+void NodePanel::addQuantizedWeight(const ViewNode& node) {
+    // MatMulNBits' B and GatherBlockQuantized's data: the Tensor panel shows them dequantized.
+    const int input = node.proto ? engine::quantizedWeightInput(*node.proto) : -1;
+    if (input < 0 || input >= static_cast<int>(node.inputs.size()) || node.inputs[input] < 0)
+        return;
+    const int tensor = node.inputs[input];
+    if (!view_->tensors[tensor].initializer) return;
+    auto attribute = [&](const char* name, std::int64_t fallback) {
+        for (const auto& a : node.proto->attribute())
+            if (a.name() == name) return a.i();
+        return fallback;
+    };
+    const bool nbits = node.opType == "MatMulNBits";
+    const QString shape =
+        nbits ? QStringLiteral("%1x%2").arg(attribute("N", 0)).arg(attribute("K", 0)) : QString();
+    auto* weights = section(tree_, tr("Quantized weight"));
+    auto* item = new QTreeWidgetItem(
+        weights, {tr("%1 dequantized").arg(nbits ? QStringLiteral("B") : QStringLiteral("data")),
+                  tr("%1 bits, blocks of %2")
+                      .arg(attribute("bits", 4))
+                      .arg(attribute("block_size", nbits ? 0 : 128)),
+                  QStringLiteral("float32"), shape});
+    item->setData(0, kTensorRole, tensor);
+    const QString tip = tr("double-click to see %1 dequantized in the Tensor panel")
+                            .arg(QString::fromStdString(view_->tensors[tensor].name));
+    for (int c = 0; c < 4; ++c) item->setToolTip(c, tip);
 }
 
 void NodePanel::addCost(const ViewNode& node, const ModelDocument& document) {

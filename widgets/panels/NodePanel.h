@@ -36,6 +36,7 @@ class NodePanel : public QWidget {
     void tensorActivated(int tensor);
 
   private:
+    void addQuantizedWeight(const ViewNode& node);
     void addCost(const ViewNode& node, const ModelDocument& document);
 
     std::shared_ptr<const ViewGraph> view_;

@@ -1,4 +1,9 @@
-#include "widgets/panels/TensorPanel.h"
+// Engine headers first: Session.h before any Qt header.
+#pragma push_macro("slots")
+#undef slots
+#include "onnxlens/engine/TensorProto.h"
+#include "onnxlens/workflows/DequantizedWeight.h"
+#pragma pop_macro("slots")
 
 #include <Eigen/Core>
 #include <QBarCategoryAxis>
@@ -6,7 +11,9 @@
 #include <QBarSet>
 #include <QChart>
 #include <QChartView>
+#include <QCheckBox>
 #include <QFileDialog>
+#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -16,15 +23,19 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <QValueAxis>
+#include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 
 #include "onnxlens/model/ExternalData.h"
+#include "onnxlens/model/NodeNames.h"
 #include "onnxlens/model/TensorFile.h"
 #include "onnxlens/model/TensorTypes.h"
 #include "widgets/charts/AxisLabels.h"
+#include "widgets/panels/TensorPanel.h"
 
 namespace onnxlens::widgets {
 
@@ -53,6 +64,68 @@ Result<onnx::TensorProto> inlineTensor(const onnx::TensorProto& tensor,
     *copy.mutable_dims() = tensor.dims();
     copy.set_raw_data(std::move(bytes.value()));
     return copy;
+}
+
+// The MatMulNBits / GatherBlockQuantized node that reads `tensor` as its packed weight, or -1.
+int quantizedWeightReader(const ViewGraph& view, int tensor) {
+    // (Folded initializers are rows of their readers, not listed as their consumers.)
+    for (int consumer = 0; consumer < static_cast<int>(view.nodes.size()); ++consumer) {
+        const ViewNode& node = view.nodes[consumer];
+        if (!node.proto) continue;
+        const int input = engine::quantizedWeightInput(*node.proto);
+        if (input >= 0 && input < static_cast<int>(node.inputs.size()) &&
+            node.inputs[input] == tensor)
+            return consumer;
+    }
+    return -1;
+}
+
+// A dequantized weight opened and its (sampled) statistics, computed off the GUI thread.
+struct DequantizedOutcome {
+    std::shared_ptr<const engine::DequantizedWeight> weight;
+    TensorStatistics stats;
+    std::size_t step = 1;
+    QString error;
+};
+
+DequantizedOutcome openDequantized(const std::shared_ptr<const ViewGraph>& view, int nodeIndex,
+                                   const std::filesystem::path& directory,
+                                   std::uint64_t sampleSize) {
+    DequantizedOutcome outcome;
+    const ViewNode& node = view->nodes[nodeIndex];
+    // The node's own inputs, by name (a name can repeat in subgraphs).
+    std::map<std::string, const onnx::TensorProto*> constants;
+    for (int t : node.inputs)
+        if (t >= 0 && view->tensors[t].initializer)
+            constants[view->tensors[t].name] = view->tensors[t].initializer;
+    auto opened = engine::DequantizedWeight::open(
+        *node.proto,
+        [&constants](const std::string& name) -> const onnx::TensorProto* {
+            auto it = constants.find(name);
+            return it == constants.end() ? nullptr : it->second;
+        },
+        directory);
+    if (!opened) {
+        outcome.error = QString::fromStdString(opened.error().message);
+        return outcome;
+    }
+    auto weight = std::make_shared<const engine::DequantizedWeight>(std::move(*opened));
+    const auto count = static_cast<std::uint64_t>(weight->numel());
+    outcome.step = static_cast<std::size_t>(std::max<std::uint64_t>(
+        1, (count + sampleSize - 1) / std::max<std::uint64_t>(sampleSize, 1)));
+    outcome.stats = computeStatistics(weight->values(0, static_cast<std::int64_t>(sampleSize),
+                                                     static_cast<std::int64_t>(outcome.step)));
+    outcome.weight = std::move(weight);
+    return outcome;
+}
+
+QString exportDequantized(const engine::DequantizedWeight& weight, const QString& path) {
+    auto all = weight.dequantizeAll();
+    if (!all) return QString::fromStdString(all.error().message);
+    auto status = writeNpyFile(std::filesystem::path(path.toStdString()),
+                               engine::tensorToProto(*all, weight.weightName()));
+    if (!status) return QString::fromStdString(status.error().message);
+    return {};
 }
 }  // namespace
 
@@ -172,6 +245,7 @@ TensorPanel::TensorPanel(QWidget* parent) : QWidget(parent) {
     title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     statsLabel_ = new QLabel(this);
     statsLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    statsLabel_->setWordWrap(true);
     table_ = new QTableWidget(this);
     table_->setColumnCount(2);
     table_->setHorizontalHeaderLabels({tr("Index"), tr("Value")});
@@ -182,6 +256,11 @@ TensorPanel::TensorPanel(QWidget* parent) : QWidget(parent) {
     page_->setMinimum(1);
     pageCount_ = new QLabel(this);
     export_ = new QPushButton(tr("Export .npy…"), this);
+    dequantize_ = new QCheckBox(tr("Dequantized"), this);
+    dequantize_->setChecked(true);
+    dequantize_->setToolTip(
+        tr("Show the block-quantized weight as the float values it stands for (checked) or as "
+           "its stored bytes"));
     chart_ = new QChartView(this);
     chart_->setMinimumHeight(160);
     chart_->setRenderHint(QPainter::Antialiasing);
@@ -194,20 +273,44 @@ TensorPanel::TensorPanel(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addWidget(title_);
+    layout->addWidget(dequantize_);
     layout->addWidget(statsLabel_);
     layout->addWidget(chart_, 2);
     layout->addLayout(pager);
     layout->addWidget(table_, 3);
     connect(page_, &QSpinBox::valueChanged, this, [this] { fillPage(); });
+    connect(dequantize_, &QCheckBox::toggled, this, [this] {
+        if (!view_ || tensor_ < 0) return;
+        if (showsDequantized())
+            showDequantized();
+        else
+            showStored();
+    });
     connect(export_, &QPushButton::clicked, this, [this] {
         if (!view_ || tensor_ < 0) return;
-        QString suggested = QString::fromStdString(view_->tensors[tensor_].name).replace('/', '_') +
-                            QStringLiteral(".npy");
+        const bool dequantized = showsDequantized() && dequantized_;
+        QString suggested =
+            QString::fromStdString(view_->tensors[tensor_].name).replace('/', '_') +
+            (dequantized ? QStringLiteral("_dequantized.npy") : QStringLiteral(".npy"));
         QString path = QFileDialog::getSaveFileName(this, tr("Export tensor"), suggested,
                                                     tr("NumPy array (*.npy)"));
         if (path.isEmpty()) return;
-        QString error = exportNpy(path);
-        if (!error.isEmpty()) QMessageBox::warning(this, tr("Export failed"), error);
+        if (!dequantized) {
+            QString error = exportNpy(path);
+            if (!error.isEmpty()) QMessageBox::warning(this, tr("Export failed"), error);
+            return;
+        }
+        // Every value dequantized (a 32k x 2048 table is 256 MB of float32): on a worker.
+        export_->setEnabled(false);
+        auto* watcher = new QFutureWatcher<QString>(this);
+        connect(watcher, &QFutureWatcher<QString>::finished, this, [this, watcher] {
+            const QString error = watcher->result();
+            watcher->deleteLater();
+            export_->setEnabled(view_ && tensor_ >= 0 && !busy_);
+            if (!error.isEmpty()) QMessageBox::warning(this, tr("Export failed"), error);
+        });
+        watcher->setFuture(QtConcurrent::run(
+            [weight = dequantized_, path] { return exportDequantized(*weight, path); }));
     });
     clear();
 }
@@ -217,6 +320,11 @@ void TensorPanel::clear() {
     tensor_ = -1;
     valueCount_ = 0;
     stats_ = {};
+    quantizedNode_ = -1;
+    dequantized_.reset();
+    ++generation_;
+    busy_ = false;
+    dequantize_->hide();
     title_->setText(tr("Double-click an initializer in the Node panel to see its values."));
     statsLabel_->clear();
     table_->setRowCount(0);
@@ -229,6 +337,14 @@ int TensorPanel::page() const { return page_->value() - 1; }
 
 void TensorPanel::setPage(int page) { page_->setValue(page + 1); }
 
+bool TensorPanel::showsDequantized() const {
+    return quantizedNode_ >= 0 && dequantize_->isChecked();
+}
+
+QString TensorPanel::titleText() const { return title_->text(); }
+
+QString TensorPanel::statisticsText() const { return statsLabel_->text(); }
+
 void TensorPanel::showTensor(std::shared_ptr<const ViewGraph> view, int tensor,
                              const std::filesystem::path& modelDirectory) {
     clear();
@@ -238,7 +354,19 @@ void TensorPanel::showTensor(std::shared_ptr<const ViewGraph> view, int tensor,
     view_ = std::move(view);
     tensor_ = tensor;
     directory_ = modelDirectory;
-    const auto& t = view_->tensors[tensor];
+    quantizedNode_ = quantizedWeightReader(*view_, tensor);
+    dequantize_->setVisible(quantizedNode_ >= 0);
+    if (showsDequantized())
+        showDequantized();
+    else
+        showStored();
+}
+
+void TensorPanel::showStored() {
+    ++generation_;
+    busy_ = false;
+    dequantized_.reset();
+    const auto& t = view_->tensors[tensor_];
     title_->setText(QStringLiteral("<b>%1</b> %2")
                         .arg(QString::fromStdString(t.name).toHtmlEscaped(),
                              QString::fromStdString(t.type.text())));
@@ -249,18 +377,79 @@ void TensorPanel::showTensor(std::shared_ptr<const ViewGraph> view, int tensor,
     ValueSelection sample;
     sample.step = std::max<std::uint64_t>(
         1, (valueCount_ + kStatisticsValues - 1) / std::max<std::uint64_t>(kStatisticsValues, 1));
-    auto values = tensorValues(*t.initializer, modelDirectory, sample);
+    auto values = tensorValues(*t.initializer, directory_, sample);
     if (!values) {
+        stats_ = {};
         statsLabel_->setText(QString::fromStdString(values.error().message));
+        table_->setRowCount(0);
+        export_->setEnabled(false);
+        chart_->setChart(new QChart);
         return;
     }
     stats_ = computeStatistics(*values);
     export_->setEnabled(true);
+    showStatistics(valueCount_, sample.step, QString());
+}
+
+void TensorPanel::showDequantized() {
+    const std::uint64_t generation = ++generation_;
+    const auto& t = view_->tensors[tensor_];
+    const ViewNode& node = view_->nodes[quantizedNode_];
+    const QString reader = QStringLiteral("%1 %2").arg(
+        QString::fromStdString(node.opType),
+        QString::fromStdString(profileNameOf(*node.proto)).toHtmlEscaped());
+    title_->setText(tr("<b>%1</b> %2<br>dequantized by %3")
+                        .arg(QString::fromStdString(t.name).toHtmlEscaped(),
+                             QString::fromStdString(t.type.text()), reader));
+    stats_ = {};
+    dequantized_.reset();
+    valueCount_ = 0;
+    busy_ = true;
+    export_->setEnabled(false);
+    table_->setRowCount(0);
+    chart_->setChart(new QChart);
+    statsLabel_->setText(tr("Dequantizing…"));
+    auto* watcher = new QFutureWatcher<DequantizedOutcome>(this);
+    connect(
+        watcher, &QFutureWatcher<DequantizedOutcome>::finished, this,
+        [this, watcher, generation, reader] {
+            const DequantizedOutcome outcome = watcher->result();
+            watcher->deleteLater();
+            if (generation != generation_) return;  // another tensor or view since
+            busy_ = false;
+            if (!outcome.weight) {
+                statsLabel_->setText(outcome.error);
+                emit dequantizedShown();
+                return;
+            }
+            dequantized_ = outcome.weight;
+            stats_ = outcome.stats;
+            valueCount_ = static_cast<std::uint64_t>(dequantized_->numel());
+            const auto& t = view_->tensors[tensor_];
+            QStringList dims;
+            for (auto d : dequantized_->shape()) dims << QString::number(d);
+            title_->setText(
+                tr("<b>%1</b> %2<br>dequantized by %3: <b>float32[%4]</b><br>%5")
+                    .arg(QString::fromStdString(t.name).toHtmlEscaped(),
+                         QString::fromStdString(t.type.text()), reader, dims.join(QLatin1Char('x')),
+                         QString::fromStdString(dequantized_->layoutText()).toHtmlEscaped()));
+            export_->setEnabled(true);
+            showStatistics(valueCount_, outcome.step, tr("dequantized: "));
+            emit dequantizedShown();
+        });
+    watcher->setFuture(
+        QtConcurrent::run([view = view_, node = quantizedNode_, directory = directory_] {
+            return openDequantized(view, node, directory, kStatisticsValues);
+        }));
+}
+
+void TensorPanel::showStatistics(std::uint64_t count, std::size_t step, const QString& prefix) {
     const QString sampled =
-        sample.step > 1 ? tr(" (statistics of every %1th value)").arg(sample.step) : QString();
+        step > 1 ? tr(" (statistics of every %1th value)").arg(step) : QString();
     statsLabel_->setText(
+        prefix +
         tr("%1 values%8   min %2   max %3   mean %4   std %5   zeros %6%7")
-            .arg(valueCount_)
+            .arg(count)
             .arg(stats_.min, 0, 'g', 6)
             .arg(stats_.max, 0, 'g', 6)
             .arg(stats_.mean, 0, 'g', 6)
@@ -269,7 +458,7 @@ void TensorPanel::showTensor(std::shared_ptr<const ViewGraph> view, int tensor,
             .arg(stats_.nonFinite ? tr("   non-finite %1").arg(stats_.nonFinite) : QString())
             .arg(sampled));
     const int pages = static_cast<int>(std::clamp<std::uint64_t>(
-        (valueCount_ + kPageSize - 1) / kPageSize, 1, std::numeric_limits<int>::max()));
+        (count + kPageSize - 1) / kPageSize, 1, std::numeric_limits<int>::max()));
     page_->setMaximum(pages);
     pageCount_->setText(tr("of %1 (%2 values per page)").arg(pages).arg(kPageSize));
     fillPage();
@@ -316,6 +505,17 @@ void TensorPanel::fillPage() {
     ValueSelection pick;
     pick.first = static_cast<std::size_t>(page()) * kPageSize;
     pick.count = kPageSize;
+    if (showsDequantized()) {
+        if (!dequantized_) return;  // still opening
+        const auto values = dequantized_->values(static_cast<std::int64_t>(pick.first), kPageSize);
+        table_->setRowCount(static_cast<int>(values.size()));
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            const int row = static_cast<int>(i);
+            table_->setItem(row, 0, new QTableWidgetItem(QString::number(pick.first + i)));
+            table_->setItem(row, 1, new QTableWidgetItem(QString::number(values[i], 'g', 8)));
+        }
+        return;
+    }
     auto values = tensorValues(*view_->tensors[tensor_].initializer, directory_, pick);
     if (!values) {
         table_->setRowCount(0);
@@ -332,6 +532,11 @@ void TensorPanel::fillPage() {
 
 QString TensorPanel::exportNpy(const QString& path) const {
     if (!view_ || tensor_ < 0) return tr("No tensor is shown.");
+    if (showsDequantized()) {
+        if (!dequantized_)
+            return busy_ ? tr("The weight is still being dequantized.") : statsLabel_->text();
+        return exportDequantized(*dequantized_, path);
+    }
     auto tensor = inlineTensor(*view_->tensors[tensor_].initializer, directory_);
     if (!tensor) return QString::fromStdString(tensor.error().message);
     auto status = writeNpyFile(std::filesystem::path(path.toStdString()), *tensor);

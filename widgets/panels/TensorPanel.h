@@ -1,6 +1,9 @@
 #pragma once
 // An initializer's (or Constant's) values: a paged table, statistics (min, max, mean, std,
-// zeros), a histogram, and export as .npy.
+// zeros), a histogram, and export as .npy. The packed weight of a com.microsoft MatMulNBits (B)
+// or GatherBlockQuantized (data) is shown dequantized (engine::DequantizedWeight: float32 [N, K]
+// or the table's shape), labelled so, the stored bytes one click away ("Dequantized"); opening
+// it and its statistics run on a worker thread, so a 32k x 2048 table never stalls the window.
 #include <QWidget>
 #include <cstdint>
 #include <filesystem>
@@ -10,11 +13,16 @@
 #include "onnxlens/model/Result.h"
 #include "onnxlens/model/ViewGraph.h"
 
+class QCheckBox;
 class QLabel;
 class QTableWidget;
 class QSpinBox;
 class QPushButton;
 class QChartView;
+
+namespace onnxlens::engine {
+class DequantizedWeight;
+}  // namespace onnxlens::engine
 
 namespace onnxlens::widgets {
 
@@ -51,22 +59,44 @@ class TensorPanel : public QWidget {
     void showTensor(std::shared_ptr<const ViewGraph> view, int tensor,
                     const std::filesystem::path& modelDirectory);
     void clear();
-    // Returns an empty string on success.
+    // Returns an empty string on success. A dequantized weight is written as float32 (the
+    // button does that on a worker thread; this call does it on the caller's).
     QString exportNpy(const QString& path) const;
 
     const TensorStatistics& statistics() const { return stats_; }
     QTableWidget* table() const { return table_; }
     int page() const;
     void setPage(int page);
+    // The shown tensor is a block-quantized weight: the box is shown, checked shows it
+    // dequantized (the default), unchecked its stored bytes.
+    QCheckBox* dequantizeBox() const { return dequantize_; }
+    bool showsDequantized() const;
+    // True while a dequantized weight is being opened and its statistics computed.
+    bool isBusy() const { return busy_; }
+    QString titleText() const;
+    QString statisticsText() const;
+
+  signals:
+    // A dequantized weight's statistics are shown (or its error).
+    void dequantizedShown();
 
   private:
     void fillPage();
+    void showStored();
+    void showDequantized();
+    // The statistics line and the histogram of stats_ over `count` values (sampled every `step`).
+    void showStatistics(std::uint64_t count, std::size_t step, const QString& prefix);
 
     std::shared_ptr<const ViewGraph> view_;
     int tensor_ = -1;
     std::filesystem::path directory_;
     std::uint64_t valueCount_ = 0;
     TensorStatistics stats_;
+    int quantizedNode_ = -1;  // the MatMulNBits / GatherBlockQuantized node reading the tensor
+    std::shared_ptr<const engine::DequantizedWeight> dequantized_;
+    std::uint64_t generation_ = 0;  // results of an older showDequantized are dropped
+    bool busy_ = false;
+    QCheckBox* dequantize_;
     QLabel* title_;
     QLabel* statsLabel_;
     QTableWidget* table_;

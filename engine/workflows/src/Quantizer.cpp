@@ -170,6 +170,10 @@ class DynamicQuantizer {
                 reason = whyNotQuantizable(node);
             }
             if (!reason.empty()) {
+                if (!isEmbeddingCandidate(node)) {
+                    *graph_->add_node() = std::move(node);
+                    continue;
+                }
                 result.skipped.push_back({nodeName, node.op_type(), reason});
                 *graph_->add_node() = std::move(node);
                 continue;
@@ -236,6 +240,15 @@ class DynamicQuantizer {
     const onnx::TensorProto* constant(const std::string& name) const {
         auto it = constants_.find(name);
         return it == constants_.end() ? nullptr : it->second;
+    }
+
+    // False for a Gather that is no embedding lookup: its data computed (a shape's dims) or a
+    // constant that is not float. Such nodes are not listed as skipped.
+    bool isEmbeddingCandidate(const onnx::NodeProto& node) const {
+        if (node.op_type() != "Gather" || node.input_size() < 1) return true;
+        if (overridable_.count(node.input(0))) return true;
+        const auto* table = constant(node.input(0));
+        return table != nullptr && table->data_type() == onnx::TensorProto::FLOAT;
     }
 
     std::string describeWeight(const std::string& weight, std::int64_t minRank) const {

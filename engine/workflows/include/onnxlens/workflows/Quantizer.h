@@ -37,8 +37,11 @@ const char* quantizationFormatName(QuantizationFormat format);  // "qoperator", 
 struct QuantizeOptions {
     // Any of MatMul, Gemm, Conv and Gather (embedding tables: the Gather reads an int8 copy of a
     // constant float table, symmetric per tensor, and a DequantizeLinear follows it, as
-    // quantize_dynamic writes it; in every format but int4, which takes MatMul only).
-    std::vector<std::string> opTypes = {"MatMul", "Gemm"};
+    // quantize_dynamic writes it; in every format but int4, which takes MatMul only). The
+    // default quantizes the embeddings too, as quantize_dynamic does: on BERT-base the file is
+    // 0.251 of the float one instead of 0.414. A Gather reading a computed tensor (a shape
+    // lookup) or a non-float constant is not an embedding table: it is not listed as skipped.
+    std::vector<std::string> opTypes = {"MatMul", "Gemm", "Gather"};
     bool perChannel = false;
     QuantizationFormat format = QuantizationFormat::QOperator;
     // Node names (or "OpType(first output)" for unnamed nodes, as profileNameOf names them).
