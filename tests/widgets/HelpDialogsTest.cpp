@@ -55,6 +55,9 @@ TEST_F(HelpDialogsTest, AboutShowsTheVersionsTheExecutablePrints) {
     gui.setProcessEnvironment([] {
         auto env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        // The executable starts itself again with bounded OpenMP spinning; this test process
+        // did not, so the child keeps the same waiting for the reports to compare ("threads:").
+        env.insert(QStringLiteral("ONNXLENS_KEEP_OPENMP_SPINNING"), QStringLiteral("1"));
         return env;
     }());
     gui.start(QStringLiteral(ONNXLENS_GUI), {QStringLiteral("--version")});
