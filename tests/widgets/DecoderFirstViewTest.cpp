@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <QApplication>
+#include <QSignalSpy>
 #include <set>
 
 #include "GuiTestSupport.h"
@@ -18,6 +19,9 @@
 #include "widgets/graph/GraphPage.h"
 #include "widgets/graph/GraphScene.h"
 #include "widgets/graph/GraphView.h"
+#include "widgets/graph/HeatLegend.h"
+#include "widgets/panels/RunPanel.h"
+#include "widgets/workers/ModelController.h"
 
 namespace onnxlens {
 namespace {
@@ -179,6 +183,33 @@ TEST(DecoderFirstView, ScreenshotOfTheFirstView) {
     ASSERT_NE(page, nullptr);
     QTest::qWait(300);
     ASSERT_TRUE(window.grab().save(out + "/screenshot-decoder-first-view.png"));
+}
+
+// ONNXLENS_SCREENSHOT_DIR=DIR: Colour by FLOPs on a BERT-like export after a Run at sequence 128,
+// the figures and the legend saying the dims they were counted at.
+TEST(DecoderFirstView, ScreenshotOfFlopsAtTheRunsDims) {
+    const QString out = qEnvironmentVariable("ONNXLENS_SCREENSHOT_DIR");
+    if (out.isEmpty()) GTEST_SKIP() << "set ONNXLENS_SCREENSHOT_DIR to take the screenshot";
+    QTemporaryDir dir;
+    gui::MainWindow window;
+    window.resize(1600, 1000);
+    window.show();
+    auto* page = openAndDraw(window, writeModel(dir, "bert.onnx", *makeTransformerLike(2, 64)));
+    ASSERT_NE(page, nullptr);
+    window.colourByFlopsAction()->trigger();
+    auto* run = window.runPanel();
+    ASSERT_TRUE(waitFor([&] { return run->isReady(); }, 60000));
+    run->setSymbolValue("sequence", 128);
+    QSignalSpy changed(page->controller(), &widgets::ModelController::costChanged);
+    run->runAction()->trigger();
+    ASSERT_TRUE(waitFor([&] { return changed.count() == 1; }, 60000));
+    const int matmul =
+        page->document().view->findNodeByName("/encoder/layer.0/attention/self/MatMul");
+    ASSERT_GE(matmul, 0);
+    page->revealNode(matmul);
+    ASSERT_TRUE(waitFor([&] { return page->scene()->selectedNode() == matmul; }));
+    QTest::qWait(300);
+    ASSERT_TRUE(window.grab().save(out + "/screenshot-flops-at-run-dims.png"));
 }
 
 }  // namespace
