@@ -470,9 +470,10 @@ void MainWindow::createCostColourActions(QMenu* view) {
                 benchmarkPanel_->heatAction()->setChecked(false);
                 quantizationErrorAction_->setChecked(false);
                 for (int p = 0; p < pageCount(); ++p) page(p)->setCostColouring(measure);
-                if (GraphPage* current = currentPage(); current && !current->document().cost)
+                if (GraphPage* current = currentPage();
+                    current && !current->controller()->cost()->cost)
                     statusBar()->showMessage(tr("The cost model could not count this model: %1")
-                                                 .arg(current->document().costError),
+                                                 .arg(current->controller()->cost()->error),
                                              8000);
                 QSettings().setValue(kCostColourKey, QLatin1String(kCostColourNames[i]));
                 return;
@@ -698,13 +699,13 @@ void MainWindow::onCurrentTabChanged() {
         setWindowTitle(QStringLiteral("onnxlens"));
         return;
     }
-    modelPanel_->showModel(p->document());
+    modelPanel_->showModel(p->document(), p->controller()->cost().get());
     fitModelDock();
     setWindowTitle(
         QStringLiteral("%1%2 — onnxlens")
             .arg(tabTitleFor(filePathOf(p)), isModified(p) ? QStringLiteral("*") : QString()));
     if (int node = p->scene()->selectedNode(); node >= 0)
-        nodePanel_->showNode(p->shownViewGraph(), node, &p->document());
+        nodePanel_->showNode(p->shownViewGraph(), node, p->controller()->cost().get());
 }
 
 void MainWindow::compareCurrentWith(const QString& otherPath, bool numeric) {

@@ -21,7 +21,9 @@
 #include "widgets/graph/GraphViewPlace.h"
 #include "widgets/panels/BenchmarkPanel.h"
 #include "widgets/panels/ModelDiffPanel.h"
+#include "widgets/panels/ModelPanel.h"
 #include "widgets/panels/NodePanel.h"
+#include "widgets/workers/ModelController.h"
 
 namespace onnxlens::gui {
 
@@ -60,7 +62,7 @@ void MainWindow::wirePage(GraphPage* page) {
         if (node < 0)
             nodePanel_->clear();
         else {
-            nodePanel_->showNode(page->shownViewGraph(), node, &page->document());
+            nodePanel_->showNode(page->shownViewGraph(), node, page->controller()->cost().get());
             nodeDock_->raise();
         }
         // Both versions of the node, when this model was compared with another.
@@ -89,6 +91,13 @@ void MainWindow::wirePage(GraphPage* page) {
     });
     connect(page, &GraphPage::layoutFailed, this,
             [this](const QString& message) { statusBar()->showMessage(message, 8000); });
+    // A run or benchmark at other dims was counted: the Model and Node panels show the new count.
+    connect(page->controller(), &widgets::ModelController::costChanged, this, [this, page] {
+        if (page != currentPage()) return;
+        modelPanel_->showCost(*page->controller()->cost());
+        if (const int node = page->scene()->selectedNode(); node >= 0)
+            nodePanel_->showNode(page->shownViewGraph(), node, page->controller()->cost().get());
+    });
     applyCostColouring(page);
     editActions_->attach(page);
 }

@@ -443,9 +443,13 @@ void bindInputDims(onnx::ModelProto& model, const std::map<std::string, std::int
             auto* d = shape->mutable_dim(axis);
             if (d->has_dim_value()) continue;
             const std::string symbol = d->has_dim_param() ? d->dim_param() : std::string();
-            auto it = symbol.empty() ? dims.end() : dims.find(symbol);
+            // An unnamed dim is bound by its "input:axis" key (what a run's feeds gave it).
+            const std::string axisKey = input.name() + ":" + std::to_string(axis);
+            auto it = symbol.empty() ? dims.find(axisKey) : dims.find(symbol);
             const std::int64_t value = it != dims.end() ? it->second : 1;
-            if (!symbol.empty()) {
+            if (symbol.empty() && it != dims.end()) {
+                result.dims[axisKey] = value;
+            } else if (!symbol.empty()) {
                 result.dims[symbol] = value;
                 if (it == dims.end() && assumed.insert(symbol).second)
                     result.assumptions.push_back("dim '" + symbol + "' taken as 1 (--dim " +

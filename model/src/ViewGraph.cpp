@@ -234,6 +234,7 @@ class Builder {
         addGraph(view_.inferred->graph(), &view_.model->graph(), 0, scope, "", true, 0);
         groupRepeatedBlocks();
         compactScopes();
+        homeIoFamilies();
         if (options_.foldRepeats) foldRepeats();
         markStubs();
         splitLargeLevels();
@@ -593,6 +594,92 @@ class Builder {
         for (auto& n : view_.nodes) n.group = remap[n.group];
         groups = std::move(kept);
         for (auto& g : groups) g.depth = g.parent < 0 ? 0 : groups[g.parent].depth + 1;
+    }
+
+    // A decoder's cache inputs (past_key_values.N.key / .value, past_k_N) are read each by one
+    // layer, and its present outputs written each by one: in the root level they make one row
+    // of inputs across the whole drawing, with edges the height of the graph, and one such row
+    // of outputs. A family of graph inputs or outputs (names alike but for their digits, at
+    // least homeIoFamilySize of them) is moved into the lowest name-scope group holding its
+    // readers (or its producer), when that group is not the root: each layer shows its own.
+    void homeIoFamilies() {
+        if (options_.homeIoFamilySize <= 0) return;
+        auto familyOf = [](const std::string& name) {
+            std::string key;
+            for (char c : name) {
+                const bool digit = c >= '0' && c <= '9';
+                if (!digit)
+                    key += c;
+                else if (key.empty() || key.back() != '#')
+                    key += '#';
+            }
+            return key;
+        };
+        auto& root = view_.groups[0];
+        std::map<std::string, int> members;
+        for (const auto& ref : root.children)
+            if (ref.kind == ViewUnitRef::Kind::Node &&
+                view_.nodes[ref.index].kind != ViewNode::Kind::Operator)
+                ++members[familyOf(view_.nodes[ref.index].name)];
+        // A group the name scopes made (not a subgraph's or a function's body).
+        auto scopeOnly = [this](int group) {
+            for (int g : view_.groupChain(group))
+                if (view_.groups[g].kind != ViewGroup::Kind::Scope &&
+                    view_.groups[g].kind != ViewGroup::Kind::Root)
+                    return false;
+            return true;
+        };
+        std::vector<ViewUnitRef> kept;
+        std::vector<std::pair<int, int>> moves;  // (node, group)
+        for (const auto& ref : root.children) {
+            int home = 0;
+            if (ref.kind == ViewUnitRef::Kind::Node) {
+                const auto& node = view_.nodes[ref.index];
+                const std::string family = familyOf(node.name);
+                if (node.kind != ViewNode::Kind::Operator &&
+                    family.find('#') != std::string::npos &&
+                    members[family] >= options_.homeIoFamilySize)
+                    home = ioHome(node);
+            }
+            if (home > 0 && scopeOnly(home))
+                moves.emplace_back(ref.index, home);
+            else
+                kept.push_back(ref);
+        }
+        if (moves.empty()) return;
+        root.children = std::move(kept);
+        for (const auto& [node, group] : moves) {
+            auto& children = view_.groups[group].children;
+            const bool input = view_.nodes[node].kind == ViewNode::Kind::Input;
+            // Inputs first, outputs last, each in the file's order.
+            auto at =
+                input ? std::find_if(children.begin(), children.end(),
+                                     [this](const ViewUnitRef& r) {
+                                         return r.kind != ViewUnitRef::Kind::Node ||
+                                                view_.nodes[r.index].kind != ViewNode::Kind::Input;
+                                     })
+                      : children.end();
+            children.insert(at, {ViewUnitRef::Kind::Node, node});
+            view_.nodes[node].group = group;
+        }
+    }
+
+    // The group an input's readers (or an output's producer) share; 0 when none.
+    int ioHome(const ViewNode& node) const {
+        if (node.kind == ViewNode::Kind::Input) {
+            if (node.outputs.empty() || node.outputs[0] < 0) return 0;
+            int home = -1;
+            for (int reader : view_.tensors[node.outputs[0]].consumers) {
+                if (view_.nodes[reader].kind != ViewNode::Kind::Operator) return 0;
+                const int g = view_.nodes[reader].group;
+                home = home < 0 ? g : view_.lowestCommonAncestor(home, g);
+            }
+            return std::max(home, 0);
+        }
+        if (node.inputs.empty() || node.inputs[0] < 0) return 0;
+        const int producer = view_.tensors[node.inputs[0]].producer;
+        if (producer < 0 || view_.nodes[producer].kind != ViewNode::Kind::Operator) return 0;
+        return view_.nodes[producer].group;
     }
 
     // Children of one level beyond maxLevelUnits go into Range groups of rangeSize consecutive

@@ -37,7 +37,9 @@
 #include "widgets/panels/NodePanel.h"
 #include "widgets/panels/ProfileTableModel.h"
 #include "widgets/panels/ProfileView.h"
+#include "widgets/panels/RunPanel.h"
 #include "widgets/panels/SweepTab.h"
+#include "widgets/workers/ModelController.h"
 #include "widgets/workers/RooflineAnalysis.h"
 
 namespace onnxlens {
@@ -226,6 +228,126 @@ TEST_F(CostGuiTest, ColourByPaintsTheRightNodesHottestAndExcludesTheOtherColouri
     window.colourByFlopsAction()->trigger();
     MainWindow second;
     EXPECT_TRUE(second.colourByFlopsAction()->isChecked());
+}
+
+// Issue 33 part 2: the figures follow the dims the model ran with. The small CNN's counts scale
+// with its batch (every node's work is per image), so batch 4 is four times the hand count.
+TEST_F(CostGuiTest, CostsFollowTheDimsOfTheLastRunAndBenchmarkAndSayWhichTheyUsed) {
+    MainWindow window;
+    window.resize(1200, 800);
+    window.show();
+    GraphPage* page = testing::openAndDraw(window, cnn_);
+    ASSERT_NE(page, nullptr);
+    QTreeWidget* model = window.modelPanel()->tree();
+    ASSERT_NE(treeRow(model, "Cost", "dims from"), nullptr);
+    EXPECT_EQ(treeRow(model, "Cost", "dims from")->text(1),
+              "every symbolic dim taken as 1 until a run");
+    const int conv = page->document().view->findNodeByName("conv1");
+    page->scene()->selectNode(conv);
+    window.colourByFlopsAction()->trigger();
+    EXPECT_DOUBLE_EQ(page->scene()->heatOfNode(conv)->amount, 102752);
+
+    auto* run = window.runPanel();
+    ASSERT_TRUE(testing::waitFor([&] { return run->isReady(); }, 60000));
+    run->setSymbolValue("batch", 4);
+    QSignalSpy changed(page->controller(), &widgets::ModelController::costChanged);
+    run->runAction()->trigger();
+    ASSERT_TRUE(testing::waitFor([&] { return changed.count() == 1; }, 60000))
+        << run->statusText().toStdString();
+    EXPECT_EQ(page->controller()->cost()->cost->dims.at("batch"), 4);
+    EXPECT_DOUBLE_EQ(exactOf(treeRow(model, "Cost", "MACs")), 4 * kCnnMacs);
+    EXPECT_DOUBLE_EQ(exactOf(treeRow(model, "Cost", "FLOPs")), 4 * kCnnFlops);
+    EXPECT_DOUBLE_EQ(exactOf(treeRow(model, "Cost", "parameters")), kCnnParameters);
+    EXPECT_EQ(treeRow(model, "Cost", "symbolic dims")->text(1), "batch = 4");
+    EXPECT_EQ(treeRow(model, "Cost", "dims from")->text(1), "the last run's inputs");
+    // The Node panel (conv1 still selected) and the colouring count the same batch.
+    QTreeWidget* node = window.nodePanel()->details();
+    EXPECT_DOUBLE_EQ(exactOf(treeRow(node, "Cost", "MACs")), 4 * 48672);
+    ASSERT_NE(treeRow(node, "Cost", "with dims"), nullptr);
+    EXPECT_EQ(treeRow(node, "Cost", "with dims")->text(1), "at batch = 4 (the last run's inputs)");
+    EXPECT_DOUBLE_EQ(page->scene()->heatOfNode(conv)->amount, 4 * 102752);
+    EXPECT_TRUE(page->heatLegend()->title().contains("batch = 4"))
+        << page->heatLegend()->title().toStdString();
+
+    // A benchmark at batch 2 counts again; the same dims again count nothing new.
+    run->setSymbolValue("batch", 2);
+    auto* benchmark = window.benchmarkPanel();
+    benchmark->warmupSpin()->setValue(0);
+    benchmark->runsSpin()->setValue(1);
+    benchmark->profileCheck()->setChecked(false);
+    benchmark->startAction()->trigger();
+    ASSERT_TRUE(testing::waitFor([&] { return changed.count() == 2; }, 60000))
+        << benchmark->statusText().toStdString();
+    EXPECT_DOUBLE_EQ(exactOf(treeRow(model, "Cost", "MACs")), 2 * kCnnMacs);
+    EXPECT_EQ(treeRow(model, "Cost", "dims from")->text(1), "the last benchmark's inputs");
+    EXPECT_DOUBLE_EQ(exactOf(treeRow(window.nodePanel()->details(), "Cost", "MACs")), 2 * 48672);
+    EXPECT_DOUBLE_EQ(page->scene()->heatOfNode(conv)->amount, 2 * 102752);
+    EXPECT_FALSE(page->controller()->isCounting());
+}
+
+// Issue 33 part 2: Colour by FLOPs coloured 75 of 798 nodes of a BERT-base export (every node
+// with 0 FLOPs and every node of unknown shape grey). Now every node the cost model counted is
+// on the scale (a Reshape at its pale end) and the unknown ones are hatched and counted apart.
+TEST_F(CostGuiTest, ColourByFlopsColoursEveryCountedNodeAndHatchesTheUnknownOnes) {
+    const QString bert =
+        testing::writeModel(dir_, "bert.onnx", *testing::makeTransformerLike(2, 16));
+    MainWindow window;
+    window.resize(1200, 800);
+    window.show();
+    GraphPage* page = testing::openAndDraw(window, bert);
+    ASSERT_NE(page, nullptr);
+    window.colourByFlopsAction()->trigger();
+    const auto& view = page->scene()->view();
+    const auto cost = page->controller()->cost();
+    ASSERT_NE(cost->cost, nullptr);
+    int operators = 0, counted = 0, zero = 0;
+    for (int n = 0; n < static_cast<int>(view.nodes.size()); ++n) {
+        const auto& v = view.nodes[n];
+        if (v.kind != ViewNode::Kind::Operator || !v.proto) continue;
+        ++operators;
+        const NodeCost* c = cost->nodeCost(profileNameOf(*v.proto));
+        ASSERT_NE(c, nullptr) << v.name;
+        ASSERT_TRUE(c->shapesKnown) << v.name;
+        auto heat = page->scene()->heatOfNode(n);
+        ASSERT_TRUE(heat.has_value()) << v.name << " (" << v.opType << ") is not coloured";
+        EXPECT_FALSE(heat->unknown);
+        EXPECT_DOUBLE_EQ(heat->amount, c->figures.flops) << v.name;
+        ++counted;
+        if (c->figures.flops == 0) ++zero;
+    }
+    EXPECT_GT(zero, 0);  // the Reshapes and Transposes: coloured at the scale's pale end
+    EXPECT_EQ(counted, operators);
+    EXPECT_EQ(page->scene()->heatedNodeCount(), view.operatorCount);
+    EXPECT_EQ(page->heatLegend()->caption(),
+              QStringLiteral("%1 node(s) coloured").arg(view.operatorCount));
+
+    // A MatMul of an input without a shape: hatched, said unknown, counted apart in the legend.
+    auto model = testing::makeModelShell(13);
+    auto& g = *model->mutable_graph();
+    g.set_name("unknown_shape");
+    auto x = testing::makeValueInfo("x", onnx::TensorProto::FLOAT, {});
+    x.mutable_type()->mutable_tensor_type()->clear_shape();
+    *g.add_input() = x;
+    *g.add_initializer() = testing::makeFloatInitializer("w", {4, 3});
+    testing::addNode(g, "MatMul", "matmul", {"x", "w"}, {"y"});
+    *g.add_input() = testing::makeValueInfo("z", onnx::TensorProto::FLOAT, {"2", "3"});
+    testing::addNode(g, "Relu", "relu", {"z"}, {"r"});
+    auto y = testing::makeValueInfo("y", onnx::TensorProto::FLOAT, {});
+    y.mutable_type()->mutable_tensor_type()->clear_shape();
+    *g.add_output() = y;
+    *g.add_output() = testing::makeValueInfo("r", onnx::TensorProto::FLOAT, {"2", "3"});
+    GraphPage* unknown = testing::openAndDraw(window, testing::writeModel(dir_, "u.onnx", *model));
+    ASSERT_NE(unknown, nullptr);
+    const int matmul = unknown->document().view->findNodeByName("matmul");
+    const int relu = unknown->document().view->findNodeByName("relu");
+    ASSERT_TRUE(unknown->scene()->heatOfNode(matmul).has_value());
+    EXPECT_TRUE(unknown->scene()->heatOfNode(matmul)->unknown);
+    EXPECT_TRUE(unknown->scene()->nodeItem(matmul)->isHeatUnknown());
+    EXPECT_TRUE(unknown->scene()->nodeItem(matmul)->toolTip().contains("unknown"))
+        << unknown->scene()->nodeItem(matmul)->toolTip().toStdString();
+    EXPECT_FALSE(unknown->scene()->nodeItem(relu)->isHeatUnknown());
+    EXPECT_DOUBLE_EQ(unknown->scene()->heatOfNode(relu)->amount, 6);
+    EXPECT_EQ(unknown->heatLegend()->caption(), "1 node(s) coloured, 1 unknown (hatched)");
 }
 
 TEST_F(CostGuiTest, RooflinePointsAreTheProfiledNodesAndAClickSelectsTheNode) {

@@ -25,10 +25,14 @@ NodeHeatMap costHeatMap(const ModelCost& cost, HeatMeasure measure) {
     double total = 0;
     for (const auto& node : cost.nodes) total += costAmount(node.figures, measure);
     NodeHeatMap heat;
-    if (total <= 0) return heat;
     for (const auto& node : cost.nodes) {
         const double amount = costAmount(node.figures, measure);
-        if (amount > 0) heat[node.name] = {amount / total, amount};
+        const double share = total > 0 ? amount / total : 0;
+        if (measure == HeatMeasure::Parameters) {
+            if (amount > 0) heat[node.name] = {share, amount};
+            continue;
+        }
+        heat[node.name] = {share, amount, !node.shapesKnown};
     }
     return heat;
 }

@@ -15,8 +15,10 @@ namespace onnxlens::widgets {
 // parameter bytes).
 double costAmount(const CostFigures& figures, HeatMeasure measure);
 
-// Every counted node with its amount and share of the sum over the nodes (nodes with nothing to
-// count are left out, so they are drawn grey).
+// Every node the cost model has, with its amount and share of the sum over the nodes: a node whose
+// amount is known is coloured even at 0 (a Reshape's FLOPs), one whose rule needed an unknown
+// shape is marked unknown (drawn hatched). Under Parameters the nodes that read no weights are
+// left out (grey, "reads no weights"): parameters never need a shape.
 NodeHeatMap costHeatMap(const ModelCost& cost, HeatMeasure measure);
 
 // Per view group: costSummary() of the summed figures of the operators inside (at any depth)

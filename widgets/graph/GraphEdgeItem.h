@@ -18,13 +18,14 @@ class GraphEdgeItem : public QGraphicsItem {
     int type() const override { return Type; }
     int tensorIndex() const { return tensor_; }
     QString labelText() const;
+    bool isLabelled() const { return labelled_; }
+    // Where the label is drawn (item coordinates), whether or not this segment carries it.
+    QRectF labelRect() const;
     QRectF boundingRect() const override;
     QPainterPath shape() const override;
     void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
 
   private:
-    QRectF labelRect() const;
-
     const ViewGraph& view_;
     int tensor_;
     QPainterPath path_;

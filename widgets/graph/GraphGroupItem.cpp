@@ -71,6 +71,12 @@ QRectF GraphGroupItem::toggleRect() const {
     return QRectF(rect_.left() + 5, rect_.top() + 5, 12, 12);
 }
 
+QString GraphGroupItem::shownTitle() const {
+    const QFontMetricsF titleMetrics(GraphStyle::standard().titleFont);
+    return titleMetrics.elidedText(QString::fromStdString(view_.groups[group_].title),
+                                   Qt::ElideMiddle, rect_.width() - 26);
+}
+
 void GraphGroupItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
     const auto& style = GraphStyle::standard();
     const auto& group = view_.groups[group_];
@@ -95,9 +101,7 @@ void GraphGroupItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* op
     painter->setPen(darkFill ? QColor(Qt::white) : QColor(0x22, 0x2a, 0x35));
     QRectF titleRect(rect_.left() + 22, rect_.top() + 2, rect_.width() - 26,
                      expanded_ ? style.groupHeader - 2 : titleMetrics.height() + style.padding);
-    painter->drawText(titleRect, Qt::AlignLeft | Qt::AlignVCenter,
-                      titleMetrics.elidedText(QString::fromStdString(group.title), Qt::ElideMiddle,
-                                              titleRect.width()));
+    painter->drawText(titleRect, Qt::AlignLeft | Qt::AlignVCenter, shownTitle());
     if (!expanded_) {
         painter->setFont(style.rowFont);
         painter->setPen(darkFill ? QColor(0xee, 0xee, 0xee) : QColor(0x50, 0x58, 0x62));

@@ -27,6 +27,8 @@ class GraphGroupItem : public QGraphicsItem {
     void setHeat(QColor colour, const QString& toolTip);
     void clearHeat();
     std::optional<QColor> heatColour() const { return heat_; }
+    // The title as drawn: the group's title, elided in the middle when the box is too narrow.
+    QString shownTitle() const;
     // A line under the title in the tooltip: the group's totals from the cost model.
     void setSummary(const QString& summary);
 

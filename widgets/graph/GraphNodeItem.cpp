@@ -29,9 +29,10 @@ QString GraphNodeItem::plainToolTip() const {
     return QString::fromStdString(n.name.empty() ? n.opType : n.name + " (" + n.opType + ")");
 }
 
-void GraphNodeItem::setHeat(std::optional<QColor> colour, const QString& toolTip) {
+void GraphNodeItem::setHeat(std::optional<QColor> colour, const QString& toolTip, bool unknown) {
     heatShown_ = true;
     heatColour_ = colour;
+    heatUnknown_ = unknown;
     setToolTip(toolTip.isEmpty() ? plainToolTip() : plainToolTip() + QLatin1Char('\n') + toolTip);
     update();
 }
@@ -40,6 +41,7 @@ void GraphNodeItem::clearHeat() {
     if (!heatShown_) return;
     heatShown_ = false;
     heatColour_.reset();
+    heatUnknown_ = false;
     setToolTip(plainToolTip());
     update();
 }
@@ -96,6 +98,8 @@ void GraphNodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opt
     const bool selected = isSelected();
     if (detail < 0.35) {  // zoomed far out: coloured blocks only
         painter->fillRect(rect_, selected ? style.selectionColour : header);
+        if (heatShown_ && heatUnknown_ && !selected)
+            painter->fillRect(rect_, QBrush(QColor(0x70, 0x70, 0x70), Qt::BDiagPattern));
         return;
     }
     painter->setRenderHint(QPainter::Antialiasing);
@@ -127,9 +131,15 @@ void GraphNodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opt
         path.addRect(headerRect.adjusted(0, headerHeight / 2, 0, 0));
         painter->drawPath(path.simplified());
     }
+    if (heatShown_ && heatUnknown_) {  // an amount the cost model could not count: hatched
+        painter->setBrush(QBrush(QColor(0x70, 0x70, 0x70), Qt::BDiagPattern));
+        painter->drawRect(headerRect.adjusted(1, 1, -1, node.rows.empty() ? -1 : 0));
+    }
     painter->setPen(headerText);
     painter->setFont(style.titleFont);
-    painter->drawText(headerRect, Qt::AlignCenter, QString::fromStdString(node.opType));
+    painter->drawText(headerRect, Qt::AlignCenter,
+                      QString::fromStdString(node.opType) +
+                          (heatShown_ && heatUnknown_ ? QStringLiteral(" ?") : QString()));
     if (detail >= 0.6) {
         painter->setFont(style.rowFont);
         double y = headerRect.bottom() + style.padding / 4;

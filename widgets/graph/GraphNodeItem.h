@@ -22,10 +22,12 @@ class GraphNodeItem : public QGraphicsItem {
     void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
 
     // Heat overlay: `colour` for a profiled node (tooltip with its time), nullopt for a node the
-    // profile does not cover (drawn grey); clearHeat() restores the category colours.
-    void setHeat(std::optional<QColor> colour, const QString& toolTip);
+    // profile does not cover (drawn grey); `unknown`: a node whose amount the cost model could
+    // not count, drawn hatched over `colour`. clearHeat() restores the category colours.
+    void setHeat(std::optional<QColor> colour, const QString& toolTip, bool unknown = false);
     void clearHeat();
     bool isHeatShown() const { return heatShown_; }
+    bool isHeatUnknown() const { return heatShown_ && heatUnknown_; }
     std::optional<QColor> heatColour() const { return heatColour_; }
 
     // Stub rows (a far-away tensor): clicking one calls `show` with the tensor's producer node.
@@ -45,6 +47,7 @@ class GraphNodeItem : public QGraphicsItem {
     QRectF rect_;
     bool heatShown_ = false;
     std::optional<QColor> heatColour_;
+    bool heatUnknown_ = false;
     std::function<void(int)> showProducer_;
 };
 

@@ -104,6 +104,12 @@ GraphPage::GraphPage(std::shared_ptr<const ModelDocument> document, QWidget* par
                     onOptimizedGraphFailed(message);
             });
     connect(controller_, &ModelController::benchmarkFinished, this, &GraphPage::applyRunTimeHeat);
+    // Counted again at the dims of a run or benchmark: the cost colouring and the group tooltips
+    // follow.
+    connect(controller_, &ModelController::costChanged, this, [this] {
+        applyGroupSummaries();
+        if (heat_ && heatMeasure_ != HeatMeasure::RunTime) setCostColouring(heatMeasure_);
+    });
     connect(client_, &LayoutClient::finished, this, &GraphPage::onLayoutFinished);
     connect(client_, &LayoutClient::failed, this, &GraphPage::onLayoutFailed);
     connect(client_, &LayoutClient::cancelled, this, [this] {
@@ -387,8 +393,9 @@ void GraphPage::setNodeHeat(const NodeHeatMap& heat, HeatMeasure measure) {
 }
 
 bool GraphPage::setCostColouring(HeatMeasure measure) {
-    if (!document_->cost || measure == HeatMeasure::RunTime) return false;
-    setNodeHeat(costHeatMap(*document_->cost, measure), measure);
+    const auto counted = controller_->cost();
+    if (!counted->cost || measure == HeatMeasure::RunTime) return false;
+    setNodeHeat(costHeatMap(*counted->cost, measure), measure);
     return true;
 }
 
@@ -409,8 +416,8 @@ void GraphPage::applyRunTimeHeat() {
 }
 
 void GraphPage::applyGroupSummaries() {
-    if (document_->cost)
-        scene_->setGroupSummaries(groupCostSummaries(scene_->view(), *document_->cost));
+    if (const auto counted = controller_->cost(); counted->cost)
+        scene_->setGroupSummaries(groupCostSummaries(scene_->view(), *counted->cost));
 }
 
 void GraphPage::clearHeat() {
@@ -426,9 +433,13 @@ void GraphPage::updateHeatLegend() {
         return;
     }
     const int coloured = scene_->heatedNodeCount();
+    const int unknown = scene_->unknownHeatNodeCount();
     heatLegend_->setMeasure(heatMeasure_);
-    heatLegend_->setScale(scene_->maxHeatShare(), coloured, scene_->view().operatorCount - coloured,
-                          scene_->maxHeatAmount());
+    heatLegend_->setDims(heatMeasure_ == HeatMeasure::RunTime ? QString()
+                                                              : controller_->cost()->dimsText());
+    heatLegend_->setScale(scene_->maxHeatShare(), coloured,
+                          scene_->view().operatorCount - coloured - unknown,
+                          scene_->maxHeatAmount(), unknown);
     heatLegend_->show();
     heatLegend_->raise();
 }

@@ -226,7 +226,14 @@ LayoutRequest GraphScene::layoutRequest(std::vector<int>& groups) const {
     std::vector<char> inRequest(expanded_.size(), 0);
     for (int g : groups) inRequest[g] = 1;
     LayoutRequest request;
-    request.labelFontSize = GraphStyle::standard().labelFont.pointSizeF();
+    // dot reserves room for a label from its own Times metrics at `fontsize` points, one point a
+    // scene unit; the label is drawn in the style's sans font on the screen's pixels, wider (a
+    // third at 96 dpi, more for the letters): labels of neighbouring edges overlapped. The size
+    // given is the one at which dot's estimate (about 0.45 em a character) covers the drawn text.
+    const QString sample = QStringLiteral("batch_sizexsequence_lengthx768");
+    const double drawn = GraphStyle::standard().labelMetrics.horizontalAdvance(sample);
+    request.labelFontSize = std::max(GraphStyle::standard().labelFont.pointSizeF(),
+                                     1.1 * drawn / (0.45 * static_cast<double>(sample.size())));
     for (int g : groups) {
         const auto& level = view_->levels[g];
         LayoutGraphSpec spec;
@@ -505,7 +512,12 @@ NodeHeat GraphScene::heatOfGroup(int group) const {
 
 int GraphScene::heatedNodeCount() const {
     return static_cast<int>(std::count_if(nodeHeat_.begin(), nodeHeat_.end(),
-                                          [](const auto& h) { return h.has_value(); }));
+                                          [](const auto& h) { return h && !h->unknown; }));
+}
+
+int GraphScene::unknownHeatNodeCount() const {
+    return static_cast<int>(std::count_if(nodeHeat_.begin(), nodeHeat_.end(),
+                                          [](const auto& h) { return h && h->unknown; }));
 }
 
 void GraphScene::refreshHeat() {
@@ -519,7 +531,7 @@ void GraphScene::refreshHeat() {
         maxHeatAmount_ = heat.amount;
     };
     for (std::size_t n = 0; n < nodeItems_.size(); ++n)
-        if (nodeItems_[n] && nodeHeat_[n]) consider(*nodeHeat_[n]);
+        if (nodeItems_[n] && nodeHeat_[n] && !nodeHeat_[n]->unknown) consider(*nodeHeat_[n]);
     for (std::size_t g = 0; g < groupItems_.size(); ++g)
         if (groupItems_[g] && !groupItems_[g]->isExpanded()) consider(groupHeat_[g]);
     auto tip = [this](const NodeHeat& heat) {
@@ -530,7 +542,11 @@ void GraphScene::refreshHeat() {
     };
     for (std::size_t n = 0; n < nodeItems_.size(); ++n) {
         if (!nodeItems_[n]) continue;
-        if (nodeHeat_[n])
+        if (nodeHeat_[n] && nodeHeat_[n]->unknown)
+            nodeItems_[n]->setHeat(kUnknownCostColour,
+                                   heatUnknownText(heatMeasure_, nodeHeat_[n]->amount),
+                                   /*unknown=*/true);
+        else if (nodeHeat_[n])
             nodeItems_[n]->setHeat(colour(nodeHeat_[n]->share), tip(*nodeHeat_[n]));
         else
             nodeItems_[n]->setHeat(std::nullopt, heatNotCoveredText(heatMeasure_));

@@ -27,6 +27,9 @@ class GraphEdgeItem;
 struct NodeHeat {
     double share = 0;   // of the total (summed node time, or the model's FLOPs, ...), 0..1
     double amount = 0;  // ms per run, FLOPs, parameters or bytes
+    // The cost model could not count it (a shape its rule needs is unknown): drawn hatched, not
+    // on the colour scale; `amount` is what it did count (a lower bound, often 0).
+    bool unknown = false;
 };
 // Keyed by profileNameOf(node) (NodeNames.h), the name the engine's profile uses.
 using NodeHeatMap = std::map<std::string, NodeHeat>;
@@ -84,7 +87,8 @@ class GraphScene : public QGraphicsScene {
     std::optional<NodeHeat> heatOfNode(int node) const;
     NodeHeat heatOfGroup(int group) const;  // summed over the operators inside, at any depth
     double maxHeatShare() const { return maxHeatShare_; }
-    int heatedNodeCount() const;  // operators the heat map covers
+    int heatedNodeCount() const;       // operators the heat map covers with a known amount
+    int unknownHeatNodeCount() const;  // operators it lists as unknown (drawn hatched)
 
     // Quantization-error overlay (replaces the heat overlay while shown): operators found in
     // `sqnr` (profileNameOf -> dB) coloured by sqnrColour, the others grey; collapsed groups by

@@ -83,6 +83,14 @@ QString heatNotCoveredText(HeatMeasure measure) {
     return QObject::tr("not in the profile (fused by the optimizer, or inside a subgraph)");
 }
 
+QString heatUnknownText(HeatMeasure measure, double countedAmount) {
+    if (countedAmount > 0)
+        return QObject::tr("at least %1: a shape the count needs is unknown")
+            .arg(heatAmountShort(measure, countedAmount));
+    return QObject::tr("%1 unknown: a shape the count needs is unknown")
+        .arg(measure == HeatMeasure::Flops ? QObject::tr("FLOPs") : QObject::tr("bytes moved"));
+}
+
 HeatLegend::HeatLegend(QWidget* parent) : QWidget(parent) {
     setAttribute(Qt::WA_TransparentForMouseEvents);
     setObjectName(QStringLiteral("heatLegend"));
@@ -95,8 +103,15 @@ void HeatLegend::setMeasure(HeatMeasure measure) {
     update();
 }
 
+void HeatLegend::setDims(const QString& dims) {
+    dims_ = dims;
+    setFixedSize(sizeHint());
+    update();
+}
+
 void HeatLegend::setScale(double maxShare, int profiledNodes, int notProfiledNodes,
-                          double maxAmount) {
+                          double maxAmount, int unknownNodes) {
+    unknown_ = unknownNodes;
     maxShare_ = maxShare;
     maxAmount_ = maxAmount;
     profiled_ = profiledNodes;
@@ -107,6 +122,7 @@ void HeatLegend::setScale(double maxShare, int profiledNodes, int notProfiledNod
 
 QString HeatLegend::caption() const {
     QString text = tr("%n node(s) coloured", nullptr, profiled_);
+    if (unknown_ > 0) text += tr(", %n unknown (hatched)", nullptr, unknown_);
     if (notProfiled_ > 0)
         text += measure_ == HeatMeasure::RunTime
                     ? tr(", %n not in the profile", nullptr, notProfiled_)
@@ -119,12 +135,17 @@ QSize HeatLegend::sizeHint() const {
     const QFontMetrics fm(font());
     const int text =
         std::max(fm.horizontalAdvance(title()),
-                 fm.horizontalAdvance(
-                     tr("%1 node(s) coloured, %2 not in the profile").arg(88888).arg(8888)));
+                 fm.horizontalAdvance(tr("%1 node(s) coloured, %2 unknown (hatched), %3 with none")
+                                          .arg(88888)
+                                          .arg(8888)
+                                          .arg(8888)));
     return QSize(std::max(230, text + 16), fm.height() * 4 + 22);
 }
 
-QString HeatLegend::title() const { return heatMeasureTitle(measure_); }
+QString HeatLegend::title() const {
+    if (dims_.isEmpty() || measure_ == HeatMeasure::RunTime) return heatMeasureTitle(measure_);
+    return tr("%1 at %2").arg(heatMeasureTitle(measure_), dims_);
+}
 
 void paintColourScaleLegend(QWidget& widget, const QString& title,
                             const std::function<QColor(double)>& colourAt, const QString& low,

@@ -20,10 +20,14 @@ QString heatMeasureTitle(HeatMeasure measure);  // the legend's title
 QString heatAmountText(HeatMeasure measure, double amount, double share);
 QString heatAmountShort(HeatMeasure measure, double amount);  // "1.2 GFLOPs", "3.4 MB"
 QString heatNotCoveredText(HeatMeasure measure);              // the tooltip of a grey node
+// The tooltip of a node the cost model could not count (drawn hatched): "FLOPs unknown (...)", or
+// "at least 1.2 MFLOPs" when it counted part.
+QString heatUnknownText(HeatMeasure measure, double countedAmount);
 
 // `fraction` of the hottest node's share, 0..1 (clamped).
 QColor heatColour(double fraction);
 inline const QColor kNotProfiledColour{0xd5, 0xd5, 0xd5};
+inline const QColor kUnknownCostColour{0xe4, 0xe8, 0xf0};  // under the hatching of an unknown
 
 // Paints a legend box on `widget`: the title, a bar coloured by colourAt(0..1) with its two end
 // labels, a grey swatch labelled `greyLabel`, and the caption (the heat and quantization legends).
@@ -40,7 +44,10 @@ class HeatLegend : public QWidget {
     HeatMeasure measure() const { return measure_; }
     // The hottest box's share of the total (0..1) and its amount (ms per run, FLOPs, ...), and
     // how many nodes are coloured.
-    void setScale(double maxShare, int profiledNodes, int notProfiledNodes, double maxAmount = 0);
+    void setScale(double maxShare, int profiledNodes, int notProfiledNodes, double maxAmount = 0,
+                  int unknownNodes = 0);
+    // The dims a cost measure was counted at ("batch = 1, sequence = 128"), shown in the title.
+    void setDims(const QString& dims);
     double maxShare() const { return maxShare_; }
     QString caption() const;  // the text under the bar, for tests and screen readers
 
@@ -56,6 +63,8 @@ class HeatLegend : public QWidget {
     double maxAmount_ = 0;
     int profiled_ = 0;
     int notProfiled_ = 0;
+    int unknown_ = 0;
+    QString dims_;
 };
 
 }  // namespace onnxlens::widgets

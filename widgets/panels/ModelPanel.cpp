@@ -9,6 +9,7 @@
 
 #include "widgets/graph/CostText.h"
 #include "widgets/graph/GraphStyle.h"
+#include "widgets/workers/CostAtDims.h"
 #include "widgets/workers/ModelDocument.h"
 
 namespace onnxlens::widgets {
@@ -73,7 +74,7 @@ int ModelPanel::contentWidth() const {
            margins.right();
 }
 
-void ModelPanel::showModel(const ModelDocument& document) {
+void ModelPanel::showModel(const ModelDocument& document, const CostAtDims* cost) {
     clear();
     const ModelSummary& s = document.summary;
     const QLocale locale = QLocale::c();
@@ -113,7 +114,7 @@ void ModelPanel::showModel(const ModelDocument& document) {
                 .arg(s.initializers.constantCount)
                 .arg(locale.formattedDataSize(s.initializers.constantBytes)));
 
-    addCost(document);
+    addCost(cost ? *cost : *costOfDocument(document));
 
     auto* opsets = section(tree_, tr("Opsets"));
     for (const auto& o : s.opsets)
@@ -170,8 +171,23 @@ void ModelPanel::showModel(const ModelDocument& document) {
     row(checks, tr("load time"), tr("%1 ms").arg(document.loadMs, 0, 'f', 0));
 }
 
-void ModelPanel::addCost(const ModelDocument& document) {
+void ModelPanel::showCost(const CostAtDims& cost) {
+    for (int i = 0; i < tree_->topLevelItemCount(); ++i)
+        if (tree_->topLevelItem(i)->text(0) == tr("Cost")) {
+            delete tree_->takeTopLevelItem(i);
+            addCost(cost, i);
+            return;
+        }
+    addCost(cost);
+}
+
+void ModelPanel::addCost(const CostAtDims& counted, int at) {
     auto* cost = section(tree_, tr("Cost"));
+    if (at >= 0) {  // in place of the section it replaces
+        tree_->takeTopLevelItem(tree_->indexOfTopLevelItem(cost));
+        tree_->insertTopLevelItem(at, cost);
+        cost->setExpanded(true);
+    }
     cost->setToolTip(0,
                      tr("Counted from the inferred shapes; the rules are in docs/cost-model.md"));
     auto row = [cost](const QString& key, const QString& value, const QString& tip = {}) {
@@ -179,20 +195,26 @@ void ModelPanel::addCost(const ModelDocument& document) {
         item->setToolTip(1, tip.isEmpty() ? value : tip);
         return item;
     };
-    if (!document.cost) {
-        row(tr("not counted"), document.costError);
+    if (!counted.cost) {
+        row(tr("not counted"), counted.error);
         return;
     }
-    const ModelCost& c = *document.cost;
+    const ModelCost& c = *counted.cost;
     const QLocale locale = QLocale::c();
     auto exact = [&locale](double v) { return locale.toString(v, 'f', 0); };
-    QStringList dims;
-    for (const auto& [symbol, value] : c.dims)
-        dims << QStringLiteral("%1 = %2").arg(QString::fromStdString(symbol)).arg(value);
+    const QString dims = counted.dimsText();
     auto* dimsRow =
-        row(tr("symbolic dims"), dims.isEmpty() ? tr("none") : dims.join(QStringLiteral(", ")),
-            tr("The counts take these values for the inputs' symbolic dims"));
-    if (!dims.isEmpty()) dimsRow->setForeground(1, GraphStyle::standard().symbolicDimColour);
+        row(tr("symbolic dims"), dims.isEmpty() ? tr("none") : dims,
+            tr("The counts take these values for the inputs' symbolic dims: %1")
+                .arg(counted.source.isEmpty() ? tr("every one 1 until the model runs (Run, "
+                                                   "Benchmark), then the dims it ran with")
+                                              : tr("those of %1").arg(counted.source)));
+    if (!dims.isEmpty()) {
+        dimsRow->setForeground(1, GraphStyle::standard().symbolicDimColour);
+        row(tr("dims from"), counted.source.isEmpty()
+                                 ? tr("every symbolic dim taken as 1 until a run")
+                                 : counted.source);
+    }
     // A total over nodes some of which could not be counted is a lower bound, and says so.
     const QString total = c.totalIsLowerBound() ? tr("at least %1 (%n node(s) unknown)", nullptr,
                                                      c.nodesWithUnknownShapes)

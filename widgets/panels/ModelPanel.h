@@ -9,13 +9,18 @@ class QTreeWidget;
 
 namespace onnxlens::widgets {
 
+struct CostAtDims;
 struct ModelDocument;
 
 class ModelPanel : public QWidget {
     Q_OBJECT
   public:
     explicit ModelPanel(QWidget* parent = nullptr);
-    void showModel(const ModelDocument& document);
+    // `cost`: the tab controller's count (ModelController::cost) at the dims the model last ran
+    // with; nullptr counts as the document's own (every symbolic dim 1).
+    void showModel(const ModelDocument& document, const CostAtDims* cost = nullptr);
+    // Replaces the Cost section (a run at other dims was counted), leaving the rest as it is.
+    void showCost(const CostAtDims& cost);
     void clear();
     QTreeWidget* tree() const { return tree_; }
     // The width that shows every visible row's name and value uncut (the tree's frame, scroll
@@ -23,7 +28,7 @@ class ModelPanel : public QWidget {
     int contentWidth() const;
 
   private:
-    void addCost(const ModelDocument& document);
+    void addCost(const CostAtDims& cost, int at = -1);
 
     QTreeWidget* tree_;
 };

@@ -18,7 +18,7 @@
 #include "onnxlens/workflows/DequantizedWeight.h"
 #include "widgets/graph/CostText.h"
 #include "widgets/graph/GraphStyle.h"
-#include "widgets/workers/ModelDocument.h"
+#include "widgets/workers/CostAtDims.h"
 
 namespace onnxlens::widgets {
 
@@ -96,8 +96,7 @@ void NodePanel::clear() {
     title_->setText(tr("Select a node to see its details."));
 }
 
-void NodePanel::showNode(std::shared_ptr<const ViewGraph> view, int index,
-                         const ModelDocument* document) {
+void NodePanel::showNode(std::shared_ptr<const ViewGraph> view, int index, const CostAtDims* cost) {
     clear();
     view_ = std::move(view);
     if (!view_ || index < 0 || index >= static_cast<int>(view_->nodes.size())) return;
@@ -156,7 +155,7 @@ void NodePanel::showNode(std::shared_ptr<const ViewGraph> view, int index,
         }
         return QStringLiteral("%1 %2").arg(input ? tr("input") : tr("output")).arg(i);
     };
-    if (document) addCost(node, *document);
+    if (cost) addCost(node, *cost);
     auto* inputs = section(tree_, tr("Inputs"));
     for (int i = 0; i < static_cast<int>(node.inputs.size()); ++i)
         addTensorRow(inputs, *view_, node.inputs[i], formalName(true, i));
@@ -219,9 +218,9 @@ void NodePanel::addQuantizedWeight(const ViewNode& node) {
     for (int c = 0; c < 4; ++c) item->setToolTip(c, tip);
 }
 
-void NodePanel::addCost(const ViewNode& node, const ModelDocument& document) {
+void NodePanel::addCost(const ViewNode& node, const CostAtDims& counted) {
     auto* cost = section(tree_, tr("Cost"));
-    const NodeCost* c = node.proto ? document.nodeCost(profileNameOf(*node.proto)) : nullptr;
+    const NodeCost* c = node.proto ? counted.nodeCost(profileNameOf(*node.proto)) : nullptr;
     if (!c) {
         const auto chain = view_->groupChain(node.group);
         const bool inSubgraph = std::any_of(chain.begin(), chain.end(), [this](int g) {
@@ -229,9 +228,9 @@ void NodePanel::addCost(const ViewNode& node, const ModelDocument& document) {
         });
         new QTreeWidgetItem(
             cost, {tr("not counted"),
-                   !document.cost ? document.costError
-                   : inSubgraph   ? tr("inside a subgraph: counted in the node that owns it")
-                                  : tr("not in the file's graph (made by the optimizer)")});
+                   !counted.cost ? counted.error
+                   : inSubgraph  ? tr("inside a subgraph: counted in the node that owns it")
+                                 : tr("not in the file's graph (made by the optimizer)")});
         return;
     }
     const QLocale locale = QLocale::c();
@@ -262,11 +261,10 @@ void NodePanel::addCost(const ViewNode& node, const ModelDocument& document) {
     new QTreeWidgetItem(
         cost, {tr("arithmetic intensity"),
                c->shapesKnown ? tr("%1 FLOPs/byte").arg(f.intensity(), 0, 'g', 3) : tr("unknown")});
-    QStringList dims;
-    for (const auto& [symbol, value] : document.cost->dims)
-        dims << QStringLiteral("%1=%2").arg(QString::fromStdString(symbol)).arg(value);
-    if (!dims.isEmpty())
-        new QTreeWidgetItem(cost, {tr("with dims"), dims.join(QStringLiteral(", "))});
+    if (const QString dims = counted.assumptionText(); !dims.isEmpty()) {
+        auto* item = new QTreeWidgetItem(cost, {tr("with dims"), dims});
+        item->setToolTip(1, dims);
+    }
     if (c->estimate || !c->shapesKnown) {
         auto* flag = new QTreeWidgetItem(
             cost, {c->estimate ? tr("estimate") : tr("partial"), QString::fromStdString(c->note)});

@@ -15,15 +15,16 @@ class QLabel;
 
 namespace onnxlens::widgets {
 
-struct ModelDocument;
+struct CostAtDims;
 
 class NodePanel : public QWidget {
     Q_OBJECT
   public:
     explicit NodePanel(QWidget* parent = nullptr);
-    // `document` gives the node's cost (its cost model); nullptr leaves the Cost section out.
+    // `cost` gives the node's cost (the tab's count at the dims it last ran with,
+    // ModelController::cost); nullptr leaves the Cost section out.
     void showNode(std::shared_ptr<const ViewGraph> view, int node,
-                  const ModelDocument* document = nullptr);
+                  const CostAtDims* cost = nullptr);
     void clear();
 
     QTreeWidget* details() const { return tree_; }
@@ -37,7 +38,7 @@ class NodePanel : public QWidget {
 
   private:
     void addQuantizedWeight(const ViewNode& node);
-    void addCost(const ViewNode& node, const ModelDocument& document);
+    void addCost(const ViewNode& node, const CostAtDims& counted);
 
     std::shared_ptr<const ViewGraph> view_;
     QLabel* title_;

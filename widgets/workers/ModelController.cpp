@@ -1,14 +1,18 @@
 #include "widgets/workers/ModelController.h"
 
 #include <QFileInfo>
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include "onnxlens/engine/OpsetSupport.h"
 #include "onnxlens/model/NewerOpsets.h"
+#include "onnxlens/workflows/InputPreparation.h"
 
 namespace onnxlens::widgets {
 
 ModelController::ModelController(std::shared_ptr<const ModelDocument> document, QObject* parent)
     : QObject(parent), document_(std::move(document)), engine_(std::make_unique<EngineThread>()) {
+    cost_ = document_ ? costOfDocument(*document_) : std::make_shared<const CostAtDims>();
     if (document_ && document_->loaded.proto)
         if (auto problem =
                 engine::newerOpsetProblem(*document_->loaded.proto, onnxLibraryOpset(),
@@ -55,6 +59,9 @@ void ModelController::connectWorker() {
             [this](std::shared_ptr<const RunOutcome> outcome) {
                 lastRun_ = std::move(outcome);
                 emit runFinished();
+                if (compiled_)
+                    countCostAt(engine::bindingsOfShapes(compiled_->inputs, lastRun_->feedShapes),
+                                tr("the last run's inputs"));
             });
     connect(worker, &EngineWorker::compareFinished, this,
             [this](std::shared_ptr<const CompareOutcome> outcome) {
@@ -71,6 +78,8 @@ void ModelController::connectWorker() {
             [this](std::shared_ptr<const engine::BenchmarkResult> result) {
                 lastBenchmark_ = std::move(result);
                 emit benchmarkFinished();
+                countCostAt({lastBenchmark_->dims.begin(), lastBenchmark_->dims.end()},
+                            tr("the last benchmark's inputs"));
             });
     connect(worker, &EngineWorker::optimizedGraphFinished, this,
             [this](std::shared_ptr<const OptimizedGraph> graph) {
@@ -211,6 +220,41 @@ void ModelController::decode(DecodeSettings settings) {
 
 void ModelController::cancel() {
     if (busy_) engine_->worker()->cancel();
+}
+
+void ModelController::countCostAt(const std::map<std::string, std::int64_t>& dims,
+                                  const QString& source) {
+    if (!document_ || !document_->loaded.proto) return;
+    // The count binds every symbolic dim (1 when not given): compare what it would bind.
+    auto bound = [this](const std::map<std::string, std::int64_t>& given) {
+        std::map<std::string, std::int64_t> all =
+            cost_->cost ? cost_->cost->dims : std::map<std::string, std::int64_t>{};
+        for (auto& [symbol, value] : all) value = 1;
+        for (const auto& [symbol, value] : given) all[symbol] = value;
+        return all;
+    };
+    const auto wanted = bound(dims);
+    if (countingDims_ ? *countingDims_ == wanted : cost_->cost && cost_->cost->dims == wanted) {
+        if (!countingDims_ && cost_->source != source) {  // the same count, now from a run
+            auto relabelled = std::make_shared<CostAtDims>(*cost_);
+            relabelled->source = source;
+            cost_ = std::move(relabelled);
+            emit costChanged();
+        }
+        return;
+    }
+    countingDims_ = wanted;
+    using Counted = std::shared_ptr<const CostAtDims>;
+    auto* watcher = new QFutureWatcher<Counted>(this);
+    connect(watcher, &QFutureWatcher<Counted>::finished, this, [this, watcher, wanted] {
+        watcher->deleteLater();
+        if (!countingDims_ || *countingDims_ != wanted) return;  // a later count replaced it
+        countingDims_.reset();
+        cost_ = watcher->result();
+        emit costChanged();
+    });
+    watcher->setFuture(QtConcurrent::run(
+        [document = document_, dims, source] { return countCostAtDims(*document, dims, source); }));
 }
 
 }  // namespace onnxlens::widgets

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 
+#include "widgets/workers/CostAtDims.h"
 #include "widgets/workers/EngineWorker.h"
 
 namespace onnxlens::widgets {
@@ -77,6 +78,15 @@ class ModelController : public QObject {
     std::shared_ptr<const OptimizedGraph> optimizedGraph() const { return optimized_; }
     std::shared_ptr<const DecodeOutcome> lastDecode() const { return lastDecode_; }
 
+    // The cost model at the dims the model last ran with (the document's, every symbolic dim 1,
+    // until a run or benchmark gave others): after a run or benchmark at other dims it is counted
+    // again on a worker thread, then costChanged(). Never null.
+    std::shared_ptr<const CostAtDims> cost() const { return cost_; }
+    bool isCounting() const { return countingDims_.has_value(); }
+    // Counts at `dims` unless the current (or pending) count has them; `source` says where they
+    // come from ("the last run's inputs").
+    void countCostAt(const std::map<std::string, std::int64_t>& dims, const QString& source);
+
   signals:
     void compiled();
     void compileFailed(const QString& message);
@@ -92,6 +102,7 @@ class ModelController : public QObject {
     void optimizedGraphReady();
     void decodeStep(int index, qint64 context, qint64 token, double ms);
     void decodeFinished();
+    void costChanged();
     void inputsRejected(onnxlens::widgets::EngineJob job,
                         std::shared_ptr<const std::map<std::string, std::string>> problems);
     void failed(onnxlens::widgets::EngineJob job, const QString& message);
@@ -122,6 +133,8 @@ class ModelController : public QObject {
     std::shared_ptr<const engine::BenchmarkResult> lastBenchmark_;
     std::shared_ptr<const OptimizedGraph> optimized_;
     std::shared_ptr<const DecodeOutcome> lastDecode_;
+    std::shared_ptr<const CostAtDims> cost_;
+    std::optional<std::map<std::string, std::int64_t>> countingDims_;  // the pending count's
 };
 
 }  // namespace onnxlens::widgets

@@ -26,20 +26,12 @@ Result<std::shared_ptr<const ModelDocument>> loadModelDocument(const QString& pa
     // Its own shape inference, on a weights-free copy with the dims bound: cheap next to the
     // parse, and never on the GUI thread.
     if (auto cost = computeModelCost(*document->loaded.proto)) {
-        for (std::size_t i = 0; i < cost->nodes.size(); ++i)
-            document->costIndex.emplace(cost->nodes[i].name, i);
         document->cost = std::make_shared<const ModelCost>(std::move(cost.value()));
     } else {
         document->costError = QString::fromStdString(cost.error().message);
     }
     document->loadMs = static_cast<double>(clock.nsecsElapsed()) / 1e6;
     return std::shared_ptr<const ModelDocument>(std::move(document));
-}
-
-const NodeCost* ModelDocument::nodeCost(const std::string& profileName) const {
-    if (!cost) return nullptr;
-    auto it = costIndex.find(profileName);
-    return it == costIndex.end() ? nullptr : &cost->nodes[it->second];
 }
 
 }  // namespace onnxlens::widgets

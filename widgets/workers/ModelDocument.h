@@ -1,7 +1,7 @@
 #pragma once
 // Everything the window shows about one opened model, built on a worker thread by
 // loadModelDocument(): the loaded protobuf, the summary (Model panel), the view graph and what
-// the model costs (cost model with every symbolic dim 1, for the panels and Colour by FLOPs).
+// the model costs (cost model with every symbolic dim 1, until a run gives other dims).
 #include <QString>
 #include <map>
 #include <memory>
@@ -25,12 +25,8 @@ struct ModelDocument {
     std::shared_ptr<const ModelCost> cost;  // nullptr when counting failed (costError says why)
     QString costError;
     double loadMs = 0;  // parse + summary + view graph + cost, on the worker thread
-
-    // The cost of a main-graph node by its profile name (profileNameOf); nullptr when the cost
-    // model has no such node (inside a subgraph, or made by the optimizer).
-    const NodeCost* nodeCost(const std::string& profileName) const;
-
-    std::map<std::string, std::size_t> costIndex;  // profile name -> index in cost->nodes
+    // The panels read the cost through the tab's controller (ModelController::cost, CostAtDims),
+    // which counts again at the dims of the last run or benchmark.
 };
 
 // Runs on a worker thread; never touches widgets. Errors name the file.

@@ -40,15 +40,15 @@ Shape concreteShape(const onnx::TypeProto& type, const SymbolBindings& symbols,
     return shape;
 }
 
-SymbolBindings bindingsOfFeeds(const std::vector<Session::IoInfo>& inputs,
-                               const std::map<std::string, Value>& feeds) {
+SymbolBindings bindingsOfShapes(const std::vector<Session::IoInfo>& inputs,
+                                const std::map<std::string, Shape>& shapes) {
     SymbolBindings bindings;
     for (const auto& input : inputs) {
-        auto it = feeds.find(input.name);
-        if (it == feeds.end() || !it->second.isTensor() || !input.type.has_tensor_type() ||
+        auto it = shapes.find(input.name);
+        if (it == shapes.end() || !input.type.has_tensor_type() ||
             !input.type.tensor_type().has_shape())
             continue;
-        const Shape& shape = it->second.tensor().shape();
+        const Shape& shape = it->second;
         const auto& dims = input.type.tensor_type().shape().dim();
         if (static_cast<std::size_t>(dims.size()) != shape.size()) continue;
         for (int axis = 0; axis < dims.size(); ++axis) {
@@ -59,6 +59,14 @@ SymbolBindings bindingsOfFeeds(const std::vector<Session::IoInfo>& inputs,
         }
     }
     return bindings;
+}
+
+SymbolBindings bindingsOfFeeds(const std::vector<Session::IoInfo>& inputs,
+                               const std::map<std::string, Value>& feeds) {
+    std::map<std::string, Shape> shapes;
+    for (const auto& [name, value] : feeds)
+        if (value.isTensor()) shapes.emplace(name, value.tensor().shape());
+    return bindingsOfShapes(inputs, shapes);
 }
 
 std::vector<std::string> unknownInputDims(const std::vector<Session::IoInfo>& inputs) {

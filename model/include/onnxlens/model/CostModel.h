@@ -54,9 +54,10 @@ struct ModelCost {
 };
 
 // Counts the costs of `model` with the symbolic input dims bound to `dims` (unbound ones are taken
-// as 1 and listed in `assumptions`). Shapes come from inferShapesAnyOpset on a weights-free copy
-// with those dims bound. Parameters: every initializer and Constant node (main graph and
-// subgraphs, external data included) that a node reads, each counted once.
+// as 1 and listed in `assumptions`; an unnamed dim is bound by an "input:axis" key). Shapes come
+// from inferShapesAnyOpset on a weights-free copy with those dims bound. Parameters: every
+// initializer and Constant node (main graph and subgraphs, external data included) that a node
+// reads, each counted once.
 Result<ModelCost> computeModelCost(const onnx::ModelProto& model,
                                    const std::map<std::string, std::int64_t>& dims = {});
 

@@ -183,6 +183,11 @@ struct ViewGraphOptions {
     int minBlockOperators = 8;
     // Runs of at least three sibling groups built alike become one Repeat group ("x96").
     bool foldRepeats = false;
+    // Graph inputs and outputs of a family at least this large (names alike but for their
+    // numbers: past_key_values.3.key, present.3.value) are drawn inside the group of the layer
+    // that reads or writes them, not in one row across the whole graph (a decoder's key-value
+    // cache); 0: never.
+    int homeIoFamilySize = 4;
 };
 
 Result<ViewGraph> buildViewGraph(std::shared_ptr<const onnx::ModelProto> model,

@@ -33,6 +33,9 @@ Shape concreteShape(const onnx::TypeProto& type, const SymbolBindings& symbols,
 // dims ("input:axis"). A symbol seen with two values keeps the first.
 SymbolBindings bindingsOfFeeds(const std::vector<Session::IoInfo>& inputs,
                                const std::map<std::string, Value>& feeds);
+// The same from the feeds' shapes alone (a run's record of what each input got).
+SymbolBindings bindingsOfShapes(const std::vector<Session::IoInfo>& inputs,
+                                const std::map<std::string, Shape>& shapes);
 
 // The dims of the session's inputs that are neither a number nor a symbol, as "input:axis" keys.
 std::vector<std::string> unknownInputDims(const std::vector<Session::IoInfo>& inputs);
