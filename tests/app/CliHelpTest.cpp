@@ -170,7 +170,7 @@ TEST(CliHelp, TheEnginesThreadsSpinBoundedUnlessTheUserChose) {
         if (contains(r.out, "threads: Eigen thread pool"))
             GTEST_SKIP() << "no OpenMP in this build";
         EXPECT_TRUE(contains(r.out,
-                             "\n  threads: OpenMP, idle threads spin GOMP_SPINCOUNT=1000 "
+                             "\n  threads: OpenMP, idle threads spin GOMP_SPINCOUNT=10000 "
                              "then sleep\n"))
             << r.out;
     }

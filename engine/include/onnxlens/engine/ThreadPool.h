@@ -30,19 +30,20 @@ class ThreadPool {
 // libgomp, whose team the pool is, lets an idle worker spin for a long time (GOMP_SPINCOUNT,
 // 300,000 by default) before it sleeps. On a machine whose cores other programs keep busy (a
 // desktop with a browser, a build), the spinning worker and the thread with the work preempt each
-// other and every parallel region waits for a time slice: measured on a 2-core machine at load 8,
-// a 30 M-parameter decoder at 2 threads ran 2-4 tokens/s against 45 at 1 thread; with a spin
-// count of 1,000 (libgomp's own when it sees more threads than cores) 27, passive 33.
+// other and every parallel region waits for a time slice: on a 2-core machine at load 8, a 30 M
+// decoder at 2 threads ran 2.2 tokens/s against 45 at 1 thread. Bounded at 10,000 spins it ran
+// 13.3 there and as fast as with the default on the idle machine (119.7 against 112.6 tokens/s;
+// 1,000 spins lost a third there, passive more: docs/performance.md).
 // libgomp reads the variable once, when it is loaded, so the programs that run the engine call
 // this first thing in main(): when neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT is set, it sets
 // GOMP_SPINCOUNT to kBoundedOpenMpSpinCount and runs the program again from its start (execv of
 // /proc/self/exe with the same arguments); the new process inherits it, as do the processes it
 // starts. Returns when either is set (the user's choice is kept) or when the exec fails (nothing
 // changed). ONNXLENS_KEEP_OPENMP_SPINNING=1 keeps libgomp's default.
-inline constexpr const char* kBoundedOpenMpSpinCount = "1000";
+inline constexpr const char* kBoundedOpenMpSpinCount = "10000";
 void boundOpenMpSpinning(char** argv);
 // How idle pool threads wait in this process, for --version and Help > About:
-// "OpenMP, idle threads spin GOMP_SPINCOUNT=1000 then sleep", or the user's setting.
+// "OpenMP, idle threads spin GOMP_SPINCOUNT=10000 then sleep", or the user's setting.
 std::string threadWaitSummary();
 
 }  // namespace onnxlens::engine
