@@ -79,6 +79,24 @@ TEST(ChartLabels, AHistogramOfCloseValuesAndOneCountLabelsEveryTickDifferently) 
     EXPECT_EQ(texts.count(QStringLiteral("1")), 1) << texts.join(" | ").toStdString();
 }
 
+TEST(ChartLabels, AShortHistogramKeepsItsCountLabelsWhole) {
+    // The Compare dock with every dock open leaves its error histogram its minimum, 150 px high:
+    // five or six count ticks did not fit and Qt Charts drew each as "...".
+    engine::Histogram histogram;
+    histogram.low = 0;
+    histogram.high = 1.5e-7;
+    histogram.counts = {640, 60, 55, 40, 45, 5, 20, 0, 25, 0, 0, 10, 0, 0, 0, 5, 0, 0, 0, 0};
+    std::unique_ptr<QChartView> view;
+    const QStringList texts =
+        drawnTexts(widgets::makeHistogramChart(histogram, "Absolute errors of logits",
+                                               "|actual - expected|", "none"),
+                   QSize(1300, 150), view);
+    for (const QString& text : texts)
+        EXPECT_FALSE(text.contains(QStringLiteral("...")) || text.contains(QChar(0x2026)))
+            << texts.join(" | ").toStdString();
+    EXPECT_TRUE(texts.contains(QStringLiteral("0"))) << texts.join(" | ").toStdString();
+}
+
 TEST(ChartLabels, TheLatencyHistogramsTicksDiffer) {
     widgets::LatencyCharts charts;
     charts.resize(900, 260);

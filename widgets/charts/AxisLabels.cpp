@@ -36,8 +36,12 @@ double countAxisStep(double maxCount) {
     return 10 * power;
 }
 
-void setCountAxisRange(QValueAxis* axis, double maxCount) {
-    const double step = countAxisStep(maxCount);
+void setCountAxisRange(QValueAxis* axis, double maxCount, int maxIntervals) {
+    double step = countAxisStep(maxCount);
+    // Fewer, wider steps when the chart has room for only a few labels (whole counts still).
+    const double intervals = std::ceil(std::max(0.0, maxCount) / step);
+    if (maxIntervals > 0 && intervals > maxIntervals)
+        step *= std::ceil(intervals / static_cast<double>(maxIntervals));
     const double top = std::max(step, std::ceil(std::max(0.0, maxCount) / step) * step);
     axis->setRange(0, top);
     axis->setTickCount(static_cast<int>(std::lround(top / step)) + 1);

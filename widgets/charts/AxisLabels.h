@@ -15,8 +15,9 @@ QString tickLabelFormat(double low, double high, int tickCount);
 void setValueAxisRange(QValueAxis* axis, double low, double high, int tickCount = 5);
 
 // A count axis from 0 to at least `maxCount` whose ticks fall on whole numbers (a step of 1, 2
-// or 5 times a power of ten; at most 6 ticks), labelled as integers.
-void setCountAxisRange(QValueAxis* axis, double maxCount);
+// or 5 times a power of ten; at most 6 ticks, or maxIntervals + 1 when given: a multiple of that
+// step), labelled as integers.
+void setCountAxisRange(QValueAxis* axis, double maxCount, int maxIntervals = 0);
 
 // The tick step setCountAxisRange uses for `maxCount`.
 double countAxisStep(double maxCount);

@@ -42,7 +42,9 @@ QChart* makeHistogramChart(const engine::Histogram& histogram, const QString& ti
                       histogram.high > histogram.low ? histogram.high : histogram.low + 1);
     rangeAxis->setTitleText(axisTitle);
     auto* countAxis = new QValueAxis;
-    setCountAxisRange(countAxis, static_cast<double>(std::max<std::int64_t>(tallest, 1)));
+    // Two intervals: the chart may be given little height (the Compare dock's error histogram,
+    // 150 px with every dock open), where more count labels overlap and are drawn as "...".
+    setCountAxisRange(countAxis, static_cast<double>(std::max<std::int64_t>(tallest, 1)), 2);
     countAxis->setTitleText(QObject::tr("count"));
     chart->addAxis(binAxis, Qt::AlignBottom);
     chart->addAxis(rangeAxis, Qt::AlignBottom);
