@@ -129,6 +129,9 @@ TEST(Screenshots, MainWindowOnACnnAndATransformer) {
     bert->revealNode(softmax);
     ASSERT_TRUE(testing::waitFor([&] { return bert->scene()->selectedNode() == softmax; }, 60000));
     bert->view()->setZoom(0.85);
+    // Every layout the expansions started has landed (the cache makes them quick): the view
+    // must still show the revealed node.
+    QTest::qWait(1500);
     bert->view()->centerOn(bert->scene()->nodeItem(softmax)->sceneBoundingRect().center());
     QTest::qWait(200);
     ASSERT_TRUE(window.grab().save(out + "/screenshot-transformer.png"));

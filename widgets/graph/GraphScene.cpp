@@ -406,6 +406,9 @@ void GraphScene::placeGroup(int group, QPointF origin) {
 
 void GraphScene::revealNode(int node) {
     if (node < 0 || node >= static_cast<int>(view_->nodes.size())) return;
+    // The node is what the view goes to: a group expanded just before must not pull the view to
+    // its own box once its layout lands after the node's.
+    pendingGroupReveal_ = -1;
     bool changed = false;
     for (int g : view_->groupChain(view_->nodes[node].group)) {
         if (g == 0 || expanded_[g]) continue;
