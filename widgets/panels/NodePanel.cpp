@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "onnxlens/engine/GraphOptimizer.h"
+#include "onnxlens/model/NodeAttributes.h"
 #include "onnxlens/model/NodeNames.h"
 #include "onnxlens/model/OnnxDomains.h"
 #include "onnxlens/model/TensorTypes.h"
@@ -198,9 +199,7 @@ void NodePanel::addQuantizedWeight(const ViewNode& node) {
     const int tensor = node.inputs[input];
     if (!view_->tensors[tensor].initializer) return;
     auto attribute = [&](const char* name, std::int64_t fallback) {
-        for (const auto& a : node.proto->attribute())
-            if (a.name() == name) return a.i();
-        return fallback;
+        return intAttribute(*node.proto, name, fallback);
     };
     const bool nbits = node.opType == "MatMulNBits";
     const QString shape =
