@@ -12,6 +12,7 @@
 #include <QDoubleSpinBox>
 #include <QFile>
 #include <QFileDialog>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
@@ -229,6 +230,22 @@ TEST(QuantizeDialogTest, BrowseChoosesWhereTheInt8ModelGoesAndItIsRememberedPerM
     EXPECT_EQ(third.outputEdit()->text(), typed);
 }
 
+// A form label with a mnemonic needs a buddy, or Qt shows its '&' as it is: the output row (a
+// line edit and Browse) read "&Output model:" in the screenshot of the dialog.
+TEST(QuantizeDialogTest, NoLabelShowsItsMnemonicAmpersand) {
+    QuantizeDialog dialog;
+    dialog.show();
+    int mnemonics = 0;
+    for (QLabel* label : dialog.findChildren<QLabel*>()) {
+        const QString text = QString(label->text()).remove(QStringLiteral("&&"));
+        if (!text.contains(QLatin1Char('&')) || label->textFormat() == Qt::RichText) continue;
+        ++mnemonics;
+        EXPECT_NE(label->buddy(), nullptr) << label->text().toStdString();
+    }
+    EXPECT_GE(mnemonics, 5);
+    EXPECT_EQ(dialog.outputEdit()->parentWidget(), &dialog);
+}
+
 // The int4 option (as `onnxlens-cli quantize --format int4`): MatMul weights to MatMulNBits with
 // the block size, zero points and accuracy level chosen; the card says int4 and the settings; the
 // choices come back in the next dialog.
@@ -313,6 +330,30 @@ TEST(QuantizeDialogTest, Int4WritesMatMulNBitsAndTheChoicesAreRemembered) {
     EXPECT_TRUE(next.blockSizeBox()->isEnabled());
     EXPECT_FALSE(next.opTypeBox(QStringLiteral("MatMul"))->isEnabled());
     testing::clearSettings();
+}
+
+// The dialog for docs/ (issue 33: the output's place is chosen in it), after quantizing
+// tiny_bert's MatMul weights to int8:
+//   ONNXLENS_SCREENSHOT_DIR=docs widgets_tests --gtest_filter='QuantizeDialogTest.Screenshot*'
+TEST(QuantizeDialogTest, ScreenshotOfTheDialogWithItsReportCard) {
+    const QString out = qEnvironmentVariable("ONNXLENS_SCREENSHOT_DIR");
+    if (out.isEmpty()) GTEST_SKIP() << "set ONNXLENS_SCREENSHOT_DIR to take the screenshot";
+    testing::clearSettings();
+    QTemporaryDir dir;
+    MainWindow window;
+    window.show();
+    auto* page = testing::openAndDraw(window, sample("tiny_bert"));
+    ASSERT_NE(page, nullptr) << window.lastError().toStdString();
+    window.showQuantizeDialog();
+    QuantizeDialog* dialog = window.quantizeDialog();
+    dialog->outputEdit()->setText(dir.filePath(QStringLiteral("tiny_bert.int8.onnx")));
+    dialog->runsBox()->setValue(5);
+    ASSERT_TRUE(dialog->start()) << dialog->errorText().toStdString();
+    ASSERT_TRUE(testing::waitFor([&] { return dialog->state() != QuantizeDialog::State::Running; },
+                                 120000));
+    ASSERT_EQ(dialog->state(), QuantizeDialog::State::Done) << dialog->errorText().toStdString();
+    QTest::qWait(200);
+    ASSERT_TRUE(dialog->grab().save(out + QStringLiteral("/screenshot-quantize.png")));
 }
 
 }  // namespace

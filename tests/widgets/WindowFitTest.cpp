@@ -107,6 +107,30 @@ TEST_F(WindowFitTest, EveryDockOpenFitsA1000PixelScreenAndTheGraphKeepsHalfTheHe
     EXPECT_LE(window.statusBar()->geometry().bottom(), window.height());
 }
 
+// The window for docs/ (issue 33): SqueezeNet 1.1 run once, every dock open on a 1600x1000 screen.
+//   ONNXLENS_SCREENSHOT_DIR=docs widgets_tests --gtest_filter='WindowFitTest.Screenshot*'
+TEST_F(WindowFitTest, ScreenshotOfEveryDockOpen) {
+    const QString out = qEnvironmentVariable("ONNXLENS_SCREENSHOT_DIR");
+    if (out.isEmpty()) GTEST_SKIP() << "set ONNXLENS_SCREENSHOT_DIR to take the screenshot";
+    MainWindow window;
+    showAt1600x1000(window);
+    const QString squeezenet =
+        QString::fromStdString((std::filesystem::path(ONNXLENS_SOURCE_DIR) / "resources" /
+                                "samples" / "squeezenet1_1" / "model.onnx")
+                                   .string());
+    GraphPage* page = testing::openAndDraw(window, squeezenet);
+    ASSERT_NE(page, nullptr);
+    QAction* run = window.runPanel()->runAction();
+    ASSERT_TRUE(testing::waitFor([&] { return run->isEnabled(); }));
+    run->trigger();
+    for (QDockWidget* dock : {window.compareDock(), window.benchmarkDock(), window.modelDiffDock()})
+        if (!dock->isVisible()) dock->toggleViewAction()->trigger();
+    ASSERT_TRUE(testing::waitFor([&] { return !window.runPanel()->isBusy(); }, 60000));
+    EXPECT_LE(window.minimumSizeHint().height(), 700);
+    QTest::qWait(300);
+    ASSERT_TRUE(window.grab().save(out + QStringLiteral("/screenshot-every-dock.png")));
+}
+
 TEST_F(WindowFitTest, TheModelDockOpensWideEnoughForItsValues) {
     MainWindow window;
     showAt1600x1000(window);

@@ -59,7 +59,10 @@ QuantizeDialog::QuantizeDialog(QWidget* parent) : QDialog(parent) {
     auto* outputRow = new QHBoxLayout;
     outputRow->addWidget(output_, 1);
     outputRow->addWidget(browse_);
-    form->addRow(tr("&Output model:"), outputRow);
+    // A row of a layout gets a label without a buddy, which would show the '&' itself.
+    auto* outputLabel = new QLabel(tr("&Output model:"), this);
+    outputLabel->setBuddy(output_);
+    form->addRow(outputLabel, outputRow);
     auto* ops = new QHBoxLayout;
     matMul_ = new QCheckBox(QStringLiteral("MatMul"), this);
     gemm_ = new QCheckBox(QStringLiteral("Gemm"), this);
