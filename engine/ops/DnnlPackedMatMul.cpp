@@ -1,10 +1,14 @@
 #include "DnnlPackedMatMul.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
+#include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "OpenMpThreads.h"
+#include "onnxlens/engine/ThreadPool.h"
 #include "onnxlens/engine/WeightMemory.h"
 
 #ifdef ONNXLENS_WITH_DNNL
@@ -17,13 +21,22 @@ namespace onnxlens::engine::ops {
 
 namespace {
 
-constexpr std::size_t kMaxCachedShapes = 8;
+constexpr std::size_t kMaxCachedShapes = 16;
+
+// oneDNN's 1x1 convolution shares its work among threads by positions (rows) only, in groups of
+// a few rows, and leaves every output channel of a group to one thread: a decode step's products
+// (one row) ran on one thread whatever the count, at one core's memory bandwidth (issue 30: the
+// 30 M decoders' 2-thread steps were no faster than 1-thread ones). With fewer than this many
+// rows per thread, the output columns are split instead: each thread runs the primitive on its
+// own range of weight blocks, contiguous in the packed layout, and writes its columns of Y.
+constexpr std::int64_t kRowsPerThreadBeforeColumnSplit = 4;
 
 }  // namespace
 
 struct DnnlPackedMatMul::State {
     struct Key {
         std::int64_t rows, k, n, block;
+        std::int64_t ldy;  // Y's row stride (n, or the whole width for a slice of its columns)
         bool bias;
         MatMulActivation activation;
         auto operator<=>(const Key&) const = default;
@@ -32,6 +45,7 @@ struct DnnlPackedMatMul::State {
         dnnl::memory::desc src, dst, weights, bias;
         dnnl::convolution_forward primitive;
         bool packedInPlace = false;  // the weights layout oneDNN chose is the packed one
+        bool reference = false;      // oneDNN's reference code (no jit kernel takes it)
     };
 
     std::mutex mutex;
@@ -43,6 +57,8 @@ struct DnnlPackedMatMul::State {
     dnnl::memory reordered;
     dnnl::memory::desc reorderedDesc;
     Tensor heldPacked;
+    // One stream per slice of columns run at once (runColumnSlices).
+    std::vector<dnnl::stream> sliceStreams;
 
     Entry* entryFor(const Key& key) {
         auto it = cache.find(key);
@@ -53,7 +69,11 @@ struct DnnlPackedMatMul::State {
         Entry e;
         // N = 1, C = K channels, W = rows positions: nwc is A's row-major [rows, K].
         e.src = dnnl::memory::desc({1, key.k, key.rows}, dt::f32, tag::nwc);
-        e.dst = dnnl::memory::desc({1, key.n, key.rows}, dt::f32, tag::nwc);
+        // One row has no row stride: a slice of its columns is dense too.
+        e.dst = key.ldy == key.n || key.rows == 1
+                    ? dnnl::memory::desc({1, key.n, key.rows}, dt::f32, tag::nwc)
+                    : dnnl::memory::desc({1, key.n, key.rows}, dt::f32,
+                                         dnnl::memory::dims{key.rows * key.ldy, 1, key.ldy});
         const dnnl::memory::desc anyWeights({key.n, key.k, 1}, dt::f32, tag::any);
         if (key.bias) e.bias = dnnl::memory::desc({key.n}, dt::f32, tag::x);
         dnnl::primitive_attr attr;
@@ -76,6 +96,7 @@ struct DnnlPackedMatMul::State {
                     weights, e.bias, e.dst, {1}, {0}, {0});
                 dnnl::convolution_forward::primitive_desc pd(operation, attr, engine);
                 e.weights = pd.weights_desc();
+                e.reference = std::string_view(pd.impl_info_str()).substr(0, 3) == "ref";
                 e.primitive = dnnl::convolution_forward(pd);
                 break;
             } catch (const dnnl::error&) {
@@ -93,16 +114,17 @@ DnnlPackedMatMul::~DnnlPackedMatMul() = default;
 
 bool DnnlPackedMatMul::run(const float* a, std::int64_t rows, std::int64_t k, std::int64_t n,
                            const Tensor& packed, const float* bias, MatMulActivation activation,
-                           float* y) {
+                           float* y, ThreadPool* pool) {
     if (packed.dtype() != DataType::Float || packed.rank() != 4 || rows < 1) return false;
     const std::int64_t block = packed.dim(2);
     if (block != 8 && block != 16) return false;
     State& s = *state_;
     std::lock_guard lock(s.mutex);
+    const double flops = 2.0 * static_cast<double>(rows) * static_cast<double>(k * n);
+    if (runColumnSlices(a, rows, k, n, packed, bias, activation, y, pool, flops)) return true;
     // A small product is created and run on one thread (a fork and join cost more).
-    const SerialRegion serial(2.0 * static_cast<double>(rows) * static_cast<double>(k * n) <
-                              kSerialWorkFlops);
-    State::Entry* e = s.entryFor({rows, k, n, block, bias != nullptr, activation});
+    const SerialRegion serial(flops < kSerialWorkFlops);
+    State::Entry* e = s.entryFor({rows, k, n, block, n, bias != nullptr, activation});
     if (!e) return false;
     auto* w = const_cast<float*>(packed.data<float>());
     dnnl::memory weights;
@@ -134,13 +156,67 @@ bool DnnlPackedMatMul::run(const float* a, std::int64_t rows, std::int64_t k, st
     return true;
 }
 
+bool DnnlPackedMatMul::runColumnSlices(const float* a, std::int64_t rows, std::int64_t k,
+                                       std::int64_t n, const Tensor& packed, const float* bias,
+                                       MatMulActivation activation, float* y, ThreadPool* pool,
+                                       double flops) {
+    if (!pool || pool->threads() < 2 || flops < 2.0 * kSerialWorkFlops) return false;
+    const std::int64_t block = packed.dim(2), nBlocks = (n + block - 1) / block;
+    const std::int64_t slices = std::min<std::int64_t>(pool->threads(), nBlocks);
+    if (slices < 2 || rows >= kRowsPerThreadBeforeColumnSplit * pool->threads()) return false;
+    State& s = *state_;
+    // Slice t holds weight blocks [nBlocks * t / slices, nBlocks * (t + 1) / slices): at most two
+    // sizes of slice, each a primitive of its own; all of them must read the packed weights in
+    // place (their blocks are then a contiguous range of the buffer).
+    struct Slice {
+        std::int64_t firstBlock, columns;
+        State::Entry* entry;
+    };
+    std::vector<Slice> plan;
+    const SerialRegion serial(true);  // each slice's primitive is made for the one thread it gets
+    for (std::int64_t t = 0; t < slices; ++t) {
+        const std::int64_t first = nBlocks * t / slices, last = nBlocks * (t + 1) / slices;
+        const std::int64_t columns = std::min(last * block, n) - first * block;
+        State::Entry* e = s.entryFor({rows, k, columns, block, n, bias != nullptr, activation});
+        // A strided Y of several rows may leave only oneDNN's reference code: no split then.
+        if (!e || !e->packedInPlace || e->reference) return false;
+        plan.push_back({first, columns, e});
+    }
+    while (s.sliceStreams.size() < plan.size()) s.sliceStreams.emplace_back(s.engine);
+    const std::int64_t kBlocks = (k + block - 1) / block;
+    auto* w = const_cast<float*>(packed.data<float>());
+    // One slice per thread; oneDNN, called inside the parallel loop, runs each on that thread.
+    pool->parallelFor(
+        static_cast<std::int64_t>(plan.size()), flops / static_cast<double>(slices),
+        [&](std::int64_t begin, std::int64_t end) {
+            for (std::int64_t t = begin; t < end; ++t) {
+                const Slice& slice = plan[static_cast<std::size_t>(t)];
+                const std::int64_t column = slice.firstBlock * block;
+                State::Entry& e = *slice.entry;
+                std::unordered_map<int, dnnl::memory> args{
+                    {DNNL_ARG_SRC, dnnl::memory(e.src, s.engine, const_cast<float*>(a))},
+                    {DNNL_ARG_WEIGHTS,
+                     dnnl::memory(e.weights, s.engine,
+                                  w + slice.firstBlock * kBlocks * block * block)},
+                    {DNNL_ARG_DST, dnnl::memory(e.dst, s.engine, y + column)}};
+                if (bias)
+                    args.emplace(DNNL_ARG_BIAS,
+                                 dnnl::memory(e.bias, s.engine, const_cast<float*>(bias + column)));
+                dnnl::stream& stream = s.sliceStreams[static_cast<std::size_t>(t)];
+                e.primitive.execute(stream, args);
+                stream.wait();
+            }
+        });
+    return true;
+}
+
 #else
 
 struct DnnlPackedMatMul::State {};
 DnnlPackedMatMul::DnnlPackedMatMul() = default;
 DnnlPackedMatMul::~DnnlPackedMatMul() = default;
 bool DnnlPackedMatMul::run(const float*, std::int64_t, std::int64_t, std::int64_t, const Tensor&,
-                           const float*, MatMulActivation, float*) {
+                           const float*, MatMulActivation, float*, ThreadPool*) {
     return false;
 }
 

@@ -11,6 +11,10 @@
 #include "DnnlMatMul.h"
 #include "onnxlens/engine/Tensor.h"
 
+namespace onnxlens::engine {
+class ThreadPool;
+}
+
 namespace onnxlens::engine::ops {
 
 class DnnlPackedMatMul {
@@ -22,12 +26,19 @@ class DnnlPackedMatMul {
 
     // y [rows, n] = activation(a [rows, k] x B + bias), B packed with `block` (the tensor
     // `packed`, held while its buffer comes back), bias n floats or null. Returns false, having
-    // done nothing, when the build has no oneDNN or oneDNN takes no such convolution.
+    // done nothing, when the build has no oneDNN or oneDNN takes no such convolution. With a
+    // `pool` of several threads and few rows, each thread computes a range of Y's columns.
     bool run(const float* a, std::int64_t rows, std::int64_t k, std::int64_t n,
-             const Tensor& packed, const float* bias, MatMulActivation activation, float* y);
+             const Tensor& packed, const float* bias, MatMulActivation activation, float* y,
+             ThreadPool* pool = nullptr);
 
   private:
     struct State;
+    // The few-rows product split by columns over the pool's threads; false when it does not
+    // apply (one thread, small work, many rows, weights oneDNN wants in another layout).
+    bool runColumnSlices(const float* a, std::int64_t rows, std::int64_t k, std::int64_t n,
+                         const Tensor& packed, const float* bias, MatMulActivation activation,
+                         float* y, ThreadPool* pool, double flops);
     std::unique_ptr<State> state_;
 };
 

@@ -296,7 +296,7 @@ class PackedMatMulKernel : public Kernel {
         Tensor y(DataType::Float, shape);
         if (rows == 0 ||
             dnnl_.run(a.data<float>(), rows, k_, n_, packed, bias ? bias->data<float>() : nullptr,
-                      activation_, y.data<float>())) {
+                      activation_, y.data<float>(), &ctx.pool())) {
             outputs[0] = Value(std::move(y));
             return;
         }

@@ -115,6 +115,49 @@ TEST(PackedMatMul, KernelComputesWhatFusedMatMulComputes) {
     }
 }
 
+// A product of few rows is split by output columns over the threads (one row: a decode step):
+// at 2 and 3 threads, with slices of unequal width and a partial last block, bias and GELU, the
+// same figures as the plain product at one thread.
+TEST(PackedMatMul, FewRowsSplitByColumnsOverThreadsComputeThePlainProduct) {
+    struct Case {
+        Shape a;
+        std::int64_t n;
+        bool bias;
+        std::string activation;
+    };
+    const std::vector<Case> cases{{{1, 256}, 1003, true, "Gelu"},
+                                  {{256}, 517, false, ""},
+                                  {{3, 200}, 777, true, ""},
+                                  {{2, 1, 384}, 1536, false, "Gelu"}};
+    for (const auto& c : cases) {
+        const std::int64_t k = c.a.back();
+        SCOPED_TRACE(engine::shapeToString(c.a) + " x [" + std::to_string(k) + ", " +
+                     std::to_string(c.n) + "] " + c.activation);
+        const Tensor a = waves(c.a, 0.2f), b = waves({k, c.n}, 0.9f), bias = waves({c.n}, 1.1f);
+        const Tensor expected =
+            runProduct("FusedMatMul", a, b, c.bias ? &bias : nullptr, c.activation, k, c.n);
+        for (std::int64_t block : {8, 16})
+            for (int threads : {2, 3}) {
+                SCOPED_TRACE(std::to_string(block) + " block, " + std::to_string(threads) +
+                             " threads");
+                OneNodeSpec spec;
+                spec.opType = "PackedMatMul";
+                spec.domain = engine::kOnnxlensDomain;
+                spec.opset = 1;
+                spec.inputs = {Value(a), Value(engine::ops::packMatMulWeights(b, block))};
+                if (c.bias) spec.inputs.push_back(Value(bias));
+                spec.attributes = [&](onnx::NodeProto& node) {
+                    if (!c.activation.empty()) setAttr(node, "activation", c.activation);
+                    setAttr(node, "k", k);
+                    setAttr(node, "n", c.n);
+                };
+                auto outputs = runOneNode(spec, threads);
+                ASSERT_TRUE(outputs) << outputs.error().message;
+                EXPECT_TRUE(tensorsClose((*outputs)[0].tensor(), expected, {1e-5, 1e-5}));
+            }
+    }
+}
+
 TEST(PackedMatMul, KernelRefusesWeightsThatDoNotHoldKAndN) {
     OneNodeSpec spec;
     spec.opType = "PackedMatMul";
