@@ -155,6 +155,16 @@ MappedFile::~MappedFile() {
     // when open() itself releases the last reference.
 }
 
+bool MappedFile::populate(std::uint64_t maxBytes) const {
+#ifdef MADV_POPULATE_READ
+    constexpr int kPopulateRead = MADV_POPULATE_READ;
+#else
+    constexpr int kPopulateRead = 22;  // Linux 5.14's value, for older C library headers
+#endif
+    if (!data_ || size_ > maxBytes || faulted()) return false;
+    return ::madvise(data_, size_, kPopulateRead) == 0;
+}
+
 bool MappedFile::faulted() const {
     return guardSlot_ >= 0 && guardSlots[guardSlot_].faulted.load();
 }

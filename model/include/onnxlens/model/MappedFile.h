@@ -40,6 +40,11 @@ class MappedFile {
     Status checkUnchanged() const;
     // True once a read of the mapping hit a page the file no longer has (see above).
     bool faulted() const;
+    // Reads the whole file into the mapping's page tables now (madvise MADV_POPULATE_READ, Linux
+    // 5.14 and later), so that a first run does not stop at every page: for a session about to
+    // use every weight. Does nothing, returning false, when the kernel lacks it, the file fails to
+    // read, or the file is above `maxBytes` (a model larger than the memory it may keep).
+    bool populate(std::uint64_t maxBytes) const;
 
     // Live mappings and their bytes in the whole process (for the status bar and tests).
     static std::uint64_t mappedBytesInProcess();
