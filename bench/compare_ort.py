@@ -27,7 +27,8 @@ import make_bench_models  # noqa: E402
 RUNS = {"resnet50": 20, "mobilenet_v2": 60, "bert_base": 12, "lstm": 600, "vad": 600,
         "bert_base_int8": 20, "resnet50_int8": 10, "resnet50_int8_qop": 10, "mobilenet_v2_fp16": 60,
         "resnet50_fp16": 20,
-        "detector": 20, "recognizer": 60, "small_cnn": 1000, "vad_stream": 3000, "minilm_seq16": 300}
+        "detector": 20, "recognizer": 60, "small_cnn": 1000, "vad_stream": 3000, "minilm_seq16": 300,
+        "bert_base_ort_fused": 12, "mobilenet_v2_qop": 60}
 
 
 def run_json(cmd):

@@ -22,11 +22,20 @@ Models:
                      DynamicQuantizeLinear -> ConvInteger -> Cast -> Mul [-> Add bias])
   mobilenet_v2_fp16, resnet50_fp16
                      float16 weights and activations (bench/make_float16_model.py), float16 inputs
+  bert_base_ort_fused  a BERT-base encoder in the layout ONNX Runtime's transformer optimizer writes
+                (bench/make_ort_fused_bert.py: EmbedLayerNormalization, Attention,
+                SkipLayerNormalization, BiasGelu; seeded weights), sequence 128, 8 padded positions
+  mobilenet_v2_qop   MobileNetV2's geometry in quantize_static's QOperator layout
+                (bench/make_qoperator_mobilenet.py --full --per-channel --reduce-range: QLinearConv,
+                QLinearAdd, QLinearGlobalAveragePool, QLinearMatMul; uint8 activations, 7-bit weights
+                as quantize_static's reduce_range writes them for CPUs without VNNI, where ONNX
+                Runtime's u8s8 products saturate otherwise), [1, 3, 224, 224]
   vad           bench/models/vad_helper.onnx: a voice-activity-detector-shaped model written
                 with onnx.helper (not an exporter): STFT as a strided Conv, magnitude, two
                 convolutions, one LSTM step carrying its state, a linear head. Regenerated with
                 `make_bench_models.py --write-vad bench/models/vad_helper.onnx`.
 """
+import argparse
 import json
 import os
 import subprocess
@@ -40,7 +49,8 @@ REPO = os.path.dirname(HERE)
 MODELS = ["resnet50", "mobilenet_v2", "bert_base", "lstm", "vad",
           "bert_base_int8", "resnet50_int8", "resnet50_int8_qop", "mobilenet_v2_fp16",
           "resnet50_fp16",
-          "detector", "recognizer", "small_cnn", "vad_stream", "minilm_seq16"]
+          "detector", "recognizer", "small_cnn", "vad_stream", "minilm_seq16",
+          "bert_base_ort_fused", "mobilenet_v2_qop"]
 # Variants made from a base model (issue 17): name -> (base, converter). A converter is a script
 # of bench/ (IN OUT) or, for "quantize ARGS", `onnxlens-cli quantize IN OUT ARGS` with the CLI in
 # CLI (compare_ort.py sets it); without a CLI the int8 BERT falls back to the script.
@@ -170,6 +180,14 @@ def make_model(cache, name):
                        check=True)
     elif name == "vad":
         write_vad(path)
+    elif name == "bert_base_ort_fused":
+        subprocess.run([sys.executable, os.path.join(HERE, "make_ort_fused_bert.py"), os.path.dirname(path)],
+                       check=True, stdout=subprocess.DEVNULL)
+    elif name == "mobilenet_v2_qop":
+        folder = os.path.dirname(path)
+        subprocess.run([sys.executable, os.path.join(HERE, "make_qoperator_mobilenet.py"), folder, "--full",
+                        "--per-channel", "--reduce-range"], check=True, stdout=subprocess.DEVNULL)
+        os.replace(os.path.join(folder, "qoperator_mobilenet.onnx"), path)
     elif name in make_speed_models.NAMES:
         make_speed_models.make(name, path)
     else:
@@ -191,6 +209,11 @@ def make_inputs(name):
     if name == "bert_base":
         return {"input_ids": rng.integers(0, 30522, (1, 128)).astype(np.int64),
                 "attention_mask": np.ones((1, 128), dtype=np.int64)}
+    if name == "bert_base_ort_fused":
+        import make_ort_fused_bert  # noqa: E402
+        return make_ort_fused_bert.make_inputs(argparse.Namespace(seed=0, sequence=128, vocab=30522))
+    if name == "mobilenet_v2_qop":
+        return {"input": rng.standard_normal((1, 3, 224, 224)).astype(np.float32)}
     if name == "lstm":
         return {"sequence": rng.standard_normal((1, 10, 16)).astype(np.float32)}
     if name == "vad":

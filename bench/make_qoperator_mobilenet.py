@@ -20,7 +20,9 @@ weights int8, symmetric, per tensor or per output channel (--per-channel), in [-
 x_scale * w_scale, as the quantizer writes them.
 
 usage: make_qoperator_mobilenet.py OUT_DIR [--activations uint8|int8] [--per-channel]
-                                   [--reduce-range] [--size 32] [--expose] [--seed 0]
+                                   [--reduce-range] [--size 32] [--full] [--expose] [--seed 0]
+--full: torchvision MobileNetV2's geometry at 224x224 (the issue's speed model) instead of the small
+one (16-channel stem, five blocks, 32x32) that the agreement checks use.
 Writes OUT_DIR/qoperator_mobilenet.onnx, OUT_DIR/input.npy and OUT_DIR/manifest.json
 ({"model", "inputs": [{"name", "file"}]}: what bench/ort_bench.mjs reads). --expose also makes
 every quantized activation a graph output, for a tensor-by-tensor comparison.
@@ -36,8 +38,24 @@ from onnx import TensorProto, helper, numpy_helper
 # (expansion, output channels, stride, residual) per inverted residual block, after a 16-channel
 # stem; the first block has no expansion (MobileNetV2's first bottleneck).
 BLOCKS = [(1, 8, 1, False), (6, 12, 2, False), (6, 12, 1, True), (6, 16, 2, False), (6, 16, 1, True)]
+STEM_CHANNELS = 16
 HEAD_CHANNELS = 64
 CLASSES = 10
+
+
+def full_mobilenet_v2_blocks():
+    """torchvision's MobileNetV2 (width 1.0): (expansion t, channels c, repeats n, stride s) rows,
+    each repeat a block; the first of a row strides, a block with stride 1 and equal channels adds
+    its input."""
+    rows = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2),
+            (6, 320, 1, 1)]
+    blocks, cin = [], 32
+    for t, c, n, s in rows:
+        for i in range(n):
+            stride = s if i == 0 else 1
+            blocks.append((t, c, stride, stride == 1 and cin == c))
+            cin = c
+    return blocks
 
 
 def conv2d(x, w, b, stride, pad, group):
@@ -60,16 +78,16 @@ def conv2d(x, w, b, stride, pad, group):
 class Net:
     """The float network: a list of layers, each a dict; run() records every activation."""
 
-    def __init__(self, rng):
+    def __init__(self, rng, blocks, stem, head, classes):
         def conv(cin, cout, k, stride, group, relu):
             fan_in = cin // group * k * k
             return {"kind": "conv", "w": rng.normal(0, np.sqrt(2.0 / fan_in), (cout, cin // group, k, k)),
                     "b": rng.normal(0, 0.1, cout), "stride": stride, "pad": k // 2, "group": group,
                     "relu": relu}
 
-        self.layers = [conv(3, 16, 3, 2, 1, True)]
-        cin = 16
-        for expansion, cout, stride, residual in BLOCKS:
+        self.layers = [conv(3, stem, 3, 2, 1, True)]
+        cin = stem
+        for expansion, cout, stride, residual in blocks:
             hidden = cin * expansion
             start = len(self.layers)
             if expansion != 1:
@@ -79,10 +97,10 @@ class Net:
             if residual:
                 self.layers.append({"kind": "add", "from": start - 1})
             cin = cout
-        self.layers.append(conv(cin, HEAD_CHANNELS, 1, 1, 1, True))
+        self.layers.append(conv(cin, head, 1, 1, 1, True))
         self.layers.append({"kind": "gap"})
-        self.fc_w = rng.normal(0, np.sqrt(1.0 / HEAD_CHANNELS), (HEAD_CHANNELS, CLASSES))
-        self.fc_b = rng.normal(0, 0.1, CLASSES)
+        self.fc_w = rng.normal(0, np.sqrt(1.0 / head), (head, classes))
+        self.fc_b = rng.normal(0, 0.1, classes)
 
     def run(self, x):
         """Every activation: [input, layer outputs..., fc product, logits]."""
@@ -121,8 +139,11 @@ def weight_params(w, per_channel, qmax):
 
 def build(args):
     rng = np.random.default_rng(args.seed)
-    net = Net(rng)
-    calibration = rng.normal(0, 1, (8, 3, args.size, args.size))
+    if args.full:
+        net, classes = Net(rng, full_mobilenet_v2_blocks(), 32, 1280, 1000), 1000
+    else:
+        net, classes = Net(rng, BLOCKS, STEM_CHANNELS, HEAD_CHANNELS, CLASSES), CLASSES
+    calibration = rng.normal(0, 1, (4 if args.full else 8, 3, args.size, args.size))
     acts = net.run(calibration)
     ranges = [(a.min(), a.max()) for a in acts]
     qtype = args.activations
@@ -200,9 +221,9 @@ def build(args):
                                   [logits_q], name="fc_bias", domain="com.microsoft"))
     nodes.append(helper.make_node("DequantizeLinear", [logits_q, l_scale, l_zero], ["logits"],
                                   name="output_DequantizeLinear"))
-    exposed += [(product, [1, CLASSES]), (logits_q, [1, CLASSES])]
+    exposed += [(product, [1, classes]), (logits_q, [1, classes])]
 
-    outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, CLASSES])]
+    outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, classes])]
     if args.expose:
         outputs += [helper.make_tensor_value_info(name, onnx_q, shape) for name, shape in exposed]
     graph = helper.make_graph(nodes, "qoperator_mobilenet",
@@ -224,10 +245,15 @@ def main():
     parser.add_argument("--per-channel", action="store_true", help="per-output-channel weight scales")
     parser.add_argument("--reduce-range", action="store_true",
                         help="7-bit weights in [-64, 64] (quantize_static's reduce_range)")
-    parser.add_argument("--size", type=int, default=32, help="input height and width (default 32)")
+    parser.add_argument("--size", type=int, help="input height and width (default 32, 224 with --full)")
+    parser.add_argument("--full", action="store_true",
+                        help="torchvision MobileNetV2's geometry (32-channel stem, 17 inverted residual "
+                             "blocks, 1280-channel head, 1000 classes) instead of the small one")
     parser.add_argument("--expose", action="store_true", help="every quantized activation is an output too")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    if args.size is None:
+        args.size = 224 if args.full else 32
     os.makedirs(args.out_dir, exist_ok=True)
     model, image = build(args)
     model_path = os.path.join(args.out_dir, "qoperator_mobilenet.onnx")
