@@ -1,15 +1,17 @@
 // Times one model on ONNX Runtime (npm onnxruntime-node) the way `onnxlens-cli bench --json`
 // does: session creation (load), warm-up runs, then timed runs; prints one JSON document.
-// Used only by bench/compare_ort.py, never by the application or its tests.
+// Used only by bench/compare_ort*.py, never by the application or its tests.
 //
 // usage: node ort_bench.mjs --ort NODE_MODULES_DIR --manifest FILE [--threads N] [--warmup N]
 //                           [--runs N] [--dump DIR] [--opt-level all|extended|basic|disabled]
-//                           [--profile PREFIX]
+//                           [--profile PREFIX] [--save-optimized FILE]
 //                           | --baseline
 //   --manifest  written by make_bench_models.py: {"model": path, "inputs": [{"name", "file"}]}
 //   --dump      also writes each output as DIR/output_K.npy (for the agreement check)
 //   --profile   ONNX Runtime's own per-node profile of the timed runs, written as PREFIX_<date>.json
 //               (Chrome trace JSON)
+//   --save-optimized  writes the graph ONNX Runtime runs (after its --opt-level passes) to FILE
+//               (SessionOptions.optimizedModelFilePath; bench/compare_ort_optimized.py)
 //   --baseline  loads the addon only and reports the process's peak RSS (Node's own share)
 import { createRequire } from "node:module";
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
@@ -105,6 +107,7 @@ async function main() {
     intraOpNumThreads: threads,
     interOpNumThreads: 1,
     ...(args.profile ? { enableProfiling: true, profileFilePrefix: args.profile } : {}),
+    ...(args["save-optimized"] ? { optimizedModelFilePath: args["save-optimized"] } : {}),
   });
   const loadMs = Number(process.hrtime.bigint() - loadStart) / 1e6;
 
