@@ -602,5 +602,48 @@ TEST(MsFusedMatMul, TheOptimizerTurnsAPlainOneIntoMatMulAndKeepsTheScaledOne) {
         EXPECT_TRUE(tensorsClose(actual->at(i).tensor(), expected->at(i).tensor(), kTolerance));
 }
 
+TEST(MsFusedMatMul, TheOptimizerFusesAMatMulIntoTheBiasGeluAfterIt) {
+    // BERT's feed-forward as ONNX Runtime saves it: MatMul(a, W) -> BiasGelu(., bias). A second
+    // MatMul whose output is also a graph output keeps its BiasGelu.
+    const std::int64_t K = 64, N = 72;
+    auto m = emptyModel(17);
+    auto* ms = m.add_opset_import();
+    ms->set_domain(kMs);
+    ms->set_version(1);
+    auto& g = *m.mutable_graph();
+    g.set_name("g");
+    addFloatInput(g, "a", {2, 5, K});
+    addInitializer(g, "w", tensorOf<float>({K, N}, wave(K * N, 0.4)));
+    addInitializer(g, "bias", tensorOf<float>({N}, wave(N, 1.4)));
+    addNode(g, "MatMul", {"a", "w"}, {"h"});
+    addNode(g, "BiasGelu", {"h", "bias"}, {"y"})->set_domain(kMs);
+    addNode(g, "MatMul", {"a", "w"}, {"h2"});
+    addNode(g, "BiasGelu", {"h2", "bias"}, {"y2"})->set_domain(kMs);
+    for (const char* name : {"y", "y2", "h2"}) g.add_output()->set_name(name);
+
+    auto optimized = m;
+    engine::OptimizerOptions only;
+    only.passes = {"adopt-ort-fused-nodes"};
+    engine::optimizeModel(optimized, {}, only);
+    ASSERT_EQ(optimized.graph().node_size(), 3);
+    const auto& fused = optimized.graph().node(0);
+    EXPECT_EQ(fused.op_type(), "FusedMatMul");
+    EXPECT_EQ(fused.domain(), engine::kOnnxlensDomain);
+    EXPECT_EQ((std::vector<std::string>(fused.input().begin(), fused.input().end())),
+              (std::vector<std::string>{"a", "w", "bias"}));
+    EXPECT_EQ(fused.output(0), "y");
+    EXPECT_EQ(optimized.graph().node(2).op_type(), "BiasGelu");
+
+    const Tensor a = tensorOf<float>({2, 5, K}, wave(10 * K, 0.2));
+    auto plain = compileForTest(m, false);
+    auto fast = compileForTest(m, true);
+    ASSERT_TRUE(plain && fast);
+    auto expected = plain->run({{"a", Value(a)}});
+    auto actual = fast->run({{"a", Value(a)}});
+    ASSERT_TRUE(expected && actual);
+    for (std::size_t i = 0; i < 3; ++i)
+        EXPECT_TRUE(tensorsClose(actual->at(i).tensor(), expected->at(i).tensor(), kTolerance));
+}
+
 }  // namespace
 }  // namespace onnxlens::testing
