@@ -556,9 +556,9 @@ TEST(MsFusedConv, TheOptimizerAdoptsItAndTheResultIsUnchanged) {
     EXPECT_TRUE(tensorsClose(actual->at(0).tensor(), expected->at(0).tensor(), kTolerance));
 }
 
-TEST(MsFusedMatMul, TheOptimizerTurnsAPlainOneIntoMatMulAndKeepsTheScaledOne) {
-    // a x W (alpha 1: a MatMul, whose constant weights the optimizer may then pack) and
-    // (a x W) scaled by 0.5 with B transposed (stays ONNX Runtime's node).
+TEST(MsFusedMatMul, TheOptimizerTurnsAPlainOneIntoMatMulAndPacksTheScaledOne) {
+    // a x W (alpha 1: a MatMul, whose constant weights the optimizer then packs) and a x W^T
+    // scaled by 0.3 (ONNX Runtime's node until the weights are packed, scale and transpose in).
     const std::int64_t K = 64, N = 80;
     auto m = emptyModel(17);
     auto* ms = m.add_opset_import();
@@ -575,7 +575,7 @@ TEST(MsFusedMatMul, TheOptimizerTurnsAPlainOneIntoMatMulAndKeepsTheScaledOne) {
     setAttr(*plainNode, "transB", std::int64_t{0});
     auto* scaled = addNode(g, "FusedMatMul", {"a", "wt"}, {"s"});
     scaled->set_domain(kMs);
-    setAttr(*scaled, "alpha", 0.5f);
+    setAttr(*scaled, "alpha", 0.3f);
     setAttr(*scaled, "transB", std::int64_t{1});
     g.add_output()->set_name("p");
     g.add_output()->set_name("s");
@@ -590,6 +590,15 @@ TEST(MsFusedMatMul, TheOptimizerTurnsAPlainOneIntoMatMulAndKeepsTheScaledOne) {
     EXPECT_EQ(optimized.graph().node(0).domain(), "");
     EXPECT_EQ(optimized.graph().node(0).attribute_size(), 0);
     EXPECT_EQ(optimized.graph().node(1).domain(), kMs);
+
+    // All passes: where the machine packs weights, both products read packed weights (the
+    // scaled one's hold 0.3 * B^T).
+    auto all = m;
+    engine::optimizeModel(all, {});
+    if (engine::preferredChannelBlock() != 0) {
+        EXPECT_EQ(opCounts(all)["PackedMatMul"], 2);
+        for (const auto& n : all.graph().node()) EXPECT_NE(n.domain(), kMs) << n.op_type();
+    }
 
     const Tensor a = tensorOf<float>({3, 5, K}, wave(15 * K, 0.2));
     auto plain = compileForTest(m, false);
