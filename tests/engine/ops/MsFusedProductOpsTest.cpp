@@ -344,6 +344,36 @@ TEST(MsFusedGemm, HostileActivationsAreRefusedNamingTheNodeAndTheAttribute) {
     EXPECT_NE(inner.find("inner dimensions differ"), std::string::npos) << inner;
 }
 
+TEST(MsFusedGemm, WithConstantInputsTheOptimizedSessionComputesTheSame) {
+    // Constant folding folds default-domain nodes only: the node stays and its kernel runs it.
+    auto m = emptyModel(17);
+    auto* ms = m.add_opset_import();
+    ms->set_domain(kMs);
+    ms->set_version(1);
+    auto& g = *m.mutable_graph();
+    g.set_name("g");
+    addFloatInput(g, "x", {2, 4});
+    addInitializer(g, "a", tensorOf<float>({2, 3}, wave(6, 0.1)));
+    addInitializer(g, "b", tensorOf<float>({3, 4}, wave(12, 0.5)));
+    addInitializer(g, "c", tensorOf<float>({4}, wave(4, 0.9)));
+    auto* gemm = addNode(g, "FusedGemm", {"a", "b", "c"}, {"h"});
+    gemm->set_domain(kMs);
+    setAttr(*gemm, "activation", std::string("Tanh"));
+    addNode(g, "Add", {"h", "x"}, {"y"});
+    g.add_output()->set_name("y");
+    auto optimized = m;
+    engine::optimizeModel(optimized, {});
+    EXPECT_EQ(opCounts(optimized)["FusedGemm"], 1);
+    const Tensor x = tensorOf<float>({2, 4}, wave(8, 1.3));
+    auto plain = compileForTest(m, false);
+    auto fast = compileForTest(m, true);
+    ASSERT_TRUE(plain && fast);
+    auto expected = plain->run({{"x", Value(x)}});
+    auto actual = fast->run({{"x", Value(x)}});
+    ASSERT_TRUE(expected && actual);
+    EXPECT_TRUE(tensorsClose(actual->at(0).tensor(), expected->at(0).tensor(), kTolerance));
+}
+
 // ---- FusedMatMul --------------------------------------------------------------------------
 
 struct Operand {
