@@ -513,11 +513,14 @@ TEST(MsFusedMatMul, TransBatchMovesTheFirstDimBehindTheBatchDims) {
 TEST(MsFusedMatMul, ProblemsLargeEnoughForOneDnnMatchTheReference) {
     // BERT's attention scores (Q x K^T / sqrt(d) with the scale in alpha) at a small size, and a
     // transposed A over batches: the oneDNN path with the transposes in its strides.
-    checkFusedMatMul({{2, 3, 40, 64}, {2, 3, 40, 64}, false, true, false, false, 0.125f});
-    checkFusedMatMul({{2, 64, 48}, {2, 64, 72}, true, false, false, false, -1.5f});
+    // (Each at least 64^3 multiply-adds per matrix, where DnnlMatMul takes over.)
+    checkFusedMatMul({{2, 3, 64, 64}, {2, 3, 80, 64}, false, true, false, false, 0.125f});
+    checkFusedMatMul({{2, 64, 72}, {2, 64, 80}, true, false, false, false, -1.5f});
+    checkFusedMatMul({{2, 1, 64, 72}, {3, 80, 64}, true, true, false, false, 0.75f});
     checkFusedMatMul({{64, 80}, {96, 64}, true, true, false, false, 0.5f});
     checkFusedMatMul({{2, 70, 64}, {64, 66}, false, false, false, false, 3.0f});
-    checkFusedMatMul({{48, 2, 64}, {2, 64, 70}, false, false, true, false, 1.0f});
+    checkFusedMatMul({{2, 70, 64}, {66, 64}, false, true, false, false, 3.0f});
+    checkFusedMatMul({{64, 2, 72}, {2, 80, 72}, false, true, true, false, 1.0f});
 }
 
 TEST(MsFusedMatMul, HostileShapesAndTypesAreRefusedNamingTheNode) {
