@@ -4,7 +4,8 @@
 // (same inputs and attributes, ConvOps.cpp runs both), a com.microsoft FusedMatMul that scales
 // by 1 and transposes nothing is a MatMul, and a MatMul with constant weights followed by a
 // BiasGelu is a com.onnxlens FusedMatMul with bias and Gelu. The other FusedMatMul nodes and
-// FusedGemm run as they are (MatMulOps.cpp).
+// FusedGemm run as they are (MatMulOps.cpp; pack-matmul-weights packs a FusedMatMul's constant
+// weights).
 #include <algorithm>
 #include <optional>
 #include <string>
