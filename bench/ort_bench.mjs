@@ -1,6 +1,6 @@
 // Times one model on ONNX Runtime (npm onnxruntime-node) the way `onnxlens-cli bench --json`
 // does: session creation (load), warm-up runs, then timed runs; prints one JSON document.
-// Used only by bench/compare_ort.py, never by the application or its tests.
+// Used only by bench/compare_ort*.py, never by the application or its tests.
 //
 // usage: node ort_bench.mjs --ort NODE_MODULES_DIR --manifest FILE [--threads N] [--warmup N]
 //                           [--runs N] [--dump DIR] [--opt-level all|extended|basic|disabled]
@@ -12,7 +12,8 @@
 //               (Chrome trace JSON)
 //   --save-optimized  ONNX Runtime writes the graph it runs, after its optimizer at --opt-level, to
 //               FILE (at `extended`: its transformer fusions, Attention, SkipLayerNormalization,
-//               EmbedLayerNormalization, BiasGelu...; the layout ORT's own tools write)
+//               EmbedLayerNormalization, BiasGelu...: SessionOptions.optimizedModelFilePath;
+//               bench/compare_ort_optimized.py)
 //   --baseline  loads the addon only and reports the process's peak RSS (Node's own share)
 import { createRequire } from "node:module";
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";

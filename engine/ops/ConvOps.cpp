@@ -562,8 +562,9 @@ bool runOnDnnl([[maybe_unused]] DnnlConvolution& dnnl, [[maybe_unused]] const Co
     return false;
 }
 
-// Conv, and com.onnxlens FusedConv (the optimizer's Conv [+ Add] [+ activation]):
-// Y = activation(conv(X, W) + B + Z), Z an optional fourth input of Y's shape.
+// Conv, com.onnxlens FusedConv (the optimizer's Conv [+ Add] [+ activation]) and ONNX Runtime's
+// com.microsoft FusedConv (same inputs and attributes): Y = activation(conv(X, W) + B + Z), Z an
+// optional fourth input of Y's shape.
 class ConvKernel : public Kernel {
   public:
     explicit ConvKernel(const NodeInfo& node)
@@ -1049,6 +1050,7 @@ class ConvIntegerToFloatKernel : public Kernel {
 void registerConvOps(KernelRegistry& registry) {
     registry.add<ConvKernel>("Conv", 1);
     registry.add<ConvKernel>("FusedConv", 1, kLatestOpset, kOnnxlensDomain);
+    registry.add<ConvKernel>("FusedConv", 1, kLatestOpset, "com.microsoft");
     registry.add<BlockedConvKernel>("BlockedConv", 1, kLatestOpset, kOnnxlensDomain);
     registry.add<ConvTransposeKernel>("ConvTranspose", 1);
     registry.add<ConvIntegerKernel>("ConvInteger", 10);

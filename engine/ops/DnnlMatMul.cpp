@@ -1,5 +1,6 @@
 #include "DnnlMatMul.h"
 
+#include <bit>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -53,6 +54,7 @@ struct DnnlMatMul::State {
         Dims a, b;
         bool bias, transA, transB;
         MatMulActivation activation;
+        std::uint32_t alphaBits;  // alpha's bits (a NaN alpha must not break the map's order)
         auto operator<=>(const Key&) const = default;
     };
     struct Entry {
@@ -74,11 +76,13 @@ struct DnnlMatMul::State {
         e.b = floatDesc(key.b, key.transB);
         e.y = floatDesc(yDims);
         dnnl::primitive_attr attr;
-        if (key.activation == MatMulActivation::Gelu) {
-            dnnl::post_ops ops;
+        dnnl::post_ops ops;
+        if (key.alphaBits != std::bit_cast<std::uint32_t>(1.0f))
+            ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear,
+                               std::bit_cast<float>(key.alphaBits), 0.0f);
+        if (key.activation == MatMulActivation::Gelu)
             ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
-            attr.set_post_ops(ops);
-        }
+        if (ops.len() > 0) attr.set_post_ops(ops);
         if (key.bias) {
             Dims biasDims(yDims.size(), 1);
             biasDims.back() = yDims.back();
@@ -95,21 +99,29 @@ DnnlMatMul::DnnlMatMul() : state_(std::make_unique<State>()) {}
 DnnlMatMul::~DnnlMatMul() = default;
 
 bool DnnlMatMul::run(const Tensor& a, const Tensor& b, const float* bias,
-                     MatMulActivation activation, Tensor& y, bool transA, bool transB) {
+                     MatMulActivation activation, Tensor& y, bool transA, bool transB,
+                     float alpha) {
     if (a.dtype() != DataType::Float || b.dtype() != DataType::Float ||
         y.dtype() != DataType::Float)
         return false;
+    if (bias && alpha != 1.0f) return false;
     const auto ra = static_cast<std::size_t>(a.rank()), rb = static_cast<std::size_t>(b.rank());
     if (ra < 2 || rb < 2 || ra > kMaxRank || rb > kMaxRank) return false;
-    if ((transA || transB) && (ra != 2 || rb != 2)) return false;
-    const std::int64_t m = transA ? a.dim(1) : a.dim(static_cast<std::int64_t>(ra) - 2);
-    const std::int64_t k = transA ? a.dim(0) : a.dim(static_cast<std::int64_t>(ra) - 1);
-    const std::int64_t n = transB ? b.dim(0) : b.dim(static_cast<std::int64_t>(rb) - 1);
+    const auto dimA = [&](std::size_t fromEnd) {
+        return a.dim(static_cast<std::int64_t>(ra - fromEnd));
+    };
+    const auto dimB = [&](std::size_t fromEnd) {
+        return b.dim(static_cast<std::int64_t>(rb - fromEnd));
+    };
+    const std::int64_t m = transA ? dimA(1) : dimA(2);
+    const std::int64_t k = transA ? dimA(2) : dimA(1);
+    const std::int64_t n = transB ? dimB(2) : dimB(1);
     if (m == 0 || k == 0 || n == 0 || m * k * n < kMinMultiplyAdds) return false;
 
-    State::Key key{{}, {}, bias != nullptr, transA, transB, activation};
+    State::Key key{
+        {}, {}, bias != nullptr, transA, transB, activation, std::bit_cast<std::uint32_t>(alpha)};
     Dims yDims;
-    if (rb == 2) {
+    if (rb == 2 && (ra == 2 || !transA)) {
         // One GEMM over every row of A: [rows, K] x [K, N].
         const std::int64_t rows = transA ? m : a.numel() / k;
         key.a = {rows, k};
@@ -117,10 +129,13 @@ bool DnnlMatMul::run(const Tensor& a, const Tensor& b, const float* bias,
         yDims = {rows, n};
     } else {
         const std::size_t r = std::max(ra, rb);
+        // Logical dims (the last two swapped back when stored transposed).
         key.a.assign(r - ra, 1);
         key.b.assign(r - rb, 1);
         for (auto d : a.shape()) key.a.push_back(d);
         for (auto d : b.shape()) key.b.push_back(d);
+        if (transA) std::swap(key.a[r - 1], key.a[r - 2]);
+        if (transB) std::swap(key.b[r - 1], key.b[r - 2]);
         yDims.resize(r);
         for (std::size_t d = 0; d + 2 < r; ++d) yDims[d] = std::max(key.a[d], key.b[d]);
         yDims[r - 2] = m;
@@ -156,7 +171,7 @@ struct DnnlMatMul::State {};
 DnnlMatMul::DnnlMatMul() = default;
 DnnlMatMul::~DnnlMatMul() = default;
 bool DnnlMatMul::run(const Tensor&, const Tensor&, const float*, MatMulActivation, Tensor&, bool,
-                     bool) {
+                     bool, float) {
     return false;
 }
 

@@ -23,13 +23,13 @@ class DnnlMatMul {
     DnnlMatMul(const DnnlMatMul&) = delete;
     DnnlMatMul& operator=(const DnnlMatMul&) = delete;
 
-    // y = activation(op(a) x op(b) + bias) for float tensors a [..., M, K] and b [..., K, N]
-    // (ranks 2 to 6, batch dims broadcasting numpy-style; transA/transB only for rank 2),
-    // bias N floats or null, y already allocated with the product's shape. Returns false, having
-    // done nothing, when the build has no oneDNN or the problem is too small to gain from it
-    // (the caller then computes it itself).
+    // y = activation(alpha * op(a) x op(b) + bias) for float tensors a [..., M, K] and b
+    // [..., K, N] (ranks 2 to 6, batch dims broadcasting numpy-style; op() swaps the last two
+    // dims when transA/transB), bias N floats or null, y already allocated with the product's
+    // shape. Returns false, having done nothing, when the build has no oneDNN, the problem is too
+    // small to gain from it, or alpha != 1 comes with a bias (the caller then computes it itself).
     bool run(const Tensor& a, const Tensor& b, const float* bias, MatMulActivation activation,
-             Tensor& y, bool transA = false, bool transB = false);
+             Tensor& y, bool transA = false, bool transB = false, float alpha = 1.0f);
 
   private:
     struct State;

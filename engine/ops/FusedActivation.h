@@ -1,8 +1,8 @@
 #pragma once
-// The activation a fused node (com.onnxlens FusedConv, FusedGemm) applies to its result, as
-// the optimizer's fusion passes describe it: attribute `activation` (Relu, Clip, LeakyRelu,
-// Sigmoid, Tanh, HardSigmoid, HardSwish; absent: none) and `activation_params` (Clip: min, max;
-// LeakyRelu: alpha; HardSigmoid: alpha, beta).
+// The activation a fused node (com.onnxlens FusedConv, ONNX Runtime's com.microsoft FusedConv)
+// applies to its result, as the optimizer's fusion passes and ONNX Runtime describe it: attribute
+// `activation` (Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSigmoid, HardSwish; absent: none) and
+// `activation_params` (Clip: min, max; LeakyRelu: alpha; HardSigmoid: alpha, beta).
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -21,8 +21,12 @@ struct FusedActivation {
         FusedActivation a;
         const std::string name = node.getString("activation", "");
         const auto params = node.getFloats("activation_params");
+        // An activation with parameters takes exactly its count (as ONNX Runtime's FusedConv).
         auto param = [&](std::size_t i) {
-            require(i < params.size(), "activation " + name + " needs activation_params");
+            const std::size_t count = name == "LeakyRelu" ? 1 : 2;
+            require(params.size() == count, "activation " + name + " needs " +
+                                                std::to_string(count) + " activation_params, got " +
+                                                std::to_string(params.size()));
             return params[i];
         };
         if (name.empty()) {

@@ -1,5 +1,6 @@
 // Matrix products: MatMul, Gemm, MatMulInteger (+ com.onnxlens MatMulIntegerToFloat),
-// QLinearMatMul, Einsum, Det, and com.onnxlens FusedMatMul and PackedMatMul.
+// QLinearMatMul, Einsum, Det, com.onnxlens FusedMatMul and PackedMatMul, and ONNX Runtime's
+// com.microsoft FusedMatMul (scale and transposes folded) and FusedGemm (Gemm + activation).
 //
 // Every product goes through one batched GEMM on Eigen row-major maps, split over the thread
 // pool by batch and row blocks. Types Eigen has no fast path for compute in a wider type:
@@ -28,6 +29,7 @@
 #include "OpFamilies.h"
 #include "PackedMatMulWeights.h"
 #include "ReduceNumeric.h"
+#include "ShapeManipulationCopy.h"
 #include "onnxlens/engine/GraphOptimizer.h"
 
 namespace onnxlens::engine::ops {
@@ -400,6 +402,217 @@ class GemmKernel : public Kernel {
     double alpha_, beta_;
     bool transA_, transB_;
     DnnlMatMul dnnl_;
+};
+
+// com.microsoft FusedMatMul (ONNX Runtime's MatMul with a folded scale and transposes):
+// Y = alpha * op(A) x op(B) with MatMul's broadcasting. transA/transB swap the last two dims of
+// an operand of rank >= 2 (ignored for vectors, as ONNX Runtime does); transBatchA/transBatchB
+// (both operands of the same rank >= 3) read the operand as [d0, b..., last] holding
+// [b..., d0, last], i.e. its first dim moved behind the batch dims, before the swap.
+class MsFusedMatMulKernel : public Kernel {
+  public:
+    explicit MsFusedMatMulKernel(const NodeInfo& node)
+        : alpha_(node.getFloat("alpha", 1.0f)),
+          transA_(node.getInt("transA", 0) != 0),
+          transB_(node.getInt("transB", 0) != 0),
+          transBatchA_(node.getInt("transBatchA", 0) != 0),
+          transBatchB_(node.getInt("transBatchB", 0) != 0) {}
+
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        const Tensor& a = inputTensor(inputs, 0);
+        const Tensor& b = inputTensor(inputs, 1);
+        require(
+            isFloatingPoint(a.dtype()) && a.dtype() == b.dtype(),
+            std::string("FusedMatMul: A and B must be floating-point tensors of one type, got ") +
+                dataTypeName(a.dtype()) + " and " + dataTypeName(b.dtype()));
+        if (transBatchA_ || transBatchB_)
+            require(a.rank() >= 3 && a.rank() == b.rank(),
+                    "FusedMatMul: transBatchA/transBatchB need A and B of one rank >= 3, got " +
+                        shapeToString(a.shape()) + " and " + shapeToString(b.shape()));
+        const Tensor la = transBatchA_ ? batchDimsFirst(ctx, a) : a;
+        const Tensor lb = transBatchB_ ? batchDimsFirst(ctx, b) : b;
+        const bool ta = transA_ && la.rank() >= 2, tb = transB_ && lb.rank() >= 2;
+        MatMulPlan plan =
+            planMatMul(logicalShape(la.shape(), ta), logicalShape(lb.shape(), tb), "FusedMatMul");
+        plan.gemm.transA = ta;
+        plan.gemm.transB = tb;
+        if (la.dtype() == DataType::Float) {
+            Tensor y(DataType::Float, plan.outputShape);
+            if (dnnl_.run(la, lb, nullptr, MatMulActivation::None, y, ta, tb, alpha_)) {
+                outputs[0] = Value(std::move(y));
+                return;
+            }
+        }
+        Tensor ca = toComputeType(la), cb = toComputeType(lb);
+        Tensor y(ca.dtype(), plan.outputShape);
+        dispatchCompute(ca.dtype(), [&]<class T>() {
+            if (plan.gemm.k == 0) std::fill_n(y.data<T>(), y.numel(), T(0));
+            runGemm<T>(ctx, plan.gemm, ca.data<T>(), cb.data<T>(), y.data<T>(),
+                       static_cast<T>(alpha_), false);
+        });
+        outputs[0] = Value(y.dtype() == a.dtype() ? y : y.castTo(a.dtype()));
+    }
+
+  private:
+    static Shape logicalShape(Shape shape, bool transposed) {
+        if (transposed) std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
+        return shape;
+    }
+
+    // [d0, d1, ..., d(r-2), d(r-1)] read as [d1, ..., d(r-2), d0, d(r-1)] (a copy).
+    static Tensor batchDimsFirst(KernelContext& ctx, const Tensor& t) {
+        const auto strides = shapeStrides(t.shape());
+        const std::size_t r = strides.size();
+        StridedView view;
+        for (std::size_t d = 1; d + 1 < r; ++d) {
+            view.shape.push_back(t.shape()[d]);
+            view.strides.push_back(strides[d]);
+        }
+        view.shape.push_back(t.shape()[0]);
+        view.strides.push_back(strides[0]);
+        view.shape.push_back(t.shape()[r - 1]);
+        view.strides.push_back(strides[r - 1]);
+        return copyStridedView(t, view, &ctx.pool());
+    }
+
+    float alpha_;
+    bool transA_, transB_, transBatchA_, transBatchB_;
+    DnnlMatMul dnnl_;
+};
+
+// The activation of com.microsoft FusedGemm: attribute `activation` (one of ONNX Runtime's
+// element-wise functors) with its parameters in activation_alpha / activation_beta /
+// activation_gamma. Parameters the activation reads are required (ONNX Runtime leaves them
+// unset otherwise).
+struct GemmActivation {
+    enum class Kind {
+        Relu,
+        Tanh,
+        Sigmoid,
+        LeakyRelu,
+        HardSigmoid,
+        Elu,
+        Selu,
+        Softplus,
+        Softsign,
+        ThresholdedRelu,
+        ParametricSoftplus,
+        ScaledTanh
+    };
+    Kind kind = Kind::Relu;
+    double alpha = 0, beta = 0, gamma = 0;
+
+    static GemmActivation fromNode(const NodeInfo& node) {
+        require(node.hasAttribute("activation"), "FusedGemm: the attribute activation is missing");
+        const std::string name = node.getString("activation");
+        struct Entry {
+            const char* name;
+            Kind kind;
+            bool alpha, beta, gamma;
+        };
+        static constexpr Entry kTable[] = {
+            {"Relu", Kind::Relu, false, false, false},
+            {"Tanh", Kind::Tanh, false, false, false},
+            {"Sigmoid", Kind::Sigmoid, false, false, false},
+            {"LeakyRelu", Kind::LeakyRelu, true, false, false},
+            {"HardSigmoid", Kind::HardSigmoid, true, true, false},
+            {"Elu", Kind::Elu, true, false, false},
+            {"Selu", Kind::Selu, true, false, true},
+            {"Softplus", Kind::Softplus, false, false, false},
+            {"Softsign", Kind::Softsign, false, false, false},
+            {"ThresholdedRelu", Kind::ThresholdedRelu, true, false, false},
+            {"ParametricSoftplus", Kind::ParametricSoftplus, true, true, false},
+            {"ScaledTanh", Kind::ScaledTanh, true, true, false},
+        };
+        for (const Entry& e : kTable) {
+            if (name != e.name) continue;
+            GemmActivation a;
+            a.kind = e.kind;
+            auto param = [&](bool needed, const char* attr) -> double {
+                if (!needed) return 0;
+                require(node.hasAttribute(attr),
+                        "FusedGemm: activation " + name + " needs the attribute " + attr);
+                return node.getFloat(attr);
+            };
+            a.alpha = param(e.alpha, "activation_alpha");
+            a.beta = param(e.beta, "activation_beta");
+            a.gamma = param(e.gamma, "activation_gamma");
+            return a;
+        }
+        throw EngineError("FusedGemm: unknown activation '" + name + "'");
+    }
+
+    template <class T>
+    T apply(T x) const {
+        const T a = static_cast<T>(alpha), b = static_cast<T>(beta), g = static_cast<T>(gamma);
+        switch (kind) {
+            case Kind::Relu:
+                return x > T(0) ? x : T(0);
+            case Kind::Tanh:
+                return std::tanh(x);
+            case Kind::Sigmoid:
+                return T(1) / (T(1) + std::exp(-x));
+            case Kind::LeakyRelu:
+                return x >= T(0) ? x : a * x;
+            case Kind::HardSigmoid:
+                return std::max(T(0), std::min(T(1), a * x + b));
+            case Kind::Elu:
+                return x >= T(0) ? x : a * (std::exp(x) - T(1));
+            case Kind::Selu:  // as ONNX Runtime writes it (a negative alpha included)
+                return g * (std::max(x, T(0)) + std::min(a * (std::exp(x) - T(1)), T(0)));
+            case Kind::Softplus:
+                return softplus(x);
+            case Kind::Softsign:
+                return x / (T(1) + std::abs(x));
+            case Kind::ThresholdedRelu:
+                return x > a ? x : T(0);
+            case Kind::ParametricSoftplus:
+                return a * softplus(b * x);
+            case Kind::ScaledTanh:
+                return a * std::tanh(b * x);
+        }
+        return x;
+    }
+
+    template <class T>
+    static T softplus(T x) {  // log(1 + exp(x)) without overflow
+        return x > T(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+    }
+};
+
+// com.microsoft FusedGemm (ONNX Runtime's Gemm + activation): Y = activation(Gemm(A, B, C)) with
+// Gemm's attributes and inputs; the product is Gemm's kernel, the activation one pass after it.
+class MsFusedGemmKernel : public Kernel {
+  public:
+    explicit MsFusedGemmKernel(const NodeInfo& node)
+        : gemm_(node), activation_(GemmActivation::fromNode(node)) {}
+
+    void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
+             std::vector<Value>& outputs) override {
+        require(isFloatingPoint(inputTensor(inputs, 0).dtype()),
+                std::string("FusedGemm: A must be a floating-point tensor, got ") +
+                    dataTypeName(inputTensor(inputs, 0).dtype()));
+        gemm_.run(ctx, inputs, outputs);
+        const Tensor y = outputs[0].tensor();
+        // The product's own fresh buffer (float, double), or a float copy of a 16-bit one.
+        Tensor cy = toComputeType(y);
+        auto activate = [&]<class T>() {
+            T* v = cy.data<T>();
+            ctx.pool().parallelFor(cy.numel(), 8.0, [&](std::int64_t begin, std::int64_t end) {
+                for (std::int64_t i = begin; i < end; ++i) v[i] = activation_.apply(v[i]);
+            });
+        };
+        if (cy.dtype() == DataType::Double)
+            activate.template operator()<double>();
+        else
+            activate.template operator()<float>();
+        outputs[0] = Value(cy.dtype() == y.dtype() ? cy : cy.castTo(y.dtype()));
+    }
+
+  private:
+    GemmKernel gemm_;
+    GemmActivation activation_;
 };
 
 // (x - zeroPoint) as int32 for an 8-bit quantized operand. The zero point is a scalar or one
@@ -938,6 +1151,8 @@ void registerMatMulOps(KernelRegistry& registry) {
     registry.add<MatMulKernel>("FusedMatMul", 1, kLatestOpset, kOnnxlensDomain);
     registry.add<PackedMatMulKernel>("PackedMatMul", 1, kLatestOpset, kOnnxlensDomain);
     registry.add<GemmKernel>("Gemm", 1);
+    registry.add<MsFusedMatMulKernel>("FusedMatMul", 1, kLatestOpset, "com.microsoft");
+    registry.add<MsFusedGemmKernel>("FusedGemm", 1, kLatestOpset, "com.microsoft");
     registry.add<MatMulIntegerKernel>("MatMulInteger", 10);
     registry.add<MatMulIntegerToFloatKernel>("MatMulIntegerToFloat", 1, kLatestOpset,
                                              kOnnxlensDomain);

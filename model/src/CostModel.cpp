@@ -319,9 +319,16 @@ class CostCounter {
             auto a = in(0), y = out(0);
             auto yn = numel(y);
             if (!a || a->empty() || !yn || a->back() < 0) return unknown("MatMul input or output");
-            f.macs = *yn * static_cast<double>(a->back());
+            // ONNX Runtime's com.microsoft FusedMatMul reads A transposed (transA, rank >= 2):
+            // K is its dim -2, or its first dim when transBatchA moved that behind the batch.
+            std::int64_t k = a->back();
+            if (op == "FusedMatMul" && node.domain() == "com.microsoft" && a->size() >= 2 &&
+                intAttribute(node, "transA", 0))
+                k = intAttribute(node, "transBatchA", 0) ? a->front() : (*a)[a->size() - 2];
+            if (k < 0) return unknown("MatMul K");
+            f.macs = *yn * static_cast<double>(k);
             f.flops = 2 * f.macs;
-        } else if (op == "Gemm") {
+        } else if (op == "Gemm" || op == "FusedGemm") {  // FusedGemm: com.microsoft
             auto a = in(0), y = out(0);
             auto yn = numel(y);
             if (!a || a->size() != 2 || !yn) return unknown("Gemm input or output");

@@ -1,7 +1,12 @@
-// Schemas of ONNX Runtime's normalisations and activations (com.microsoft, version 1) and of its
-// default-domain LayerNormalization / SimplifiedLayerNormalization extensions, after
-// ContribOperators.md. Inputs, outputs, attributes and type constraints as documented; output
-// shapes as the operators define them.
+// Schemas of ONNX Runtime's normalisations, activations and fused products (FusedConv,
+// FusedGemm, FusedMatMul: what its `extended` optimization level saves) (com.microsoft,
+// version 1) and of its default-domain LayerNormalization / SimplifiedLayerNormalization
+// extensions, after ContribOperators.md. Inputs, outputs, attributes and type constraints as
+// documented; output shapes as the operators define them.
+#include <onnx/defs/shape_inference.h>
+
+#include <utility>
+
 #include "MicrosoftOpSchemaSupport.h"
 #include "onnxlens/model/MicrosoftOpSchemas.h"
 
@@ -164,6 +169,116 @@ void registerActivations() {
     }
 }
 
+// Output 0 as the default-domain operator `op` (at `version`) infers it: FusedConv and FusedGemm
+// take Conv's and Gemm's attributes and first inputs unchanged.
+onnx::InferenceFunction inferAs(const char* op, int version) {
+    return [op, version](onnx::InferenceContext& ctx) {
+        const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(op, version);
+        if (s && s->GetTypeAndShapeInferenceFunction()) s->GetTypeAndShapeInferenceFunction()(ctx);
+    };
+}
+
+// FusedMatMul: MatMul's output after the operands' transposes. transBatch moves an operand's
+// first dim behind its batch dims ([d0, b..., k] read as [b..., d0, k]; same rank >= 3 for
+// both); trans swaps its last two dims (rank >= 2). Unknown (no shape) where the ranks do not
+// allow it or the inner dims are known and differ.
+void inferFusedMatMul(onnx::InferenceContext& ctx) {
+    const int type = elemTypeOf(ctx, 0);
+    auto a = shapeOf(ctx, 0), b = shapeOf(ctx, 1);
+    const bool batchA = intAttribute(ctx, "transBatchA", 0) != 0,
+               batchB = intAttribute(ctx, "transBatchB", 0) != 0;
+    auto arrange = [](Dims& d, bool batchFirst, bool transposed) {
+        const std::size_t r = d.size();
+        if (batchFirst) {
+            Dim first = d[0];
+            for (std::size_t i = 0; i + 2 < r; ++i) d[i] = d[i + 1];
+            d[r - 2] = first;
+        }
+        if (transposed && r >= 2) std::swap(d[r - 1], d[r - 2]);
+    };
+    if (!a || !b || a->empty() || b->empty() ||
+        ((batchA || batchB) && (a->size() < 3 || a->size() != b->size()))) {
+        setOutput(ctx, 0, type, std::nullopt);
+        return;
+    }
+    arrange(*a, batchA, intAttribute(ctx, "transA", 0) != 0);
+    arrange(*b, batchB, intAttribute(ctx, "transB", 0) != 0);
+    const bool vectorA = a->size() == 1, vectorB = b->size() == 1;
+    if (vectorA) a->insert(a->begin(), known(1));
+    if (vectorB) b->push_back(known(1));
+    const Dim& ka = (*a)[a->size() - 1];
+    const Dim& kb = (*b)[b->size() - 2];
+    if (ka.has_dim_value() && kb.has_dim_value() && ka.dim_value() != kb.dim_value()) {
+        setOutput(ctx, 0, type, std::nullopt);
+        return;
+    }
+    onnx::TensorShapeProto batchOfA, batchOfB, batch;
+    for (std::size_t i = 0; i + 2 < a->size(); ++i) *batchOfA.add_dim() = (*a)[i];
+    for (std::size_t i = 0; i + 2 < b->size(); ++i) *batchOfB.add_dim() = (*b)[i];
+    onnx::bidirectionalBroadcastShapeInference(batchOfA, batchOfB, batch);
+    Dims y(batch.dim().begin(), batch.dim().end());
+    if (!vectorA) y.push_back((*a)[a->size() - 2]);
+    if (!vectorB) y.push_back(b->back());
+    setOutput(ctx, 0, type, y);
+}
+
+void registerFusedProducts() {
+    {
+        auto s = schema("FusedConv", kMicrosoftDomain, __LINE__);
+        s.Attr("auto_pad", "", AP::STRING, false)
+            .Attr("kernel_shape", "", AP::INTS, false)
+            .Attr("dilations", "", AP::INTS, false)
+            .Attr("strides", "", AP::INTS, false)
+            .Attr("pads", "", AP::INTS, false)
+            .Attr("group", "", AP::INT, false)
+            .Attr("activation", "", AP::STRING, false)
+            .Attr("activation_params", "", AP::FLOATS, false)
+            .Input(0, "X", "", "T")
+            .Input(1, "W", "", "T")
+            .Input(2, "B", "", "T", kOptional)
+            .Input(3, "Z", "", "T", kOptional)
+            .Output(0, "Y", "", "T")
+            .TypeConstraint("T", {"tensor(float16)", "tensor(float)", "tensor(double)"}, "")
+            .TypeAndShapeInferenceFunction(inferAs("Conv", 11));
+        onnx::RegisterSchema(std::move(s));
+    }
+    {
+        auto s = schema("FusedGemm", kMicrosoftDomain, __LINE__);
+        s.Attr("transA", "", AP::INT, false)
+            .Attr("transB", "", AP::INT, false)
+            .Attr("alpha", "", AP::FLOAT, false)
+            .Attr("beta", "", AP::FLOAT, false)
+            .Attr("activation", "", AP::STRING, false)
+            .Attr("activation_alpha", "", AP::FLOAT, false)
+            .Attr("activation_beta", "", AP::FLOAT, false)
+            .Attr("activation_gamma", "", AP::FLOAT, false)
+            .Input(0, "A", "", "T")
+            .Input(1, "B", "", "T")
+            .Input(2, "C", "", "T", kOptional)
+            .Output(0, "Y", "", "T")
+            .TypeConstraint("T",
+                            {"tensor(float16)", "tensor(float)", "tensor(double)", "tensor(uint32)",
+                             "tensor(uint64)", "tensor(int32)", "tensor(int64)"},
+                            "")
+            .TypeAndShapeInferenceFunction(inferAs("Gemm", 13));
+        onnx::RegisterSchema(std::move(s));
+    }
+    {
+        auto s = schema("FusedMatMul", kMicrosoftDomain, __LINE__);
+        s.Attr("alpha", "", AP::FLOAT, false)
+            .Attr("transA", "", AP::INT, false)
+            .Attr("transB", "", AP::INT, false)
+            .Attr("transBatchA", "", AP::INT, false)
+            .Attr("transBatchB", "", AP::INT, false)
+            .Input(0, "A", "", "T")
+            .Input(1, "B", "", "T")
+            .Output(0, "Y", "", "T")
+            .TypeConstraint("T", floatTypesDouble(), "")
+            .TypeAndShapeInferenceFunction(inferFusedMatMul);
+        onnx::RegisterSchema(std::move(s));
+    }
+}
+
 // ONNX Runtime's default-domain LayerNormalization (version 1, before ONNX's own at opset 17)
 // and SimplifiedLayerNormalization, registered in the placeholder domain the library copies
 // move them to (MicrosoftOpSchemas.h).
@@ -197,6 +312,7 @@ void registerMicrosoftLayerSchemas() {
     registerSkipNormalizations();
     registerEmbedLayerNormalization();
     registerActivations();
+    registerFusedProducts();
     registerOrtOnnxDomainExtensions();
 }
 

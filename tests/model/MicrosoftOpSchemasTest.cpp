@@ -652,6 +652,118 @@ TEST(MicrosoftOpSchemas, CostCountsPackedWeightsAndPastLength) {
     }
 }
 
+// ONNX Runtime's `extended` level as it saves a CNN and BERT: FusedConv (Conv + Relu/Clip, a
+// residual Z), FusedMatMul (the attention scores with the scale in alpha, transposes folded,
+// transBatch) and FusedGemm (the pooler's Gemm + Tanh).
+onnx::ModelProto ortExtendedProducts() {
+    Builder b(17);
+    auto stringAttr = [](onnx::NodeProto* node, const std::string& name, const std::string& v) {
+        auto* a = node->add_attribute();
+        a->set_name(name);
+        a->set_type(AP::STRING);
+        a->set_s(v);
+    };
+    b.input("image", TP::FLOAT, {"N", "3", "17", "15"});
+    b.init("conv.w", TP::FLOAT, {8, 3, 3, 3});
+    b.init("conv.b", TP::FLOAT, {8});
+    auto* conv = b.node("FusedConv", "FusedConv_0", {"image", "conv.w", "conv.b"}, {"conv_out"});
+    intsAttr(conv, "strides", {2, 2});
+    intsAttr(conv, "pads", {1, 1, 1, 1});
+    stringAttr(conv, "activation", "Clip");
+    auto* params = conv->add_attribute();
+    params->set_name("activation_params");
+    params->set_type(AP::FLOATS);
+    params->add_floats(0.0f);
+    params->add_floats(6.0f);
+    b.init("dw.w", TP::FLOAT, {8, 1, 3, 3});
+    auto* dw = b.node("FusedConv", "FusedConv_1", {"conv_out", "dw.w", "", "conv_out"}, {"dw_out"});
+    intAttr(dw, "group", 8);
+    intsAttr(dw, "pads", {1, 1, 1, 1});
+    stringAttr(dw, "activation", "Relu");
+
+    b.input("q", TP::FLOAT, {"batch", "12", "sequence", "64"});
+    b.input("k", TP::FLOAT, {"batch", "12", "sequence", "64"});
+    auto* scores = b.node("FusedMatMul", "FusedMatMul_0", {"q", "k"}, {"scores"});
+    floatAttr(scores, "alpha", 0.125f);
+    intAttr(scores, "transB", 1);
+    b.input("qt", TP::FLOAT, {"sequence", "batch", "12", "64"});
+    b.input("kt", TP::FLOAT, {"64", "batch", "12", "sequence"});
+    auto* batched = b.node("FusedMatMul", "FusedMatMul_1", {"qt", "kt"}, {"scores_t"});
+    intAttr(batched, "transBatchA", 1);
+    intAttr(batched, "transBatchB", 1);
+    b.input("v", TP::FLOAT, {"64", "sequence"});
+    auto* ta = b.node("FusedMatMul", "FusedMatMul_2", {"v", "q"}, {"vq"});
+    intAttr(ta, "transA", 1);
+    intAttr(ta, "transB", 1);
+
+    b.input("pooled", TP::FLOAT, {"batch", "768"});
+    b.init("pool.w", TP::FLOAT, {768, 768});
+    b.init("pool.b", TP::FLOAT, {768});
+    auto* gemm = b.node("FusedGemm", "FusedGemm_0", {"pooled", "pool.w", "pool.b"}, {"pool_out"});
+    intAttr(gemm, "transB", 1);
+    floatAttr(gemm, "alpha", 1.0f);
+    floatAttr(gemm, "beta", 1.0f);
+    stringAttr(gemm, "activation", "Tanh");
+    // Outputs declared with their rank only: the dims are inferred.
+    b.output("dw_out", TP::FLOAT, {"?", "?", "?", "?"});
+    for (const char* name : {"scores", "scores_t", "vq"})
+        b.output(name, TP::FLOAT, {"?", "?", "?", "?"});
+    b.output("pool_out", TP::FLOAT, {"?", "?"});
+    return b.model();
+}
+
+TEST(MicrosoftOpSchemas, OrtExtendedFusedProductsPassWithShapesAndCounts) {
+    const auto model = ortExtendedProducts();
+    dumpIfAsked(model, "ort_extended_products");
+    const CheckerVerdict verdict = runChecker(model);
+    EXPECT_TRUE(verdict.ok) << verdict.message;
+    const std::map<std::string, std::int64_t> expected{{"com.microsoft::FusedConv", 2},
+                                                       {"com.microsoft::FusedGemm", 1},
+                                                       {"com.microsoft::FusedMatMul", 3}};
+    EXPECT_EQ(verdict.checkedByOnnxlensSchemas, expected);
+    const auto shapes = inferShapes(model);
+    const auto summary = summarizeShapeInference(model, *shapes);
+    EXPECT_TRUE(summary.ok) << summary.message;
+    EXPECT_EQ(summary.knownEdges, summary.totalEdges);
+    // (17 + 2 - 3) / 2 + 1 = 9, (15 + 2 - 3) / 2 + 1 = 8.
+    EXPECT_EQ(dimsText(*shapes, "conv_out"), "1:[N][8][9][8]");
+    EXPECT_EQ(dimsText(*shapes, "dw_out"), "1:[N][8][9][8]");
+    EXPECT_EQ(dimsText(*shapes, "scores"), "1:[batch][12][sequence][sequence]");
+    // [s, b, 12, 64] read as [b, 12, s, 64]; [64, b, 12, s] as [b, 12, 64, s].
+    EXPECT_EQ(dimsText(*shapes, "scores_t"), "1:[batch][12][sequence][sequence]");
+    // [64, s]^T x ([b, 12, s, 64]^T = [b, 12, 64, s]): [b, 12, s, s].
+    EXPECT_EQ(dimsText(*shapes, "vq"), "1:[batch][12][sequence][sequence]");
+    EXPECT_EQ(dimsText(*shapes, "pool_out"), "1:[batch][768]");
+
+    const auto cost = computeModelCost(model, {{"N", 1}, {"batch", 2}, {"sequence", 5}});
+    ASSERT_TRUE(cost) << cost.error().message;
+    std::map<std::string, const NodeCost*> byName;
+    for (const auto& n : cost->nodes) byName[n.name] = &n;
+    // Conv: every output element is a dot product of 3 x 3 x 3; depthwise: 3 x 3.
+    EXPECT_DOUBLE_EQ(byName.at("FusedConv_0")->figures.macs, 8.0 * 9 * 8 * 27);
+    EXPECT_DOUBLE_EQ(byName.at("FusedConv_1")->figures.macs, 8.0 * 9 * 8 * 9);
+    EXPECT_DOUBLE_EQ(byName.at("FusedMatMul_0")->figures.macs, 2.0 * 12 * 5 * 5 * 64);
+    EXPECT_DOUBLE_EQ(byName.at("FusedMatMul_1")->figures.macs, 2.0 * 12 * 5 * 5 * 64);
+    // transA: K is A's dim -2 (64), not its last (sequence).
+    EXPECT_DOUBLE_EQ(byName.at("FusedMatMul_2")->figures.macs, 2.0 * 12 * 5 * 5 * 64);
+    EXPECT_DOUBLE_EQ(byName.at("FusedGemm_0")->figures.macs, 2.0 * 768 * 768);
+    EXPECT_DOUBLE_EQ(byName.at("FusedGemm_0")->figures.flops, 2 * 2.0 * 768 * 768 + 2.0 * 768);
+    EXPECT_EQ(cost->nodesWithUnknownShapes, 0);
+}
+
+TEST(MicrosoftOpSchemas, FusedMatMulWithImpossibleTransBatchGetsNoShape) {
+    Builder b(17);
+    b.input("a", TP::FLOAT, {"3", "4"});
+    b.input("c", TP::FLOAT, {"4", "5"});
+    intAttr(b.node("FusedMatMul", "FusedMatMul_0", {"a", "c"}, {"y"}), "transBatchA", 1);
+    auto* out = b.graph().add_output();
+    out->set_name("y");
+    out->mutable_type()->mutable_tensor_type()->set_elem_type(TP::FLOAT);
+    const auto model = b.model();
+    const auto shapes = inferShapes(model);
+    EXPECT_EQ(dimsText(*shapes, "y"), "1:?");
+}
+
 TEST(MicrosoftOpSchemas, HostileAttributesGetNoShapeAndNoCrash) {
     auto model = genaiDecoder();
     auto* g = model.mutable_graph();

@@ -3,6 +3,13 @@
 // (ops/PackedMatMulWeights.h). oneDNN's matmul primitive on plain weights packs them again on
 // every call; for the small row counts of latency-bound transformers (batch 1, sequence 16) that
 // repacking cost as much as the product itself.
+// ONNX Runtime's com.microsoft FusedMatMul (A not transposed, no transBatch) is packed too: its
+// transB and alpha go into the packed copy (B^T read row by row, every weight times alpha: the
+// product of A with alpha * B, which differs from alpha times the product by rounding only, not
+// at all for a power-of-two alpha such as BERT's 1/8).
+#include <cmath>
+#include <cstring>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -23,6 +30,50 @@ namespace {
 // repack anyway).
 constexpr std::int64_t kMinPackedWeights = 64 * 64;
 
+// How a node reads its constant weights: transposed (stored [N, K]) and scaled. Plain for
+// MatMul and com.onnxlens FusedMatMul; nothing for a com.microsoft FusedMatMul it cannot pack.
+struct WeightUse {
+    bool transposed = false;
+    float alpha = 1.0f;
+};
+
+std::optional<WeightUse> weightUse(const onnx::NodeProto& node) {
+    if (isOnnxOp(node, "MatMul")) {
+        if (node.input_size() != 2) return std::nullopt;
+        return WeightUse{};
+    }
+    if (node.domain() == kOnnxlensDomain && node.op_type() == "FusedMatMul") {
+        if (node.input_size() != 2 && node.input_size() != 3) return std::nullopt;
+        return WeightUse{};
+    }
+    if (node.domain() != "com.microsoft" || node.op_type() != "FusedMatMul" ||
+        node.input_size() != 2)
+        return std::nullopt;
+    WeightUse use;
+    for (const auto& a : node.attribute()) {
+        if (a.name() == "alpha" && a.type() == onnx::AttributeProto::FLOAT) {
+            use.alpha = a.f();
+        } else if (a.name() == "transB" && a.type() == onnx::AttributeProto::INT) {
+            use.transposed = a.i() != 0;
+        } else if ((a.name() == "transA" || a.name() == "transBatchA" ||
+                    a.name() == "transBatchB") &&
+                   a.type() == onnx::AttributeProto::INT) {
+            if (a.i() != 0) return std::nullopt;
+        } else {
+            return std::nullopt;
+        }
+    }
+    if (!std::isfinite(use.alpha)) return std::nullopt;
+    return use;
+}
+
+// The packed copy's key: the weights' name and how they are read.
+std::string useKey(const std::string& weights, const WeightUse& use) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &use.alpha, sizeof bits);
+    return weights + (use.transposed ? "\n^T" : "\n") + std::to_string(bits);
+}
+
 }  // namespace
 
 int packMatMulWeights(PassContext& context, std::int64_t block) {
@@ -31,24 +82,27 @@ int packMatMulWeights(PassContext& context, std::int64_t block) {
     const GraphIndex& index = context.index();
     ValueNames names(graph);
 
-    // The nodes to rewrite, by weights.
-    std::unordered_map<std::string, std::vector<int>> readers;
-    std::vector<std::string> order;
+    // The nodes to rewrite, by weights and the way they read them.
+    struct Group {
+        std::string weights;
+        WeightUse use;
+        std::vector<int> nodes;
+    };
+    std::unordered_map<std::string, std::size_t> groupOf;
+    std::vector<Group> groups;
     for (int i = 0; i < graph.node_size(); ++i) {
         const onnx::NodeProto& node = graph.node(i);
-        const bool matmul = isOnnxOp(node, "MatMul") && node.input_size() == 2;
-        const bool fused = node.domain() == kOnnxlensDomain && node.op_type() == "FusedMatMul" &&
-                           (node.input_size() == 2 || node.input_size() == 3);
-        if ((!matmul && !fused) || node.output_size() != 1 || node.input(0).empty()) continue;
+        const auto use = weightUse(node);
+        if (!use || node.output_size() != 1 || node.input(0).empty()) continue;
         const auto dims = initializerDims(index, node.input(1));
         if (!dims || dims->size() != 2 ||
             initializerType(index, node.input(1)) != onnx::TensorProto::FLOAT)
             continue;
         const std::int64_t k = (*dims)[0], n = (*dims)[1];
         if (k < 1 || n < 1 || k * n < kMinPackedWeights) continue;
-        auto& list = readers[node.input(1)];
-        if (list.empty()) order.push_back(node.input(1));
-        list.push_back(i);
+        const auto [slot, added] = groupOf.emplace(useKey(node.input(1), *use), groups.size());
+        if (added) groups.push_back({node.input(1), *use, {}});
+        groups[slot->second].nodes.push_back(i);
     }
     std::unordered_map<std::string, int> initializerIndex;
     for (int i = 0; i < graph.initializer_size(); ++i)
@@ -56,12 +110,16 @@ int packMatMulWeights(PassContext& context, std::int64_t block) {
     int rewrites = 0;
     // One weight at a time, replacing the plain initializer in place when nothing else reads it,
     // so that loading holds one extra weight at most.
-    for (const std::string& weights : order) {
-        const std::vector<int>& nodes = readers[weights];
+    for (const Group& group : groups) {
+        const std::string& weights = group.weights;
+        const std::vector<int>& nodes = group.nodes;
+        const bool plainUse = !group.use.transposed && group.use.alpha == 1.0f;
         auto slot = initializerIndex.find(weights);
         const onnx::TensorProto* plain = index.constantInitializer(weights);
         if (slot == initializerIndex.end() || !plain) continue;
-        const std::int64_t k = plain->dims(0), n = plain->dims(1);
+        // Stored [K, N], or [N, K] when read transposed.
+        const std::int64_t k = plain->dims(group.use.transposed ? 1 : 0),
+                           n = plain->dims(group.use.transposed ? 0 : 1);
         const std::string name = names.unused(weights + "/packed");
         onnx::TensorProto packed;
         packed.set_name(name);
@@ -73,14 +131,26 @@ int packMatMulWeights(PassContext& context, std::int64_t block) {
         // Straight from the initializer's little-endian bytes when it holds them (no decoded
         // copy of a large weight), else through its tensor.
         const bool raw =
-            plain->data_location() != onnx::TensorProto::EXTERNAL &&
+            plainUse && plain->data_location() != onnx::TensorProto::EXTERNAL &&
             plain->raw_data().size() == static_cast<std::size_t>(k * n) * sizeof(float);
         if (raw) {
             ops::packMatMulWeightsInto(plain->raw_data().data(), k, n, block, bytes.data());
         } else {
             auto w = constantTensor(index, weights, context.modelDirectory());
-            if (!w || w->dtype() != DataType::Float || w->shape() != Shape{k, n}) continue;
-            ops::packMatMulWeightsInto(w->data<float>(), k, n, block, bytes.data());
+            const Shape stored = group.use.transposed ? Shape{n, k} : Shape{k, n};
+            if (!w || w->dtype() != DataType::Float || w->shape() != stored) continue;
+            if (plainUse) {
+                ops::packMatMulWeightsInto(w->data<float>(), k, n, block, bytes.data());
+            } else {
+                // alpha * B as [K, N], then packed.
+                std::vector<float> b(static_cast<std::size_t>(k * n));
+                const float* src = w->data<float>();
+                for (std::int64_t i = 0; i < k; ++i)
+                    for (std::int64_t j = 0; j < n; ++j)
+                        b[static_cast<std::size_t>(i * n + j)] =
+                            group.use.alpha * src[group.use.transposed ? j * k + i : i * n + j];
+                ops::packMatMulWeightsInto(b.data(), k, n, block, bytes.data());
+            }
         }
         names.add(name);
         if (index.readCount(weights) == static_cast<int>(nodes.size()))
@@ -89,6 +159,7 @@ int packMatMulWeights(PassContext& context, std::int64_t block) {
             *graph.add_initializer() = std::move(packed);
         for (int i : nodes) {
             onnx::NodeProto& node = *graph.mutable_node(i);
+            if (node.domain() == "com.microsoft") node.clear_attribute();  // alpha, trans*: packed
             node.set_domain(kOnnxlensDomain);
             node.set_op_type("PackedMatMul");
             node.set_input(1, name);

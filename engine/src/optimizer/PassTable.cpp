@@ -40,6 +40,8 @@ const std::vector<OptimizerPass>& optimizerPassTable() {
         {"fuse-conv-integer-to-float", fuseConvIntegerToFloat, S::Fusion, kKeepsShapes},
         // Before the conv fusions, which then take the activation after its 1x1 Conv.
         {"convtranspose-as-conv", convertConvTransposeToConv, S::Fusion, kKeepsShapes},
+        // ONNX Runtime's saved FusedConv/FusedMatMul as the engine's own, before the fusions.
+        {"adopt-ort-fused-nodes", adoptOrtFusedNodes, S::Fusion, kKeepsShapes},
         {"fuse-conv-add", fuseConvAdd, S::Fusion, kNeedsShapes | kKeepsShapes},
         {"fuse-conv-activation", fuseConvActivation, S::Fusion, kKeepsShapes},
         // It rewrites the fused convolutions into their blocked forms.

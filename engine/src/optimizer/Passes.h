@@ -15,6 +15,13 @@ int eliminateInferenceDropout(PassContext& context);
 int foldConstants(PassContext& context);
 // BatchNormFolding.cpp
 int foldBatchNormIntoConv(PassContext& context);
+// OrtFusedNodes.cpp: the fused nodes ONNX Runtime saves at its `extended` level, as the engine's
+// own operators where one computes the same: com.microsoft FusedConv becomes com.onnxlens
+// FusedConv (same inputs X, W, B, Z and attributes; one kernel runs both), so that the residual
+// Add, the channel-blocked layout and the other convolution passes take it; com.microsoft
+// FusedMatMul with alpha 1 and no transposes becomes MatMul (bias fusion, weight packing);
+// MatMul (constant weights) + com.microsoft BiasGelu becomes FusedMatMul(bias, Gelu).
+int adoptOrtFusedNodes(PassContext& context);
 // ConvFusions.cpp
 int fuseConvAdd(PassContext& context);
 int fuseConvActivation(PassContext& context);
