@@ -308,7 +308,9 @@ inline std::vector<const OperatorTemplate*> templatesOf(const engine::KernelRegi
 // What a case does to one input of its template: 0 keeps it; then its values all NaN (floats)
 // or -1 (integers; 255 for uint8), all +inf or the type's maximum, all zero; its presence
 // toggled (a required input left out, an optional one fed); another element type (float <->
-// int32); and from kTemplateShapePerturbation on, each hostile shape with generated values.
+// int32); the template's values plus one (an index, length or position just past its valid
+// range: seqlens_k = total, a position one past the cos/sin cache, a token id one past the
+// vocabulary); and from kTemplateShapePerturbation on, each hostile shape with generated values.
 enum TemplatePerturbation : std::uint32_t {
     kAsTemplate = 0,
     kNegativeValues,
@@ -316,6 +318,7 @@ enum TemplatePerturbation : std::uint32_t {
     kZeroValues,
     kPresenceToggled,
     kOtherElementType,
+    kValuesPlusOne,
     kTemplateShapePerturbation
 };
 inline std::uint32_t templatePerturbationCount() {
@@ -432,6 +435,12 @@ inline TemplateCaseInput perturbTemplateInput(const TemplateInput& in, std::uint
             values.clear();
             out.present = true;
             out.label = "retyped";
+            break;
+        case kValuesPlusOne:
+            for (double& v : values) v += 1.0;
+            if (values.empty()) values = {1.0};
+            out.present = true;
+            out.label = "plus_one";
             break;
         default:
             out.shape = hostileShapes()[p - kTemplateShapePerturbation];
