@@ -22,6 +22,7 @@
 #include "OperatorTemplates.h"
 #include "onnxlens/engine/KernelRegistry.h"
 #include "onnxlens/engine/Session.h"
+#include "onnxlens/model/MicrosoftOpSchemas.h"
 #include "onnxlens/model/ModelLoader.h"
 
 namespace onnxlens::testing {
@@ -66,9 +67,16 @@ inline std::vector<engine::KernelRegistry::Entry> registeredOperators() {
 // library's schema for that operator when the range starts before the operator existed.
 inline int caseOpset(const engine::KernelRegistry::Entry& e) { return std::max(e.sinceVersion, 1); }
 
+// The schema of an operator: onnx's, or onnxlens's for ONNX Runtime's operators (registered
+// here first, so that the first case of a process reads the same schema as the others); ORT's
+// default-domain extensions (LayerNormalization before opset 17, SimplifiedLayerNormalization)
+// are kept under a placeholder domain.
 inline const onnx::OpSchema* schemaOf(const engine::KernelRegistry::Entry& e) {
+    registerMicrosoftOpSchemas();
     const std::string domain = e.domain.empty() ? onnx::ONNX_DOMAIN : e.domain;
-    return onnx::OpSchemaRegistry::Schema(e.opType, caseOpset(e), domain);
+    if (const auto* s = onnx::OpSchemaRegistry::Schema(e.opType, caseOpset(e), domain)) return s;
+    if (!e.domain.empty()) return nullptr;
+    return onnx::OpSchemaRegistry::Schema(e.opType, caseOpset(e), kOrtOnnxDomainPlaceholder);
 }
 
 // Values hostile to a kernel's arithmetic, per attribute type.
