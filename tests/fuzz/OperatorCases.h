@@ -373,6 +373,7 @@ inline engine::Tensor tensorOfValues(onnx::TensorProto::DataType type, const eng
 inline double hostileFill(onnx::TensorProto::DataType type, bool extreme) {
     switch (type) {
         case onnx::TensorProto::FLOAT:
+        case onnx::TensorProto::FLOAT16:
         case onnx::TensorProto::DOUBLE:
             return extreme ? std::numeric_limits<double>::infinity()
                            : std::numeric_limits<double>::quiet_NaN();
@@ -457,8 +458,12 @@ inline TemplateCaseInput perturbTemplateInput(const TemplateInput& in, std::uint
             out.label = describeShape(out.shape);
             break;
     }
-    out.value = values.empty() ? hostileInputTensor(out.type, out.shape, seed)
-                               : tensorOfValues(out.type, out.shape, values);
+    // Half precision: made in float, then converted.
+    const bool half = out.type == onnx::TensorProto::FLOAT16;
+    const auto made = half ? onnx::TensorProto::FLOAT : out.type;
+    out.value = values.empty() ? hostileInputTensor(made, out.shape, seed)
+                               : tensorOfValues(made, out.shape, values);
+    if (half) out.value = out.value.castTo(engine::DataType::Float16);
     return out;
 }
 

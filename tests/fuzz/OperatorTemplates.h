@@ -96,6 +96,13 @@ inline OperatorTemplate groupQueryAttention(bool packed, bool rotary) {
     t.inputs.push_back(absentIn(F, {2}));               // head_sink
     return t;
 }
+// The same template with float16 wherever it has float (the kernels' half-precision paths).
+inline OperatorTemplate asFloat16(OperatorTemplate t) {
+    t.variant += t.variant.empty() ? "fp16" : "_fp16";
+    for (auto& input : t.inputs)
+        if (input.type == F) input.type = onnx::TensorProto::FLOAT16;
+    return t;
+}
 }  // namespace templates
 
 inline const std::vector<OperatorTemplate>& operatorTemplates() {
@@ -264,6 +271,16 @@ inline const std::vector<OperatorTemplate>& operatorTemplates() {
                      {in(F, {2, 1, 3}), in(I8, {1, 3, 8}), in(I8, {1, 2, 8}), in(F, {1, 16}),
                       in(I32, {1}, {2}), in(F, {1, 1, 2}), in(F, {1, 1, 2}), absentIn(F, {1, 6}),
                       scale({1}), in(I8, {1}, {0}), scale({1}), in(I8, {1}, {0})}});
+        // Half-precision variants of the operators with their own float16 code.
+        for (std::size_t i = 0, n = v.size(); i < n; ++i) {
+            const OperatorTemplate& t = v[i];
+            if ((t.opType == "MatMulNBits" && t.variant == "4bit") ||
+                (t.opType == "GroupQueryAttention" && t.variant == "separate_rotary") ||
+                (t.opType == "MultiHeadAttention" && t.variant == "separate") ||
+                (t.opType == "RotaryEmbedding" && t.variant == "bsd") ||
+                t.opType == "SkipLayerNormalization")
+                v.push_back(asFloat16(t));
+        }
         // ONNX Runtime's LayerNormalization and SimplifiedLayerNormalization of opset 1.
         v.push_back({"", "LayerNormalization", "", {}, {in(F, {2, 4}), in(F, {4}), in(F, {4})}});
         v.push_back({"", "SimplifiedLayerNormalization", "", {}, {in(F, {2, 4}), in(F, {4})}});
