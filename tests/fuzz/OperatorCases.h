@@ -333,7 +333,8 @@ inline std::uint32_t templatePerturbationCount() {
     return kTemplateShapePerturbation + static_cast<std::uint32_t>(hostileShapes().size());
 }
 
-// A tensor of the element type holding `values` cycled over its elements.
+// A tensor of the element type holding `values` cycled over its elements (integers wrap around
+// to the type's width, from int64; other types than these stay zero).
 inline engine::Tensor tensorOfValues(onnx::TensorProto::DataType type, const engine::Shape& shape,
                                      const std::vector<double>& values) {
     engine::Tensor t = engine::Tensor::zeros(static_cast<engine::DataType>(type), shape);
@@ -351,19 +352,19 @@ inline engine::Tensor tensorOfValues(onnx::TensorProto::DataType type, const eng
                 t.data<std::int64_t>()[i] = static_cast<std::int64_t>(v);
                 break;
             case onnx::TensorProto::INT32:
-                t.data<std::int32_t>()[i] = static_cast<std::int32_t>(v);
+                t.data<std::int32_t>()[i] = static_cast<std::int32_t>(static_cast<std::int64_t>(v));
                 break;
             case onnx::TensorProto::UINT8:
-                t.data<std::uint8_t>()[i] = static_cast<std::uint8_t>(v);
+                t.data<std::uint8_t>()[i] = static_cast<std::uint8_t>(static_cast<std::int64_t>(v));
                 break;
             case onnx::TensorProto::INT8:
-                t.data<std::int8_t>()[i] = static_cast<std::int8_t>(v);
+                t.data<std::int8_t>()[i] = static_cast<std::int8_t>(static_cast<std::int64_t>(v));
                 break;
             case onnx::TensorProto::BOOL:
                 t.data<bool>()[i] = v != 0.0;
                 break;
             default:
-                break;  // float16: zeros
+                break;
         }
     }
     return t;
@@ -378,7 +379,7 @@ inline double hostileFill(onnx::TensorProto::DataType type, bool extreme) {
             return extreme ? std::numeric_limits<double>::infinity()
                            : std::numeric_limits<double>::quiet_NaN();
         case onnx::TensorProto::INT64:
-            // 2^62: the largest int64 a double holds that converts back without overflow.
+            // 2^62: huge, and exact in a double (converting it back to int64 cannot overflow).
             return extreme ? 4611686018427387904.0 : -1.0;
         case onnx::TensorProto::INT32:
             return extreme ? std::numeric_limits<std::int32_t>::max() : -1.0;
