@@ -139,7 +139,7 @@ class GroupQueryAttentionKernel final : public Kernel {
         require(hidden % slots == 0 && hidden > 0,
                 msg(std::string("query hidden size ") + std::to_string(hidden) +
                     " does not split into " + std::to_string(slots) + " heads" +
-                    (packed ? " (num_heads + 2 * kv_num_heads, packed QKV)" : "")));
+                    (packed ? " (num_heads + 2 * kv_num_heads, packed QKV)" : " (num_heads)")));
         const std::int64_t headSize = hidden / slots;
         if (!packed) {
             for (const auto& [t, name] : {std::pair{key, "key"}, std::pair{value, "value"}}) {

@@ -195,7 +195,7 @@ class SkipLayerNormKernel final : public Kernel {
     // Rows of skip, which repeat over input's rows (input's row r reads skip's row r % count).
     std::int64_t skipRowCount(const Shape& x, const Shape& skip) const {
         if (skip == x) return shapeElementCount(std::span(x).first(x.size() - 1));
-        const bool shared = x.size() == 3 && skip.back() == x[2] &&
+        const bool shared = x.size() == 3 && !skip.empty() && skip.back() == x[2] &&
                             ((skip.size() == 2 && skip[0] == x[1]) ||
                              (skip.size() == 3 && skip[0] == 1 && skip[1] == x[1]));
         require(shared, op_ + ": skip of shape " + shapeToString(skip) +

@@ -349,14 +349,27 @@ class QGemmKernel : public Kernel {
         if (c) {
             const auto strides = broadcastStrides(c->shape(), Shape{m, n});
             const std::int32_t* cv = c->data<std::int32_t>();
+            // Wraps around in 32 bits as ONNX Runtime's int32 accumulator does (a signed
+            // overflow would be undefined here).
             for (std::int64_t i = 0; i < m; ++i)
                 for (std::int64_t j = 0; j < n; ++j)
-                    sum[i * n + j] += cv[i * strides[0] + j * strides[1]];
+                    sum[i * n + j] = static_cast<std::int32_t>(
+                        static_cast<std::uint32_t>(sum[i * n + j]) +
+                        static_cast<std::uint32_t>(cv[i * strides[0] + j * strides[1]]));
         }
         std::vector<float> multiplier(bScale.size());
         for (std::size_t j = 0; j < bScale.size(); ++j) {
             multiplier[j] = alpha_ * aScale[0] * bScale[j];
             if (yScaleTensor) multiplier[j] /= yScale;
+            // With an 8-bit output, a NaN or infinite factor would turn into NaN (inf * 0) on the
+            // way to 8 bits, and converting NaN to an integer is undefined (a float output just
+            // holds the NaN).
+            require(
+                !yZeroTensor || std::isfinite(multiplier[j]),
+                "QGemm: alpha * a_scale * b_scale" + std::string(yScaleTensor ? " / y_scale" : "") +
+                    " is not finite (b_scale[" + std::to_string(j) + "] " +
+                    std::to_string(bScale[j]) + ", a_scale " + std::to_string(aScale[0]) +
+                    (yScaleTensor ? ", y_scale " + std::to_string(yScale) : std::string()) + ")");
         }
         auto scaleOf = [&](std::int64_t j) {
             return multiplier[multiplier.size() == 1 ? 0 : static_cast<std::size_t>(j)];

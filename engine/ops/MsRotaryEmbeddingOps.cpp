@@ -78,10 +78,13 @@ class MsRotaryEmbeddingKernel final : public Kernel {
         const std::int64_t rotaryDim = rotaryDim_ > 0 ? rotaryDim_ : headSize;
         require(rotaryDim <= headSize && rotaryDim % 2 == 0,
                 msg("rotary dimension " + std::to_string(rotaryDim) +
-                    " must be even and at most the head size " + std::to_string(headSize)));
+                    " (rotary_embedding_dim, else the head size) must be even and at most the "
+                    "head size " +
+                    std::to_string(headSize)));
         require(half * 2 == rotaryDim,
                 msg("cos_cache width " + std::to_string(half) +
-                    " must be rotary dim / 2 = " + std::to_string(rotaryDim / 2)));
+                    " must be rotary dim / 2 = " + std::to_string(rotaryDim / 2) +
+                    (rotaryDim_ > 0 ? " (rotary_embedding_dim)" : " (head size / 2)")));
 
         require(positionIds.dtype() == DataType::Int64 || positionIds.dtype() == DataType::Int32,
                 msg("position_ids must be int64"));

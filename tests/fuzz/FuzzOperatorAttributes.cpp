@@ -8,11 +8,24 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 #include "OperatorCases.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    static const auto operators = onnxlens::testing::registeredOperators();
+    // ONNXLENS_FUZZ_DOMAIN=com.microsoft (or "" for the default domain) fuzzes one domain's
+    // operators only; the bytes then index that domain's list.
+    static const auto operators = [] {
+        auto all = onnxlens::testing::registeredOperators();
+        if (const char* domain = std::getenv("ONNXLENS_FUZZ_DOMAIN")) {
+            std::erase_if(all, [domain](const auto& e) { return e.domain != domain; });
+            if (all.empty()) {
+                std::fprintf(stderr, "ONNXLENS_FUZZ_DOMAIN=%s: no operator registered\n", domain);
+                std::abort();
+            }
+        }
+        return all;
+    }();
     onnxlens::testing::ByteChoices source(data, size);
     const auto choices = onnxlens::testing::drawCaseChoices(operators, source);
     const auto c = onnxlens::testing::buildOperatorCase(operators, choices);

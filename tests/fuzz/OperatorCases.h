@@ -19,8 +19,10 @@
 #include <thread>
 #include <vector>
 
+#include "OperatorTemplates.h"
 #include "onnxlens/engine/KernelRegistry.h"
 #include "onnxlens/engine/Session.h"
+#include "onnxlens/model/MicrosoftOpSchemas.h"
 #include "onnxlens/model/ModelLoader.h"
 
 namespace onnxlens::testing {
@@ -65,9 +67,16 @@ inline std::vector<engine::KernelRegistry::Entry> registeredOperators() {
 // library's schema for that operator when the range starts before the operator existed.
 inline int caseOpset(const engine::KernelRegistry::Entry& e) { return std::max(e.sinceVersion, 1); }
 
+// The schema of an operator: onnx's, or onnxlens's for ONNX Runtime's operators (registered
+// here first, so that the first case of a process reads the same schema as the others); ORT's
+// default-domain extensions (LayerNormalization before opset 17, SimplifiedLayerNormalization)
+// are kept under a placeholder domain.
 inline const onnx::OpSchema* schemaOf(const engine::KernelRegistry::Entry& e) {
+    registerMicrosoftOpSchemas();
     const std::string domain = e.domain.empty() ? onnx::ONNX_DOMAIN : e.domain;
-    return onnx::OpSchemaRegistry::Schema(e.opType, caseOpset(e), domain);
+    if (const auto* s = onnx::OpSchemaRegistry::Schema(e.opType, caseOpset(e), domain)) return s;
+    if (!e.domain.empty()) return nullptr;
+    return onnx::OpSchemaRegistry::Schema(e.opType, caseOpset(e), kOrtOnnxDomainPlaceholder);
 }
 
 // Values hostile to a kernel's arithmetic, per attribute type.
@@ -140,6 +149,11 @@ struct AttributeChoice {
 
 struct CaseChoices {
     std::size_t operatorIndex = 0;
+    // -1: the generic hostile shapes below; else one of the operator's valid input templates
+    // (templatesOf), whose inputs replace `inputShapes` and whose attributes the hostile ones
+    // override; `templateInputs` then changes one or more of its inputs (TemplatePerturbation).
+    int templateIndex = -1;
+    std::vector<std::uint32_t> templateInputs;
     std::vector<std::uint32_t> inputShapes;   // index into hostileShapes(), per input
     std::vector<AttributeChoice> attributes;  // set on the node, others left at their defaults
     bool inputsAsInitializers = false;  // constant inputs: the optimizer folds at compile time
@@ -291,6 +305,93 @@ inline engine::Tensor hostileInputTensor(onnx::TensorProto::DataType type,
     return t;
 }
 
+// The valid input templates of an operator (OperatorTemplates.h), in table order.
+inline std::vector<const OperatorTemplate*> templatesOf(const engine::KernelRegistry::Entry& e) {
+    std::vector<const OperatorTemplate*> out;
+    for (const auto& t : operatorTemplates())
+        if (t.domain == e.domain && t.opType == e.opType) out.push_back(&t);
+    return out;
+}
+
+// What a case does to one input of its template: 0 keeps it; then its values all NaN (floats)
+// or -1 (integers; 255 for uint8), all +inf or the type's maximum, all zero; its presence
+// toggled (a required input left out, an optional one fed); another element type (float <->
+// int32); the template's values plus one (an index, length or position just past its valid
+// range: seqlens_k = total, a position one past the cos/sin cache, a token id one past the
+// vocabulary); and from kTemplateShapePerturbation on, each hostile shape with generated values.
+enum TemplatePerturbation : std::uint32_t {
+    kAsTemplate = 0,
+    kNegativeValues,
+    kExtremeValues,
+    kZeroValues,
+    kPresenceToggled,
+    kOtherElementType,
+    kValuesPlusOne,
+    kTemplateShapePerturbation
+};
+inline std::uint32_t templatePerturbationCount() {
+    return kTemplateShapePerturbation + static_cast<std::uint32_t>(hostileShapes().size());
+}
+
+// A tensor of the element type holding `values` cycled over its elements (integers wrap around
+// to the type's width, from int64; other types than these stay zero).
+inline engine::Tensor tensorOfValues(onnx::TensorProto::DataType type, const engine::Shape& shape,
+                                     const std::vector<double>& values) {
+    engine::Tensor t = engine::Tensor::zeros(static_cast<engine::DataType>(type), shape);
+    if (values.empty()) return t;
+    for (std::int64_t i = 0, n = t.numel(); i < n; ++i) {
+        const double v = values[static_cast<std::size_t>(i) % values.size()];
+        switch (type) {
+            case onnx::TensorProto::FLOAT:
+                t.data<float>()[i] = static_cast<float>(v);
+                break;
+            case onnx::TensorProto::DOUBLE:
+                t.data<double>()[i] = v;
+                break;
+            case onnx::TensorProto::INT64:
+                t.data<std::int64_t>()[i] = static_cast<std::int64_t>(v);
+                break;
+            case onnx::TensorProto::INT32:
+                t.data<std::int32_t>()[i] = static_cast<std::int32_t>(static_cast<std::int64_t>(v));
+                break;
+            case onnx::TensorProto::UINT8:
+                t.data<std::uint8_t>()[i] = static_cast<std::uint8_t>(static_cast<std::int64_t>(v));
+                break;
+            case onnx::TensorProto::INT8:
+                t.data<std::int8_t>()[i] = static_cast<std::int8_t>(static_cast<std::int64_t>(v));
+                break;
+            case onnx::TensorProto::BOOL:
+                t.data<bool>()[i] = v != 0.0;
+                break;
+            default:
+                break;
+        }
+    }
+    return t;
+}
+
+// The value of kNegativeValues (extreme = false) or kExtremeValues (extreme = true) in a type.
+inline double hostileFill(onnx::TensorProto::DataType type, bool extreme) {
+    switch (type) {
+        case onnx::TensorProto::FLOAT:
+        case onnx::TensorProto::FLOAT16:
+        case onnx::TensorProto::DOUBLE:
+            return extreme ? std::numeric_limits<double>::infinity()
+                           : std::numeric_limits<double>::quiet_NaN();
+        case onnx::TensorProto::INT64:
+            // 2^62: huge, and exact in a double (converting it back to int64 cannot overflow).
+            return extreme ? 4611686018427387904.0 : -1.0;
+        case onnx::TensorProto::INT32:
+            return extreme ? std::numeric_limits<std::int32_t>::max() : -1.0;
+        case onnx::TensorProto::UINT8:
+            return 255.0;
+        case onnx::TensorProto::INT8:
+            return extreme ? 127.0 : -128.0;
+        default:
+            return extreme ? 1.0 : 0.0;
+    }
+}
+
 struct OperatorCase {
     std::string label;  // "Conv-11 strides=[0, 0] shapes=[0,0]"
     LoadedModel model;
@@ -303,14 +404,84 @@ inline std::string describeShape(const engine::Shape& s) {
     return out + "]";
 }
 
+// One input of a template case after its perturbation: present or not, type, shape, value.
+struct TemplateCaseInput {
+    bool present = true;
+    onnx::TensorProto::DataType type = onnx::TensorProto::FLOAT;
+    engine::Shape shape;
+    engine::Tensor value;
+    std::string label;  // "" when kept as the template has it
+};
+
+inline TemplateCaseInput perturbTemplateInput(const TemplateInput& in, std::uint32_t perturbation,
+                                              std::uint32_t seed) {
+    TemplateCaseInput out;
+    out.present = !in.absent;
+    out.type = in.type;
+    out.shape = in.shape;
+    const std::uint32_t p = perturbation % templatePerturbationCount();
+    std::vector<double> values = in.values;
+    switch (p) {
+        case kAsTemplate:
+            break;
+        case kNegativeValues:
+        case kExtremeValues:
+            values = {hostileFill(in.type, p == kExtremeValues)};
+            out.present = true;
+            out.label = p == kExtremeValues ? "extreme" : "negative";
+            break;
+        case kZeroValues:
+            values = {0.0};
+            out.present = true;
+            out.label = "zeros";
+            break;
+        case kPresenceToggled:
+            out.present = in.absent;
+            out.label = in.absent ? "fed" : "absent";
+            break;
+        case kOtherElementType:
+            out.type = in.type == onnx::TensorProto::FLOAT ? onnx::TensorProto::INT32
+                                                           : onnx::TensorProto::FLOAT;
+            values.clear();
+            out.present = true;
+            out.label = "retyped";
+            break;
+        case kValuesPlusOne:
+            for (double& v : values) v += 1.0;
+            if (values.empty()) values = {1.0};
+            out.present = true;
+            out.label = "plus_one";
+            break;
+        default:
+            out.shape = hostileShapes()[p - kTemplateShapePerturbation];
+            values.clear();
+            out.present = true;
+            out.label = describeShape(out.shape);
+            break;
+    }
+    // Half precision: made in float, then converted.
+    const bool half = out.type == onnx::TensorProto::FLOAT16;
+    const auto made = half ? onnx::TensorProto::FLOAT : out.type;
+    out.value = values.empty() ? hostileInputTensor(made, out.shape, seed)
+                               : tensorOfValues(made, out.shape, values);
+    if (half) out.value = out.value.castTo(engine::DataType::Float16);
+    return out;
+}
+
 // Builds the case the choices describe.
 inline OperatorCase buildOperatorCase(const std::vector<engine::KernelRegistry::Entry>& operators,
                                       const CaseChoices& choices) {
     const auto& entry = operators[choices.operatorIndex % operators.size()];
     const onnx::OpSchema* schema = schemaOf(entry);
+    const auto templates = templatesOf(entry);
+    const OperatorTemplate* tpl =
+        choices.templateIndex >= 0 && !templates.empty()
+            ? templates[static_cast<std::size_t>(choices.templateIndex) % templates.size()]
+            : nullptr;
     OperatorCase c;
     c.label = (entry.domain.empty() ? "" : entry.domain + ".") + entry.opType + "-" +
               std::to_string(caseOpset(entry));
+    if (tpl) c.label += " template=" + (tpl->variant.empty() ? "plain" : tpl->variant);
     auto proto = std::make_shared<onnx::ModelProto>();
     proto->set_ir_version(8);
     auto* opset = proto->add_opset_import();
@@ -327,18 +498,9 @@ inline OperatorCase buildOperatorCase(const std::vector<engine::KernelRegistry::
     node->set_op_type(entry.opType);
     node->set_domain(entry.domain);
     node->set_name("under_test");
-    const std::size_t inputs = caseInputCount(schema);
-    std::string shapes;
-    for (std::size_t i = 0; i < inputs; ++i) {
-        const std::string name = "x" + std::to_string(i);
+    auto addInput = [&](const std::string& name, onnx::TensorProto::DataType type,
+                        const engine::Shape& shape, engine::Tensor value) {
         node->add_input(name);
-        const auto type = inputElementType(schema, i);
-        const std::uint32_t shapeIndex =
-            i < choices.inputShapes.size() ? choices.inputShapes[i] : 0;
-        const engine::Shape& shape = hostileShapes()[shapeIndex % hostileShapes().size()];
-        shapes += (i ? "," : "") + describeShape(shape);
-        engine::Tensor value =
-            hostileInputTensor(type, shape, choices.valueSeed + static_cast<std::uint32_t>(i));
         if (choices.inputsAsInitializers) {
             auto* init = graph->add_initializer();
             init->set_name(name);
@@ -355,6 +517,47 @@ inline OperatorCase buildOperatorCase(const std::vector<engine::KernelRegistry::
             for (auto d : shape) dims->add_dim()->set_dim_value(d);
             c.feeds.emplace(name, engine::Value(std::move(value)));
         }
+    };
+    std::string shapes;
+    if (tpl) {
+        for (std::size_t i = 0; i < tpl->inputs.size(); ++i) {
+            const std::uint32_t p =
+                i < choices.templateInputs.size() ? choices.templateInputs[i] : 0;
+            TemplateCaseInput in = perturbTemplateInput(
+                tpl->inputs[i], p, choices.valueSeed + static_cast<std::uint32_t>(i));
+            if (!in.label.empty()) shapes += " x" + std::to_string(i) + "=" + in.label;
+            if (in.present)
+                addInput("x" + std::to_string(i), in.type, in.shape, std::move(in.value));
+            else
+                node->add_input("");
+        }
+        while (node->input_size() > 0 && node->input(node->input_size() - 1).empty())
+            node->mutable_input()->RemoveLast();
+        for (const auto& a : tpl->attributes) {
+            const bool overridden =
+                std::any_of(choices.attributes.begin(), choices.attributes.end(),
+                            [&](const AttributeChoice& h) { return h.name == a.name; });
+            if (overridden) continue;
+            auto* attr = node->add_attribute();
+            attr->set_name(a.name);
+            attr->set_type(a.type);
+            if (a.type == onnx::AttributeProto::INT) attr->set_i(a.i);
+            if (a.type == onnx::AttributeProto::FLOAT) attr->set_f(a.f);
+            for (auto x : a.ints) attr->add_ints(x);
+        }
+    } else {
+        const std::size_t inputs = caseInputCount(schema);
+        for (std::size_t i = 0; i < inputs; ++i) {
+            const auto type = inputElementType(schema, i);
+            const std::uint32_t shapeIndex =
+                i < choices.inputShapes.size() ? choices.inputShapes[i] : 0;
+            const engine::Shape& shape = hostileShapes()[shapeIndex % hostileShapes().size()];
+            shapes += (i ? "," : "") + describeShape(shape);
+            addInput(
+                "x" + std::to_string(i), type, shape,
+                hostileInputTensor(type, shape, choices.valueSeed + static_cast<std::uint32_t>(i)));
+        }
+        shapes = " shapes=" + shapes;
     }
     const int outputs = schema ? std::max(1, schema->min_output()) : 1;
     for (int o = 0; o < outputs; ++o) {
@@ -367,7 +570,7 @@ inline OperatorCase buildOperatorCase(const std::vector<engine::KernelRegistry::
         setHostileAttribute(*node, a);
         attrs += " " + a.name + "#" + std::to_string(a.valueIndex);
     }
-    c.label += attrs + " shapes=" + shapes + (choices.inputsAsInitializers ? " constant" : "");
+    c.label += attrs + shapes + (choices.inputsAsInitializers ? " constant" : "");
     c.model.path = "hostile_case.onnx";
     c.model.proto = std::move(proto);
     return c;
@@ -382,12 +585,35 @@ inline std::vector<AttributeChoice> declaredAttributes(const engine::KernelRegis
     return out;
 }
 
-// Draws a whole case from the fuzzer's bytes.
+// Draws a whole case from the fuzzer's bytes. An operator with valid input templates first
+// picks one of them (past the end of the bytes: the first) or the generic hostile shapes; a
+// template case sets each attribute with odds 1 in 8 and perturbs each input with odds 1 in 8,
+// so that most cases change few things of a case that runs. (Operators without templates
+// read the bytes as before the templates existed: their regression inputs still replay.)
 inline CaseChoices drawCaseChoices(const std::vector<engine::KernelRegistry::Entry>& operators,
                                    ChoiceSource& source) {
     CaseChoices choices;
     choices.operatorIndex = source.pick(static_cast<std::uint32_t>(operators.size()));
     const auto& entry = operators[choices.operatorIndex];
+    const auto templates = templatesOf(entry);
+    if (!templates.empty()) {
+        const std::uint32_t t = source.pick(static_cast<std::uint32_t>(templates.size()) + 1);
+        if (t < templates.size()) {
+            choices.templateIndex = static_cast<int>(t);
+            for (std::size_t i = 0; i < templates[t]->inputs.size(); ++i) {
+                const std::uint32_t p = source.pick(8 * templatePerturbationCount());
+                choices.templateInputs.push_back(p < templatePerturbationCount() ? p : 0);
+            }
+            for (auto a : declaredAttributes(entry)) {
+                if (source.pick(8) != 1) continue;
+                a.valueIndex = source.pick(hostileValueCount(a.type));
+                choices.attributes.push_back(a);
+            }
+            choices.inputsAsInitializers = source.pick(4) == 1;
+            choices.valueSeed = source.pick(1u << 16);
+            return choices;
+        }
+    }
     for (std::size_t i = 0, n = caseInputCount(schemaOf(entry)); i < n; ++i)
         choices.inputShapes.push_back(
             source.pick(static_cast<std::uint32_t>(hostileShapes().size())));

@@ -431,7 +431,8 @@ TEST(MsGroupQueryAttention, RefusesBadHeadCounts) {
     expectRefused({}, [](OneNodeSpec& s) { setHeads(s, 0, 2); }, {"num_heads"});
     expectRefused({}, [](OneNodeSpec& s) { setHeads(s, 4, -1); }, {"kv_num_heads"});
     expectRefused({}, [](OneNodeSpec& s) { setHeads(s, 4, 3); }, {"kv_num_heads", "multiple"});
-    expectRefused({}, [](OneNodeSpec& s) { setHeads(s, 3, 1); }, {"hidden size 32", "3 heads"});
+    expectRefused({}, [](OneNodeSpec& s) { setHeads(s, 3, 1); },
+                  {"hidden size 32", "3 heads (num_heads)"});
     expectRefused({},
                   [](OneNodeSpec& s) {
                       setHeads(s, 4, 2, [](onnx::NodeProto& n) {

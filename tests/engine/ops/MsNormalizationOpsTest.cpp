@@ -182,6 +182,9 @@ TEST(MsNormalizationOps, SkipLayerNormalizationRefusesMalformedInputs) {
     // ONNX Runtime tiles a skip of another batch size; here it is an error.
     EXPECT_TRUE(failsWith(spec(sample({4, 3, 8}, 1), sample({2, 3, 8}, 1), gamma), "does not fit"));
     EXPECT_TRUE(failsWith(spec(sample({4, 8}, 1), sample({1, 8}, 1), gamma), "does not fit"));
+    // A rank-0 skip beside a 3-D input (found by the template sweep of HostileAttributesTest:
+    // its last dim was read from an empty shape, a segmentation fault).
+    EXPECT_TRUE(failsWith(spec(x, Tensor::scalar(1.0f), gamma), "skip of shape [] does not fit"));
     EXPECT_TRUE(failsWith(spec(sample({1, 2, 3, 8}, 1), sample({1, 2, 3, 8}, 1), gamma),
                           "input must be 3-D"));
     EXPECT_TRUE(failsWith(spec(x, sample({2, 3, 8}, 1, DataType::Double), gamma),

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -842,6 +844,49 @@ TEST(MsQGemm, FloatAndQuantizedOutputsWithTransposesAndBias) {
                   Tensor::scalar<std::uint8_t>(0), makeTensor<std::int8_t>({2, 2}, {1, 2, 3, 4}),
                   Tensor::scalar<float>(1), Tensor::scalar<std::int8_t>(0)}));
     EXPECT_TRUE(errorMentions(bad, {"under_test", "inner dimensions"}));
+}
+
+// Found by the template sweep under UBSan (HostileAttributesFromTemplates): a NaN scale, or a
+// zero y_scale, reached the conversion of NaN to uint8. With an 8-bit output they are errors; a
+// float output holds the NaN.
+TEST(MsQGemm, NonFiniteRequantizationFactorsAreErrorsForAQuantizedOutput) {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float inf = std::numeric_limits<float>::infinity();
+    auto inputs = [](float aScale, float bScale, std::optional<float> yScale) {
+        std::vector<Value> in{makeTensor<std::uint8_t>({1, 2}, {3, 4}),
+                              Tensor::scalar<float>(aScale),
+                              Tensor::scalar<std::uint8_t>(1),
+                              makeTensor<std::uint8_t>({2, 1}, {5, 6}),
+                              Tensor::scalar<float>(bScale),
+                              Tensor::scalar<std::uint8_t>(2)};
+        if (yScale) {
+            in.push_back(Value());
+            in.push_back(Tensor::scalar<float>(*yScale));
+            in.push_back(Tensor::scalar<std::uint8_t>(128));
+        }
+        return in;
+    };
+    EXPECT_TRUE(errorMentions(runOneNode(msNode("QGemm", inputs(0.1f, 0.1f, 0.0f))),
+                              {"under_test", "y_scale", "not finite"}));
+    EXPECT_TRUE(errorMentions(runOneNode(msNode("QGemm", inputs(nan, 0.1f, 0.5f))),
+                              {"under_test", "a_scale", "not finite"}));
+    EXPECT_TRUE(errorMentions(runOneNode(msNode("QGemm", inputs(0.1f, inf, 0.5f))),
+                              {"under_test", "b_scale", "not finite"}));
+    // (3 - 1) * (5 - 2) + (4 - 1) * (6 - 2) = 18; 18 * 0.1 * 0.1 / 0.5 + 128 = 128.36 -> 128.
+    Tensor q = runOneNodeTensor(msNode("QGemm", inputs(0.1f, 0.1f, 0.5f)));
+    ASSERT_EQ(q.dtype(), DataType::UInt8);
+    EXPECT_EQ(q.data<std::uint8_t>()[0], 128);
+    // A bias C that overflows the int32 accumulator wraps around (UBSan: signed overflow
+    // before): 18 + (2^31 - 1) wraps to -2^31 + 17, times 0.01 in float.
+    std::vector<Value> wrapping = inputs(0.1f, 0.1f, std::nullopt);
+    wrapping.push_back(makeTensor<std::int32_t>({1}, {std::numeric_limits<std::int32_t>::max()}));
+    Tensor w = runOneNodeTensor(msNode("QGemm", wrapping));
+    EXPECT_FLOAT_EQ(w.data<float>()[0],
+                    static_cast<float>(std::numeric_limits<std::int32_t>::min() + 17) * 0.01f);
+    // A float output: NaN in, NaN out.
+    Tensor f = runOneNodeTensor(msNode("QGemm", inputs(nan, 0.1f, std::nullopt)));
+    ASSERT_EQ(f.dtype(), DataType::Float);
+    EXPECT_TRUE(std::isnan(f.data<float>()[0]));
 }
 
 }  // namespace

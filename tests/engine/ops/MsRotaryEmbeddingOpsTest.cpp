@@ -122,6 +122,19 @@ TEST(MsRotaryEmbedding, RefusesPositionsOutsideTheCacheAndBadShapes) {
     expectRefused(rotarySpec({1, 3, 16}, ids({0, 1, 2}), 12, 8,
                              [](onnx::NodeProto& n) { setAttr(n, "num_heads", std::int64_t{2}); }),
                   {"cos_cache width 8"});
+    // The attribute behind a rotary dimension that does not fit is named.
+    expectRefused(rotarySpec({1, 3, 16}, ids({0, 1, 2}), 12, 4,
+                             [](onnx::NodeProto& n) {
+                                 setAttr(n, "num_heads", std::int64_t{2});
+                                 setAttr(n, "rotary_embedding_dim", std::int64_t{3});
+                             }),
+                  {"rotary dimension 3", "rotary_embedding_dim"});
+    expectRefused(rotarySpec({1, 3, 16}, ids({0, 1, 2}), 12, 4,
+                             [](onnx::NodeProto& n) {
+                                 setAttr(n, "num_heads", std::int64_t{2});
+                                 setAttr(n, "rotary_embedding_dim", std::int64_t{2});
+                             }),
+                  {"cos_cache width 4", "rotary_embedding_dim"});
 }
 
 }  // namespace
