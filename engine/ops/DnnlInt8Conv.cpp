@@ -84,6 +84,10 @@ struct DnnlInt8Conv::State {
     dnnl::memory reordered;
     std::vector<std::int32_t> channelSums;
     std::vector<std::int8_t> transposed;
+    // Every weight in [-64, 64] (quantize_static's reduce_range, ONNX Runtime's advice for CPUs
+    // without VNNI): then a pair of u8 x s8 products stays inside int16 (255 * 64 * 2 = 32,640) and
+    // the primitive's result is exact on the whole 8-bit source, in one convolution.
+    bool sevenBitWeights = false;
 
     static std::vector<std::int64_t> keyOf(const ConvProblem& pr) {
         const WindowGeometry& g = pr.geometry;
@@ -181,7 +185,9 @@ struct DnnlInt8Conv::State {
             for (std::int64_t i = 0; i < perChannel; ++i) sum += data[m * perChannel + i];
             channelSums[static_cast<std::size_t>(m)] = sum;
         }
-        if (!exact) {
+        sevenBitWeights = std::all_of(data, data + M * perChannel,
+                                      [](std::int8_t v) { return v >= -64 && v <= 64; });
+        if (!exact && !sevenBitWeights) {
             // [g][c][tap][j] = w[g * Mg + j][c][tap]
             transposed.assign(static_cast<std::size_t>(M * perChannel), 0);
             for (std::int64_t m = 0; m < M; ++m) {
@@ -381,7 +387,7 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
             s.stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}});
         s.stream.wait();
     };
-    if (s.exact) {
+    if (s.exact || s.sevenBitWeights) {
         convolve(buffers.source.data(), acc);
     } else {
         // 7-bit source for the primitive, the high bit added back: sparsely when few values have

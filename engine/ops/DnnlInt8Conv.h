@@ -19,7 +19,9 @@
 // primitive gets the source's low 7 bits (x & 127: 127 * 128 * 2 fits) and the high bit is added
 // back exactly: 128 * w for every source value >= 128 in the window (a sparse pass adding rows of
 // the transposed weights), or, when more than 1/8 of the source has the high bit, a second
-// convolution of the 0/1 high-bit plane. The result is the exact integer sum on every processor.
+// convolution of the 0/1 high-bit plane. Weights all in [-64, 64] (7-bit, quantize_static's
+// reduce_range) cannot saturate a pair: the primitive then takes the whole source, in one
+// convolution. The result is the exact integer sum on every processor.
 // Which processors saturate: dnnlInt8PairsSaturate() (DnnlInt8Saturation.h), the test the int8
 // matmul uses too (it splits its constant weights instead).
 //

@@ -229,6 +229,62 @@ TEST(QuantizedConvOps, ConvIntegerAtTheEndsOfTheRangesIsExact) {
     }
 }
 
+// 7-bit weights (every |w| <= 64: quantize_static's reduce_range) take the one-convolution path
+// on processors without VNNI, with the whole 8-bit source: exact at the ends of the ranges (255 x
+// 64 and 255 x -64 in every pair), on every case shape, and a session whose weights change from
+// 7-bit to full-range and back follows them (a weight of 65 or -65 needs the split again).
+TEST(QuantizedConvOps, SevenBitWeightsAreExactOnTheWholeSource) {
+    std::mt19937 rng(17);
+    std::uniform_int_distribution<int> sevenBit(-64, 64);
+    for (const auto& c : cases()) {
+        SCOPED_TRACE(engine::shapeToString(c.x) + " * " + engine::shapeToString(c.w));
+        std::vector<int> w(static_cast<std::size_t>(engine::shapeElementCount(c.w)));
+        for (std::size_t i = 0; i < w.size(); ++i)
+            w[i] = i % 5 == 0 ? (i % 2 ? 64 : -64) : sevenBit(rng);
+        const auto x = randomBytes(engine::shapeElementCount(c.x), c.signedX, rng);
+        const int zp = c.signedX ? -77 : 131;
+        OneNodeSpec spec{"ConvInteger",
+                         "",
+                         17,
+                         {bytesTensor(c.x, x, c.signedX), bytesTensor(c.w, w, true),
+                          bytesTensor({}, {zp}, c.signedX), bytesTensor({}, {0}, true)}};
+        spec.attributes = convAttributes(c);
+        Shape shape;
+        const auto expected = integerConv(c, x, zp, w, shape);
+        const Tensor y = runOneNodeTensor(spec);
+        ASSERT_EQ(y.shape(), shape);
+        for (std::size_t i = 0; i < expected.size(); ++i)
+            ASSERT_EQ(y.data<std::int32_t>()[i], expected[i]) << "at " << i;
+    }
+    const QuantConvCase c = convCase({1, 64, 6, 6}, {16, 64, 3, 3}, {}, {1, 1, 1, 1});
+    std::vector<int> x(static_cast<std::size_t>(engine::shapeElementCount(c.x)), 255);
+    OneNodeSpec spec{
+        "ConvInteger",
+        "",
+        17,
+        {bytesTensor(c.x, x, false), bytesTensor(c.w, std::vector<int>(9216, 64), true),
+         bytesTensor({}, {0}, false)}};
+    spec.attributes = convAttributes(c);
+    LoadedModel loaded;
+    loaded.path = "conv_integer_7bit.onnx";
+    loaded.proto = std::make_shared<onnx::ModelProto>(buildOneNodeModel(spec));
+    auto session = engine::Session::create(loaded, {});
+    ASSERT_TRUE(session) << session.error().message;
+    for (int limit : {64, 65, 64, 127, 64}) {
+        std::vector<int> w(9216);
+        for (std::size_t i = 0; i < w.size(); ++i) w[i] = (i / 576) % 2 ? -limit : limit;
+        auto out = (*session)->run({{"x0", spec.inputs[0]},
+                                    {"x1", Value(bytesTensor(c.w, w, true))},
+                                    {"x2", spec.inputs[2]}});
+        ASSERT_TRUE(out) << out.error().message;
+        Shape shape;
+        const auto expected = integerConv(c, x, 0, w, shape);
+        for (std::size_t i = 0; i < expected.size(); ++i)
+            ASSERT_EQ((*out)[0].tensor().data<std::int32_t>()[i], expected[i])
+                << "|w| " << limit << " at " << i;
+    }
+}
+
 // The kernel keeps the reordered weights while the same weight buffer comes back: new weights of
 // the same shape in the next run must be seen.
 TEST(QuantizedConvOps, NewWeightsOfTheSameShapeAreSeen) {
