@@ -10,6 +10,7 @@
 // default domain (ONNX Runtime's contrib schemas) live with their ONNX twins in
 // NormalizationOps.cpp.
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <type_traits>
@@ -357,11 +358,10 @@ class EmbedLayerNormKernel final : public Kernel {
                 op_ + ": " + name + " must be an int32 (or int64) tensor, got " +
                     dataTypeName(t.dtype()));
         std::vector<std::int64_t> values(static_cast<std::size_t>(t.numel()));
-        dispatchInteger(t.dtype(), [&]<class I>() {
-            const I* p = t.data<I>();
-            for (std::size_t i = 0; i < values.size(); ++i)
-                values[i] = static_cast<std::int64_t>(p[i]);
-        });
+        if (t.dtype() == DataType::Int32)
+            std::copy_n(t.data<std::int32_t>(), values.size(), values.begin());
+        else
+            std::copy_n(t.data<std::int64_t>(), values.size(), values.begin());
         return values;
     }
 

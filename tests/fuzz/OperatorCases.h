@@ -543,6 +543,7 @@ inline OperatorCase buildOperatorCase(const std::vector<engine::KernelRegistry::
             attr->set_type(a.type);
             if (a.type == onnx::AttributeProto::INT) attr->set_i(a.i);
             if (a.type == onnx::AttributeProto::FLOAT) attr->set_f(a.f);
+            if (a.type == onnx::AttributeProto::STRING) attr->set_s(a.s);
             for (auto x : a.ints) attr->add_ints(x);
         }
     } else {

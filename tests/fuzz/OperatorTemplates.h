@@ -23,6 +23,7 @@ struct TemplateAttribute {
     std::int64_t i = 0;
     float f = 0.0f;
     std::vector<std::int64_t> ints;
+    std::string s;  // STRING attributes
 };
 
 inline TemplateAttribute intAttr(std::string name, std::int64_t v) {
@@ -30,6 +31,9 @@ inline TemplateAttribute intAttr(std::string name, std::int64_t v) {
 }
 inline TemplateAttribute intsAttr(std::string name, std::vector<std::int64_t> v) {
     return {std::move(name), onnx::AttributeProto::INTS, 0, 0.0f, std::move(v)};
+}
+inline TemplateAttribute stringAttr(std::string name, std::string v) {
+    return {std::move(name), onnx::AttributeProto::STRING, 0, 0.0f, {}, std::move(v)};
 }
 
 struct TemplateInput {
@@ -263,6 +267,28 @@ inline const std::vector<OperatorTemplate>& operatorTemplates() {
         v.push_back({ms, "Gelu", "", {}, {in(F, {2, 4})}});
         v.push_back({ms, "QuickGelu", "", {}, {in(F, {2, 4})}});
         v.push_back({ms, "BiasAdd", "", {}, {in(F, {1, 2, 4}), in(F, {4}), in(F, {1, 2, 4})}});
+        // What ONNX Runtime saves at its extended level: FusedConv (a 3x3 Conv + Relu, Z absent),
+        // FusedGemm (Gemm + LeakyRelu, B transposed), FusedMatMul (scaled, B transposed).
+        v.push_back(
+            {ms,
+             "FusedConv",
+             "",
+             {stringAttr("activation", "Relu"), intsAttr("kernel_shape", {3, 3}),
+              intsAttr("pads", {1, 1, 1, 1})},
+             {in(F, {1, 2, 4, 4}), in(F, {3, 2, 3, 3}), in(F, {3}), absentIn(F, {1, 3, 4, 4})}});
+        v.push_back({ms,
+                     "FusedGemm",
+                     "",
+                     {stringAttr("activation", "LeakyRelu"),
+                      {"activation_alpha", onnx::AttributeProto::FLOAT, 0, 0.1f, {}, {}},
+                      intAttr("transB", 1)},
+                     {in(F, {2, 4}), in(F, {3, 4}), in(F, {3})}});
+        TemplateAttribute alpha{"alpha", onnx::AttributeProto::FLOAT, 0, 0.125f, {}, {}};
+        v.push_back({ms,
+                     "FusedMatMul",
+                     "",
+                     {alpha, intAttr("transB", 1)},
+                     {in(F, {2, 3, 4}), in(F, {2, 5, 4})}});
         // DynamicQuantizeLSTM: 2 steps, batch 1, input 3, hidden 2; W [1, 3, 8], R [1, 2, 8].
         v.push_back({ms,
                      "DynamicQuantizeLSTM",
