@@ -1,5 +1,8 @@
 // Matrix products: MatMul (1-D operands, batch broadcasting), Gemm, MatMulInteger,
 // QLinearMatMul, Einsum (diagonals, sums, ellipsis, implicit output, chains) and Det.
+#include <algorithm>
+#include <cmath>
+
 #include "NumericOpTestHelpers.h"
 
 namespace onnxlens::testing {
@@ -157,6 +160,46 @@ TEST(QLinearMatMulOps, RequantizesWithRoundHalfToEven) {
     ASSERT_EQ(y.dtype(), DataType::UInt8);
     EXPECT_EQ(y.data<std::uint8_t>()[0], 16);
     EXPECT_EQ(y.data<std::uint8_t>()[1], 18);
+}
+
+// A classifier-sized product with uint8 A and full-range int8 B (zero point 0) goes through the
+// int8 matmul kernel: its int32 sums must be the exact ones, pairs of 255 x 127 and 255 x -128
+// included (they saturate int16 on CPUs without VNNI), and requantized as the spec says.
+TEST(QLinearMatMulOps, Int8WeightsGiveTheExactRequantizedProduct) {
+    const std::int64_t k = 64, n = 24;
+    std::vector<std::uint8_t> av(static_cast<std::size_t>(2 * k));
+    std::vector<std::int8_t> bv(static_cast<std::size_t>(k * n));
+    for (std::size_t i = 0; i < av.size(); ++i)
+        av[i] = i % 3 == 0 ? 255 : static_cast<std::uint8_t>(i * 37 % 256);
+    for (std::size_t i = 0; i < bv.size(); ++i)
+        bv[i] = i % 4 == 0 ? 127 : i % 4 == 1 ? -128 : static_cast<std::int8_t>(i * 53 % 256 - 128);
+    const float aScale = 0.02f, bScale = 0.01f, yScale = 2.5f;
+    const std::uint8_t aZero = 7, yZero = 128;
+    OneNodeSpec spec = nodeSpec(
+        "QLinearMatMul", 10,
+        {Value(makeTensor<std::uint8_t>({2, k}, av)), Value(makeTensor<float>({}, {aScale})),
+         Value(makeTensor<std::uint8_t>({}, {aZero})), Value(makeTensor<std::int8_t>({k, n}, bv)),
+         Value(makeTensor<float>({}, {bScale})), Value(makeTensor<std::int8_t>({}, {0})),
+         Value(makeTensor<float>({}, {yScale})), Value(makeTensor<std::uint8_t>({}, {yZero}))});
+    const Tensor y = runOneNodeTensor(spec);
+    ASSERT_EQ(y.dtype(), DataType::UInt8);
+    ASSERT_EQ(y.shape(), (Shape{2, n}));
+    int saturatedBothWays = 0;
+    for (std::int64_t r = 0; r < 2; ++r)
+        for (std::int64_t c = 0; c < n; ++c) {
+            std::int64_t acc = 0;
+            for (std::int64_t i = 0; i < k; ++i)
+                acc +=
+                    (static_cast<std::int64_t>(av[static_cast<std::size_t>(r * k + i)]) - aZero) *
+                    bv[static_cast<std::size_t>(i * n + c)];
+            const double q = std::nearbyint(static_cast<double>(acc) *
+                                            (static_cast<double>(aScale) * bScale / yScale)) +
+                             yZero;
+            const int expected = static_cast<int>(std::clamp(q, 0.0, 255.0));
+            saturatedBothWays += expected == 0 || expected == 255;
+            ASSERT_EQ(y.data<std::uint8_t>()[r * n + c], expected) << r << ", " << c;
+        }
+    EXPECT_LT(saturatedBothWays, 2 * n);  // the figures are not all clipped
 }
 
 Tensor runEinsum(const std::string& equation, std::vector<Tensor> operands) {
