@@ -28,8 +28,10 @@ constexpr std::size_t kMaxCachedShapes = 16;
 // (one row) ran on one thread whatever the count, at one core's memory bandwidth (issue 30: the
 // 30 M decoders' 2-thread steps were no faster than 1-thread ones). With fewer than this many
 // rows per thread, the output columns are split instead: each thread runs the primitive on its
-// own range of weight blocks, contiguous in the packed layout, and writes its columns of Y.
-constexpr std::int64_t kRowsPerThreadBeforeColumnSplit = 4;
+// own range of weight blocks, contiguous in the packed layout, and writes its columns of Y. The
+// limit: oneDNN (AVX2) gave 8 rows to one thread too (GPT-2-style lm_head, 8 rows: 4.3 ms at 1
+// thread, 4.9 ms at 2).
+constexpr std::int64_t kRowsPerThreadBeforeColumnSplit = 16;
 
 }  // namespace
 
@@ -57,8 +59,10 @@ struct DnnlPackedMatMul::State {
     dnnl::memory reordered;
     dnnl::memory::desc reorderedDesc;
     Tensor heldPacked;
-    // One stream per slice of columns run at once (runColumnSlices).
+    // One stream per slice of columns run at once (runColumnSlices), and the slices' results
+    // of a product of several rows (slice t's [rows, columns] from rows * its first column on).
     std::vector<dnnl::stream> sliceStreams;
+    std::vector<float> sliceResults;
 
     Entry* entryFor(const Key& key) {
         auto it = cache.find(key);
@@ -171,16 +175,24 @@ bool DnnlPackedMatMul::runColumnSlices(const float* a, std::int64_t rows, std::i
     struct Slice {
         std::int64_t firstBlock, columns;
         State::Entry* entry;
+        float* result;  // the slice's [rows, columns] when rows > 1
     };
     std::vector<Slice> plan;
     const SerialRegion serial(true);  // each slice's primitive is made for the one thread it gets
     for (std::int64_t t = 0; t < slices; ++t) {
         const std::int64_t first = nBlocks * t / slices, last = nBlocks * (t + 1) / slices;
         const std::int64_t columns = std::min(last * block, n) - first * block;
-        State::Entry* e = s.entryFor({rows, k, columns, block, n, bias != nullptr, activation});
-        // A strided Y of several rows may leave only oneDNN's reference code: no split then.
+        // Each slice writes a dense [rows, columns] result (oneDNN's jit kernels refuse a strided
+        // one): in place for one row, else into its own buffer, copied into Y's columns after.
+        State::Entry* e =
+            s.entryFor({rows, k, columns, block, columns, bias != nullptr, activation});
         if (!e || !e->packedInPlace || e->reference) return false;
-        plan.push_back({first, columns, e});
+        plan.push_back({first, columns, e, nullptr});
+    }
+    if (rows > 1) {
+        s.sliceResults.resize(static_cast<std::size_t>(rows * n));
+        for (Slice& slice : plan)
+            slice.result = s.sliceResults.data() + rows * slice.firstBlock * block;
     }
     while (s.sliceStreams.size() < plan.size()) s.sliceStreams.emplace_back(s.engine);
     const std::int64_t kBlocks = (k + block - 1) / block;
@@ -198,13 +210,18 @@ bool DnnlPackedMatMul::runColumnSlices(const float* a, std::int64_t rows, std::i
                     {DNNL_ARG_WEIGHTS,
                      dnnl::memory(e.weights, s.engine,
                                   w + slice.firstBlock * kBlocks * block * block)},
-                    {DNNL_ARG_DST, dnnl::memory(e.dst, s.engine, y + column)}};
+                    {DNNL_ARG_DST,
+                     dnnl::memory(e.dst, s.engine, rows == 1 ? y + column : slice.result)}};
                 if (bias)
                     args.emplace(DNNL_ARG_BIAS,
                                  dnnl::memory(e.bias, s.engine, const_cast<float*>(bias + column)));
                 dnnl::stream& stream = s.sliceStreams[static_cast<std::size_t>(t)];
                 e.primitive.execute(stream, args);
                 stream.wait();
+                if (rows > 1)
+                    for (std::int64_t r = 0; r < rows; ++r)
+                        std::copy_n(slice.result + r * slice.columns, slice.columns,
+                                    y + r * n + column);
             }
         });
     return true;
