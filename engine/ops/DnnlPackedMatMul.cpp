@@ -38,7 +38,6 @@ constexpr std::int64_t kRowsPerThreadBeforeColumnSplit = 16;
 struct DnnlPackedMatMul::State {
     struct Key {
         std::int64_t rows, k, n, block;
-        std::int64_t ldy;  // Y's row stride (n, or the whole width for a slice of its columns)
         bool bias;
         MatMulActivation activation;
         auto operator<=>(const Key&) const = default;
@@ -73,11 +72,7 @@ struct DnnlPackedMatMul::State {
         Entry e;
         // N = 1, C = K channels, W = rows positions: nwc is A's row-major [rows, K].
         e.src = dnnl::memory::desc({1, key.k, key.rows}, dt::f32, tag::nwc);
-        // One row has no row stride: a slice of its columns is dense too.
-        e.dst = key.ldy == key.n || key.rows == 1
-                    ? dnnl::memory::desc({1, key.n, key.rows}, dt::f32, tag::nwc)
-                    : dnnl::memory::desc({1, key.n, key.rows}, dt::f32,
-                                         dnnl::memory::dims{key.rows * key.ldy, 1, key.ldy});
+        e.dst = dnnl::memory::desc({1, key.n, key.rows}, dt::f32, tag::nwc);
         const dnnl::memory::desc anyWeights({key.n, key.k, 1}, dt::f32, tag::any);
         if (key.bias) e.bias = dnnl::memory::desc({key.n}, dt::f32, tag::x);
         dnnl::primitive_attr attr;
@@ -128,7 +123,7 @@ bool DnnlPackedMatMul::run(const float* a, std::int64_t rows, std::int64_t k, st
     if (runColumnSlices(a, rows, k, n, packed, bias, activation, y, pool, flops)) return true;
     // A small product is created and run on one thread (a fork and join cost more).
     const SerialRegion serial(flops < kSerialWorkFlops);
-    State::Entry* e = s.entryFor({rows, k, n, block, n, bias != nullptr, activation});
+    State::Entry* e = s.entryFor({rows, k, n, block, bias != nullptr, activation});
     if (!e) return false;
     auto* w = const_cast<float*>(packed.data<float>());
     dnnl::memory weights;
@@ -187,8 +182,7 @@ bool DnnlPackedMatMul::runColumnSlices(const float* a, std::int64_t rows, std::i
         const std::int64_t columns = std::min(last * block, n) - first * block;
         // Each slice writes a dense [rows, columns] result (oneDNN's jit kernels refuse a strided
         // one): in place for one row, else into its own buffer, copied into Y's columns after.
-        State::Entry* e =
-            s.entryFor({rows, k, columns, block, columns, bias != nullptr, activation});
+        State::Entry* e = s.entryFor({rows, k, columns, block, bias != nullptr, activation});
         if (!e || !e->packedInPlace || e->reference) return false;
         plan.push_back({first, columns, e, nullptr});
     }
