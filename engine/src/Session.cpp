@@ -1,7 +1,6 @@
 #include "onnxlens/engine/Session.h"
 
 #include <onnx/defs/schema.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,6 +12,7 @@
 #include "CompiledGraph.h"
 #include "GradientExpansion.h"
 #include "OpenMpThreads.h"
+#include "PhysicalMemory.h"
 #include "onnxlens/engine/GraphOptimizer.h"
 #include "onnxlens/engine/KernelRegistry.h"
 #include "onnxlens/engine/TensorByteLimit.h"
@@ -638,14 +638,11 @@ namespace {
 // generate's first run, took ~0.2 s longer than the runs after it, at 1 and 2 threads; ONNX
 // Runtime reads its weights at load too). Larger files keep coming in as kernels touch them.
 void populateMappedWeights(const std::vector<std::shared_ptr<const MappedFile>>& mappings) {
-    const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
-    if (pages <= 0 || pageSize <= 0) return;
-    std::uint64_t budget =
-        static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(pageSize) / 2;
-    for (const auto& mapping : mappings) {
-        if (mapping->size() > budget) continue;
-        if (mapping->populate(budget)) budget -= mapping->size();
-    }
+    const auto memory = physicalMemoryBytes();
+    if (!memory) return;
+    std::uint64_t budget = *memory / 2;
+    for (const auto& mapping : mappings)
+        if (mapping->populate(budget)) budget -= mapping->size();  // false above the budget
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 #include "onnxlens/engine/Tensor.h"
 
-#include <unistd.h>
-
+#include "PhysicalMemory.h"
 #include "onnxlens/engine/LowPrecisionFloat.h"
 #include "onnxlens/engine/TensorByteLimit.h"
 
@@ -22,10 +21,8 @@ namespace onnxlens::engine {
 namespace {
 
 std::uint64_t defaultMaxTensorBytes() {
-    long pages = sysconf(_SC_PHYS_PAGES);
-    long pageSize = sysconf(_SC_PAGE_SIZE);
-    if (pages <= 0 || pageSize <= 0) return std::uint64_t{8} << 30;
-    return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(pageSize) / 2;
+    const auto memory = physicalMemoryBytes();
+    return memory ? *memory / 2 : std::uint64_t{8} << 30;
 }
 
 std::atomic<std::uint64_t>& maxBytesSetting() {
