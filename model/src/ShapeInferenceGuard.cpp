@@ -45,6 +45,18 @@ const std::set<std::string>& windowOps() {
     return ops;
 }
 
+// The weights input of the convolutions: onnx's inference reads a kernel dim from each of its
+// dims after the second and indexes the per-spatial-dim attributes with it, so its rank must be
+// the input's rank.
+const std::map<std::string, std::size_t>& convWeightInputs() {
+    static const std::map<std::string, std::size_t> inputs{{"Conv", 1},
+                                                           {"ConvInteger", 1},
+                                                           {"QLinearConv", 3},
+                                                           {"ConvTranspose", 1},
+                                                           {"DeformConv", 1}};
+    return inputs;
+}
+
 constexpr std::int64_t kMaxSize = 0x7fffffff;
 
 int rankOf(const onnx::TypeProto* type) {
@@ -75,6 +87,14 @@ std::string hostileNodeProblem(const onnx::NodeProto& node, const std::vector<in
             return "input 0 has rank " + std::to_string(inputRanks[0]) +
                    "; a window operator needs [N, C, spatial...] (rank 3 or more)";
         const int spatial = !inputRanks.empty() && inputRanks[0] >= 3 ? inputRanks[0] - 2 : -1;
+        if (auto w = convWeightInputs().find(node.op_type()); w != convWeightInputs().end()) {
+            const std::size_t at = w->second;
+            if (spatial >= 0 && at < inputRanks.size() && inputRanks[at] >= 0 &&
+                inputRanks[at] != inputRanks[0])
+                return "input " + std::to_string(at) + " (the weights) has rank " +
+                       std::to_string(inputRanks[at]) + "; it must have the input's rank " +
+                       std::to_string(inputRanks[0]);
+        }
         for (const char* name : {"strides", "dilations", "kernel_shape"}) {
             const auto* a = findAttribute(node, name);
             if (a && spatial >= 0 && a->ints_size() != spatial)

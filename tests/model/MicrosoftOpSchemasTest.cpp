@@ -764,6 +764,25 @@ TEST(MicrosoftOpSchemas, FusedMatMulWithImpossibleTransBatchGetsNoShape) {
     EXPECT_EQ(dimsText(*shapes, "y"), "1:?");
 }
 
+// Weights of another rank than the input (found by fuzz_operator_attributes): onnx's Conv
+// inference reads a kernel dim from each weight dim after the second and indexed its dilations
+// (one per spatial dim of the input) with them, past their end. Conv and FusedConv (whose
+// shapes are Conv's) now get no shape.
+TEST(MicrosoftOpSchemas, ConvWeightsOfAnotherRankGetNoShapeAndNoCrash) {
+    for (const std::string& domain : {std::string(kMicrosoftDomain), std::string()}) {
+        Builder b(17);
+        b.input("x", TP::FLOAT, {"0", "3", "4", "5"});
+        b.init("w", TP::FLOAT, {1, 1, 1, 1, 1, 1, 1, 2});
+        b.node(domain.empty() ? "Conv" : "FusedConv", "conv", {"x", "w"}, {"y"}, domain);
+        auto* out = b.graph().add_output();
+        out->set_name("y");
+        out->mutable_type()->mutable_tensor_type()->set_elem_type(TP::FLOAT);
+        auto model = b.model();
+        const auto summary = runShapeInference(model);
+        EXPECT_LT(summary.knownEdges, summary.totalEdges) << domain;
+    }
+}
+
 TEST(MicrosoftOpSchemas, HostileAttributesGetNoShapeAndNoCrash) {
     auto model = genaiDecoder();
     auto* g = model.mutable_graph();
