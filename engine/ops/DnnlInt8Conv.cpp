@@ -10,6 +10,7 @@
 #ifdef ONNXLENS_WITH_DNNL
 #include <dnnl.hpp>
 
+#include "ByteTranspose.h"
 #include "DnnlInt8Saturation.h"
 #include "OpenMpThreads.h"
 #include "onnxlens/engine/WeightMemory.h"
@@ -24,12 +25,32 @@ namespace {
 using dt = dnnl::memory::data_type;
 using tag = dnnl::memory::format_tag;
 
+// A buffer that grows to the largest size asked of it and leaves its contents as they are: each
+// layer overwrites what it uses, and std::vector's resize would zero every byte it grows by (on
+// a model whose layers alternate between small and large, megabytes per layer).
+template <class T>
+class GrowingBuffer {
+  public:
+    T* get(std::int64_t count) {
+        const auto n = static_cast<std::size_t>(count);
+        if (n > capacity_) {
+            data_ = std::make_unique_for_overwrite<T[]>(n);
+            capacity_ = n;
+        }
+        return data_.get();
+    }
+
+  private:
+    std::unique_ptr<T[]> data_;
+    std::size_t capacity_ = 0;
+};
+
 // The channels-last source and the accumulators of one run, kept per calling thread: the largest
 // layer's, not one set per node.
 struct Scratch {
-    std::vector<std::uint8_t> staged, source, lowBits, quantized;
-    std::vector<std::int32_t> acc, highAcc;
-    std::vector<float> values;
+    GrowingBuffer<std::uint8_t> source, lowBits, quantized;
+    GrowingBuffer<std::int32_t> acc, highAcc;
+    GrowingBuffer<float> values;
 };
 
 Scratch& scratch() {
@@ -72,9 +93,10 @@ struct DnnlInt8Conv::State {
     std::vector<std::int64_t> key;
     std::unique_ptr<dnnl::convolution_forward> primitive;
     dnnl::memory::desc srcDesc, dstDesc, userWeightsDesc, weightsDesc;
-    // Layout changes around the primitive (oneDNN's JIT reorders), made on first use per type:
-    // the NC... source to channels-last (unpadded), the channels-last result to NC...
-    std::map<int, Reorder> sourceReorders, resultReorders;
+    // The channels-last int32 or float result to NC... (oneDNN's JIT reorders), made on first
+    // use per type. The 8-bit source and result move with transposeBytes (ByteTranspose.h):
+    // oneDNN's u8 reorders to and from channels-last ran at under 1 GB/s.
+    std::map<int, Reorder> resultReorders;
     bool refused = false;  // the key's problem is one oneDNN does not implement
 
     // The weights the primitive reads, made from `heldWeights` (kept so that the same storage
@@ -104,7 +126,6 @@ struct DnnlInt8Conv::State {
         if (k == key) return !refused;
         key = std::move(k);
         primitive.reset();
-        sourceReorders.clear();
         resultReorders.clear();
         reordered = dnnl::memory();
         heldWeights = Tensor();
@@ -147,20 +168,6 @@ struct DnnlInt8Conv::State {
             refused = true;
         }
         return !refused;
-    }
-
-    // x (NC + spatial, `type`) into channels-last `out` of the same type, unpadded.
-    void stageSource(const ConvProblem& pr, dt type, const void* x, void* out) {
-        auto it = sourceReorders.find(static_cast<int>(type));
-        if (it == sourceReorders.end()) {
-            dnnl::memory::dims dims{pr.batch, pr.inChannels};
-            const WindowGeometry& g = pr.geometry;
-            for (int s = kMaxWindowRank - g.spatialRank; s < kMaxWindowRank; ++s)
-                dims.push_back(g.input[s]);
-            it = sourceReorders.emplace(static_cast<int>(type), Reorder(engine, dims, type, true))
-                     .first;
-        }
-        it->second.run(engine, stream, x, out);
     }
 
     // The channels-last result `in` (`type`) into y (NC + spatial).
@@ -212,27 +219,34 @@ DnnlInt8Conv::~DnnlInt8Conv() = default;
 
 namespace {
 
-// The staged channels-last source (unpadded, x's own type) into `out`: [N][padded spatial][C]
-// uint8, int8 moved to uint8 by +128 (xor 0x80), the padding filled with the (moved) zero point.
-void padChannelsLast(const ConvProblem& pr, const std::uint8_t* staged, std::uint8_t flip,
-                     std::uint8_t zeroPoint, std::uint8_t* out) {
+// x (8-bit, [N][C][spatial...]) into `out`: [N][padded spatial][C] uint8, int8 moved to uint8 by
+// +128 (xor 0x80), the padding filled with the (moved) zero point. One pass: each input row's
+// C x IX bytes transposed into place, only the padding written besides.
+void stageChannelsLast(ThreadPool& pool, const ConvProblem& pr, const std::uint8_t* x,
+                       std::uint8_t flip, std::uint8_t zeroPoint, std::uint8_t* out) {
     const WindowGeometry& g = pr.geometry;
     const std::int64_t C = pr.inChannels, N = pr.batch;
     const auto [IZ, IY, IX] = g.input;
     const std::int64_t PZ = paddedInput(g, 0), PY = paddedInput(g, 1), PX = paddedInput(g, 2);
-    const bool padded = PZ != IZ || PY != IY || PX != IX;
-    if (padded) std::fill_n(out, N * PZ * PY * PX * C, zeroPoint);
-    const std::int64_t rowBytes = IX * C;
-    // Memory-bound: one thread (a parallel region costs more than it saves, and much more on a
-    // loaded machine where every region waits for its threads to be scheduled).
-    for (std::int64_t item = 0; item < N * IZ * IY; ++item) {
-        const std::int64_t n = item / (IZ * IY), iz = (item / IY) % IZ, iy = item % IY;
-        const std::uint8_t* __restrict__ in = staged + item * rowBytes;
-        std::uint8_t* __restrict__ o =
-            out +
-            (((n * PZ + iz + g.padBegin[0]) * PY + iy + g.padBegin[1]) * PX + g.padBegin[2]) * C;
-        for (std::int64_t i = 0; i < rowBytes; ++i) o[i] = in[i] ^ flip;
-    }
+    const std::int64_t plane = IZ * IY * IX, rowBytes = PX * C;
+    // Rows over the threads (the pool runs small layers on one).
+    pool.parallelFor(
+        N * PZ * PY, static_cast<double>(rowBytes), [&](std::int64_t b, std::int64_t e) {
+            for (std::int64_t item = b; item < e; ++item) {
+                const std::int64_t n = item / (PZ * PY), pz = (item / PY) % PZ, py = item % PY;
+                std::uint8_t* row = out + item * rowBytes;
+                const std::int64_t iz = pz - g.padBegin[0], iy = py - g.padBegin[1];
+                if (iz < 0 || iz >= IZ || iy < 0 || iy >= IY) {
+                    std::memset(row, zeroPoint, static_cast<std::size_t>(rowBytes));
+                    continue;
+                }
+                const std::int64_t left = g.padBegin[2] * C, right = (g.padBegin[2] + IX) * C;
+                std::memset(row, zeroPoint, static_cast<std::size_t>(left));
+                std::memset(row + right, zeroPoint, static_cast<std::size_t>(rowBytes - right));
+                transposeBytes(x + n * C * plane + (iz * IY + iy) * IX, C, IX, plane, row + left, C,
+                               flip);
+            }
+        });
 }
 
 // lowBits = source & 127; returns how many source bytes have the high bit (memory-bound: one
@@ -357,54 +371,47 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
 
     const std::int32_t zeroPoint = xZeroPoint + (signedSource ? 128 : 0);
     Scratch& buffers = scratch();
-    // The source channels-last (oneDNN's reorder), then padded with the zero point and moved to
-    // uint8 in one pass over the rows.
-    const std::int64_t stagedSize = x.numel();
     const std::int64_t sourceSize = static_cast<std::int64_t>(s.srcDesc.get_size());
-    buffers.staged.resize(static_cast<std::size_t>(stagedSize));
-    buffers.source.resize(static_cast<std::size_t>(sourceSize));
-    // The layout changes and the byte passes are memory-bound: one thread. Every parallel region
-    // is a barrier, and on a loaded machine each waits for its threads to be scheduled (measured:
-    // ResNet-50 int8 at 2 threads, load 5, 4.2 s with them parallel).
+    std::uint8_t* source = buffers.source.get(sourceSize);
+    // oneDNN's reorders of int32 and float results run on one thread (memory-bound; every parallel
+    // region is a barrier). The source pass and the requantizing epilogue go through the pool,
+    // which keeps small layers on one thread: measured on an idle 2-core Zen 3, a QOperator
+    // MobileNetV2 ran 20.6 ms at 2 threads with every byte pass on one thread, 9-10 ms so.
     const int threads = pool.threads();
     auto oneThread = [&](auto&& work) {
         if (threads > 1) applyThreadCountToCallingThread(1);
         work();
         if (threads > 1) applyThreadCountToCallingThread(threads);
     };
-    oneThread(
-        [&] { s.stageSource(pr, signedSource ? dt::s8 : dt::u8, x.raw(), buffers.staged.data()); });
-    padChannelsLast(pr, buffers.staged.data(), signedSource ? 0x80 : 0,
-                    static_cast<std::uint8_t>(zeroPoint), buffers.source.data());
+    stageChannelsLast(pool, pr, static_cast<const std::uint8_t*>(x.raw()), signedSource ? 0x80 : 0,
+                      static_cast<std::uint8_t>(zeroPoint), source);
     const std::int64_t P = g.outputSize(), N = pr.batch;
-    buffers.acc.resize(static_cast<std::size_t>(N * P * M));
-    std::int32_t* acc = buffers.acc.data();
+    std::int32_t* acc = buffers.acc.get(N * P * M);
 
-    auto convolve = [&](std::uint8_t* source, std::int32_t* result) {
-        dnnl::memory src(s.srcDesc, s.engine, source);
+    auto convolve = [&](std::uint8_t* input, std::int32_t* result) {
+        dnnl::memory src(s.srcDesc, s.engine, input);
         dnnl::memory dst(s.dstDesc, s.engine, result);
         s.primitive->execute(
             s.stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}});
         s.stream.wait();
     };
     if (s.exact || s.sevenBitWeights) {
-        convolve(buffers.source.data(), acc);
+        convolve(source, acc);
     } else {
         // 7-bit source for the primitive, the high bit added back: sparsely when few values have
         // it, else as a second convolution of the 0/1 high-bit plane.
-        buffers.lowBits.resize(static_cast<std::size_t>(sourceSize));
-        const std::int64_t high =
-            splitLowBits(buffers.source.data(), buffers.lowBits.data(), sourceSize);
-        convolve(buffers.lowBits.data(), acc);
+        std::uint8_t* lowBits = buffers.lowBits.get(sourceSize);
+        const std::int64_t high = splitLowBits(source, lowBits, sourceSize);
+        convolve(lowBits, acc);
         if (high * 8 > sourceSize) {
-            highBitPlane(buffers.source.data(), buffers.lowBits.data(), sourceSize);
-            buffers.highAcc.resize(buffers.acc.size());
-            convolve(buffers.lowBits.data(), buffers.highAcc.data());
-            const std::int32_t* __restrict__ h = buffers.highAcc.data();
+            highBitPlane(source, lowBits, sourceSize);
+            std::int32_t* highAcc = buffers.highAcc.get(N * P * M);
+            convolve(lowBits, highAcc);
+            const std::int32_t* __restrict__ h = highAcc;
             std::int32_t* __restrict__ a = acc;
             for (std::int64_t i = 0; i < N * P * M; ++i) a[i] += h[i] * 128;
         } else if (high > 0) {
-            addHighBits(pool, pr, buffers.source.data(), s.transposed.data(), acc);
+            addHighBits(pool, pr, source, s.transposed.data(), acc);
         }
     }
 
@@ -424,8 +431,7 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
             oneThread([&] { s.writeResult(dt::s32, acc, y.raw()); });
             break;
         case Int8ConvEpilogue::Output::Float: {
-            buffers.values.resize(static_cast<std::size_t>(N * P * M));
-            float* values = buffers.values.data();
+            float* values = buffers.values.get(N * P * M);
             std::vector<float> scales(static_cast<std::size_t>(M)),
                 biases(static_cast<std::size_t>(M), 0.0f);
             for (std::int64_t m = 0; m < M; ++m) {
@@ -436,7 +442,7 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
             const float* bi = biases.data();
             const bool relu = epilogue.activation.kind == FusedActivation::Kind::Relu;
             const bool hasBias = epilogue.bias != nullptr;
-            // Per pixel, on one thread (memory-bound, like the reorders).
+            // Per pixel, on one thread.
             [&](std::int64_t b, std::int64_t e) {
                 for (std::int64_t p = b; p < e; ++p) {
                     const std::int32_t* __restrict__ a = acc + p * M;
@@ -458,22 +464,52 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
             break;
         }
         case Int8ConvEpilogue::Output::Quantized: {
-            buffers.quantized.resize(static_cast<std::size_t>(N * P * M));
-            std::uint8_t* q = buffers.quantized.data();
+            // Requantized a tile of pixels at a time (channels-last, contiguous per pixel), each
+            // tile transposed into y's NC... rows: no channels-last copy of the whole result.
+            constexpr std::int64_t kTile = 64;
+            std::vector<float> scales(static_cast<std::size_t>(M));
+            for (std::int64_t m = 0; m < M; ++m)
+                scales[static_cast<std::size_t>(m)] = scale[oneScale ? 0 : m];
+            const float* sc = scales.data();
             const bool signedY = y.dtype() == DataType::Int8;
-            const double lo = signedY ? -128.0 : 0.0, hi = signedY ? 127.0 : 255.0;
-            const std::int32_t yzp = epilogue.outputZeroPoint;
-            [&](std::int64_t b, std::int64_t e) {
-                for (std::int64_t p = b; p < e; ++p)
-                    for (std::int64_t m = 0; m < M; ++m) {
-                        const float scaled =
-                            static_cast<float>(acc[p * M + m] + off[m]) * scale[oneScale ? 0 : m];
-                        const double v =
-                            std::clamp(std::nearbyint(static_cast<double>(scaled)) + yzp, lo, hi);
-                        q[p * M + m] = static_cast<std::uint8_t>(static_cast<int>(v) & 0xff);
+            // round(acc * scale) + zero point, saturated (NaN to the low end). In float: the
+            // rounded value is an integer float, and adding the zero point is exact wherever the
+            // result is not saturated anyway.
+            const float lo = signedY ? -128.0f : 0.0f, hi = signedY ? 127.0f : 255.0f;
+            const auto yzp = static_cast<float>(epilogue.outputZeroPoint);
+            auto* out = static_cast<std::uint8_t*>(y.raw());
+            // Tiles over the threads, each with its own staging tile.
+            const std::int64_t tiles = (P + kTile - 1) / kTile;
+            pool.parallelFor(
+                N * tiles, static_cast<double>(kTile * M) * 4.0,
+                [&](std::int64_t b, std::int64_t e) {
+                    std::uint8_t* q = scratch().quantized.get(kTile * M);
+                    // Locals, not the captured references: the byte stores below may alias
+                    // anything, which would keep the compiler from vectorising the loop.
+                    const std::int32_t* const accs = acc;
+                    const std::int32_t* const offs = off;
+                    const float* const scs = sc;
+                    const float low = lo, high = hi, zero = yzp;
+                    const std::int64_t channels = M, pixels = P;
+                    for (std::int64_t item = b; item < e; ++item) {
+                        const std::int64_t n = item / tiles, p0 = (item % tiles) * kTile;
+                        const std::int64_t rows = std::min(kTile, pixels - p0);
+                        for (std::int64_t r = 0; r < rows; ++r) {
+                            const std::int32_t* __restrict__ a =
+                                accs + (n * pixels + p0 + r) * channels;
+                            std::uint8_t* __restrict__ o = q + r * channels;
+                            for (std::int64_t m = 0; m < channels; ++m) {
+                                float v =
+                                    std::nearbyint(static_cast<float>(a[m] + offs[m]) * scs[m]) +
+                                    zero;
+                                v = v >= low ? v : low;
+                                v = v <= high ? v : high;
+                                o[m] = static_cast<std::uint8_t>(static_cast<int>(v) & 0xff);
+                            }
+                        }
+                        transposeBytes(q, rows, M, M, out + n * M * P + p0, P);
                     }
-            }(0, N * P);
-            oneThread([&] { s.writeResult(signedY ? dt::s8 : dt::u8, q, y.raw()); });
+                });
             break;
         }
     }

@@ -4,15 +4,16 @@
 // what dynamic quantizers write (DynamicQuantizeLinear -> ConvInteger -> Cast -> Mul [-> Add]
 // [-> Relu]).
 //
-// The engine's tensors are NCHW; oneDNN's int8 kernels read and write channels-last. oneDNN's
-// reorder makes the source channels-last, one pass pads it with the zero point (so padding
-// contributes (z - z) * w = 0, exactly as the reference loop's centred values) and moves int8 to
-// uint8 (+128, zero point too); the primitive runs without padding, zero-point or scale
-// attributes (its fastest kernels); the zero point comes off exactly in the epilogue
-// (sum((x - z) * w) = sum(x * w) - z * sum(w), the sums kept with the weights), which runs per
-// pixel on the contiguous channels (int32, float through scale/bias/activation, or requantized
-// 8-bit) before oneDNN's reorder writes the NCHW result. Reorders and epilogue run on one thread
-// (memory-bound; every parallel region is a barrier, costly on a loaded machine).
+// The engine's tensors are NCHW; oneDNN's int8 kernels read and write channels-last. One pass
+// moves the source to channels-last (16 x 16 byte transposes, ByteTranspose.h), pads it with the
+// zero point (so padding contributes (z - z) * w = 0, exactly as the reference loop's centred
+// values) and moves int8 to uint8 (+128, zero point too); the primitive runs without padding,
+// zero-point or scale attributes (its fastest kernels); the zero point comes off exactly in the
+// epilogue (sum((x - z) * w) = sum(x * w) - z * sum(w), the sums kept with the weights), which
+// runs per pixel on the contiguous channels (int32, float through scale/bias/activation, or
+// requantized 8-bit). The requantized result is transposed into y's NC... layout a tile of 64
+// pixels at a time; int32 and float results go through oneDNN's reorder. The source pass and the
+// requantizing epilogue share their rows or tiles over the pool's threads.
 //
 // Exactness without VNNI: on AVX2 / AVX-512 processors without VNNI oneDNN's kernels add pairs of
 // u8 x s8 products in int16 with saturation (vpmaddubsw): 255 * 127 * 2 overflows. There the

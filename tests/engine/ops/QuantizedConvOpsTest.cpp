@@ -8,6 +8,7 @@
 #include <limits>
 #include <random>
 
+#include "../../../engine/ops/ByteTranspose.h"
 #include "OpTestHarness.h"
 
 namespace onnxlens::testing {
@@ -166,6 +167,9 @@ const std::vector<QuantConvCase>& cases() {
         convCase({1, 6, 8, 8}, {12, 1, 5, 5}, {}, {2, 2, 2, 2}, {}, 6, "", true),
         // Pointwise, odd channel counts.
         convCase({1, 37, 7, 5}, {19, 37, 1, 1}),
+        // Rows and channels of whole 16 x 16 byte blocks and of partial ones (the layout moves
+        // to and from channels-last), 630 output pixels (64-pixel tiles and a partial one).
+        convCase({1, 40, 18, 35}, {24, 40, 3, 3}, {}, {1, 1, 1, 1}),
         // First-layer shape: 3 channels, 7x7 stride 2.
         convCase({1, 3, 23, 23}, {16, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}),
         // auto_pad.
@@ -177,6 +181,34 @@ const std::vector<QuantConvCase>& cases() {
         convCase({1, 4, 5, 6, 7}, {8, 4, 3, 3, 3}, {1, 2, 1}, {1, 1, 1, 1, 0, 1}),
     };
     return all;
+}
+
+// The byte transposes that move 8-bit tensors to and from channels-last: every byte of every
+// shape lands in its place (whole 16 x 16 blocks, partial rows and columns, fewer than 8 rows,
+// strides wider than the matrix), moved to uint8 by the flip, and nothing outside is written.
+TEST(QuantizedConvOps, ByteTransposeMovesEveryByteToItsPlace) {
+    for (std::int64_t rows : {1, 3, 7, 8, 15, 16, 17, 40, 64, 65, 130})
+        for (std::int64_t cols : {1, 5, 16, 23, 64, 70}) {
+            for (std::uint8_t flip : {0, 0x80}) {
+                const std::int64_t inStride = cols + 3, outStride = rows + 5;
+                std::vector<std::uint8_t> in(static_cast<std::size_t>(rows * inStride));
+                for (std::size_t i = 0; i < in.size(); ++i)
+                    in[i] = static_cast<std::uint8_t>(i * 37 + i / 251);
+                std::vector<std::uint8_t> out(static_cast<std::size_t>(cols * outStride), 0xA5);
+                engine::ops::transposeBytes(in.data(), rows, cols, inStride, out.data(), outStride,
+                                            flip);
+                for (std::int64_t c = 0; c < cols; ++c)
+                    for (std::int64_t r = 0; r < outStride; ++r) {
+                        const auto got = out[static_cast<std::size_t>(c * outStride + r)];
+                        const auto want =
+                            r < rows ? static_cast<std::uint8_t>(
+                                           in[static_cast<std::size_t>(r * inStride + c)] ^ flip)
+                                     : std::uint8_t{0xA5};
+                        ASSERT_EQ(got, want) << rows << "x" << cols << " flip " << int(flip)
+                                             << " at column " << c << " row " << r;
+                    }
+            }
+        }
 }
 
 TEST(QuantizedConvOps, ConvIntegerEqualsTheIntegerLoopOnRandomShapes) {
