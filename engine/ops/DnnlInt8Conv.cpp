@@ -226,7 +226,8 @@ void stageChannelsLast(ThreadPool& pool, const ConvProblem& pr, const std::uint8
                        std::uint8_t flip, std::uint8_t zeroPoint, std::uint8_t* out) {
     const WindowGeometry& g = pr.geometry;
     const std::int64_t C = pr.inChannels, N = pr.batch;
-    const auto [IZ, IY, IX] = g.input;
+    // Not a structured binding: clang 14 does not let a lambda capture one.
+    const std::int64_t IZ = g.input[0], IY = g.input[1], IX = g.input[2];
     const std::int64_t PZ = paddedInput(g, 0), PY = paddedInput(g, 1), PX = paddedInput(g, 2);
     const std::int64_t plane = IZ * IY * IX, rowBytes = PX * C;
     // Rows over the threads (the pool runs small layers on one).
