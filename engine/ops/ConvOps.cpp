@@ -20,6 +20,7 @@
 #include <dnnl.hpp>
 #endif
 
+#include "ByteTranspose.h"
 #include "ChannelBlockedLayout.h"
 #include "ConvGeometry.h"
 #include "DnnlInt8Conv.h"
@@ -880,14 +881,41 @@ class ConvIntegerKernel : public Kernel {
     DnnlInt8Conv dnnl_;
 };
 
+// An 8-bit [N, H, W, C] tensor as [N, C, H, W] (toChannelsLast false: the reverse). The
+// channels-last QLinearConv's way to the plain computation when oneDNN's path does not take it.
+Tensor moveChannels(const Tensor& t, bool toChannelsLast) {
+    require(t.dtype() == DataType::UInt8 || t.dtype() == DataType::Int8,
+            "a channels-last tensor must be uint8 or int8");
+    const Shape& s = t.shape();
+    const std::int64_t n = s[0], c = toChannelsLast ? s[1] : s[3];
+    const std::int64_t plane = toChannelsLast ? s[2] * s[3] : s[1] * s[2];
+    Tensor out(t.dtype(),
+               toChannelsLast ? Shape{s[0], s[2], s[3], s[1]} : Shape{s[0], s[3], s[1], s[2]});
+    const auto* in = static_cast<const std::uint8_t*>(t.raw());
+    auto* o = static_cast<std::uint8_t*>(out.raw());
+    for (std::int64_t b = 0; b < n; ++b) {
+        if (toChannelsLast)
+            transposeBytes(in + b * c * plane, c, plane, plane, o + b * c * plane, c);
+        else
+            transposeBytes(in + b * c * plane, plane, c, c, o + b * c * plane, plane);
+    }
+    return out;
+}
+
+// QLinearConv, and the optimizer's com.onnxlens QLinearConvChannelsLast (same inputs and
+// attributes; 2-D only, X [N, H, W, C] and Y [N, OH, OW, M]: a chain of 8-bit convolutions then
+// never changes layout between its layers).
 class QLinearConvKernel : public Kernel {
   public:
-    explicit QLinearConvKernel(const NodeInfo& node)
-        : attrs_(node), groups_(node.getInt("group", 1)) {}
+    explicit QLinearConvKernel(const NodeInfo& node, bool channelsLast = false)
+        : attrs_(node), groups_(node.getInt("group", 1)), channelsLast_(channelsLast) {}
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
-        const Tensor& x = inputTensor(inputs, 0);
+        const Tensor& given = inputTensor(inputs, 0);
+        if (channelsLast_)
+            require(given.rank() == 4, "QLinearConvChannelsLast: X must be [N, H, W, C], got " +
+                                           shapeToString(given.shape()));
         const Tensor& xScale = inputTensor(inputs, 1);
         const Tensor* xZeroPoint = optionalInputTensor(inputs, 2);
         const Tensor& w = inputTensor(inputs, 3);
@@ -896,11 +924,13 @@ class QLinearConvKernel : public Kernel {
         const Tensor& yScale = inputTensor(inputs, 6);
         const Tensor* yZeroPoint = optionalInputTensor(inputs, 7);
         const Tensor* bias = optionalInputTensor(inputs, 8);
-        ConvProblem pr = forwardProblem(attrs_, groups_, x, w);
+        const Shape& gs = given.shape();
+        ConvProblem pr = forwardProblem(attrs_, groups_,
+                                        channelsLast_ ? Shape{gs[0], gs[3], gs[1], gs[2]} : gs, w);
         require(xScale.numel() == 1 && yScale.numel() == 1, "x_scale and y_scale must be scalars");
         require(wScale.numel() == 1 || wScale.numel() == pr.outChannels,
                 "w_scale must be a scalar or have one value per output channel");
-        const DataType outType = yZeroPoint ? yZeroPoint->dtype() : x.dtype();
+        const DataType outType = yZeroPoint ? yZeroPoint->dtype() : given.dtype();
         require(outType == DataType::UInt8 || outType == DataType::Int8,
                 "y_zero_point must be uint8 or int8");
         const std::vector<std::int32_t> yzp = zeroPoints(yZeroPoint, 1, "y_zero_point");
@@ -917,7 +947,7 @@ class QLinearConvKernel : public Kernel {
             multiplier[m] = product / static_cast<float>(ys);
         }
 
-        if (const auto z = int8ConvZeroPoint(x, xZeroPoint, w, wZeroPoint)) {
+        if (const auto z = int8ConvZeroPoint(given, xZeroPoint, w, wZeroPoint)) {
             if (bias) {
                 checkBias(bias, pr.outChannels);
                 require(bias->dtype() == DataType::Int32, "bias B must be int32");
@@ -928,12 +958,15 @@ class QLinearConvKernel : public Kernel {
             epilogue.scale = multiplier.data();
             epilogue.scaleCount = static_cast<std::int64_t>(multiplier.size());
             epilogue.outputZeroPoint = yzp[0];
-            Tensor y(outType, forwardOutputShape(pr));
-            if (dnnl_.run(ctx.pool(), pr, x, *z, w, epilogue, y)) {
+            Shape yShape = forwardOutputShape(pr);
+            if (channelsLast_) yShape = {yShape[0], yShape[2], yShape[3], yShape[1]};
+            Tensor y(outType, yShape);
+            if (dnnl_.run(ctx.pool(), pr, given, *z, w, epilogue, y, channelsLast_)) {
                 outputs[0] = Value(std::move(y));
                 return;
             }
         }
+        const Tensor x = channelsLast_ ? moveChannels(given, false) : given;
         Tensor acc = integerConvolution(ctx.pool(), pr, x, xZeroPoint, w, wZeroPoint, bias);
         const std::int64_t plane = pr.geometry.outputSize();
         Tensor y(outType, acc.shape());
@@ -954,13 +987,19 @@ class QLinearConvKernel : public Kernel {
             requantize(y.data<std::uint8_t>());
         else
             requantize(y.data<std::int8_t>());
-        outputs[0] = Value(y);
+        outputs[0] = Value(channelsLast_ ? moveChannels(y, true) : y);
     }
 
   private:
     WindowAttributes attrs_;
     std::int64_t groups_;
+    bool channelsLast_;
     DnnlInt8Conv dnnl_;
+};
+
+class QLinearConvChannelsLastKernel : public QLinearConvKernel {
+  public:
+    explicit QLinearConvChannelsLastKernel(const NodeInfo& node) : QLinearConvKernel(node, true) {}
 };
 
 // com.onnxlens ConvIntegerToFloat (the optimizer's fusion of what dynamic quantizers write:
@@ -1055,6 +1094,8 @@ void registerConvOps(KernelRegistry& registry) {
     registry.add<ConvTransposeKernel>("ConvTranspose", 1);
     registry.add<ConvIntegerKernel>("ConvInteger", 10);
     registry.add<QLinearConvKernel>("QLinearConv", 10);
+    registry.add<QLinearConvChannelsLastKernel>("QLinearConvChannelsLast", 1, kLatestOpset,
+                                                kOnnxlensDomain);
     registry.add<ConvIntegerToFloatKernel>("ConvIntegerToFloat", 1, kLatestOpset, kOnnxlensDomain);
 }
 

@@ -219,11 +219,13 @@ DnnlInt8Conv::~DnnlInt8Conv() = default;
 
 namespace {
 
-// x (8-bit, [N][C][spatial...]) into `out`: [N][padded spatial][C] uint8, int8 moved to uint8 by
-// +128 (xor 0x80), the padding filled with the (moved) zero point. One pass: each input row's
-// C x IX bytes transposed into place, only the padding written besides.
+// x (8-bit, [N][C][spatial...], or [N][spatial...][C] when `channelsLast`) into `out`:
+// [N][padded spatial][C] uint8, int8 moved to uint8 by +128 (xor 0x80), the padding filled with
+// the (moved) zero point. One pass: each input row's C x IX bytes transposed (or copied) into
+// place, only the padding written besides.
 void stageChannelsLast(ThreadPool& pool, const ConvProblem& pr, const std::uint8_t* x,
-                       std::uint8_t flip, std::uint8_t zeroPoint, std::uint8_t* out) {
+                       bool channelsLast, std::uint8_t flip, std::uint8_t zeroPoint,
+                       std::uint8_t* out) {
     const WindowGeometry& g = pr.geometry;
     const std::int64_t C = pr.inChannels, N = pr.batch;
     // Not a structured binding: clang 14 does not let a lambda capture one.
@@ -244,8 +246,21 @@ void stageChannelsLast(ThreadPool& pool, const ConvProblem& pr, const std::uint8
                 const std::int64_t left = g.padBegin[2] * C, right = (g.padBegin[2] + IX) * C;
                 std::memset(row, zeroPoint, static_cast<std::size_t>(left));
                 std::memset(row + right, zeroPoint, static_cast<std::size_t>(rowBytes - right));
-                transposeBytes(x + n * C * plane + (iz * IY + iy) * IX, C, IX, plane, row + left, C,
-                               flip);
+                if (!channelsLast) {
+                    transposeBytes(x + n * C * plane + (iz * IY + iy) * IX, C, IX, plane,
+                                   row + left, C, flip);
+                    continue;
+                }
+                // Locals: a byte store may alias the captured ones, which would keep the loop
+                // from being vectorised.
+                const std::uint8_t* __restrict__ in = x + ((n * IZ + iz) * IY + iy) * IX * C;
+                std::uint8_t* __restrict__ o = row + left;
+                const std::int64_t count = IX * C;
+                const std::uint8_t bits = flip;
+                if (bits == 0)
+                    std::memcpy(o, in, static_cast<std::size_t>(count));
+                else
+                    for (std::int64_t i = 0; i < count; ++i) o[i] = in[i] ^ bits;
             }
         });
 }
@@ -336,7 +351,8 @@ std::vector<std::int32_t> channelOffsets(const std::vector<std::int32_t>& sums,
 
 bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
                        std::int32_t xZeroPoint, const Tensor& w, const Int8ConvEpilogue& epilogue,
-                       Tensor& y) {
+                       Tensor& y, bool channelsLast) {
+    if (channelsLast && epilogue.output != Int8ConvEpilogue::Output::Quantized) return false;
     const bool signedSource = x.dtype() == DataType::Int8;
     if (!signedSource && x.dtype() != DataType::UInt8) return false;
     if (w.dtype() != DataType::Int8) return false;
@@ -373,7 +389,16 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
     const std::int32_t zeroPoint = xZeroPoint + (signedSource ? 128 : 0);
     Scratch& buffers = scratch();
     const std::int64_t sourceSize = static_cast<std::int64_t>(s.srcDesc.get_size());
-    std::uint8_t* source = buffers.source.get(sourceSize);
+    const WindowGeometry& geometry = pr.geometry;
+    const bool unpadded = std::all_of(geometry.padBegin.begin(), geometry.padBegin.end(),
+                                      [](std::int64_t p) { return p == 0; }) &&
+                          std::all_of(geometry.padEnd.begin(), geometry.padEnd.end(),
+                                      [](std::int64_t p) { return p == 0; });
+    // A channels-last uint8 source without padding is already what the primitive reads (the
+    // passes below only read it).
+    const bool readInPlace = channelsLast && unpadded && !signedSource;
+    std::uint8_t* source = readInPlace ? static_cast<std::uint8_t*>(const_cast<void*>(x.raw()))
+                                       : buffers.source.get(sourceSize);
     // oneDNN's reorders of int32 and float results run on one thread (memory-bound; every parallel
     // region is a barrier). The source pass and the requantizing epilogue go through the pool,
     // which keeps small layers on one thread: measured on an idle 2-core Zen 3, a QOperator
@@ -384,8 +409,9 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
         work();
         if (threads > 1) applyThreadCountToCallingThread(threads);
     };
-    stageChannelsLast(pool, pr, static_cast<const std::uint8_t*>(x.raw()), signedSource ? 0x80 : 0,
-                      static_cast<std::uint8_t>(zeroPoint), source);
+    if (!readInPlace)
+        stageChannelsLast(pool, pr, static_cast<const std::uint8_t*>(x.raw()), channelsLast,
+                          signedSource ? 0x80 : 0, static_cast<std::uint8_t>(zeroPoint), source);
     const std::int64_t P = g.outputSize(), N = pr.batch;
     std::int32_t* acc = buffers.acc.get(N * P * M);
 
@@ -484,7 +510,7 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
             pool.parallelFor(
                 N * tiles, static_cast<double>(kTile * M) * 4.0,
                 [&](std::int64_t b, std::int64_t e) {
-                    std::uint8_t* q = scratch().quantized.get(kTile * M);
+                    std::uint8_t* q = channelsLast ? nullptr : scratch().quantized.get(kTile * M);
                     // Locals, not the captured references: the byte stores below may alias
                     // anything, which would keep the compiler from vectorising the loop.
                     const std::int32_t* const accs = acc;
@@ -498,7 +524,9 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
                         for (std::int64_t r = 0; r < rows; ++r) {
                             const std::int32_t* __restrict__ a =
                                 accs + (n * pixels + p0 + r) * channels;
-                            std::uint8_t* __restrict__ o = q + r * channels;
+                            std::uint8_t* __restrict__ o =
+                                channelsLast ? out + (n * pixels + p0 + r) * channels
+                                             : q + r * channels;
                             for (std::int64_t m = 0; m < channels; ++m) {
                                 float v =
                                     std::nearbyint(static_cast<float>(a[m] + offs[m]) * scs[m]) +
@@ -508,7 +536,7 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
                                 o[m] = static_cast<std::uint8_t>(static_cast<int>(v) & 0xff);
                             }
                         }
-                        transposeBytes(q, rows, M, M, out + n * M * P + p0, P);
+                        if (!channelsLast) transposeBytes(q, rows, M, M, out + n * M * P + p0, P);
                     }
                 });
             break;
@@ -523,7 +551,7 @@ struct DnnlInt8Conv::State {};
 DnnlInt8Conv::DnnlInt8Conv() = default;
 DnnlInt8Conv::~DnnlInt8Conv() = default;
 bool DnnlInt8Conv::run(ThreadPool&, const ConvProblem&, const Tensor&, std::int32_t, const Tensor&,
-                       const Int8ConvEpilogue&, Tensor&) {
+                       const Int8ConvEpilogue&, Tensor&, bool) {
     return false;
 }
 

@@ -66,8 +66,11 @@ class DnnlInt8Conv {
     // (int8 [M, C/G, k...], zero point 0), into y (allocated with the output shape; int32, float
     // or an 8-bit type as the epilogue says). Returns false, having done nothing, when the build
     // has no oneDNN or the problem is not of that form (the caller then computes it itself).
+    // `channelsLast`: x is [N, in..., C] and y [N, out..., M] (the optimizer's
+    // QLinearConvChannelsLast); requantized 8-bit outputs only.
     bool run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x, std::int32_t xZeroPoint,
-             const Tensor& w, const Int8ConvEpilogue& epilogue, Tensor& y);
+             const Tensor& w, const Int8ConvEpilogue& epilogue, Tensor& y,
+             bool channelsLast = false);
 
   private:
     struct State;

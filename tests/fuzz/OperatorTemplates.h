@@ -27,10 +27,10 @@ struct TemplateAttribute {
 };
 
 inline TemplateAttribute intAttr(std::string name, std::int64_t v) {
-    return {std::move(name), onnx::AttributeProto::INT, v, 0.0f, {}};
+    return {std::move(name), onnx::AttributeProto::INT, v, 0.0f, {}, {}};
 }
 inline TemplateAttribute intsAttr(std::string name, std::vector<std::int64_t> v) {
-    return {std::move(name), onnx::AttributeProto::INTS, 0, 0.0f, std::move(v)};
+    return {std::move(name), onnx::AttributeProto::INTS, 0, 0.0f, std::move(v), {}};
 }
 inline TemplateAttribute stringAttr(std::string name, std::string v) {
     return {std::move(name), onnx::AttributeProto::STRING, 0, 0.0f, {}, std::move(v)};

@@ -146,6 +146,7 @@ ONNXLENS_MODEL_PASS(fuseMatMulIntegerToFloat)
 ONNXLENS_MODEL_PASS(fuseConvIntegerToFloat)
 ONNXLENS_MODEL_PASS(fuseQdqConv)
 ONNXLENS_MODEL_PASS(fuseQdqMatMul)
+ONNXLENS_MODEL_PASS(convertQLinearConvToChannelsLast)
 #undef ONNXLENS_MODEL_PASS
 
 int computeFloat16InFloat(onnx::ModelProto& model, const std::filesystem::path& modelDirectory) {

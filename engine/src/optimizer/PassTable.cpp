@@ -38,6 +38,10 @@ const std::vector<OptimizerPass>& optimizerPassTable() {
         {"fuse-qdq-conv", fuseQdqConv, S::Fusion, kKeepsShapes},
         {"fuse-qdq-matmul", fuseQdqMatMul, S::Fusion, kKeepsShapes},
         {"fuse-conv-integer-to-float", fuseConvIntegerToFloat, S::Fusion, kKeepsShapes},
+        // Chains of QLinearConv (ONNX Runtime's QOperator format) keep their activations
+        // channels-last, oneDNN's int8 layout, between layers.
+        {"qlinearconv-channels-last", convertQLinearConvToChannelsLast, S::Fusion,
+         kNeedsShapes | kKeepsShapes},
         // Before the conv fusions, which then take the activation after its 1x1 Conv.
         {"convtranspose-as-conv", convertConvTransposeToConv, S::Fusion, kKeepsShapes},
         // ONNX Runtime's saved FusedConv/FusedMatMul as the engine's own, before the fusions.

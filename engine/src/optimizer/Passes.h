@@ -50,6 +50,8 @@ bool isFusedQdqWeight(const GraphIndex& index, const onnx::NodeProto& dq);
 // weights packed with `block` (8 or 16, else nothing changes) as ops/PackedMatMulWeights.h
 // says; the plain weights are dropped when nothing else reads them.
 int packMatMulWeights(PassContext& context, std::int64_t block);
+// QLinearConvChannelsLast.cpp
+int convertQLinearConvToChannelsLast(PassContext& context);
 // Float16ComputeInFloat.cpp
 int computeFloat16InFloat(PassContext& context);
 

@@ -10,16 +10,32 @@
 
 namespace onnxlens::engine {
 
-void setIntAttribute(onnx::NodeProto& node, const std::string& name, std::int64_t value) {
+namespace {
+
+// The node's attribute `name`, emptied, or a new one: a node never gets the same name twice
+// (readers take the first, so a second would be ignored).
+onnx::AttributeProto* attributeToSet(onnx::NodeProto& node, const std::string& name) {
+    for (auto& a : *node.mutable_attribute())
+        if (a.name() == name) {
+            a.Clear();
+            a.set_name(name);
+            return &a;
+        }
     auto* a = node.add_attribute();
     a->set_name(name);
+    return a;
+}
+
+}  // namespace
+
+void setIntAttribute(onnx::NodeProto& node, const std::string& name, std::int64_t value) {
+    auto* a = attributeToSet(node, name);
     a->set_type(onnx::AttributeProto::INT);
     a->set_i(value);
 }
 
 void setStringAttribute(onnx::NodeProto& node, const std::string& name, const std::string& value) {
-    auto* a = node.add_attribute();
-    a->set_name(name);
+    auto* a = attributeToSet(node, name);
     a->set_type(onnx::AttributeProto::STRING);
     a->set_s(value);
 }

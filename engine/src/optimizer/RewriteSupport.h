@@ -19,6 +19,7 @@ namespace onnxlens::engine {
 
 using onnxlens::findAttribute;
 using onnxlens::intAttribute;
+// Sets attribute `name` (replacing one of that name the node has).
 void setIntAttribute(onnx::NodeProto& node, const std::string& name, std::int64_t value);
 void setStringAttribute(onnx::NodeProto& node, const std::string& name, const std::string& value);
 

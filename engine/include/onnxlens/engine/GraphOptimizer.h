@@ -97,6 +97,12 @@ int fuseConvActivation(onnx::ModelProto& model);
 // ReorderFromBlocked nodes convert where a chain starts and where plain readers (or graph
 // outputs) need the value. `block` is 8 or 16 (else nothing changes).
 int convertToChannelBlockedLayout(onnx::ModelProto& model, std::int64_t block);
+// QLinearConv with constant 4-D weights becomes com.onnxlens QLinearConvChannelsLast on [N, H, W,
+// C] activations when a graph has two or more; QLinearAdd (com.microsoft) of two channels-last
+// values of one shape and QLinearGlobalAveragePool (channels_last = 1) reading one stay
+// channels-last; Transposes convert where a chain starts and where plain readers (or graph
+// outputs) need a value.
+int convertQLinearConvToChannelsLast(onnx::ModelProto& model);
 // The block this machine's oneDNN kernels compute in: 16 with AVX-512, 8 with AVX2, 0 when
 // blocked layouts do not pay (no oneDNN, older CPUs): optimizeModel then skips the pass.
 std::int64_t preferredChannelBlock();
