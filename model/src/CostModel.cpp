@@ -297,9 +297,10 @@ class CostCounter {
             return;
         }
         if (op == "Conv" || op == "ConvInteger" || op == "QLinearConv" || op == "FusedConv" ||
-            op == "ConvIntegerToFloat") {
-            // Each output element is a dot product over (C / group) x kernel: numel(W) / M.
-            const int w = op == "QLinearConv" ? 3 : 1;
+            op == "ConvIntegerToFloat" || op == "QLinearConvChannelsLast") {
+            // Each output element is a dot product over (C / group) x kernel: numel(W) / M (in
+            // either layout: the optimizer's channels-last QLinearConv has the same inputs).
+            const int w = op == "QLinearConv" || op == "QLinearConvChannelsLast" ? 3 : 1;
             auto wd = in(w), y = out(0);
             auto wn = numel(wd), yn = numel(y);
             if (!wn || !yn || wd->empty() || (*wd)[0] <= 0) return unknown("Conv weight or output");

@@ -29,7 +29,8 @@ const std::unordered_map<std::string_view, NodeCategory>& categoryTable() {
              "QLinearConv", "QLinearMatMul", "LSTM", "GRU", "RNN", "Einsum", "Attention",
              "MultiHeadAttention", "FusedConv", "FusedGemm", "FusedMatMul", "DeformConv"});
         // The optimizer's int8 fusions (com.onnxlens).
-        add(NodeCategory::Layer, {"ConvIntegerToFloat", "MatMulIntegerToFloat"});
+        add(NodeCategory::Layer,
+            {"ConvIntegerToFloat", "MatMulIntegerToFloat", "QLinearConvChannelsLast"});
         // ONNX Runtime's com.microsoft products, attention and recurrent layers (its transformer
         // optimizer, quantizers and LLM builders write them).
         add(NodeCategory::Layer,

@@ -87,6 +87,23 @@ TEST(CostModel, GroupedConvWithBiasCountsOneDotProductPerOutputElement) {
     EXPECT_DOUBLE_EQ(cost->total.macs, 57600);
 }
 
+TEST(CostModel, ChannelsLastQLinearConvOfTheOptimizerCountsLikeQLinearConv) {
+    // The optimizer's com.onnxlens QLinearConvChannelsLast: X [1, 10, 10, 8] (channels last),
+    // W [16, 4, 3, 3] as input 3 (group 2), Y [1, 10, 10, 16]: 1,600 outputs x 4 x 3 x 3 MACs.
+    auto m = oneNodeModel("QLinearConvChannelsLast",
+                          {makeValueInfo("x", kFloat, {"1", "10", "10", "8"})},
+                          {makeFloatInitializer("x_scale", {}), makeFloatInitializer("x_zp", {}),
+                           makeFloatInitializer("w", {16, 4, 3, 3})});
+    m.node->set_domain("com.onnxlens");
+    addInt(m.node, "group", 2);
+    *m.model.mutable_graph()->mutable_output(0) =
+        makeValueInfo("y", kFloat, {"1", "10", "10", "16"});
+    auto cost = computeModelCost(m.model);
+    ASSERT_TRUE(cost) << cost.error().message;
+    ASSERT_EQ(cost->nodes.size(), 1u);
+    EXPECT_DOUBLE_EQ(cost->nodes[0].figures.macs, 1600.0 * 4 * 9);
+}
+
 TEST(CostModel, BatchedMatMulWithSymbolicDimsBoundByTheUser) {
     // [batch, 12, seq, 64] x [batch, 12, 64, seq], batch 2, seq 128:
     // MACs = 2 x 12 x 128 x 128 outputs x 64 = 25,165,824.
