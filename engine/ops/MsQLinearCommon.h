@@ -101,9 +101,17 @@ Q saturateTo(std::int64_t v) {
 }
 
 // q = saturate(round_half_even(v)) for a value v that already includes the output zero point.
+// In float, so that loops of it vectorise: the same as saturateTo<Q>(roundToInt32(v)), a value
+// outside int32 (or NaN) taking the lowest as cvtps2dq's 0x80000000 does.
 template <class Q>
 Q requantize(float v) {
-    return saturateTo<Q>(roundToInt32(v));
+    constexpr float lo = static_cast<float>(std::numeric_limits<Q>::lowest());
+    constexpr float hi = static_cast<float>(std::numeric_limits<Q>::max());
+    float r = std::nearbyint(v);
+    r = r >= -2147483648.0f && r < 2147483648.0f ? r : lo;
+    r = r >= lo ? r : lo;
+    r = r <= hi ? r : hi;
+    return static_cast<Q>(static_cast<std::int32_t>(r));
 }
 
 // MlasQuantizeLinear: q = saturate(round_half_even(v / scale) + zeroPoint), the division in

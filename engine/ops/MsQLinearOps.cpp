@@ -50,9 +50,15 @@ template <class Q>
 void addSpan(const Q* a, std::int64_t sa, const Q* b, std::int64_t sb, Q* out, std::int64_t n,
              const AddRatios& r) {
     if (sa != 0 && sb != 0) {
+        // Locals: a store of Q (a byte type) may alias r's fields, which would keep the loop
+        // from being vectorised.
+        const float ra = r.ra, rb = r.rb, fixed = r.fixed;
+        const Q* __restrict__ x = a;
+        const Q* __restrict__ y = b;
+        Q* __restrict__ z = out;
         for (std::int64_t i = 0; i < n; ++i)
-            out[i] = requantize<Q>(std::fma(static_cast<float>(a[i]), r.ra,
-                                            std::fma(static_cast<float>(b[i]), r.rb, r.fixed)));
+            z[i] = requantize<Q>(std::fma(static_cast<float>(x[i]), ra,
+                                          std::fma(static_cast<float>(y[i]), rb, fixed)));
         return;
     }
     // One operand is one value along the span (ONNX Runtime takes A as that value when both are).

@@ -331,8 +331,12 @@ class QuantizeLinearKernel final : public Kernel {
                                   [&](std::int64_t c, std::int64_t begin, std::int64_t end) {
                                       const float s = scales[static_cast<std::size_t>(c)];
                                       const float z = zeros[static_cast<std::size_t>(c)];
+                                      // Local pointers: a byte store may alias the captured
+                                      // ones, which keeps the loop from being vectorised.
+                                      const T* __restrict__ src = in;
+                                      Q* __restrict__ dst = out;
                                       for (std::int64_t i = begin; i < end; ++i)
-                                          out[i] = quantize<Q>(static_cast<float>(in[i]), s, z);
+                                          dst[i] = quantize<Q>(static_cast<float>(src[i]), s, z);
                                   });
             };
             if (outType == DataType::UInt8)

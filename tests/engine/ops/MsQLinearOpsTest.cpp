@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -16,6 +17,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../../../engine/ops/MsQLinearCommon.h"
 #include "NumericOpTestHelpers.h"
 
 namespace onnxlens::testing {
@@ -131,6 +133,34 @@ void checkBinary(const std::string& op, const BinaryCase& c, unsigned seed) {
         expected[i] = quantizeRef<Q>(op == "QLinearAdd" ? va + vb : va * vb, c.sc, c.zc);
     }
     EXPECT_TRUE(matches<Q>(y, expected, c.out));
+}
+
+// requantize works in float (so that its loops vectorise) and must give what rounding to int32
+// and saturating gives, MLAS's x86 way: a value outside int32 or NaN takes the lowest code. Every
+// 997th float bit pattern and the edges.
+TEST(MsQLinearOps, RequantizeInFloatEqualsRoundingToInt32AndSaturating) {
+    auto reference = []<class Q>(float v) {
+        const std::int64_t r = engine::ops::qlinear::roundToInt32(v);
+        return static_cast<Q>(std::clamp<std::int64_t>(r, std::numeric_limits<Q>::lowest(),
+                                                       std::numeric_limits<Q>::max()));
+    };
+    std::vector<float> values{std::nanf(""), INFINITY, -INFINITY, 2147483648.0f, -2147483648.0f,
+                              2147483520.0f, 0.5f,     1.5f,      254.5f,        255.5f,
+                              -128.5f,       127.5f,   -0.5f,     300.0f};
+    for (std::uint64_t bits = 0; bits < (1ull << 32); bits += 997) {
+        const auto b = static_cast<std::uint32_t>(bits);
+        float f;
+        std::memcpy(&f, &b, 4);
+        values.push_back(f);
+    }
+    for (float v : values) {
+        ASSERT_EQ(engine::ops::qlinear::requantize<std::uint8_t>(v),
+                  reference.template operator()<std::uint8_t>(v))
+            << v;
+        ASSERT_EQ(engine::ops::qlinear::requantize<std::int8_t>(v),
+                  reference.template operator()<std::int8_t>(v))
+            << v;
+    }
 }
 
 TEST(MsQLinearOps, AddAndMulMatchTheDoubleReferenceWithBroadcasting) {
