@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -187,6 +188,34 @@ TEST(ShapeManipulationOps, TransposeLargeMatrixMatchesIndexFormula) {
         for (std::int64_t j = 0; j < c; ++j)
             for (std::int64_t k = 0; k < r; ++k)
                 ASSERT_EQ(v[(i * c + j) * r + k], static_cast<float>((i * r + k) * c + j));
+}
+
+// Bytes take the 16 x 16 block transposes at every size: an 8-bit image to channels-last and
+// back (3 and 37 channels, odd spatial sizes: whole and partial blocks, batches).
+TEST(ShapeManipulationOps, TransposeOfBytesToAndFromChannelsLast) {
+    for (const Shape& shape : {Shape{2, 3, 19, 23}, Shape{1, 37, 9, 35}}) {
+        const std::int64_t n = shape[0], c = shape[1], h = shape[2], w = shape[3];
+        std::vector<std::uint8_t> values(static_cast<std::size_t>(n * c * h * w));
+        for (std::size_t i = 0; i < values.size(); ++i)
+            values[i] = static_cast<std::uint8_t>(i * 7 + i / 256);
+        const Tensor x = makeTensor<std::uint8_t>(shape, values);
+        const Tensor last = runOneNodeTensor(node("Transpose", {x}, [](auto& nd) {
+            setAttr(nd, "perm", I{0, 2, 3, 1});
+        }));
+        ASSERT_EQ(last.shape(), Shape({n, h, w, c}));
+        const std::uint8_t* v = last.data<std::uint8_t>();
+        for (std::int64_t b = 0; b < n; ++b)
+            for (std::int64_t y = 0; y < h; ++y)
+                for (std::int64_t z = 0; z < w; ++z)
+                    for (std::int64_t k = 0; k < c; ++k)
+                        ASSERT_EQ(v[((b * h + y) * w + z) * c + k],
+                                  values[static_cast<std::size_t>(((b * c + k) * h + y) * w + z)]);
+        const Tensor back = runOneNodeTensor(node("Transpose", {last}, [](auto& nd) {
+            setAttr(nd, "perm", I{0, 3, 1, 2});
+        }));
+        ASSERT_EQ(back.shape(), shape);
+        ASSERT_EQ(0, std::memcmp(back.raw(), values.data(), values.size()));
+    }
 }
 
 TEST(ShapeManipulationOps, TransposeGeneralPermutationAndDefault) {
