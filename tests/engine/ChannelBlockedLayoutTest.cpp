@@ -40,22 +40,6 @@ onnx::NodeProto* addConv(onnx::GraphProto& g, const std::string& x, const std::s
     return conv;
 }
 
-std::vector<Value> runModel(const onnx::ModelProto& model,
-                            const std::map<std::string, Value>& feeds, int threads = 1) {
-    LoadedModel loaded;
-    loaded.path = "blocked-layout-test.onnx";
-    loaded.proto = std::make_shared<onnx::ModelProto>(model);
-    engine::SessionOptions options;
-    options.optimize = false;  // the model under test is run exactly as written
-    options.threads = threads;
-    auto session = engine::Session::create(loaded, options);
-    EXPECT_TRUE(session) << (session ? "" : session.error().message);
-    if (!session) return {};
-    auto result = (*session)->run(feeds);
-    EXPECT_TRUE(result) << (result ? "" : result.error().message);
-    return result ? *result : std::vector<Value>{};
-}
-
 // The model converted with `block` computes what the plain model computes on seeded inputs.
 void expectBlockedComputesTheSame(const onnx::ModelProto& model, std::int64_t block,
                                   int threads = 1) {
@@ -70,8 +54,8 @@ void expectBlockedComputesTheSame(const onnx::ModelProto& model, std::int64_t bl
     ASSERT_TRUE(session) << session.error().message;
     auto feeds = engine::prepareFeeds((*session)->inputs(), {}, {}, 7);
     ASSERT_TRUE(feeds);
-    const auto expected = runModel(model, *feeds);
-    const auto actual = runModel(blocked, *feeds, threads);
+    const auto expected = runModelAsWritten(model, *feeds);
+    const auto actual = runModelAsWritten(blocked, *feeds, threads);
     ASSERT_EQ(actual.size(), expected.size());
     for (std::size_t i = 0; i < expected.size(); ++i)
         EXPECT_TRUE(tensorsClose(actual[i].tensor(), expected[i].tensor(), {1e-4, 1e-5}))
@@ -204,7 +188,7 @@ TEST(ChannelBlockedLayout, GroupedBlockedConvFallsBackToThePlainKernel) {
     auto* imp = m.add_opset_import();
     imp->set_domain(engine::kOnnxlensDomain);
     imp->set_version(1);
-    const auto outputs = runModel(m, {{"x0", Value(x)}, {"x1", Value(w)}});
+    const auto outputs = runModelAsWritten(m, {{"x0", Value(x)}, {"x1", Value(w)}});
     ASSERT_EQ(outputs.size(), 1u);
     EXPECT_TRUE(tensorsClose(outputs[0].tensor(), expected, {1e-5, 1e-6}));
 }

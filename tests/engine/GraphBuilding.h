@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,24 @@ inline std::map<std::string, int> opCounts(const onnx::ModelProto& m) {
     std::map<std::string, int> counts;
     for (const auto& n : m.graph().node()) counts[n.op_type()]++;
     return counts;
+}
+
+// Runs `model` exactly as written (no optimizer passes) on `feeds`; failures are test failures.
+inline std::vector<Value> runModelAsWritten(const onnx::ModelProto& model,
+                                            const std::map<std::string, Value>& feeds,
+                                            int threads = 1) {
+    LoadedModel loaded;
+    loaded.path = "graph-building-test.onnx";
+    loaded.proto = std::make_shared<onnx::ModelProto>(model);
+    engine::SessionOptions options;
+    options.optimize = false;
+    options.threads = threads;
+    auto session = engine::Session::create(loaded, options);
+    EXPECT_TRUE(session) << (session ? "" : session.error().message);
+    if (!session) return {};
+    auto result = (*session)->run(feeds);
+    EXPECT_TRUE(result) << (result ? "" : result.error().message);
+    return result ? *result : std::vector<Value>{};
 }
 
 }  // namespace onnxlens::testing

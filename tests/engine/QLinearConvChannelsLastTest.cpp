@@ -97,22 +97,6 @@ onnx::ModelProto quantizedChain(bool signedValues, int weightZeroPoint = 0) {
     return m;
 }
 
-std::vector<Value> runModel(const onnx::ModelProto& model,
-                            const std::map<std::string, Value>& feeds, int threads) {
-    LoadedModel loaded;
-    loaded.path = "qlinearconv-channels-last-test.onnx";
-    loaded.proto = std::make_shared<onnx::ModelProto>(model);
-    engine::SessionOptions options;
-    options.optimize = false;  // the model under test is run exactly as written
-    options.threads = threads;
-    auto session = engine::Session::create(loaded, options);
-    EXPECT_TRUE(session) << (session ? "" : session.error().message);
-    if (!session) return {};
-    auto result = (*session)->run(feeds);
-    EXPECT_TRUE(result) << (result ? "" : result.error().message);
-    return result ? *result : std::vector<Value>{};
-}
-
 // The converted model gives the plain model's outputs, byte for byte, at 1 and 2 threads.
 void expectChannelsLastComputesTheSame(const onnx::ModelProto& plain,
                                        const onnx::ModelProto& converted) {
@@ -123,9 +107,9 @@ void expectChannelsLastComputesTheSame(const onnx::ModelProto& plain,
                  v[i] = static_cast<float>((i * 53) % 211) / 211.0f * 12.0f - 5.0f;
              return v;
          }()))}};
-    const auto expected = runModel(plain, feeds, 1);
+    const auto expected = runModelAsWritten(plain, feeds, 1);
     for (int threads : {1, 2}) {
-        const auto actual = runModel(converted, feeds, threads);
+        const auto actual = runModelAsWritten(converted, feeds, threads);
         ASSERT_EQ(actual.size(), expected.size());
         for (std::size_t i = 0; i < expected.size(); ++i) {
             const Tensor& a = actual[i].tensor();
