@@ -185,6 +185,28 @@ TEST(QLinearConvChannelsLast, OneConvolutionAloneStaysAsItIs) {
     EXPECT_EQ(opCounts(m)["QLinearConv"], 1);
 }
 
+// A QLinearConv whose X is known not to be 4-D is the model's own error: it stays as written,
+// for its kernel to report, while the valid chain beside it moves.
+TEST(QLinearConvChannelsLast, ConvolutionOfAnotherInputRankStaysAsItIs) {
+    auto m = emptyModel();
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "image", {1, 8, 6, 6});
+    addFloatInput(g, "flat", {1, 8, 6});
+    addQuantization(g, "x", 0.05f, 120, false);
+    addQuantization(g, "f", 0.05f, 120, false);
+    addNode(g, "QuantizeLinear", {"image", "x_scale", "x_zp"}, {"x"});
+    addNode(g, "QuantizeLinear", {"flat", "f_scale", "f_zp"}, {"f"});
+    addQConv(g, "x", "a", 8, 8, 3, 1, 1, 1, false, 0);
+    addQConv(g, "a", "b", 8, 8, 1, 1, 1, 2, false, 0);
+    addQConv(g, "f", "wrong", 8, 8, 3, 1, 1, 3, false, 0);
+    g.add_output()->set_name("b");
+    g.add_output()->set_name("wrong");
+    EXPECT_EQ(engine::convertQLinearConvToChannelsLast(m), 2);
+    auto counts = opCounts(m);
+    EXPECT_EQ(counts["QLinearConvChannelsLast"], 2);
+    EXPECT_EQ(counts["QLinearConv"], 1);
+}
+
 // The session's optimizer runs the pass (its name in the pass table).
 TEST(QLinearConvChannelsLast, TheOptimizerRunsIt) {
     EXPECT_TRUE(engine::checkOptimizerPassNames({"qlinearconv-channels-last"}));

@@ -75,6 +75,10 @@ int convertQLinearConvToChannelsLast(PassContext& context) {
         const onnx::NodeProto& node = graph.node(i);
         Role& role = roles[static_cast<std::size_t>(i)];
         if (isConvToConvert(node, index)) {
+            // X of another rank is the model's error: left to the plain kernel to report.
+            if (!shapes) shapes = &context.shapes();
+            const auto x = shapes->dimsOf(node.input(0));
+            if (x && x->size() != 4) continue;
             role = Role::Conv;
             ++channelsLastReads[node.input(0)];
         } else if (isMicrosoftOp(node, "QLinearAdd") && node.input_size() >= 7 &&
