@@ -389,11 +389,9 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
     const std::int32_t zeroPoint = xZeroPoint + (signedSource ? 128 : 0);
     Scratch& buffers = scratch();
     const std::int64_t sourceSize = static_cast<std::int64_t>(s.srcDesc.get_size());
-    const WindowGeometry& geometry = pr.geometry;
-    const bool unpadded = std::all_of(geometry.padBegin.begin(), geometry.padBegin.end(),
-                                      [](std::int64_t p) { return p == 0; }) &&
-                          std::all_of(geometry.padEnd.begin(), geometry.padEnd.end(),
-                                      [](std::int64_t p) { return p == 0; });
+    const bool unpadded =
+        std::all_of(g.padBegin.begin(), g.padBegin.end(), [](std::int64_t p) { return p == 0; }) &&
+        std::all_of(g.padEnd.begin(), g.padEnd.end(), [](std::int64_t p) { return p == 0; });
     // A channels-last uint8 source without padding is already what the primitive reads (the
     // passes below only read it).
     const bool readInPlace = channelsLast && unpadded && !signedSource;

@@ -71,17 +71,10 @@ int convertToChannelBlockedLayout(PassContext& context, std::int64_t block) {
     if (block != 8 && block != 16) return 0;
     onnx::GraphProto& graph = context.graph();
     const GraphIndex& index = context.index();
-    ValueNames names;
-    // The rewrite follows the listed order: a graph listed out of dependency order, or one that
-    // defines a name twice, is left to the compiler to order or refuse.
-    for (const auto& in : graph.input()) names.add(in.name());
-    for (const auto& init : graph.initializer()) names.add(init.name());
-    for (const auto& node : graph.node()) {
-        for (const auto& in : node.input())
-            if (!in.empty() && !names.contains(in)) return 0;
-        for (const auto& o : node.output())
-            if (!o.empty() && !names.add(o)) return 0;
-    }
+    // The rewrite follows the listed order.
+    auto ordered = ValueNames::inDependencyOrder(graph);
+    if (!ordered) return 0;
+    ValueNames& names = *ordered;
 
     // Which nodes go blocked, in graph order, and the channel count of each blocked value.
     std::vector<NodePlan> plans(static_cast<std::size_t>(graph.node_size()));

@@ -55,15 +55,10 @@ int convertQLinearConvToChannelsLast(PassContext& context) {
     for (const auto& node : graph.node()) convs += isConvToConvert(node, index) ? 1 : 0;
     // One convolution alone gains nothing: the two Transposes cost what its own moves cost.
     if (convs < 2) return 0;
-    ValueNames names;
-    for (const auto& in : graph.input()) names.add(in.name());
-    for (const auto& init : graph.initializer()) names.add(init.name());
-    for (const auto& node : graph.node()) {
-        for (const auto& in : node.input())
-            if (!in.empty() && !names.contains(in)) return 0;  // out of order: left as it is
-        for (const auto& o : node.output())
-            if (!o.empty() && !names.add(o)) return 0;
-    }
+    // The rewrite follows the listed order.
+    auto ordered = ValueNames::inDependencyOrder(graph);
+    if (!ordered) return 0;
+    ValueNames& names = *ordered;
 
     // Which nodes run channels-last, in graph order; which values are channels-last, and how many
     // of each value's reads a channels-last node makes.

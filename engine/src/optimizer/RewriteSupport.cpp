@@ -150,6 +150,19 @@ ValueNames::ValueNames(const onnx::GraphProto& graph) {
         for (const auto& o : node.output()) names_.insert(o);
 }
 
+std::optional<ValueNames> ValueNames::inDependencyOrder(const onnx::GraphProto& graph) {
+    ValueNames names;
+    for (const auto& in : graph.input()) names.add(in.name());
+    for (const auto& init : graph.initializer()) names.add(init.name());
+    for (const auto& node : graph.node()) {
+        for (const auto& in : node.input())
+            if (!in.empty() && !names.contains(in)) return std::nullopt;
+        for (const auto& o : node.output())
+            if (!o.empty() && !names.add(o)) return std::nullopt;
+    }
+    return names;
+}
+
 std::string ValueNames::unused(const std::string& base) const {
     std::string name = base;
     for (int k = 2; contains(name); ++k) name = base + "_" + std::to_string(k);

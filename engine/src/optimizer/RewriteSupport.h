@@ -102,6 +102,10 @@ class ValueNames {
     ValueNames() = default;
     // Every name the graph defines: its inputs, initializers and node outputs.
     explicit ValueNames(const onnx::GraphProto& graph);
+    // The same when every node reads only names defined before it and no name is defined twice;
+    // else nothing (passes that rewrite in the listed order leave such a graph to the compiler
+    // to order or refuse).
+    static std::optional<ValueNames> inDependencyOrder(const onnx::GraphProto& graph);
     bool contains(const std::string& name) const { return names_.count(name) != 0; }
     // False when the name was already in use.
     bool add(const std::string& name) { return names_.insert(name).second; }
