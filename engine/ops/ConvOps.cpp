@@ -358,12 +358,13 @@ class DnnlConvolution {
     void run(const ConvProblem& pr, const float* x, const Tensor& weightTensor, const float* bias,
              float* y, const ConvEpilogue& epilogue, Layouts layouts = {}) {
         std::lock_guard lock(mutex_);
-        // A small convolution is created and run on one thread (a fork and join cost more).
+        // A small convolution is created and run on the threads its work is worth (a fork and
+        // join cost more than a thread with little to do gains).
         const WindowGeometry& g = pr.geometry;
         const double flops = 2.0 * static_cast<double>(pr.batch * pr.outChannels) *
                              static_cast<double>(g.outputSize() * pr.inChannelsPerGroup()) *
                              static_cast<double>(g.kernelSize());
-        const SerialRegion serial(flops < kSerialWorkFlops);
+        const ThreadBudget budget(flops);
         Key key = keyOf(pr, bias != nullptr, epilogue, layouts);
         if (!primitive_ || key != key_) create(pr, bias != nullptr, epilogue, layouts, key);
         const float* w = weightTensor.data<float>();

@@ -383,6 +383,9 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
 
     State& s = *state_;
     std::lock_guard lock(s.mutex);
+    // The primitive is made and run on the threads its work is worth.
+    const ThreadBudget budget(2.0 * static_cast<double>(pr.batch * M * g.outputSize()) *
+                              static_cast<double>(pr.inChannelsPerGroup() * g.kernelSize()));
     if (!s.prepare(pr)) return false;
     dnnl::memory weights = s.weightsFor(pr, w);
 
@@ -401,11 +404,9 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
     // region is a barrier). The source pass and the requantizing epilogue go through the pool,
     // which keeps small layers on one thread: measured on an idle 2-core Zen 3, a QOperator
     // MobileNetV2 ran 20.6 ms at 2 threads with every byte pass on one thread, 9-10 ms so.
-    const int threads = pool.threads();
-    auto oneThread = [&](auto&& work) {
-        if (threads > 1) applyThreadCountToCallingThread(1);
+    auto oneThread = [](auto&& work) {
+        const SerialRegion serial(true);
         work();
-        if (threads > 1) applyThreadCountToCallingThread(threads);
     };
     if (!readInPlace)
         stageChannelsLast(pool, pr, static_cast<const std::uint8_t*>(x.raw()), channelsLast,

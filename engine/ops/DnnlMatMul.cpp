@@ -150,9 +150,9 @@ bool DnnlMatMul::run(const Tensor& a, const Tensor& b, const float* bias,
 
     State& s = *state_;
     std::lock_guard lock(s.mutex);
-    // A small product is created and run on one thread (a fork and join cost more).
-    const SerialRegion serial(2.0 * static_cast<double>(y.numel()) * static_cast<double>(k) <
-                              kSerialWorkFlops);
+    // A small product is created and run on the threads its work is worth (a fork and join
+    // cost more than a thread with little to do gains).
+    const ThreadBudget budget(2.0 * static_cast<double>(y.numel()) * static_cast<double>(k));
     State::Entry& e = s.entryFor(key, yDims);
     dnnl::memory am(e.a, s.engine, const_cast<float*>(a.data<float>()));
     dnnl::memory bm(e.b, s.engine, const_cast<float*>(b.data<float>()));

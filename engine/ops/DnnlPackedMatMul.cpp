@@ -121,8 +121,8 @@ bool DnnlPackedMatMul::run(const float* a, std::int64_t rows, std::int64_t k, st
     std::lock_guard lock(s.mutex);
     const double flops = 2.0 * static_cast<double>(rows) * static_cast<double>(k * n);
     if (runColumnSlices(a, rows, k, n, packed, bias, activation, y, pool, flops)) return true;
-    // A small product is created and run on one thread (a fork and join cost more).
-    const SerialRegion serial(flops < kSerialWorkFlops);
+    // A small product is created and run on the threads its work is worth.
+    const ThreadBudget budget(flops);
     State::Entry* e = s.entryFor({rows, k, n, block, bias != nullptr, activation});
     if (!e) return false;
     auto* w = const_cast<float*>(packed.data<float>());
@@ -161,7 +161,8 @@ bool DnnlPackedMatMul::runColumnSlices(const float* a, std::int64_t rows, std::i
                                        double flops) {
     if (!pool || pool->threads() < 2 || flops < 2.0 * kSerialWorkFlops) return false;
     const std::int64_t block = packed.dim(2), nBlocks = (n + block - 1) / block;
-    const std::int64_t slices = std::min<std::int64_t>(pool->threads(), nBlocks);
+    const std::int64_t slices =
+        std::min<std::int64_t>(threadsWorthFor(flops, pool->threads()), nBlocks);
     if (slices < 2 || rows >= kRowsPerThreadBeforeColumnSplit * pool->threads()) return false;
     State& s = *state_;
     // Slice t holds weight blocks [nBlocks * t / slices, nBlocks * (t + 1) / slices): at most two

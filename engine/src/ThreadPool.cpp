@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <exception>
 #include <thread>
@@ -71,6 +72,25 @@ void applyThreadCountToCallingThread([[maybe_unused]] int threads) {
 #endif
 }
 
+double flopsPerThread() {
+    static const double value = [] {
+        if (const char* text = std::getenv("ONNXLENS_FLOPS_PER_THREAD")) {
+            char* end = nullptr;
+            const double parsed = std::strtod(text, &end);
+            if (end != text && parsed >= 1.0 && parsed <= 1.0e12) return parsed;
+        }
+        return kSerialWorkFlops / 2.0;
+    }();
+    return value;
+}
+
+int threadsWorthFor(double flops, int available) {
+    if (available <= 1 || !(flops > 0.0)) return 1;
+    const double worth = std::floor(flops / flopsPerThread());
+    return worth >= static_cast<double>(available) ? available
+                                                   : std::max(1, static_cast<int>(worth));
+}
+
 int threadCountOfCallingThread() {
 #ifdef _OPENMP
     return omp_get_max_threads();
@@ -86,8 +106,11 @@ void ThreadPool::parallelFor(std::int64_t n, double costPerItem,
     // fork and a join. The limit was 1M while tuned on a loaded machine (there a join waits for
     // a thread the scheduler has not run yet); on an idle machine, where the targets are
     // measured, 20k ran the small and medium models of the speed table faster at 2 threads (see
-    // kSerialWorkFlops in OpenMpThreads.h for the numbers).
-    if (threads_ == 1 || static_cast<double>(n) * costPerItem < 2.0e4 || n == 1) {
+    // kSerialWorkFlops in OpenMpThreads.h for the numbers). Each thread past the first needs a
+    // fifth of what a oneDNN primitive's thread needs (flopsPerThread): these loops are simpler.
+    const double work = static_cast<double>(n) * costPerItem;
+    const int worth = threadsWorthFor(work * 5.0, threads_);
+    if (worth == 1 || n == 1) {
         fn(0, n);
         return;
     }
@@ -99,7 +122,7 @@ void ThreadPool::parallelFor(std::int64_t n, double costPerItem,
     }
     // Equal contiguous ranges, one per thread; an exception in any range is rethrown here
     // (none may leave an OpenMP region).
-    const int team = static_cast<int>(std::min<std::int64_t>(n, threads_));
+    const int team = static_cast<int>(std::min<std::int64_t>(n, worth));
     std::exception_ptr failure;
 #pragma omp parallel num_threads(team)
     {
