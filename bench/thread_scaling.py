@@ -110,6 +110,9 @@ def run(args):
             print("budget spent: %s and later models not run" % name, file=sys.stderr)
             break
         folder = os.path.join(args.models, name)
+        if not os.path.exists(os.path.join(folder, "manifest.json")):
+            print("skipped %s: no %s" % (name, os.path.join(folder, "manifest.json")), file=sys.stderr)
+            continue
         estimate = run_ort(script, folder, threads[0], 10)
         runs = 20
         if isinstance(estimate, float):
