@@ -21,20 +21,24 @@ int threadCountOfCallingThread();
 // with 0.1 MFLOP (and ThreadPool's 20k-operation limit) 0.072, 0.061, 2.76, 6.4 ms.
 inline constexpr double kSerialWorkFlops = 1.0e5;
 
-// The work one more thread must get to be worth its share of the fork and join, in
-// floating-point operations: a kernel of `flops` runs on at most flops / this threads. At 2
-// threads it is the serial limit above (half of kSerialWorkFlops each). The join of a larger
-// team costs more, so at 8-16 threads a middle-sized kernel runs faster on part of the team:
-// what the value should be there was measured on a 16-core machine (docs/performance.md).
-// ONNXLENS_FLOPS_PER_THREAD overrides it (read once per process; for such measurements).
+// The work each thread must get for a kernel to run on the whole team, in floating-point
+// operations: a kernel of `flops` runs on all `available` threads when flops >= this *
+// min(available, 4), else on the calling thread alone. At 2 threads that is the serial limit
+// above. Measured on a 16-core Xeon (docs/performance.md, issue 31): teams sized to each kernel's
+// work (2 to 16 threads from one node to the next) ran MobileNetV2 4x and MiniLM 8x slower at 16
+// threads than whole teams (libgomp re-docks its idle threads whenever the team size changes),
+// so a kernel gets all threads or one. Over nine models the limit growing with the team up to 4
+// threads ran best at 4 threads (geometric mean 1.02x ONNX Runtime, against 1.08x for the fixed
+// limit); at 16 threads the fixed limit did (1.00x, against 1.04x for a limit 8x as high).
+// ONNXLENS_FLOPS_PER_THREAD overrides the value (read once per process; for such measurements).
 double flopsPerThread();
 
-// The threads `flops` of work is worth: between 1 and `available`.
+// The threads `flops` of work is worth: `available` or 1 (see flopsPerThread).
 int threadsWorthFor(double flops, int available);
 
 // While alive, OpenMP users on the calling thread (oneDNN primitives created or run meanwhile
-// among them) use the threads `flops` of work is worth, at most the count they had; that count
-// is restored after. A primitive made inside is made for that many threads, and the count is
+// among them) use the threads `flops` of work is worth out of the count they had; that count is
+// restored after. A primitive made inside is made for that many threads, and the count is
 // the same each time for the same shape, so its runs match how it was made.
 class ThreadBudget {
   public:

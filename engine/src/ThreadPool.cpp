@@ -86,9 +86,8 @@ double flopsPerThread() {
 
 int threadsWorthFor(double flops, int available) {
     if (available <= 1 || !(flops > 0.0)) return 1;
-    const double worth = std::floor(flops / flopsPerThread());
-    return worth >= static_cast<double>(available) ? available
-                                                   : std::max(1, static_cast<int>(worth));
+    const double threshold = flopsPerThread() * static_cast<double>(std::min(available, 4));
+    return flops >= threshold ? available : 1;
 }
 
 int threadCountOfCallingThread() {
@@ -106,8 +105,8 @@ void ThreadPool::parallelFor(std::int64_t n, double costPerItem,
     // fork and a join. The limit was 1M while tuned on a loaded machine (there a join waits for
     // a thread the scheduler has not run yet); on an idle machine, where the targets are
     // measured, 20k ran the small and medium models of the speed table faster at 2 threads (see
-    // kSerialWorkFlops in OpenMpThreads.h for the numbers). Each thread past the first needs a
-    // fifth of what a oneDNN primitive's thread needs (flopsPerThread): these loops are simpler.
+    // kSerialWorkFlops in OpenMpThreads.h for the numbers). Each thread of the team needs a fifth
+    // of what a oneDNN primitive's thread needs (flopsPerThread): these loops are simpler.
     const double work = static_cast<double>(n) * costPerItem;
     const int worth = threadsWorthFor(work * 5.0, threads_);
     if (worth == 1 || n == 1) {

@@ -14,15 +14,18 @@
 namespace onnxlens::engine {
 namespace {
 
-TEST(ThreadBudget, WorkBuysOneThreadPerShareUpToTheThreadsThereAre) {
+TEST(ThreadBudget, WorkRunsOnTheWholeTeamOrOnOneThread) {
     const double share = flopsPerThread();
     ASSERT_GE(share, 1.0);
     EXPECT_EQ(threadsWorthFor(share * 100.0, 1), 1);
     EXPECT_EQ(threadsWorthFor(share * 100.0, 0), 1);
     EXPECT_EQ(threadsWorthFor(share * 1.99, 16), 1);
-    EXPECT_EQ(threadsWorthFor(share * 2.0, 16), 2);
-    EXPECT_EQ(threadsWorthFor(share * 7.5, 16), 7);
-    EXPECT_EQ(threadsWorthFor(share * 16.0, 16), 16);
+    EXPECT_EQ(threadsWorthFor(share * 2.0, 2), 2);
+    EXPECT_EQ(threadsWorthFor(share * 3.9, 4), 1);
+    EXPECT_EQ(threadsWorthFor(share * 4.0, 4), 4);
+    EXPECT_EQ(threadsWorthFor(share * 2.0, 16), 1);  // never part of the team
+    EXPECT_EQ(threadsWorthFor(share * 3.9, 16), 1);
+    EXPECT_EQ(threadsWorthFor(share * 4.0, 16), 16);  // the limit stops growing at 4 threads
     EXPECT_EQ(threadsWorthFor(share * 1.0e9, 16), 16);
     EXPECT_EQ(threadsWorthFor(share * 1.0e9, 3), 3);
     // No work, negative or NaN counts (a cost model's unknown) keep the kernel on one thread.
@@ -45,12 +48,17 @@ TEST(ThreadBudget, ARegionGetsTheThreadsItsWorkIsWorthAndGivesThemBack) {
     if (threadCountOfCallingThread() != 8) GTEST_SKIP() << "a build without OpenMP has one thread";
     {
         const ThreadBudget budget(flopsPerThread() * 3.0);
-        EXPECT_EQ(threadCountOfCallingThread(), 3);
+        EXPECT_EQ(threadCountOfCallingThread(), 1);
         {
             const ThreadBudget inner(flopsPerThread() * 100.0);  // never more than it had
-            EXPECT_EQ(threadCountOfCallingThread(), 3);
+            EXPECT_EQ(threadCountOfCallingThread(), 1);
         }
-        EXPECT_EQ(threadCountOfCallingThread(), 3);
+        EXPECT_EQ(threadCountOfCallingThread(), 1);
+    }
+    EXPECT_EQ(threadCountOfCallingThread(), 8);
+    {
+        const ThreadBudget budget(flopsPerThread() * 4.0);
+        EXPECT_EQ(threadCountOfCallingThread(), 8);
     }
     EXPECT_EQ(threadCountOfCallingThread(), 8);
     {
@@ -61,7 +69,7 @@ TEST(ThreadBudget, ARegionGetsTheThreadsItsWorkIsWorthAndGivesThemBack) {
     applyThreadCountToCallingThread(before);
 }
 
-// The pool's loops need a fifth of a primitive's share per thread; each thread of the team gets
+// The pool's loops need a fifth of a primitive's share per thread of the team; each thread gets
 // one contiguous range, and the ranges cover [0, n) once.
 TEST(ThreadBudget, PoolLoopsSplitOverTheThreadsTheirWorkIsWorth) {
     ThreadPool pool(8);
@@ -85,7 +93,8 @@ TEST(ThreadBudget, PoolLoopsSplitOverTheThreadsTheirWorkIsWorth) {
     const bool openMp = threadCountOfCallingThread() == 8;
     applyThreadCountToCallingThread(before);
     if (!openMp) GTEST_SKIP() << "the Eigen pool chooses its own blocks";
-    EXPECT_EQ(ranges(1000, loopShare * 3.0 / 1000.0), 3u);
+    EXPECT_EQ(ranges(1000, loopShare * 3.9 / 1000.0), 1u);  // the whole team or one thread
+    EXPECT_EQ(ranges(1000, loopShare * 4.01 / 1000.0), 8u);
     EXPECT_EQ(ranges(1000, loopShare * 100.0 / 1000.0), 8u);
     EXPECT_EQ(ranges(5, loopShare * 100.0), 5u);  // never more ranges than items
 }
