@@ -213,6 +213,22 @@ inline __m256 laneWeightScales(const float* sw, std::int64_t first, std::int64_t
     }
 }
 
+// How far ahead of the bytes it reads the kernel asks for the packed weights (the next columns':
+// a column's bytes follow the previous one's). The decode step streams every weight once; on
+// the 2-core Zen 3 the hardware's prefetch alone left it at 11 GB/s on one thread, 56% of what a
+// plain read reaches; asking 16 KB ahead ran the step of a 0.5 GB int4 decoder in 16.7-17.5 ms
+// instead of 21-26 (1 thread) and 10.6-12.4 instead of 14.0-15.8 (2 threads). 0.5, 1, 2, 4 and
+// 8 KB gained less, 32 KB no more.
+constexpr std::int64_t kPrefetchAheadBytes = 16384;
+
+// A prefetch of `offset` bytes past `base`: an address, never dereferenced, that may lie past the
+// weights' end (a hint that cannot fault), so it is formed as an integer.
+inline void prefetchWeights(const std::uint8_t* base, std::int64_t offset) {
+    const auto address =
+        reinterpret_cast<std::uintptr_t>(base) + static_cast<std::uintptr_t>(offset);
+    _mm_prefetch(reinterpret_cast<const char*>(address), _MM_HINT_T0);
+}
+
 // Blob: 8, 16, or 32 for every larger blob (then whole chunks per block).
 template <int Rows, int Blob>
 void columnAvx2(const QuantizedRows& a, std::int64_t r0, const Int4Weights& w, std::int64_t column,
@@ -247,6 +263,8 @@ void columnAvx2(const QuantizedRows& a, std::int64_t r0, const Int4Weights& w, s
             return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + chunk * 32));
         };
         for (; c + 4 <= fullChunks; c += 4) {
+            prefetchWeights(q, kPrefetchAheadBytes + c * 32);  // two lines per four chunks
+            prefetchWeights(q, kPrefetchAheadBytes + c * 32 + 64);
             // int16 sums of 4 bytes (<= 15240), then of 8 (<= 30480): exact, then int32 per block.
             __m256i first[Rows], second[Rows], half[Rows];
             chunkPairs<Rows>(load(c), a, r0, c, first);
@@ -265,6 +283,8 @@ void columnAvx2(const QuantizedRows& a, std::int64_t r0, const Int4Weights& w, s
         }
     }
     for (; c < fullChunks; c += chunksPerBlock) {
+        for (std::int64_t j = 0; j < chunksPerBlock; j += 2)
+            prefetchWeights(q, kPrefetchAheadBytes + (c + j) * 32);
         __m256i sums[Rows];
         for (int r = 0; r < Rows; ++r) sums[r] = _mm256_setzero_si256();
         for (std::int64_t j = 0; j < chunksPerBlock; ++j)
