@@ -216,9 +216,9 @@ inline __m256 laneWeightScales(const float* sw, std::int64_t first, std::int64_t
 // How far ahead of the bytes it reads the kernel asks for the packed weights (the next columns':
 // a column's bytes follow the previous one's). The decode step streams every weight once; on
 // the 2-core Zen 3 the hardware's prefetch alone left it at 11 GB/s on one thread, 56% of what a
-// plain read reaches; asking 16 KB ahead ran the step of a 0.5 GB int4 decoder in 16.7-17.5 ms
-// instead of 21-26 (1 thread) and 10.6-12.4 instead of 14.0-15.8 (2 threads). 0.5, 1, 2, 4 and
-// 8 KB gained less, 32 KB no more.
+// plain read reaches; asking 16 KB ahead ran the step of a 0.5 GB int4 decoder in 16.7-17.8 ms
+// instead of 21-27 (1 thread) and mostly 10.6-12.4 instead of 14.0-15.8 (2 threads); 0.5 to 8 KB
+// gained less, 32 KB no more (docs/performance.md).
 constexpr std::int64_t kPrefetchAheadBytes = 16384;
 
 // A prefetch of `offset` bytes past `base`: an address, never dereferenced, that may lie past the
