@@ -73,8 +73,8 @@ inline bool allFinite(const float* values, std::int64_t count) {
     return finite;
 }
 
-// Quantizes `rows` rows of K floats (row-major) for the weights' geometry.
-inline QuantizedRows quantizeRows(const float* a, std::int64_t rows, const Int4Weights& w) {
+// The buffers for `rows` quantized rows, zeroed (positions past K stay 0).
+inline QuantizedRows quantizedRowsFor(std::int64_t rows, const Int4Weights& w) {
     QuantizedRows out;
     out.rows = rows;
     out.chunks = w.chunks();
@@ -85,43 +85,53 @@ inline QuantizedRows quantizeRows(const float* a, std::int64_t rows, const Int4W
     out.blockScale.assign(static_cast<std::size_t>(rows * w.kBlocks), 0.0f);
     out.correction.assign(static_cast<std::size_t>(rows * out.paddedBlocks), 0.0f);
     out.haddScale.assign(static_cast<std::size_t>(rows * out.paddedBlocks), 0.0f);
-    for (std::int64_t r = 0; r < rows; ++r) {
-        const float* src = a + r * w.k;
-        std::int8_t* dst = out.q.data() + r * out.chunks * 64;
-        float* scale = out.blockScale.data() + r * w.kBlocks;
-        float* correction = out.correction.data() + r * out.paddedBlocks;
-        for (std::int64_t b = 0; b < w.kBlocks; ++b) {
-            const std::int64_t base = b * w.blockSize;
-            const std::int64_t len = std::min(w.blockSize, w.k - base);
-            float amax = 0.0f;
-            for (std::int64_t i = 0; i < len; ++i) amax = std::max(amax, std::fabs(src[base + i]));
-            const float inverse = amax != 0.0f ? 127.0f / amax : 0.0f;
-            std::int32_t sum = 0;
-            for (std::int64_t i = 0; i < len; ++i) {
-                const std::int64_t pos = base + i;
-                // Finite A (the caller's guard) gives |scaled| <= 127 but where 127 / max|a|
-                // overflows (max|a| below ~3.7e-37); clamped, so no value is out of int8.
-                const float scaled = std::nearbyint(src[pos] * inverse);
-                const std::int32_t value = scaled >= 127.0f    ? 127
-                                           : scaled <= -127.0f ? -127
-                                           : scaled == scaled  ? static_cast<std::int32_t>(scaled)
-                                                               : 0;
-                sum += value;
-                dst[pos / 64 * 64 + pos % 2 * 32 + pos % 64 / 2] = static_cast<std::int8_t>(value);
-            }
-            scale[b] = amax / 127.0f;
-            correction[b] = scale[b] * static_cast<float>(sum);
+    return out;
+}
+
+// Quantizes row r of A (`a` row-major, K floats a row) into `out` (made by quantizedRowsFor);
+// rows are independent, so callers may quantize them on several threads.
+inline void quantizeRow(const float* a, std::int64_t r, const Int4Weights& w, QuantizedRows& out) {
+    const float* src = a + r * w.k;
+    std::int8_t* dst = out.q.data() + r * out.chunks * 64;
+    float* scale = out.blockScale.data() + r * w.kBlocks;
+    float* correction = out.correction.data() + r * out.paddedBlocks;
+    for (std::int64_t b = 0; b < w.kBlocks; ++b) {
+        const std::int64_t base = b * w.blockSize;
+        const std::int64_t len = std::min(w.blockSize, w.k - base);
+        float amax = 0.0f;
+        for (std::int64_t i = 0; i < len; ++i) amax = std::max(amax, std::fabs(src[base + i]));
+        const float inverse = amax != 0.0f ? 127.0f / amax : 0.0f;
+        std::int32_t sum = 0;
+        for (std::int64_t i = 0; i < len; ++i) {
+            const std::int64_t pos = base + i;
+            // Finite A (the caller's guard) gives |scaled| <= 127 but where 127 / max|a|
+            // overflows (max|a| below ~3.7e-37); clamped, so no value is out of int8.
+            const float scaled = std::nearbyint(src[pos] * inverse);
+            const std::int32_t value = scaled >= 127.0f    ? 127
+                                       : scaled <= -127.0f ? -127
+                                       : scaled == scaled  ? static_cast<std::int32_t>(scaled)
+                                                           : 0;
+            sum += value;
+            dst[pos / 64 * 64 + pos % 2 * 32 + pos % 64 / 2] = static_cast<std::int8_t>(value);
         }
-        float* hadd = out.haddScale.data() + r * out.paddedBlocks;
-        for (std::int64_t b = 0; b + 8 <= w.kBlocks; b += 8)
-            for (int j = 0; j < 8; ++j) hadd[b + j] = scale[b + kHaddOrder[j]];
-        float* lanes = out.laneScale.data() + r * out.chunks * 8;
-        for (std::int64_t c = 0; c < out.chunks; ++c)
-            for (std::int64_t l = 0; l < 8; ++l) {
-                const std::int64_t block = (c * 32 + l * 4) / w.blob;
-                lanes[c * 8 + l] = block < w.kBlocks ? scale[block] : 0.0f;
-            }
+        scale[b] = amax / 127.0f;
+        correction[b] = scale[b] * static_cast<float>(sum);
     }
+    float* hadd = out.haddScale.data() + r * out.paddedBlocks;
+    for (std::int64_t b = 0; b + 8 <= w.kBlocks; b += 8)
+        for (int j = 0; j < 8; ++j) hadd[b + j] = scale[b + kHaddOrder[j]];
+    float* lanes = out.laneScale.data() + r * out.chunks * 8;
+    for (std::int64_t c = 0; c < out.chunks; ++c)
+        for (std::int64_t l = 0; l < 8; ++l) {
+            const std::int64_t block = (c * 32 + l * 4) / w.blob;
+            lanes[c * 8 + l] = block < w.kBlocks ? scale[block] : 0.0f;
+        }
+}
+
+// Quantizes `rows` rows of K floats (row-major) for the weights' geometry.
+inline QuantizedRows quantizeRows(const float* a, std::int64_t rows, const Int4Weights& w) {
+    QuantizedRows out = quantizedRowsFor(rows, w);
+    for (std::int64_t r = 0; r < rows; ++r) quantizeRow(a, r, w, out);
     return out;
 }
 
@@ -262,25 +272,42 @@ void columnAvx2(const QuantizedRows& a, std::int64_t r0, const Int4Weights& w, s
         auto load = [&](std::int64_t chunk) {
             return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + chunk * 32));
         };
+        // Accumulators of this loop's own (acc escapes into finishChunk, which kept it in memory).
+        __m256 sum[Rows];
+        for (int r = 0; r < Rows; ++r) sum[r] = acc[r];
         for (; c + 4 <= fullChunks; c += 4) {
             prefetchWeights(q, kPrefetchAheadBytes + c * 32);  // two lines per four chunks
             prefetchWeights(q, kPrefetchAheadBytes + c * 32 + 64);
-            // int16 sums of 4 bytes (<= 15240), then of 8 (<= 30480): exact, then int32 per block.
-            __m256i first[Rows], second[Rows], half[Rows];
-            chunkPairs<Rows>(load(c), a, r0, c, first);
-            chunkPairs<Rows>(load(c + 1), a, r0, c + 1, second);
-            for (int r = 0; r < Rows; ++r) half[r] = _mm256_hadd_epi16(first[r], second[r]);
-            chunkPairs<Rows>(load(c + 2), a, r0, c + 2, first);
-            chunkPairs<Rows>(load(c + 3), a, r0, c + 3, second);
+            // The nibbles of the four chunks once, then row by row: int16 sums of 4 bytes (<=
+            // 15240), then of 8 (<= 30480), exact, then int32 per block. A row's pair sums are
+            // folded as they come, so four rows' accumulators stay in registers.
+            const __m256i low = _mm256_set1_epi8(15);
+            __m256i lo[4], hi[4];
+            for (int j = 0; j < 4; ++j) {
+                const __m256i bytes = load(c + j);
+                lo[j] = _mm256_and_si256(bytes, low);
+                hi[j] = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low);
+            }
             const __m256 s = _mm256_permutevar8x32_ps(_mm256_loadu_ps(sw + c * 2), order);
             for (int r = 0; r < Rows; ++r) {
+                const std::int8_t* ar = a.row(r0 + r) + c * 64;
+                auto pairs = [&](int j) {
+                    const __m256i even =
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ar + j * 64));
+                    const __m256i odd =
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ar + j * 64 + 32));
+                    return _mm256_add_epi16(_mm256_maddubs_epi16(lo[j], even),
+                                            _mm256_maddubs_epi16(hi[j], odd));
+                };
+                const __m256i half = _mm256_hadd_epi16(pairs(0), pairs(1));
                 const __m256i blocks = _mm256_madd_epi16(
-                    _mm256_hadd_epi16(half[r], _mm256_hadd_epi16(first[r], second[r])), ones);
+                    _mm256_hadd_epi16(half, _mm256_hadd_epi16(pairs(2), pairs(3))), ones);
                 const __m256 sa =
                     _mm256_loadu_ps(a.haddScale.data() + (r0 + r) * a.paddedBlocks + c * 2);
-                acc[r] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(blocks), sa), s, acc[r]);
+                sum[r] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(blocks), sa), s, sum[r]);
             }
         }
+        for (int r = 0; r < Rows; ++r) acc[r] = sum[r];
     }
     for (; c < fullChunks; c += chunksPerBlock) {
         for (std::int64_t j = 0; j < chunksPerBlock; j += 2)
