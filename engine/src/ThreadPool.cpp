@@ -120,8 +120,11 @@ void ThreadPool::parallelFor(std::int64_t n, double costPerItem,
         return;
     }
     // Equal contiguous ranges, one per thread; an exception in any range is rethrown here
-    // (none may leave an OpenMP region).
-    const int team = static_cast<int>(std::min<std::int64_t>(n, worth));
+    // (none may leave an OpenMP region). The team is the whole pool even when there are fewer
+    // items than threads (those threads get empty ranges): a team whose size changes from one
+    // region to the next makes libgomp re-dock its idle threads, which on 16 cores made kernels
+    // sized to their work 4x slower (OpenMpThreads.h).
+    const int team = worth;
     std::exception_ptr failure;
 #pragma omp parallel num_threads(team)
     {
