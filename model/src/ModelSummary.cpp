@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <limits>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -114,12 +115,20 @@ void countKnownEdges(const onnx::GraphProto& graph, const GeneratedSymbols& gene
     summary.rankedEdges = static_cast<std::int64_t>(ranked.size());
 }
 
-std::int64_t tensorBytes(const onnx::TensorProto& t, std::uint64_t count) {
-    if (t.data_type() != TP::STRING)
-        return static_cast<std::int64_t>(rawDataSize(t.data_type(), count));
+// total += amount, held at the int64 maximum: a hostile file's dims can claim more elements
+// than int64 holds, and a sum over many tensors can pass it.
+void addClamped(std::int64_t& total, std::uint64_t amount) {
+    constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    const auto current = static_cast<std::uint64_t>(std::max<std::int64_t>(total, 0));
+    total = amount >= kMax - current ? std::numeric_limits<std::int64_t>::max()
+                                     : static_cast<std::int64_t>(current + amount);
+}
+
+std::uint64_t tensorBytes(const onnx::TensorProto& t, std::uint64_t count) {
+    if (t.data_type() != TP::STRING) return rawDataSize(t.data_type(), count);
     std::int64_t bytes = 0;
-    for (const auto& s : t.string_data()) bytes += static_cast<std::int64_t>(s.size());
-    return bytes;
+    for (const auto& s : t.string_data()) addClamped(bytes, s.size());
+    return static_cast<std::uint64_t>(bytes);
 }
 
 // Weights that are not the main graph's initializers: tensors of Constant nodes (any graph) and
@@ -129,8 +138,8 @@ void addConstantWeights(const onnx::GraphProto& graph, bool mainGraph,
     auto add = [&](const onnx::TensorProto& t) {
         const auto count = elementCount(t).value_or(0);
         ++summary.constantCount;
-        summary.constantParameters += static_cast<std::int64_t>(count);
-        summary.constantBytes += tensorBytes(t, count);
+        addClamped(summary.constantParameters, count);
+        addClamped(summary.constantBytes, tensorBytes(t, count));
     };
     if (!mainGraph)
         for (const auto& init : graph.initializer()) add(init);
@@ -160,14 +169,8 @@ InitializerSummary summarizeInitializers(const onnx::GraphProto& graph) {
     for (const auto& init : graph.initializer()) {
         const auto count = elementCount(init).value_or(0);
         const auto weights = packed.find(init.name());
-        summary.parameters +=
-            static_cast<std::int64_t>(weights != packed.end() ? weights->second.weights : count);
-        if (init.data_type() == TP::STRING) {
-            for (const auto& s : init.string_data())
-                summary.bytes += static_cast<std::int64_t>(s.size());
-        } else {
-            summary.bytes += static_cast<std::int64_t>(rawDataSize(init.data_type(), count));
-        }
+        addClamped(summary.parameters, weights != packed.end() ? weights->second.weights : count);
+        addClamped(summary.bytes, tensorBytes(init, count));
         if (usesExternalData(init)) ++summary.externalCount;
     }
     addConstantWeights(graph, true, summary);
