@@ -405,7 +405,7 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
     // which keeps small layers on one thread: measured on an idle 2-core Zen 3, a QOperator
     // MobileNetV2 ran 20.6 ms at 2 threads with every byte pass on one thread, 9-10 ms so.
     auto oneThread = [](auto&& work) {
-        const SerialRegion serial(true);
+        const SerialRegion serial;
         work();
     };
     if (!readInPlace)

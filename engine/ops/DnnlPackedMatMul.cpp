@@ -177,7 +177,7 @@ bool DnnlPackedMatMul::runColumnSlices(const float* a, std::int64_t rows, std::i
     // entryFor empties a full cache before it adds a shape: with room for every slice made
     // first, the entries the plan points at stay valid while the later slices are made.
     if (s.cache.size() + static_cast<std::size_t>(slices) > kMaxCachedShapes) s.cache.clear();
-    const SerialRegion serial(true);  // each slice's primitive is made for the one thread it gets
+    const SerialRegion serial;  // each slice's primitive is made for the one thread it gets
     for (std::int64_t t = 0; t < slices; ++t) {
         const std::int64_t first = nBlocks * t / slices, last = nBlocks * (t + 1) / slices;
         const std::int64_t columns = std::min(last * block, n) - first * block;

@@ -37,43 +37,38 @@ double flopsPerThread();
 int threadsWorthFor(double flops, int available);
 
 // While alive, OpenMP users on the calling thread (oneDNN primitives created or run meanwhile
-// among them) use the threads `flops` of work is worth out of the count they had; that count is
-// restored after. A primitive made inside is made for that many threads, and the count is
-// the same each time for the same shape, so its runs match how it was made.
-class ThreadBudget {
+// among them) use `threads` threads, at most the count they had; that count is restored after.
+class ThreadCountRegion {
   public:
-    explicit ThreadBudget(double flops) : saved_(threadCountOfCallingThread()) {
-        const int threads = threadsWorthFor(flops, saved_);
-        if (threads != saved_)
+    explicit ThreadCountRegion(int threads) : saved_(threadCountOfCallingThread()) {
+        if (threads < saved_)
             applyThreadCountToCallingThread(threads);
         else
             saved_ = 0;
     }
-    ~ThreadBudget() {
+    ~ThreadCountRegion() {
         if (saved_ > 0) applyThreadCountToCallingThread(saved_);
     }
-    ThreadBudget(const ThreadBudget&) = delete;
-    ThreadBudget& operator=(const ThreadBudget&) = delete;
+    ThreadCountRegion(const ThreadCountRegion&) = delete;
+    ThreadCountRegion& operator=(const ThreadCountRegion&) = delete;
 
   private:
     int saved_;
 };
 
-// While alive (and `serial`), OpenMP users on the calling thread, oneDNN primitives created or
-// run meanwhile among them, use one thread; the count before is restored after.
-class SerialRegion {
+// The threads `flops` of work is worth (threadsWorthFor). A primitive made inside is made for
+// that many threads, and the count is the same each time for the same shape, so its runs match
+// how it was made.
+class ThreadBudget : public ThreadCountRegion {
   public:
-    explicit SerialRegion(bool serial) : saved_(serial ? threadCountOfCallingThread() : 1) {
-        if (saved_ > 1) applyThreadCountToCallingThread(1);
-    }
-    ~SerialRegion() {
-        if (saved_ > 1) applyThreadCountToCallingThread(saved_);
-    }
-    SerialRegion(const SerialRegion&) = delete;
-    SerialRegion& operator=(const SerialRegion&) = delete;
+    explicit ThreadBudget(double flops)
+        : ThreadCountRegion(threadsWorthFor(flops, threadCountOfCallingThread())) {}
+};
 
-  private:
-    int saved_;
+// One thread.
+class SerialRegion : public ThreadCountRegion {
+  public:
+    SerialRegion() : ThreadCountRegion(1) {}
 };
 
 }  // namespace onnxlens::engine
