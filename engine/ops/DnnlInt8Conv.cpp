@@ -7,6 +7,10 @@
 #include <mutex>
 #include <vector>
 
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
+
 #ifdef ONNXLENS_WITH_DNNL
 #include <dnnl.hpp>
 
@@ -347,6 +351,115 @@ std::vector<std::int32_t> channelOffsets(const std::vector<std::int32_t>& sums,
     return offset;
 }
 
+// Pixels requantized per transposed tile (NC... outputs).
+constexpr std::int64_t kRequantizeTile = 64;
+
+// The int32 accumulators of an 8-bit convolution's run of pixels (channels-last, M per pixel)
+// requantized into y: y = saturate(nearbyint(float(acc + offset[m]) * scale[m]) + zero point),
+// written channels-last, or into y's NC... rows through tiles of kRequantizeTile pixels
+// transposed in the thread's scratch.
+class Requantizer {
+  public:
+    Requantizer(const std::int32_t* offset, const float* scale, Tensor& y, std::int32_t zeroPoint,
+                std::int64_t channels, std::int64_t pixels, bool channelsLast)
+        : offset_(offset),
+          scale_(scale),
+          out_(static_cast<std::uint8_t*>(y.raw())),
+          low_(y.dtype() == DataType::Int8 ? -128.0f : 0.0f),
+          high_(y.dtype() == DataType::Int8 ? 127.0f : 255.0f),
+          zero_(static_cast<float>(zeroPoint)),
+          channels_(channels),
+          pixels_(pixels),
+          channelsLast_(channelsLast) {}
+
+    // The `count` pixels of image n from pixel p0, their accumulators at `acc`.
+    void operator()(const std::int32_t* acc, std::int64_t n, std::int64_t p0, std::int64_t count,
+                    Scratch& scratch) const {
+        const std::int64_t M = channels_, P = pixels_;
+        if (channelsLast_) {
+            rows(acc, count, out_ + (n * P + p0) * M);
+            return;
+        }
+        std::uint8_t* tile = scratch.quantized.get(kRequantizeTile * M);
+        for (std::int64_t t = 0; t < count; t += kRequantizeTile) {
+            const std::int64_t r = std::min(kRequantizeTile, count - t);
+            rows(acc + t * M, r, tile);
+            transposeBytes(tile, r, M, M, out_ + n * M * P + p0 + t, P);
+        }
+    }
+
+  private:
+    // `count` pixels' channels into `out`, M bytes per pixel. The bounds are integers, so
+    // clamping before rounding gives the same value as after; rounding is to nearest even (the
+    // default mode, as nearbyint), and a NaN saturates to the low end.
+    void rows(const std::int32_t* acc, std::int64_t count, std::uint8_t* out) const {
+        // Locals, not the members: the byte stores below may alias anything, which would keep
+        // the compiler from vectorising the loop.
+        const std::int32_t* const offs = offset_;
+        const float* const scs = scale_;
+        const float low = low_ - zero_, high = high_ - zero_;
+        const auto zero = static_cast<std::int32_t>(zero_);
+        const std::int64_t M = channels_;
+        for (std::int64_t r = 0; r < count; ++r) {
+            const std::int32_t* __restrict__ a = acc + r * M;
+            std::uint8_t* __restrict__ o = out + r * M;
+            std::int64_t m = 0;
+#ifdef __AVX2__
+            m = low_ < 0.0f ? vectorRow<true>(a, offs, scs, low, high, zero, M, o)
+                            : vectorRow<false>(a, offs, scs, low, high, zero, M, o);
+#endif
+            for (; m < M; ++m) {
+                float v = static_cast<float>(a[m] + offs[m]) * scs[m];
+                v = v > low ? v : low;
+                v = v < high ? v : high;
+                o[m] = static_cast<std::uint8_t>(
+                    (static_cast<std::int32_t>(std::nearbyint(v)) + zero) & 0xff);
+            }
+        }
+    }
+
+#ifdef __AVX2__
+    // The row's channels 32 at a time; returns how many it did (a multiple of 32).
+    template <bool SignedOutput>
+    static std::int64_t vectorRow(const std::int32_t* a, const std::int32_t* offs, const float* scs,
+                                  float low, float high, std::int32_t zero, std::int64_t M,
+                                  std::uint8_t* o) {
+        const __m256 lo = _mm256_set1_ps(low), hi = _mm256_set1_ps(high);
+        const __m256i z = _mm256_set1_epi32(zero);
+        // packs work within 128-bit lanes: this puts the four quarters back in order.
+        const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+        auto eight = [&](std::int64_t m) {
+            const __m256i sum =
+                _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + m)),
+                                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offs + m)));
+            __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(sum), _mm256_loadu_ps(scs + m));
+            v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);  // max(NaN, lo) is lo
+            return _mm256_add_epi32(_mm256_cvtps_epi32(v), z);
+        };
+        std::int64_t m = 0;
+        for (; m + 32 <= M; m += 32) {
+            const __m256i q0 = eight(m), q1 = eight(m + 8), q2 = eight(m + 16), q3 = eight(m + 24);
+            __m256i bytes;
+            if constexpr (SignedOutput)
+                bytes = _mm256_packs_epi16(_mm256_packs_epi32(q0, q1), _mm256_packs_epi32(q2, q3));
+            else
+                bytes =
+                    _mm256_packus_epi16(_mm256_packus_epi32(q0, q1), _mm256_packus_epi32(q2, q3));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + m),
+                                _mm256_permutevar8x32_epi32(bytes, order));
+        }
+        return m;
+    }
+#endif
+
+    const std::int32_t* offset_;
+    const float* scale_;
+    std::uint8_t* out_;
+    float low_, high_, zero_;
+    std::int64_t channels_, pixels_;
+    bool channelsLast_;
+};
+
 }  // namespace
 
 bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
@@ -490,54 +603,25 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
             break;
         }
         case Int8ConvEpilogue::Output::Quantized: {
-            // Requantized a tile of pixels at a time (channels-last, contiguous per pixel), each
-            // tile transposed into y's NC... rows: no channels-last copy of the whole result.
-            constexpr std::int64_t kTile = 64;
+            // Requantized a tile of pixels at a time over the threads (channels-last, contiguous
+            // per pixel), each tile transposed into y's NC... rows: no channels-last copy of the
+            // whole result.
             std::vector<float> scales(static_cast<std::size_t>(M));
             for (std::int64_t m = 0; m < M; ++m)
                 scales[static_cast<std::size_t>(m)] = scale[oneScale ? 0 : m];
-            const float* sc = scales.data();
-            const bool signedY = y.dtype() == DataType::Int8;
-            // round(acc * scale) + zero point, saturated (NaN to the low end). In float: the
-            // rounded value is an integer float, and adding the zero point is exact wherever the
-            // result is not saturated anyway.
-            const float lo = signedY ? -128.0f : 0.0f, hi = signedY ? 127.0f : 255.0f;
-            const auto yzp = static_cast<float>(epilogue.outputZeroPoint);
-            auto* out = static_cast<std::uint8_t*>(y.raw());
-            // Tiles over the threads, each with its own staging tile.
-            const std::int64_t tiles = (P + kTile - 1) / kTile;
-            pool.parallelFor(
-                N * tiles, static_cast<double>(kTile * M) * 4.0,
-                [&](std::int64_t b, std::int64_t e) {
-                    std::uint8_t* q = channelsLast ? nullptr : scratch().quantized.get(kTile * M);
-                    // Locals, not the captured references: the byte stores below may alias
-                    // anything, which would keep the compiler from vectorising the loop.
-                    const std::int32_t* const accs = acc;
-                    const std::int32_t* const offs = off;
-                    const float* const scs = sc;
-                    const float low = lo, high = hi, zero = yzp;
-                    const std::int64_t channels = M, pixels = P;
-                    for (std::int64_t item = b; item < e; ++item) {
-                        const std::int64_t n = item / tiles, p0 = (item % tiles) * kTile;
-                        const std::int64_t rows = std::min(kTile, pixels - p0);
-                        for (std::int64_t r = 0; r < rows; ++r) {
-                            const std::int32_t* __restrict__ a =
-                                accs + (n * pixels + p0 + r) * channels;
-                            std::uint8_t* __restrict__ o =
-                                channelsLast ? out + (n * pixels + p0 + r) * channels
-                                             : q + r * channels;
-                            for (std::int64_t m = 0; m < channels; ++m) {
-                                float v =
-                                    std::nearbyint(static_cast<float>(a[m] + offs[m]) * scs[m]) +
-                                    zero;
-                                v = v >= low ? v : low;
-                                v = v <= high ? v : high;
-                                o[m] = static_cast<std::uint8_t>(static_cast<int>(v) & 0xff);
-                            }
-                        }
-                        if (!channelsLast) transposeBytes(q, rows, M, M, out + n * M * P + p0, P);
-                    }
-                });
+            const Requantizer requantize(off, scales.data(), y, epilogue.outputZeroPoint, M, P,
+                                         channelsLast);
+            const std::int64_t tiles = (P + kRequantizeTile - 1) / kRequantizeTile;
+            pool.parallelFor(N * tiles, static_cast<double>(kRequantizeTile * M) * 4.0,
+                             [&](std::int64_t b, std::int64_t e) {
+                                 Scratch& mine = scratch();
+                                 for (std::int64_t item = b; item < e; ++item) {
+                                     const std::int64_t n = item / tiles;
+                                     const std::int64_t p0 = (item % tiles) * kRequantizeTile;
+                                     requantize(acc + (n * P + p0) * M, n, p0,
+                                                std::min(kRequantizeTile, P - p0), mine);
+                                 }
+                             });
             break;
         }
     }

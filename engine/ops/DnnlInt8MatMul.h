@@ -5,7 +5,9 @@
 //
 // The weights are constant in quantized models (initializers): they are reordered once into the
 // layout oneDNN's kernels read and kept while the same weight buffer comes back, as the float
-// convolutions do.
+// convolutions do. Products of at most four rows (a decoder's token, a classifier's head) run on a
+// column kernel of the engine's own instead (int16 multiply-adds, exact on every processor),
+// which reads a column-major copy of the weights made once.
 #include <cstdint>
 #include <memory>
 
@@ -38,6 +40,10 @@ class DnnlInt8MatMul {
              const Int8MatMulEpilogue* epilogue, Tensor& y);
 
   private:
+    // Products of few rows, on a column kernel exact on every processor (under the lock).
+    bool runFewRows(ThreadPool& pool, const Tensor& a, std::int32_t aZeroPoint, const Tensor& b,
+                    const Int8MatMulEpilogue* epilogue, Tensor& y);
+
     struct State;
     std::unique_ptr<State> state_;
 };

@@ -35,64 +35,119 @@ std::vector<T> pattern(std::size_t count, int range, int step) {
 }
 
 TEST(QuantizedModels, MatMulIntegerOnInt8WeightsEqualsTheIntegerProduct) {
-    // Shapes large enough for the oneDNN path; A uint8 with a zero point, B int8 symmetric.
-    const std::int64_t m = 3, k = 70, n = 33;
-    std::vector<std::uint8_t> a(static_cast<std::size_t>(m * k));
-    for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<std::uint8_t>((i * 37) % 256);
-    const std::vector<std::int8_t> b =
-        pattern<std::int8_t>(static_cast<std::size_t>(k * n), 127, 29);
-    const std::uint8_t zeroPoint = 131;
-    OneNodeSpec spec{
-        "MatMulInteger",
-        "",
-        10,
-        {Value(makeTensor<std::uint8_t>({1, m, k}, a)), Value(makeTensor<std::int8_t>({k, n}, b)),
-         Value(Tensor::scalar<std::uint8_t>(zeroPoint)), Value(Tensor::scalar<std::int8_t>(0))},
-        1,
-        {}};
-    const Tensor y = runOneNodeTensor(spec);
-    ASSERT_EQ(y.shape(), (Shape{1, m, n}));
-    for (std::int64_t i = 0; i < m; ++i)
-        for (std::int64_t j = 0; j < n; ++j) {
-            std::int32_t expected = 0;
-            for (std::int64_t t = 0; t < k; ++t)
-                expected += (a[static_cast<std::size_t>(i * k + t)] - zeroPoint) *
-                            b[static_cast<std::size_t>(t * n + j)];
-            ASSERT_EQ(y.data<std::int32_t>()[i * n + j], expected) << i << "," << j;
-        }
+    // A uint8 with a zero point, B int8 symmetric; 1 and 3 rows run on the few-row column kernel,
+    // 7 on oneDNN.
+    for (const std::int64_t m : {1, 3, 7}) {
+        const std::int64_t k = 70, n = 33;
+        std::vector<std::uint8_t> a(static_cast<std::size_t>(m * k));
+        for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<std::uint8_t>((i * 37) % 256);
+        const std::vector<std::int8_t> b =
+            pattern<std::int8_t>(static_cast<std::size_t>(k * n), 127, 29);
+        const std::uint8_t zeroPoint = 131;
+        OneNodeSpec spec{
+            "MatMulInteger",
+            "",
+            10,
+            {Value(makeTensor<std::uint8_t>({1, m, k}, a)),
+             Value(makeTensor<std::int8_t>({k, n}, b)),
+             Value(Tensor::scalar<std::uint8_t>(zeroPoint)), Value(Tensor::scalar<std::int8_t>(0))},
+            1,
+            {}};
+        const Tensor y = runOneNodeTensor(spec);
+        ASSERT_EQ(y.shape(), (Shape{1, m, n}));
+        for (std::int64_t i = 0; i < m; ++i)
+            for (std::int64_t j = 0; j < n; ++j) {
+                std::int32_t expected = 0;
+                for (std::int64_t t = 0; t < k; ++t)
+                    expected += (a[static_cast<std::size_t>(i * k + t)] - zeroPoint) *
+                                b[static_cast<std::size_t>(t * n + j)];
+                ASSERT_EQ(y.data<std::int32_t>()[i * n + j], expected) << i << "," << j;
+            }
+    }
 }
 
 // The extremes: activations 255 and 0 against weights -128 and 127. Int8 kernels that add two
 // u8 x s8 products in a saturating int16 (oneDNN without VNNI) would clip 255 * -128 * 2; the
 // engine's product stays exact on every processor.
 TEST(QuantizedModels, MatMulIntegerAtTheValueExtremesIsExact) {
-    const std::int64_t m = 3, k = 96, n = 40;
-    std::vector<std::uint8_t> a(static_cast<std::size_t>(m * k));
-    std::vector<std::int8_t> b(static_cast<std::size_t>(k * n));
-    for (std::size_t i = 0; i < a.size(); ++i) a[i] = (i % 7 == 3) ? 0 : 255;
-    for (std::size_t i = 0; i < b.size(); ++i)
-        b[i] = static_cast<std::int8_t>((i / static_cast<std::size_t>(n)) % 5 == 4 ? 127 : -128);
-    for (const std::uint8_t zeroPoint : {std::uint8_t{0}, std::uint8_t{255}}) {
-        OneNodeSpec spec{
-            "MatMulInteger",
-            "",
-            10,
-            {Value(makeTensor<std::uint8_t>({m, k}, a)), Value(makeTensor<std::int8_t>({k, n}, b)),
-             Value(Tensor::scalar<std::uint8_t>(zeroPoint)), Value(Tensor::scalar<std::int8_t>(0))},
-            1,
-            {}};
-        const Tensor y = runOneNodeTensor(spec);
-        ASSERT_EQ(y.shape(), (Shape{m, n}));
-        for (std::int64_t i = 0; i < m; ++i)
-            for (std::int64_t j = 0; j < n; ++j) {
-                std::int64_t expected = 0;
-                for (std::int64_t t = 0; t < k; ++t)
-                    expected += (a[static_cast<std::size_t>(i * k + t)] - zeroPoint) *
-                                b[static_cast<std::size_t>(t * n + j)];
-                ASSERT_EQ(y.data<std::int32_t>()[i * n + j], expected)
-                    << i << "," << j << " zero point " << int(zeroPoint);
-            }
+    for (const std::int64_t m : {1, 3, 7}) {
+        const std::int64_t k = 96, n = 40;
+        std::vector<std::uint8_t> a(static_cast<std::size_t>(m * k));
+        std::vector<std::int8_t> b(static_cast<std::size_t>(k * n));
+        for (std::size_t i = 0; i < a.size(); ++i) a[i] = (i % 7 == 3) ? 0 : 255;
+        for (std::size_t i = 0; i < b.size(); ++i)
+            b[i] =
+                static_cast<std::int8_t>((i / static_cast<std::size_t>(n)) % 5 == 4 ? 127 : -128);
+        for (const std::uint8_t zeroPoint : {std::uint8_t{0}, std::uint8_t{255}}) {
+            OneNodeSpec spec{"MatMulInteger",
+                             "",
+                             10,
+                             {Value(makeTensor<std::uint8_t>({m, k}, a)),
+                              Value(makeTensor<std::int8_t>({k, n}, b)),
+                              Value(Tensor::scalar<std::uint8_t>(zeroPoint)),
+                              Value(Tensor::scalar<std::int8_t>(0))},
+                             1,
+                             {}};
+            const Tensor y = runOneNodeTensor(spec);
+            ASSERT_EQ(y.shape(), (Shape{m, n}));
+            for (std::int64_t i = 0; i < m; ++i)
+                for (std::int64_t j = 0; j < n; ++j) {
+                    std::int64_t expected = 0;
+                    for (std::int64_t t = 0; t < k; ++t)
+                        expected += (a[static_cast<std::size_t>(i * k + t)] - zeroPoint) *
+                                    b[static_cast<std::size_t>(t * n + j)];
+                    ASSERT_EQ(y.data<std::int32_t>()[i * n + j], expected)
+                        << i << "," << j << " zero point " << int(zeroPoint) << ", " << m
+                        << " rows";
+                }
+        }
     }
+}
+
+// MatMulIntegerToFloat on few rows (a decoder's token): the column kernel's exact product, then
+// the scale and the bias, for uint8 and int8 activations at the ends of their ranges.
+TEST(QuantizedModels, FewRowIntegerToFloatProductsAreExactThenScaled) {
+    const std::int64_t k = 67, n = 45;
+    std::vector<std::int8_t> b(static_cast<std::size_t>(k * n));
+    for (std::size_t i = 0; i < b.size(); ++i)
+        b[i] = static_cast<std::int8_t>(i % 3 == 0 ? -128 : (i % 3 == 1 ? 127 : int(i % 11) - 5));
+    std::vector<float> bias(static_cast<std::size_t>(n));
+    for (std::size_t j = 0; j < bias.size(); ++j) bias[j] = 0.25f * static_cast<float>(j) - 3.0f;
+    for (const std::int64_t m : {1, 4})
+        for (const bool signedA : {false, true}) {
+            std::vector<int> a(static_cast<std::size_t>(m * k));
+            for (std::size_t i = 0; i < a.size(); ++i)
+                a[i] = signedA ? (i % 4 == 0 ? 127 : -128) : (i % 4 == 0 ? 0 : 255);
+            const int zeroPoint = signedA ? -3 : 200;
+            Tensor aq = signedA ? makeTensor<std::int8_t>({m, k}, {a.begin(), a.end()})
+                                : makeTensor<std::uint8_t>({m, k}, {a.begin(), a.end()});
+            Tensor zp = signedA
+                            ? Tensor::scalar<std::int8_t>(static_cast<std::int8_t>(zeroPoint))
+                            : Tensor::scalar<std::uint8_t>(static_cast<std::uint8_t>(zeroPoint));
+            OneNodeSpec spec{
+                "MatMulIntegerToFloat",
+                "com.microsoft",
+                1,
+                {Value(aq), Value(makeTensor<std::int8_t>({k, n}, b)),
+                 Value(Tensor::scalar<float>(0.5f)), Value(Tensor::scalar<float>(0.25f)), Value(zp),
+                 Value(Tensor::scalar<std::int8_t>(0)), Value(makeTensor<float>({n}, bias))},
+                1,
+                {}};
+            const Tensor y = runOneNodeTensor(spec);
+            ASSERT_EQ(y.shape(), (Shape{m, n}));
+            for (std::int64_t i = 0; i < m; ++i)
+                for (std::int64_t j = 0; j < n; ++j) {
+                    std::int64_t acc = 0;
+                    for (std::int64_t t = 0; t < k; ++t)
+                        acc += (a[static_cast<std::size_t>(i * k + t)] - zeroPoint) *
+                               b[static_cast<std::size_t>(t * n + j)];
+                    // Both scales are powers of two: the float result is exact.
+                    const float expected =
+                        static_cast<float>(acc) * 0.125f + bias[static_cast<std::size_t>(j)];
+                    ASSERT_EQ(y.data<float>()[i * n + j], expected)
+                        << i << "," << j << (signedA ? " int8" : " uint8") << ", " << m << " rows";
+                }
+        }
 }
 
 // x -> DynamicQuantizeLinear -> MatMulInteger(W int8) -> Cast -> Mul(Mul(x_scale, w_scale))

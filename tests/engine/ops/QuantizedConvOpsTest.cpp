@@ -167,6 +167,8 @@ const std::vector<QuantConvCase>& cases() {
         convCase({1, 6, 8, 8}, {12, 1, 5, 5}, {}, {2, 2, 2, 2}, {}, 6, "", true),
         // Pointwise, odd channel counts.
         convCase({1, 37, 7, 5}, {19, 37, 1, 1}),
+        // 72 output channels: requantized 32 at a time, then a tail of 8.
+        convCase({1, 16, 6, 5}, {72, 16, 1, 1}),
         // Rows and channels of whole 16 x 16 byte blocks and of partial ones (the layout moves
         // to and from channels-last), 630 output pixels (64-pixel tiles and a partial one).
         convCase({1, 40, 18, 35}, {24, 40, 3, 3}, {}, {1, 1, 1, 1}),
