@@ -114,22 +114,40 @@ struct DnnlInt8Conv::State {
     // without VNNI): then a pair of u8 x s8 products stays inside int16 (255 * 64 * 2 = 32,640) and
     // the primitive's result is exact on the whole 8-bit source, in one convolution.
     bool sevenBitWeights = false;
+    // The largest sum of |w| over one output channel's weights: 255 times it bounds |acc|.
+    std::int64_t largestAbsoluteSum = 0;
 
-    static std::vector<std::int64_t> keyOf(const ConvProblem& pr) {
+    // The primitive that requantizes in its own epilogue (requantizesExactly), for `fusedScales`
+    // and an output of `fusedType`; fusedRefused when oneDNN has only a slow kernel for it.
+    std::unique_ptr<dnnl::convolution_forward> fused;
+    dnnl::memory::desc fusedDst, fusedBias;
+    std::vector<float> fusedScales;
+    dt fusedType = dt::u8;
+    bool fusedRefused = false;
+
+    // Padding in the primitive (nativePadding) or in the staged source.
+    dnnl::memory::dims padBegin, padEnd;
+
+    static std::vector<std::int64_t> keyOf(const ConvProblem& pr, bool nativePadding) {
         const WindowGeometry& g = pr.geometry;
-        std::vector<std::int64_t> key{pr.batch, pr.inChannels, pr.outChannels, pr.groups,
-                                      g.spatialRank};
+        std::vector<std::int64_t> key{pr.batch,  pr.inChannels, pr.outChannels,
+                                      pr.groups, g.spatialRank, nativePadding ? 1 : 0};
         for (int s = 0; s < kMaxWindowRank; ++s)
             key.insert(key.end(),
                        {paddedInput(g, s), g.output[s], g.kernel[s], g.stride[s], g.dilation[s]});
         return key;
     }
 
-    bool prepare(const ConvProblem& pr) {
-        std::vector<std::int64_t> k = keyOf(pr);
+    // The primitive for `pr`, reading the source unpadded (staged with its padding) or, with
+    // `nativePadding`, as it is, oneDNN padding it with zeros (right when the zero point is 0).
+    bool prepare(const ConvProblem& pr, bool nativePadding) {
+        std::vector<std::int64_t> k = keyOf(pr, nativePadding);
         if (k == key) return !refused;
         key = std::move(k);
         primitive.reset();
+        fused.reset();
+        fusedScales.clear();
+        fusedRefused = false;
         resultReorders.clear();
         reordered = dnnl::memory();
         heldWeights = Tensor();
@@ -142,7 +160,9 @@ struct DnnlInt8Conv::State {
             return dims;
         };
         dnnl::memory::dims srcDims{pr.batch, pr.inChannels}, dstDims{pr.batch, pr.outChannels};
-        for (auto d : spatial([&](int s) { return paddedInput(g, s); })) srcDims.push_back(d);
+        for (auto d :
+             spatial([&](int s) { return nativePadding ? g.input[s] : paddedInput(g, s); }))
+            srcDims.push_back(d);
         for (auto d : spatial([&](int s) { return g.output[s]; })) dstDims.push_back(d);
         dnnl::memory::dims weightDims;
         if (pr.groups > 1)
@@ -160,11 +180,12 @@ struct DnnlInt8Conv::State {
         const dnnl::memory::desc anyWeights(weightDims, dt::s8, tag::any);
         const auto strides = spatial([&](int s) { return g.stride[s]; });
         const auto dilations = spatial([&](int s) { return g.dilation[s] - 1; });
-        const auto zeros = spatial([](int) { return std::int64_t{0}; });
+        padBegin = spatial([&](int s) { return nativePadding ? g.padBegin[s] : 0; });
+        padEnd = spatial([&](int s) { return nativePadding ? g.padEnd[s] : 0; });
         try {
             auto operation = dnnl::convolution_forward::desc(
                 dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, srcDesc,
-                anyWeights, dnnl::memory::desc(), dstDesc, strides, dilations, zeros, zeros);
+                anyWeights, dnnl::memory::desc(), dstDesc, strides, dilations, padBegin, padEnd);
             dnnl::convolution_forward::primitive_desc pd(operation, engine);
             weightsDesc = pd.weights_desc();
             primitive = std::make_unique<dnnl::convolution_forward>(pd);
@@ -172,6 +193,43 @@ struct DnnlInt8Conv::State {
             refused = true;
         }
         return !refused;
+    }
+
+    // The primitive of `key` with oneDNN's own requantization: dst = saturate(round((float(acc)
+    // + bias) * scale)) in `type`, scales per channel or one. Null when oneDNN has only its
+    // reference kernel for it (or none).
+    dnnl::convolution_forward* fusedFor(const ConvProblem& pr, const std::vector<float>& scales,
+                                        dt type) {
+        if (fused && fusedScales == scales && fusedType == type) return fused.get();
+        if (fusedRefused && fusedScales == scales && fusedType == type) return nullptr;
+        fused.reset();
+        fusedScales = scales;
+        fusedType = type;
+        fusedRefused = true;
+        const WindowGeometry& g = pr.geometry;
+        const int offset = kMaxWindowRank - g.spatialRank;
+        dnnl::memory::dims strides, dilations;
+        for (int s = offset; s < kMaxWindowRank; ++s) {
+            strides.push_back(g.stride[s]);
+            dilations.push_back(g.dilation[s] - 1);
+        }
+        const tag lastTags[] = {tag::nwc, tag::nhwc, tag::ndhwc};
+        fusedDst = dnnl::memory::desc(dstDesc.dims(), type, lastTags[g.spatialRank - 1]);
+        fusedBias = dnnl::memory::desc({pr.outChannels}, dt::f32, tag::x);
+        dnnl::primitive_attr attributes;
+        attributes.set_output_scales(scales.size() == 1 ? 0 : 2, scales);
+        try {
+            auto operation = dnnl::convolution_forward::desc(
+                dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, srcDesc,
+                weightsDesc, fusedBias, fusedDst, strides, dilations, padBegin, padEnd);
+            dnnl::convolution_forward::primitive_desc pd(operation, attributes, engine);
+            if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return nullptr;
+            fused = std::make_unique<dnnl::convolution_forward>(pd);
+        } catch (const dnnl::error&) {
+            return nullptr;
+        }
+        fusedRefused = false;
+        return fused.get();
     }
 
     // The channels-last result `in` (`type`) into y (NC + spatial).
@@ -184,6 +242,14 @@ struct DnnlInt8Conv::State {
         it->second.run(engine, stream, in, y);
     }
 
+    // Whether every weight of w is in [-64, 64] (sevenBitWeights, before weightsFor has seen w).
+    bool sevenBitFor(const Tensor& w) const {
+        if (reordered && w.sharesStorageWith(heldWeights)) return sevenBitWeights;
+        const std::int8_t* data = w.data<std::int8_t>();
+        return std::all_of(data, data + w.numel(),
+                           [](std::int8_t v) { return v >= -64 && v <= 64; });
+    }
+
     dnnl::memory weightsFor(const ConvProblem& pr, const Tensor& w) {
         if (reordered && w.sharesStorageWith(heldWeights)) return reordered;
         const std::int8_t* data = w.data<std::int8_t>();
@@ -191,10 +257,16 @@ struct DnnlInt8Conv::State {
         const std::int64_t Cg = pr.inChannelsPerGroup(), taps = pr.geometry.kernelSize();
         const std::int64_t perChannel = Cg * taps;
         channelSums.assign(static_cast<std::size_t>(M), 0);
+        largestAbsoluteSum = 0;
         for (std::int64_t m = 0; m < M; ++m) {
             std::int32_t sum = 0;
-            for (std::int64_t i = 0; i < perChannel; ++i) sum += data[m * perChannel + i];
+            std::int64_t absolute = 0;
+            for (std::int64_t i = 0; i < perChannel; ++i) {
+                sum += data[m * perChannel + i];
+                absolute += std::abs(static_cast<std::int32_t>(data[m * perChannel + i]));
+            }
             channelSums[static_cast<std::size_t>(m)] = sum;
+            largestAbsoluteSum = std::max(largestAbsoluteSum, absolute);
         }
         sevenBitWeights = std::all_of(data, data + M * perChannel,
                                       [](std::int8_t v) { return v >= -64 && v <= 64; });
@@ -351,6 +423,16 @@ std::vector<std::int32_t> channelOffsets(const std::vector<std::int32_t>& sums,
     return offset;
 }
 
+// Whether every integer of (acc + offset[m]), |acc| <= 255 * largestAbsoluteSum, is exact in
+// float (at most 2^24 in magnitude).
+bool requantizesExactly(std::int64_t largestAbsoluteSum, const std::vector<std::int32_t>& offset) {
+    constexpr std::int64_t kExactInFloat = std::int64_t{1} << 24;
+    std::int64_t largestOffset = 0;
+    for (std::int32_t o : offset)
+        largestOffset = std::max(largestOffset, std::abs(static_cast<std::int64_t>(o)));
+    return 255 * largestAbsoluteSum + largestOffset <= kExactInFloat;
+}
+
 // Pixels requantized per transposed tile (NC... outputs).
 constexpr std::int64_t kRequantizeTile = 64;
 
@@ -419,7 +501,7 @@ class Requantizer {
     }
 
 #ifdef __AVX2__
-    // The row's channels 32 at a time; returns how many it did (a multiple of 32).
+    // The row's channels 32 then 8 at a time; returns how many it did (a multiple of 8).
     template <bool SignedOutput>
     static std::int64_t vectorRow(const std::int32_t* a, const std::int32_t* offs, const float* scs,
                                   float low, float high, std::int32_t zero, std::int64_t M,
@@ -447,6 +529,16 @@ class Requantizer {
                     _mm256_packus_epi16(_mm256_packus_epi32(q0, q1), _mm256_packus_epi32(q2, q3));
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + m),
                                 _mm256_permutevar8x32_epi32(bytes, order));
+        }
+        // Then 8 at a time (16 or 24 channels: a MobileNet's projections).
+        for (; m + 8 <= M; m += 8) {
+            const __m256i q = eight(m);
+            const __m128i low = _mm256_castsi256_si128(q), high = _mm256_extracti128_si256(q, 1);
+            const __m128i words =
+                SignedOutput ? _mm_packs_epi32(low, high) : _mm_packus_epi32(low, high);
+            const __m128i bytes =
+                SignedOutput ? _mm_packs_epi16(words, words) : _mm_packus_epi16(words, words);
+            _mm_storel_epi64(reinterpret_cast<__m128i*>(o + m), bytes);
         }
         return m;
     }
@@ -499,18 +591,21 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
     // The primitive is made and run on the threads its work is worth.
     const ThreadBudget budget(2.0 * static_cast<double>(pr.batch * M * g.outputSize()) *
                               static_cast<double>(pr.inChannelsPerGroup() * g.kernelSize()));
-    if (!s.prepare(pr)) return false;
-    dnnl::memory weights = s.weightsFor(pr, w);
-
     const std::int32_t zeroPoint = xZeroPoint + (signedSource ? 128 : 0);
-    Scratch& buffers = scratch();
-    const std::int64_t sourceSize = static_cast<std::int64_t>(s.srcDesc.get_size());
     const bool unpadded =
         std::all_of(g.padBegin.begin(), g.padBegin.end(), [](std::int64_t p) { return p == 0; }) &&
         std::all_of(g.padEnd.begin(), g.padEnd.end(), [](std::int64_t p) { return p == 0; });
-    // A channels-last uint8 source without padding is already what the primitive reads (the
-    // passes below only read it).
-    const bool readInPlace = channelsLast && unpadded && !signedSource;
+    // A channels-last uint8 source is already what the primitive reads (the passes below only
+    // read it) when it has no padding, or when its zero point is 0 (a ReLU's output) and one
+    // convolution gives the exact sum: then oneDNN's own zero padding is the zero point's.
+    const bool nativePadding = channelsLast && !signedSource && !unpadded && zeroPoint == 0 &&
+                               (s.exact || s.sevenBitFor(w));
+    if (!s.prepare(pr, nativePadding)) return false;
+    dnnl::memory weights = s.weightsFor(pr, w);
+
+    Scratch& buffers = scratch();
+    const std::int64_t sourceSize = static_cast<std::int64_t>(s.srcDesc.get_size());
+    const bool readInPlace = channelsLast && !signedSource && (unpadded || nativePadding);
     std::uint8_t* source = readInPlace ? static_cast<std::uint8_t*>(const_cast<void*>(x.raw()))
                                        : buffers.source.get(sourceSize);
     // oneDNN's reorders of int32 and float results run on one thread (memory-bound; every parallel
@@ -525,6 +620,45 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
         stageChannelsLast(pool, pr, static_cast<const std::uint8_t*>(x.raw()), channelsLast,
                           signedSource ? 0x80 : 0, static_cast<std::uint8_t>(zeroPoint), source);
     const std::int64_t P = g.outputSize(), N = pr.batch;
+    const std::vector<std::int32_t> offset =
+        channelOffsets(s.channelSums, zeroPoint, epilogue.intBias);
+    const std::int32_t* off = offset.data();
+    const float* scale = epilogue.scale;
+    const bool oneScale = epilogue.scaleCount == 1;
+
+    // Output zero point 0 (a ReLU's output, symmetric int8): oneDNN requantizes in its own
+    // epilogue, from registers, with the per-channel offset as a float bias: y = saturate(round(
+    // (float(acc) + float(offset)) * scale)). That is the requantization below, exactly, when
+    // every integer involved is at most 2^24 (exact in float, so the float sum is the integer
+    // sum): |acc| <= 255 * sum|w| of the channel. With another zero point oneDNN would round
+    // x + zero point, not x, and ties would differ from ONNX's round(x) + zero point.
+    if (epilogue.output == Int8ConvEpilogue::Output::Quantized && epilogue.outputZeroPoint == 0 &&
+        (s.exact || s.sevenBitWeights) && requantizesExactly(s.largestAbsoluteSum, offset) &&
+        std::all_of(scale, scale + epilogue.scaleCount, [](float v) { return std::isfinite(v); })) {
+        const std::vector<float> scales(scale, scale + epilogue.scaleCount);
+        const dt type = y.dtype() == DataType::Int8 ? dt::s8 : dt::u8;
+        if (dnnl::convolution_forward* fused = s.fusedFor(pr, scales, type)) {
+            std::vector<float> bias(offset.begin(), offset.end());
+            auto* out = static_cast<std::uint8_t*>(y.raw());
+            std::uint8_t* result = channelsLast ? out : buffers.quantized.get(N * P * M);
+            dnnl::memory src(s.srcDesc, s.engine, source);
+            dnnl::memory biasMemory(s.fusedBias, s.engine, bias.data());
+            dnnl::memory dst(s.fusedDst, s.engine, result);
+            fused->execute(s.stream, {{DNNL_ARG_SRC, src},
+                                      {DNNL_ARG_WEIGHTS, weights},
+                                      {DNNL_ARG_BIAS, biasMemory},
+                                      {DNNL_ARG_DST, dst}});
+            s.stream.wait();
+            if (!channelsLast)
+                pool.parallelFor(
+                    N, static_cast<double>(P * M), [&](std::int64_t b, std::int64_t e) {
+                        for (std::int64_t n = b; n < e; ++n)
+                            transposeBytes(result + n * P * M, P, M, M, out + n * M * P, P);
+                    });
+            return true;
+        }
+    }
+
     std::int32_t* acc = buffers.acc.get(N * P * M);
 
     auto convolve = [&](std::uint8_t* input, std::int32_t* result) {
@@ -556,11 +690,6 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
 
     // The epilogue on the channels-last accumulators (contiguous per pixel), then oneDNN's reorder
     // to NC... into y.
-    const std::vector<std::int32_t> offset =
-        channelOffsets(s.channelSums, zeroPoint, epilogue.intBias);
-    const std::int32_t* off = offset.data();
-    const float* scale = epilogue.scale;
-    const bool oneScale = epilogue.scaleCount == 1;
     switch (epilogue.output) {
         case Int8ConvEpilogue::Output::Int32:
             for (std::int64_t p = 0; p < N * P; ++p) {

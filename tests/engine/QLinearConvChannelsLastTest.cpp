@@ -45,7 +45,8 @@ void addQuantization(onnx::GraphProto& g, const std::string& value, float scale,
 // size, with the given group and stride.
 onnx::NodeProto* addQConv(onnx::GraphProto& g, const std::string& x, const std::string& y,
                           std::int64_t in, std::int64_t out, std::int64_t k, std::int64_t group,
-                          std::int64_t stride, int seed, bool signedValues, int weightZeroPoint) {
+                          std::int64_t stride, int seed, bool signedValues, int weightZeroPoint,
+                          bool zeroPointsZero = false) {
     addInitializer(g, y + "_w", int8Weights({out, in / group, k, k}, seed, weightZeroPoint != 0));
     addInitializer(g, y + "_w_scale", makeTensor<float>({}, {0.01f}));
     addInitializer(g, y + "_w_zp",
@@ -54,7 +55,7 @@ onnx::NodeProto* addQConv(onnx::GraphProto& g, const std::string& x, const std::
     for (std::size_t m = 0; m < bias.size(); ++m)
         bias[m] = static_cast<std::int32_t>(m * 97 % 401) - 200;
     addInitializer(g, y + "_b", makeTensor<std::int32_t>({out}, bias));
-    addQuantization(g, y, 0.08f, signedValues ? -3 : 5, signedValues);
+    addQuantization(g, y, 0.08f, zeroPointsZero ? 0 : (signedValues ? -3 : 5), signedValues);
     auto* conv = addNode(g, "QLinearConv",
                          {x, x + "_scale", x + "_zp", y + "_w", y + "_w_scale", y + "_w_zp",
                           y + "_scale", y + "_zp", y + "_b"},
@@ -69,23 +70,25 @@ onnx::NodeProto* addQConv(onnx::GraphProto& g, const std::string& x, const std::
 // image -> QuantizeLinear -> conv a (3x3, 8 -> 16) -> conv b (1x1) -> QLinearAdd(a, b) ->
 // depthwise conv c (3x3, stride 2) -> QLinearGlobalAveragePool (channels_last = 0 written out)
 // -> DequantizeLinear -> "pooled"; a is also the graph output "a" (a plain reader).
-onnx::ModelProto quantizedChain(bool signedValues, int weightZeroPoint = 0) {
+// `zeroPointsZero`: every convolution's input and output has zero point 0 (ReLU outputs).
+onnx::ModelProto quantizedChain(bool signedValues, int weightZeroPoint = 0,
+                                bool zeroPointsZero = false) {
     auto m = emptyModel();
     auto* ms = m.add_opset_import();
     ms->set_domain("com.microsoft");
     ms->set_version(1);
     auto& g = *m.mutable_graph();
     addFloatInput(g, "image", {2, 8, 11, 13});
-    addQuantization(g, "x", 0.05f, signedValues ? 7 : 120, signedValues);
+    addQuantization(g, "x", 0.05f, zeroPointsZero ? 0 : (signedValues ? 7 : 120), signedValues);
     addNode(g, "QuantizeLinear", {"image", "x_scale", "x_zp"}, {"x"});
-    addQConv(g, "x", "a", 8, 16, 3, 1, 1, 1, signedValues, 0);
-    addQConv(g, "a", "b", 16, 16, 1, 1, 1, 2, signedValues, weightZeroPoint);
-    addQuantization(g, "sum", 0.1f, signedValues ? 1 : 100, signedValues);
+    addQConv(g, "x", "a", 8, 16, 3, 1, 1, 1, signedValues, 0, zeroPointsZero);
+    addQConv(g, "a", "b", 16, 16, 1, 1, 1, 2, signedValues, weightZeroPoint, zeroPointsZero);
+    addQuantization(g, "sum", 0.1f, zeroPointsZero ? 0 : (signedValues ? 1 : 100), signedValues);
     auto* add =
         addNode(g, "QLinearAdd",
                 {"a", "a_scale", "a_zp", "b", "b_scale", "b_zp", "sum_scale", "sum_zp"}, {"sum"});
     add->set_domain("com.microsoft");
-    addQConv(g, "sum", "c", 16, 16, 3, 16, 2, 3, signedValues, 0);
+    addQConv(g, "sum", "c", 16, 16, 3, 16, 2, 3, signedValues, 0, zeroPointsZero);
     addQuantization(g, "gap", 0.07f, signedValues ? 0 : 110, signedValues);
     auto* gap = addNode(g, "QLinearGlobalAveragePool",
                         {"c", "c_scale", "c_zp", "gap_scale", "gap_zp"}, {"gap"});
@@ -162,6 +165,17 @@ TEST(QLinearConvChannelsLast, Int8ActivationsComputeTheSame) {
     onnx::ModelProto converted = plain;
     EXPECT_EQ(engine::convertQLinearConvToChannelsLast(converted), 5);
     expectChannelsLastComputesTheSame(plain, converted);
+}
+
+// Zero points 0 on every convolution's input and output (ReLU outputs): oneDNN pads the
+// channels-last input itself and requantizes in its own epilogue.
+TEST(QLinearConvChannelsLast, ZeroPointsZeroComputeTheSame) {
+    for (bool signedValues : {false, true}) {
+        const auto plain = quantizedChain(signedValues, 0, true);
+        onnx::ModelProto converted = plain;
+        EXPECT_EQ(engine::convertQLinearConvToChannelsLast(converted), 5);
+        expectChannelsLastComputesTheSame(plain, converted);
+    }
 }
 
 // A nonzero weight zero point keeps oneDNN's path from the layer: the kernel then moves X to

@@ -361,13 +361,15 @@ TEST(QuantizedConvOps, QLinearConvEqualsTheRequantizedIntegerLoop) {
         const auto w = randomBytes(engine::shapeElementCount(c.w), true, rng);
         const int xzp = c.signedX ? -20 : 140;
         for (bool perChannel : {false, true}) {
-            for (bool signedY : {false, true}) {
+            for (int variant = 0; variant < 4; ++variant) {
+                // Zero point 0 (oneDNN requantizes itself) and another, each output type.
+                const bool signedY = variant % 2 == 1;
+                const int yzp = variant < 2 ? 0 : (signedY ? 3 : 120);
                 std::vector<float> wScale(perChannel ? static_cast<std::size_t>(M) : 1);
                 for (auto& s : wScale) s = scaleDist(rng);
                 std::vector<std::int32_t> bias(static_cast<std::size_t>(M));
                 for (auto& b : bias) b = biasDist(rng);
                 const float xScale = 0.05f, yScale = 1.5f;
-                const int yzp = signedY ? 3 : 120;
                 OneNodeSpec spec{
                     "QLinearConv",
                     "",
