@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "Quantized8Simd.h"
 #include "onnxlens/engine/EngineError.h"
 #include "onnxlens/engine/Kernel.h"
 #include "onnxlens/engine/Shape.h"

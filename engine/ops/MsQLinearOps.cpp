@@ -56,7 +56,19 @@ void addSpan(const Q* a, std::int64_t sa, const Q* b, std::int64_t sb, Q* out, s
         const Q* __restrict__ x = a;
         const Q* __restrict__ y = b;
         Q* __restrict__ z = out;
-        for (std::int64_t i = 0; i < n; ++i)
+        std::int64_t i = 0;
+#ifdef __AVX2__
+        if (sa == 1 && sb == 1) {
+            const __m256 vra = _mm256_set1_ps(ra), vrb = _mm256_set1_ps(rb);
+            const __m256 vfixed = _mm256_set1_ps(fixed);
+            auto eight = [&](std::int64_t k) {
+                return _mm256_fmadd_ps(eightAsFloats(x + k), vra,
+                                       _mm256_fmadd_ps(eightAsFloats(y + k), vrb, vfixed));
+            };
+            for (; i + 16 <= n; i += 16) storeSixteenRequantized(eight(i), eight(i + 8), z + i);
+        }
+#endif
+        for (; i < n; ++i)
             z[i] = requantize<Q>(std::fma(static_cast<float>(x[i]), ra,
                                           std::fma(static_cast<float>(y[i]), rb, fixed)));
         return;
@@ -69,8 +81,17 @@ void addSpan(const Q* a, std::int64_t sa, const Q* b, std::int64_t sb, Q* out, s
     const Q* v = aIsOne ? b : a;
     const std::int64_t sv = aIsOne ? sb : sa;
     const float rv = aIsOne ? r.rb : r.ra;
-    for (std::int64_t i = 0; i < n; ++i)
-        out[i] = requantize<Q>(std::fma(static_cast<float>(v[i * sv]), rv, base));
+    std::int64_t i = 0;
+#ifdef __AVX2__
+    if (sv == 1) {
+        const __m256 vrv = _mm256_set1_ps(rv), vbase = _mm256_set1_ps(base);
+        auto eight = [&](std::int64_t k) {
+            return _mm256_fmadd_ps(eightAsFloats(v + k), vrv, vbase);
+        };
+        for (; i + 16 <= n; i += 16) storeSixteenRequantized(eight(i), eight(i + 8), out + i);
+    }
+#endif
+    for (; i < n; ++i) out[i] = requantize<Q>(std::fma(static_cast<float>(v[i * sv]), rv, base));
 }
 
 // QLinearMul as MLAS computes it on x86: c = round(float((a - zA) * (b - zB)) * r + zC), with

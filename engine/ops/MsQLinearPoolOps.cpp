@@ -78,19 +78,28 @@ void globalAveragePool(KernelContext& ctx, const Q* in, Q* out, const PoolLayout
                                });
         return;
     }
-    ctx.pool().parallelFor(l.batch, static_cast<double>(size * C),
-                           [&](std::int64_t begin, std::int64_t end) {
-                               std::vector<std::int64_t> sums(static_cast<std::size_t>(C));
-                               for (std::int64_t n = begin; n < end; ++n) {
-                                   std::fill(sums.begin(), sums.end(), 0);
-                                   const Q* image = in + n * size * C;
-                                   for (std::int64_t i = 0; i < size; ++i)
+    // Per image, the rows of C channels added into C sums: int32 sums (eight channels per vector
+    // add) while size * 255 fits in them, else int64.
+    const auto sumRows = [&]<class Sum>() {
+        ctx.pool().parallelFor(l.batch, static_cast<double>(size * C),
+                               [&](std::int64_t begin, std::int64_t end) {
+                                   std::vector<Sum> sums(static_cast<std::size_t>(C));
+                                   for (std::int64_t n = begin; n < end; ++n) {
+                                       std::fill(sums.begin(), sums.end(), Sum{0});
+                                       Sum* __restrict__ s = sums.data();
+                                       for (std::int64_t i = 0; i < size; ++i) {
+                                           const Q* __restrict__ row = in + (n * size + i) * C;
+                                           for (std::int64_t c = 0; c < C; ++c) s[c] += row[c];
+                                       }
                                        for (std::int64_t c = 0; c < C; ++c)
-                                           sums[static_cast<std::size_t>(c)] += image[i * C + c];
-                                   for (std::int64_t c = 0; c < C; ++c)
-                                       out[n * C + c] = finish(sums[static_cast<std::size_t>(c)]);
-                               }
-                           });
+                                           out[n * C + c] = finish(std::int64_t{s[c]});
+                                   }
+                               });
+    };
+    if (size <= std::numeric_limits<std::int32_t>::max() / 255)
+        sumRows.template operator()<std::int32_t>();
+    else
+        sumRows.template operator()<std::int64_t>();
 }
 
 struct PoolParameters {

@@ -161,6 +161,23 @@ TEST(MsQLinearOps, RequantizeInFloatEqualsRoundingToInt32AndSaturating) {
                   reference.template operator()<std::int8_t>(v))
             << v;
     }
+#ifdef __AVX2__
+    // The vector kernels' sixteen at a time (cvtps2dq and saturating packs) give the same.
+    values.resize((values.size() + 15) / 16 * 16, 0.0f);
+    for (std::size_t i = 0; i < values.size(); i += 16) {
+        std::uint8_t u[16];
+        std::int8_t q[16];
+        const __m256 first = _mm256_loadu_ps(&values[i]), second = _mm256_loadu_ps(&values[i + 8]);
+        engine::ops::storeSixteenRequantized(first, second, u);
+        engine::ops::storeSixteenRequantized(first, second, q);
+        for (std::size_t k = 0; k < 16; ++k) {
+            ASSERT_EQ(u[k], reference.template operator()<std::uint8_t>(values[i + k]))
+                << values[i + k];
+            ASSERT_EQ(q[k], reference.template operator()<std::int8_t>(values[i + k]))
+                << values[i + k];
+        }
+    }
+#endif
 }
 
 TEST(MsQLinearOps, AddAndMulMatchTheDoubleReferenceWithBroadcasting) {
@@ -169,6 +186,10 @@ TEST(MsQLinearOps, AddAndMulMatchTheDoubleReferenceWithBroadcasting) {
         {{2, 3, 4}, {3, 1}, {2, 3, 4}, 0.0213f, 0.0719f, 0.0911f, 10, 200, 128},  // per-row operand
         {{1}, {2, 5}, {2, 5}, 0.3f, 0.01f, 0.04f, 0, 128, 3},                     // scalar A
         {{2, 1, 3}, {4, 1}, {2, 4, 3}, 0.06f, 0.05f, 0.1f, 77, 130, 90},          // both broadcast
+        // Long rows (the vector kernels, 16 at a time, and their tails): both varying, and one
+        // value per row against a varying row.
+        {{3, 45}, {3, 45}, {3, 45}, 0.0313f, 0.0271f, 0.0497f, 131, 118, 125},
+        {{3, 1}, {3, 45}, {3, 45}, 0.08f, 0.02f, 0.06f, 40, 128, 100},
     };
     unsigned seed = 1;
     for (const auto& c : cases) {

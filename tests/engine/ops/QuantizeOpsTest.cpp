@@ -1,6 +1,9 @@
 // QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear with hand-computed values.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "OpTestHarness.h"
 
 namespace onnxlens::testing {
@@ -25,6 +28,35 @@ TEST(QuantizeOps, QuantizeRoundsHalfToEvenAndSaturates) {
     // No zero point: uint8 with zero point 0.
     auto noZero = runOneNodeTensor(node("QuantizeLinear", {x, Tensor::scalar<float>(2)}));
     EXPECT_TRUE(tensorsClose(noZero, makeTensor<std::uint8_t>({6}, {0, 2, 2, 0, 255, 0})));
+}
+
+// A long run (the vector kernel takes 16 at a time, the scalar loop the rest): ties, saturation,
+// infinities and NaN (0), against the spec's steps computed here for each value.
+TEST(QuantizeOps, LongRunsEqualTheSpecValueByValue) {
+    std::vector<float> values;
+    for (int i = 0; i < 70; ++i) values.push_back(static_cast<float>(i - 35) * 0.75f);
+    for (float v : {1e30f, -1e30f, INFINITY, -INFINITY, std::nanf(""), 254.5f, 255.5f, -0.5f,
+                    -128.5f, 127.5f, 2.5f, 3.5f, -2.5f})
+        values.push_back(v);
+    const auto count = static_cast<std::int64_t>(values.size());
+    for (const int zero : {0, 3, 200, -7}) {
+        const bool isSigned = zero < 0 || zero == 3;
+        const float scale = 0.5f;
+        const Tensor zp = isSigned ? Tensor::scalar<std::int8_t>(static_cast<std::int8_t>(zero))
+                                   : Tensor::scalar<std::uint8_t>(static_cast<std::uint8_t>(zero));
+        const Tensor y = runOneNodeTensor(node(
+            "QuantizeLinear", {makeTensor<float>({count}, values), Tensor::scalar(scale), zp}));
+        const double lo = isSigned ? -128 : 0, hi = isSigned ? 127 : 255;
+        for (std::int64_t i = 0; i < count; ++i) {
+            const float v = values[static_cast<std::size_t>(i)];
+            const double q =
+                std::isnan(v)
+                    ? 0.0
+                    : std::clamp(std::nearbyint(static_cast<double>(v / scale)) + zero, lo, hi);
+            const int actual = isSigned ? y.data<std::int8_t>()[i] : y.data<std::uint8_t>()[i];
+            ASSERT_EQ(actual, static_cast<int>(q)) << v << " zero point " << zero;
+        }
+    }
 }
 
 TEST(QuantizeOps, PerAxisScalesAndZeroPoints) {
