@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ByteTranspose.h"
 #include "OpFamilies.h"
 #include "ShapeManipulationCopy.h"
 
@@ -329,6 +330,7 @@ class TransposeKernel final : public Kernel {
             outputs[0] = Value(x);
             return;
         }
+        if (dataTypeSize(x.dtype()) == 1 && moveBytesAxis(ctx, x, perm, outputs)) return;
         const auto strides = shapeStrides(x.shape());
         StridedView view;
         for (std::int64_t p : perm) {
@@ -339,6 +341,47 @@ class TransposeKernel final : public Kernel {
     }
 
   private:
+    // A 1-byte tensor whose perm moves one axis k to the end ([A, B, C] -> [A, C, B] with B the
+    // axis: an 8-bit image to channels-last) or the last axis to k (the way back): batches of
+    // 2-D byte transposes (ByteTranspose.h), not an element-by-element strided copy.
+    static bool moveBytesAxis(KernelContext& ctx, const Tensor& x,
+                              const std::vector<std::int64_t>& perm, Outputs& outputs) {
+        const auto rank = static_cast<std::int64_t>(perm.size());
+        auto dims = [&](std::int64_t from, std::int64_t to) {
+            std::int64_t n = 1;
+            for (std::int64_t d = from; d < to; ++d) n *= x.dim(d);
+            return n;
+        };
+        // The first axis that moved, and where the two forms put the rest.
+        std::int64_t k = 0;
+        while (k < rank && perm[static_cast<std::size_t>(k)] == k) ++k;
+        if (k >= rank - 1) return false;
+        bool toEnd = perm[static_cast<std::size_t>(rank - 1)] == k,
+             toK = perm[static_cast<std::size_t>(k)] == rank - 1;
+        for (std::int64_t i = k; i < rank - 1; ++i)
+            toEnd = toEnd && perm[static_cast<std::size_t>(i)] == i + 1;
+        for (std::int64_t i = k + 1; i < rank; ++i)
+            toK = toK && perm[static_cast<std::size_t>(i)] == i - 1;
+        if (!toEnd && !toK) return false;
+        const std::int64_t batch = dims(0, k);
+        // Rows and columns of each batch's 2-D transpose.
+        const std::int64_t rows = toEnd ? x.dim(k) : dims(k, rank - 1);
+        const std::int64_t cols = toEnd ? dims(k + 1, rank) : x.dim(rank - 1);
+        Shape shape;
+        for (std::int64_t p : perm) shape.push_back(x.dim(p));
+        Tensor y(x.dtype(), shape);
+        const auto* in = static_cast<const std::uint8_t*>(x.raw());
+        auto* out = static_cast<std::uint8_t*>(y.raw());
+        ctx.pool().parallelFor(batch, static_cast<double>(rows * cols),
+                               [&](std::int64_t b, std::int64_t e) {
+                                   for (std::int64_t n = b; n < e; ++n)
+                                       transposeBytes(in + n * rows * cols, rows, cols, cols,
+                                                      out + n * rows * cols, rows);
+                               });
+        outputs[0] = Value(std::move(y));
+        return true;
+    }
+
     std::vector<std::int64_t> perm_;
 };
 

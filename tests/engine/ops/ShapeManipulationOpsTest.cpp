@@ -191,9 +191,10 @@ TEST(ShapeManipulationOps, TransposeLargeMatrixMatchesIndexFormula) {
 }
 
 // Bytes take the 16 x 16 block transposes at every size: an 8-bit image to channels-last and
-// back (3 and 37 channels, odd spatial sizes: whole and partial blocks, batches).
+// back (1 to 4 and 37 channels, odd spatial sizes: whole and partial blocks, batches).
 TEST(ShapeManipulationOps, TransposeOfBytesToAndFromChannelsLast) {
-    for (const Shape& shape : {Shape{2, 3, 19, 23}, Shape{1, 37, 9, 35}}) {
+    for (const Shape& shape : {Shape{2, 3, 19, 23}, Shape{1, 37, 9, 35}, Shape{1, 4, 5, 17},
+                               Shape{3, 1, 6, 7}, Shape{2, 2, 33, 3}}) {
         const std::int64_t n = shape[0], c = shape[1], h = shape[2], w = shape[3];
         std::vector<std::uint8_t> values(static_cast<std::size_t>(n * c * h * w));
         for (std::size_t i = 0; i < values.size(); ++i)
