@@ -1,5 +1,7 @@
 #include "DnnlInt8MatMul.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -31,8 +33,17 @@ constexpr std::int64_t kFewRows = 4;
 void fewRowProduct(const std::int16_t* a, std::int64_t rows, std::int64_t k,
                    const std::int8_t* columns, std::int64_t n, std::int64_t j0, std::int64_t j1,
                    std::int32_t* y) {
+    // The weights are one stream, read once: each column asks for the bytes kPrefetchAhead past
+    // its own (the address formed as an integer: nothing points past the buffer).
+    constexpr std::int64_t kPrefetchAhead = 16384;
+    const auto base = reinterpret_cast<std::uintptr_t>(columns);
+    const std::int64_t total = n * k;
     for (std::int64_t j = j0; j < j1; ++j) {
         const std::int8_t* __restrict__ w = columns + j * k;
+        const std::int64_t ahead = std::min((j + 1) * k + kPrefetchAhead, total);
+        for (std::int64_t at = j * k + kPrefetchAhead; at < ahead; at += 64)
+            __builtin_prefetch(
+                reinterpret_cast<const void*>(base + static_cast<std::uintptr_t>(at)));
         for (std::int64_t r = 0; r < rows; ++r) {
             const std::int16_t* __restrict__ x = a + r * k;
             std::int32_t sum = 0;
