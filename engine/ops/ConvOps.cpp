@@ -8,6 +8,7 @@
 // point) and reuse the int32 path.
 #include <Eigen/Core>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -846,9 +847,12 @@ std::optional<std::int32_t> int8ConvZeroPoint(const Tensor& x, const Tensor* xZe
     checkZeroPointType(wZeroPoint, w, "w_zero_point");
     if (w.dtype() != DataType::Int8) return std::nullopt;
     if (x.dtype() != DataType::UInt8 && x.dtype() != DataType::Int8) return std::nullopt;
-    if (wZeroPoint)
-        for (std::int64_t i = 0; i < wZeroPoint->numel(); ++i)
-            if (wZeroPoint->valueAsInt64(i) != 0) return std::nullopt;
+    if (wZeroPoint) {
+        // int8 (checked above): every byte 0.
+        const auto* bytes = static_cast<const std::uint8_t*>(wZeroPoint->raw());
+        if (std::any_of(bytes, bytes + wZeroPoint->numel(), [](std::uint8_t b) { return b != 0; }))
+            return std::nullopt;
+    }
     if (!xZeroPoint) return 0;
     if (xZeroPoint->numel() != 1) return std::nullopt;
     return static_cast<std::int32_t>(xZeroPoint->valueAsInt64(0));
@@ -936,17 +940,7 @@ class QLinearConvKernel : public Kernel {
                 "y_zero_point must be uint8 or int8");
         const std::vector<std::int32_t> yzp = zeroPoints(yZeroPoint, 1, "y_zero_point");
         require(yzp.size() == 1, "y_zero_point must be a scalar");
-        const double xs = xScale.valueAsDouble(0), ys = yScale.valueAsDouble(0);
-        // The requantization multiplier of each output channel: (x_scale * w_scale) / y_scale in
-        // float, as ONNX Runtime computes it (one rounded from the double quotient can differ by
-        // an ulp and move a product that lands on a .5 to the other side).
-        std::vector<float> multiplier(static_cast<std::size_t>(wScale.numel()));
-        for (std::size_t m = 0; m < multiplier.size(); ++m) {
-            const float product =
-                static_cast<float>(xs) *
-                static_cast<float>(wScale.valueAsDouble(static_cast<std::int64_t>(m)));
-            multiplier[m] = product / static_cast<float>(ys);
-        }
+        const std::vector<float>& multiplier = multipliers(xScale, wScale, yScale);
 
         if (const auto z = int8ConvZeroPoint(given, xZeroPoint, w, wZeroPoint)) {
             if (bias) {
@@ -992,10 +986,33 @@ class QLinearConvKernel : public Kernel {
     }
 
   private:
+    // The requantization multiplier of each output channel: (x_scale * w_scale) / y_scale in
+    // float, as ONNX Runtime computes it (one rounded from the double quotient can differ by an
+    // ulp and move a product that lands on a .5 to the other side). Kept while the same three
+    // scale tensors (initializers, in quantized models) come back.
+    const std::vector<float>& multipliers(const Tensor& xScale, const Tensor& wScale,
+                                          const Tensor& yScale) {
+        if (!multiplier_.empty() && xScale.sharesStorageWith(heldScales_[0]) &&
+            wScale.sharesStorageWith(heldScales_[1]) && yScale.sharesStorageWith(heldScales_[2]))
+            return multiplier_;
+        const double xs = xScale.valueAsDouble(0), ys = yScale.valueAsDouble(0);
+        multiplier_.resize(static_cast<std::size_t>(wScale.numel()));
+        for (std::size_t m = 0; m < multiplier_.size(); ++m) {
+            const float product =
+                static_cast<float>(xs) *
+                static_cast<float>(wScale.valueAsDouble(static_cast<std::int64_t>(m)));
+            multiplier_[m] = product / static_cast<float>(ys);
+        }
+        heldScales_ = {xScale, wScale, yScale};
+        return multiplier_;
+    }
+
     WindowAttributes attrs_;
     std::int64_t groups_;
     bool channelsLast_;
     DnnlInt8Conv dnnl_;
+    std::vector<float> multiplier_;
+    std::array<Tensor, 3> heldScales_;
 };
 
 class QLinearConvChannelsLastKernel : public QLinearConvKernel {
