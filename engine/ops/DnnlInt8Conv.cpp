@@ -699,7 +699,6 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
             oneThread([&] { s.writeResult(dt::s32, acc, y.raw()); });
             break;
         case Int8ConvEpilogue::Output::Float: {
-            float* values = buffers.values.get(N * P * M);
             std::vector<float> scales(static_cast<std::size_t>(M)),
                 biases(static_cast<std::size_t>(M), 0.0f);
             for (std::int64_t m = 0; m < M; ++m) {
@@ -710,25 +709,41 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
             const float* bi = biases.data();
             const bool relu = epilogue.activation.kind == FusedActivation::Kind::Relu;
             const bool hasBias = epilogue.bias != nullptr;
-            // Per pixel, on one thread.
-            [&](std::int64_t b, std::int64_t e) {
-                for (std::int64_t p = b; p < e; ++p) {
-                    const std::int32_t* __restrict__ a = acc + p * M;
-                    float* __restrict__ v = values + p * M;
-                    // Cast, scale, bias: the unfused graph's order.
-                    if (hasBias)
-                        for (std::int64_t m = 0; m < M; ++m)
-                            v[m] = static_cast<float>(a[m] + off[m]) * sc[m] + bi[m];
-                    else
-                        for (std::int64_t m = 0; m < M; ++m)
-                            v[m] = static_cast<float>(a[m] + off[m]) * sc[m];
-                    if (relu)
-                        for (std::int64_t m = 0; m < M; ++m) v[m] = v[m] > 0.0f ? v[m] : 0.0f;
-                    else
-                        epilogue.activation.applyInPlace(v, M);
-                }
-            }(0, N * P);
-            oneThread([&] { s.writeResult(dt::f32, values, y.raw()); });
+            // A tile of pixels at a time over the threads: its values computed channels-last in
+            // the thread's scratch, then written into y's NC... rows (no channels-last copy of
+            // the whole result, no serial reorder).
+            const std::int64_t tiles = (P + kRequantizeTile - 1) / kRequantizeTile;
+            float* out = y.data<float>();
+            pool.parallelFor(
+                N * tiles, static_cast<double>(kRequantizeTile * M) * 4.0,
+                [&](std::int64_t b, std::int64_t e) {
+                    float* tile = scratch().values.get(kRequantizeTile * M);
+                    for (std::int64_t item = b; item < e; ++item) {
+                        const std::int64_t n = item / tiles, p0 = (item % tiles) * kRequantizeTile;
+                        const std::int64_t rows = std::min(kRequantizeTile, P - p0);
+                        for (std::int64_t r = 0; r < rows; ++r) {
+                            const std::int32_t* __restrict__ a = acc + (n * P + p0 + r) * M;
+                            float* __restrict__ v = tile + r * M;
+                            // Cast, scale, bias: the unfused graph's order.
+                            if (hasBias)
+                                for (std::int64_t m = 0; m < M; ++m)
+                                    v[m] = static_cast<float>(a[m] + off[m]) * sc[m] + bi[m];
+                            else
+                                for (std::int64_t m = 0; m < M; ++m)
+                                    v[m] = static_cast<float>(a[m] + off[m]) * sc[m];
+                        }
+                        if (relu)
+                            for (std::int64_t i = 0; i < rows * M; ++i)
+                                tile[i] = tile[i] > 0.0f ? tile[i] : 0.0f;
+                        else
+                            epilogue.activation.applyInPlace(tile, rows * M);
+                        for (std::int64_t m = 0; m < M; ++m) {
+                            float* __restrict__ o = out + (n * M + m) * P + p0;
+                            const float* __restrict__ t = tile + m;
+                            for (std::int64_t r = 0; r < rows; ++r) o[r] = t[r * M];
+                        }
+                    }
+                });
             break;
         }
         case Int8ConvEpilogue::Output::Quantized: {
