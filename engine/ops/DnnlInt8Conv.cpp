@@ -482,65 +482,84 @@ class Requantizer {
         const float low = low_ - zero_, high = high_ - zero_;
         const auto zero = static_cast<std::int32_t>(zero_);
         const std::int64_t M = channels_;
-        for (std::int64_t r = 0; r < count; ++r) {
-            const std::int32_t* __restrict__ a = acc + r * M;
-            std::uint8_t* __restrict__ o = out + r * M;
-            std::int64_t m = 0;
-#ifdef __AVX2__
-            m = low_ < 0.0f ? vectorRow<true>(a, offs, scs, low, high, zero, M, o)
-                            : vectorRow<false>(a, offs, scs, low, high, zero, M, o);
-#endif
-            for (; m < M; ++m) {
+        auto scalar = [&](const std::int32_t* a, std::int64_t m, std::int64_t end,
+                          std::uint8_t* o) {
+            for (; m < end; ++m) {
                 float v = static_cast<float>(a[m] + offs[m]) * scs[m];
                 v = v > low ? v : low;
                 v = v < high ? v : high;
                 o[m] = static_cast<std::uint8_t>(
                     (static_cast<std::int32_t>(std::nearbyint(v)) + zero) & 0xff);
             }
+        };
+#ifdef __AVX2__
+        // Channels a multiple of 8: one run over all pixels, the channel index wrapping (no
+        // per-pixel start-up for 16- and 24-channel layers). Else pixel by pixel.
+        const bool isSigned = low_ < 0.0f;
+        if (M % 8 == 0) {
+            if (isSigned)
+                vectorRun<true>(acc, count * M, offs, scs, M, low, high, zero, out);
+            else
+                vectorRun<false>(acc, count * M, offs, scs, M, low, high, zero, out);
+            return;
+        }
+#endif
+        for (std::int64_t r = 0; r < count; ++r) {
+            const std::int32_t* __restrict__ a = acc + r * M;
+            std::uint8_t* __restrict__ o = out + r * M;
+            std::int64_t m = 0;
+#ifdef __AVX2__
+            m = isSigned ? vectorRun<true>(a, M, offs, scs, M, low, high, zero, o)
+                         : vectorRun<false>(a, M, offs, scs, M, low, high, zero, o);
+#endif
+            scalar(a, m, M, o);
         }
     }
 
 #ifdef __AVX2__
-    // The row's channels 32 then 8 at a time; returns how many it did (a multiple of 8).
+    // `length` values from a, their channel the index modulo M (M a multiple of 8, or length at
+    // most M), 32 then 8 at a time; returns how many it did (a multiple of 8).
     template <bool SignedOutput>
-    static std::int64_t vectorRow(const std::int32_t* a, const std::int32_t* offs, const float* scs,
-                                  float low, float high, std::int32_t zero, std::int64_t M,
-                                  std::uint8_t* o) {
+    static std::int64_t vectorRun(const std::int32_t* a, std::int64_t length,
+                                  const std::int32_t* offs, const float* scs, std::int64_t M,
+                                  float low, float high, std::int32_t zero, std::uint8_t* o) {
         const __m256 lo = _mm256_set1_ps(low), hi = _mm256_set1_ps(high);
         const __m256i z = _mm256_set1_epi32(zero);
         // packs work within 128-bit lanes: this puts the four quarters back in order.
         const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-        auto eight = [&](std::int64_t m) {
-            const __m256i sum =
-                _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + m)),
-                                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offs + m)));
-            __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(sum), _mm256_loadu_ps(scs + m));
+        std::int64_t channel = 0;
+        auto eight = [&](std::int64_t i) {
+            const __m256i sum = _mm256_add_epi32(
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i)),
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offs + channel)));
+            __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(sum), _mm256_loadu_ps(scs + channel));
             v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);  // max(NaN, lo) is lo
+            channel += 8;
+            if (channel == M) channel = 0;
             return _mm256_add_epi32(_mm256_cvtps_epi32(v), z);
         };
-        std::int64_t m = 0;
-        for (; m + 32 <= M; m += 32) {
-            const __m256i q0 = eight(m), q1 = eight(m + 8), q2 = eight(m + 16), q3 = eight(m + 24);
+        std::int64_t i = 0;
+        for (; i + 32 <= length; i += 32) {
+            const __m256i q0 = eight(i), q1 = eight(i + 8), q2 = eight(i + 16), q3 = eight(i + 24);
             __m256i bytes;
             if constexpr (SignedOutput)
                 bytes = _mm256_packs_epi16(_mm256_packs_epi32(q0, q1), _mm256_packs_epi32(q2, q3));
             else
                 bytes =
                     _mm256_packus_epi16(_mm256_packus_epi32(q0, q1), _mm256_packus_epi32(q2, q3));
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + m),
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + i),
                                 _mm256_permutevar8x32_epi32(bytes, order));
         }
-        // Then 8 at a time (16 or 24 channels: a MobileNet's projections).
-        for (; m + 8 <= M; m += 8) {
-            const __m256i q = eight(m);
-            const __m128i low = _mm256_castsi256_si128(q), high = _mm256_extracti128_si256(q, 1);
+        for (; i + 8 <= length; i += 8) {
+            const __m256i q = eight(i);
+            const __m128i half0 = _mm256_castsi256_si128(q), half1 = _mm256_extracti128_si256(q, 1);
             const __m128i words =
-                SignedOutput ? _mm_packs_epi32(low, high) : _mm_packus_epi32(low, high);
+                SignedOutput ? _mm_packs_epi32(half0, half1) : _mm_packus_epi32(half0, half1);
             const __m128i bytes =
                 SignedOutput ? _mm_packs_epi16(words, words) : _mm_packus_epi16(words, words);
-            _mm_storel_epi64(reinterpret_cast<__m128i*>(o + m), bytes);
+            _mm_storel_epi64(reinterpret_cast<__m128i*>(o + i), bytes);
         }
-        return m;
+        return i;
     }
 #endif
 
