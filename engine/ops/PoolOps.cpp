@@ -69,6 +69,11 @@ class MaxPoolKernel : public Kernel {
         PoolProblem pr = poolProblem(attrs_, x, "MaxPool");
         const WindowGeometry& g = pr.geometry;
         const bool wantIndices = outputs.size() > 1;
+        if (!wantIndices && x.dtype() == DataType::Float && g.spatialRank == 2 &&
+            g.dilation[1] == 1 && g.dilation[2] == 1) {
+            outputs[0] = Value(maxPoolRows(ctx.pool(), x, pr));
+            return;
+        }
         Tensor indices = wantIndices ? Tensor(DataType::Int64, pr.outputShape) : Tensor();
         std::int64_t* idx = wantIndices ? indices.data<std::int64_t>() : nullptr;
         Tensor y = dispatchNumeric(x.dtype(), [&]<class T>() {
@@ -99,6 +104,46 @@ class MaxPoolKernel : public Kernel {
     }
 
   private:
+    // 2-D float MaxPool without indices, dilation 1 (a CNN's stem pool when the convolutions
+    // around it are not on the channel-blocked path): per output row, each window row's values
+    // folded into the row of maxima for all output columns at once (a vector loop over the
+    // columns), not a list of taps per output. The same values: the first maximum, a NaN never
+    // taken, -inf for a window all in the padding.
+    static Tensor maxPoolRows(ThreadPool& pool, const Tensor& x, const PoolProblem& pr) {
+        const WindowGeometry& g = pr.geometry;
+        Tensor out(DataType::Float, pr.outputShape);
+        const float* in = x.data<float>();
+        float* o = out.data<float>();
+        const std::int64_t IH = g.input[1], IW = g.input[2], OH = g.output[1], OW = g.output[2];
+        const std::int64_t KH = g.kernel[1], KW = g.kernel[2], SH = g.stride[1], SW = g.stride[2];
+        const std::int64_t top = g.padBegin[1], left = g.padBegin[2];
+        forEachPlane(pool, pr.planes, g, [&](std::int64_t p) {
+            const float* plane = in + p * IH * IW;
+            for (std::int64_t oy = 0; oy < OH; ++oy) {
+                float* __restrict__ best = o + (p * OH + oy) * OW;
+                std::fill(best, best + OW, -std::numeric_limits<float>::infinity());
+                for (std::int64_t ky = 0; ky < KH; ++ky) {
+                    const std::int64_t iy = oy * SH - top + ky;
+                    if (iy < 0 || iy >= IH) continue;
+                    const float* __restrict__ row = plane + iy * IW;
+                    for (std::int64_t kx = 0; kx < KW; ++kx) {
+                        // The columns whose tap kx lands inside the row: ox * SW - left + kx in
+                        // [0, IW).
+                        const std::int64_t shift = kx - left;
+                        const std::int64_t first = shift >= 0 ? 0 : (-shift + SW - 1) / SW;
+                        const std::int64_t last =
+                            IW - 1 - shift < 0 ? -1 : std::min(OW - 1, (IW - 1 - shift) / SW);
+                        for (std::int64_t ox = first; ox <= last; ++ox) {
+                            const float v = row[ox * SW + shift];
+                            best[ox] = v > best[ox] ? v : best[ox];
+                        }
+                    }
+                }
+            }
+        });
+        return out;
+    }
+
     WindowAttributes attrs_;
     bool columnMajor_;
 };

@@ -52,6 +52,43 @@ TEST(PoolOps, MaxPoolPadsNeverWinAndIntegersWork) {
         tensorsClose(runOneNodeTensor(spec), makeTensor<std::int8_t>({1, 1, 4}, {-5, -3, -3, -4})));
 }
 
+// 2-D float MaxPool without indices takes a row-folding kernel; the double path keeps the
+// per-window taps: both give the same values on every geometry here (pads larger than some
+// windows' reach, strides, ceil_mode, windows all in the padding, negative values, NaN).
+TEST(PoolOps, FloatRowKernelEqualsTheWindowTapsOnEveryGeometry) {
+    struct Geometry {
+        Ints kernel, strides, pads;
+        std::int64_t ceil;
+    };
+    const std::vector<Geometry> geometries = {
+        {{3, 3}, {2, 2}, {1, 1, 1, 1}, 0},  // ResNet's stem pool
+        {{2, 2}, {2, 2}, {0, 0, 0, 0}, 0}, {{3, 2}, {1, 3}, {2, 0, 1, 1}, 1},
+        {{1, 4}, {2, 1}, {0, 3, 0, 3}, 0},  // columns entirely in the padding
+        {{5, 5}, {3, 3}, {2, 2, 2, 2}, 1},
+    };
+    const std::int64_t h = 9, w = 11;
+    std::vector<float> values(static_cast<std::size_t>(2 * 3 * h * w));
+    for (std::size_t i = 0; i < values.size(); ++i)
+        values[i] = static_cast<float>((i * 37) % 101) - 60.0f;
+    values[17] = std::nanf("");
+    std::vector<double> doubles(values.begin(), values.end());
+    for (const Geometry& geometry : geometries) {
+        auto attrs = [&](onnx::NodeProto& n) {
+            setAttr(n, "kernel_shape", geometry.kernel);
+            setAttr(n, "strides", geometry.strides);
+            setAttr(n, "pads", geometry.pads);
+            setAttr(n, "ceil_mode", geometry.ceil);
+        };
+        const Tensor f =
+            runOneNodeTensor(pool("MaxPool", makeTensor<float>({2, 3, h, w}, values), attrs));
+        const Tensor d =
+            runOneNodeTensor(pool("MaxPool", makeTensor<double>({2, 3, h, w}, doubles), attrs));
+        ASSERT_EQ(f.shape(), d.shape());
+        for (std::int64_t i = 0; i < f.numel(); ++i)
+            ASSERT_EQ(static_cast<double>(f.data<float>()[i]), d.data<double>()[i]) << i;
+    }
+}
+
 TEST(PoolOps, MaxPoolDilationsAndCeilMode) {
     Tensor x = makeTensor<float>({1, 1, 6}, {1, 9, 2, 8, 3, 7});
     // kernel 2, dilation 2: windows {0,2} {1,3} {2,4} {3,5}.
