@@ -461,7 +461,32 @@ std::pair<float, float> rangeWithZero(KernelContext& ctx, const float* in, std::
         for (std::int64_t c = c0; c < c1; ++c) {
             float low = 0.0f, high = 0.0f;
             const std::int64_t end = std::min(count, (c + 1) * per);
-            for (std::int64_t i = c * per; i < end; ++i) {
+            std::int64_t i = c * per;
+#ifdef __AVX2__
+            // Four vectors of minima and maxima (the scalar loop's comparisons: minps(x, m) keeps
+            // m when x is NaN, as `x < m ? x : m` does); the compiler would not reorder a float
+            // reduction itself.
+            if (end - i >= 32) {
+                __m256 lo[4], hi[4];
+                for (int k = 0; k < 4; ++k) lo[k] = hi[k] = _mm256_setzero_ps();
+                for (; i + 32 <= end; i += 32)
+                    for (int k = 0; k < 4; ++k) {
+                        const __m256 v = _mm256_loadu_ps(in + i + 8 * k);
+                        lo[k] = _mm256_min_ps(v, lo[k]);
+                        hi[k] = _mm256_max_ps(v, hi[k]);
+                    }
+                alignas(32) float lanes[2][8];
+                _mm256_store_ps(lanes[0], _mm256_min_ps(_mm256_min_ps(lo[0], lo[1]),
+                                                        _mm256_min_ps(lo[2], lo[3])));
+                _mm256_store_ps(lanes[1], _mm256_max_ps(_mm256_max_ps(hi[0], hi[1]),
+                                                        _mm256_max_ps(hi[2], hi[3])));
+                for (int k = 0; k < 8; ++k) {
+                    low = lanes[0][k] < low ? lanes[0][k] : low;
+                    high = lanes[1][k] > high ? lanes[1][k] : high;
+                }
+            }
+#endif
+            for (; i < end; ++i) {
                 low = in[i] < low ? in[i] : low;
                 high = in[i] > high ? in[i] : high;
             }

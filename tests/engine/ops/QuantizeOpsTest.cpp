@@ -97,6 +97,28 @@ TEST(QuantizeOps, DequantizeInt32WithoutZeroPoint) {
     EXPECT_TRUE(tensorsClose(y, makeTensor<float>({3}, {-1, 0, 250})));
 }
 
+// A long input (the vector range pass, 32 values at a time, then the scalar tail), the extremes
+// at the start, in the middle of a vector and in the tail, a NaN among them (ignored by the range):
+// the range, scale and zero point the reference's steps give.
+TEST(QuantizeOps, DynamicQuantizeRangeOfALongInputIgnoresNaN) {
+    for (const std::size_t lowAt : {std::size_t{0}, std::size_t{45}, std::size_t{98}}) {
+        std::vector<float> values(100);
+        for (std::size_t i = 0; i < values.size(); ++i)
+            values[i] = static_cast<float>(i % 13) * 0.25f - 1.0f;
+        values[lowAt] = -7.5f;
+        values[(lowAt + 31) % 100] = 3.25f;
+        values[(lowAt + 7) % 100] = std::nanf("");
+        auto result = runOneNode(
+            node("DynamicQuantizeLinear", {makeTensor<float>({100}, values)}, 11, {}, 3));
+        ASSERT_TRUE(result) << result.error().message;
+        const float scale = (3.25f - -7.5f) / 255.0f;
+        EXPECT_EQ(result->at(1).tensor().data<float>()[0], scale) << lowAt;
+        EXPECT_EQ(result->at(2).tensor().data<std::uint8_t>()[0],
+                  static_cast<std::uint8_t>(std::nearbyint(7.5f / scale)))
+            << lowAt;
+    }
+}
+
 TEST(QuantizeOps, DynamicQuantizeCoversZero) {
     // Range [min(x,0), max(x,0)] = [-1, 4]: scale 5/255, zero point round(1 / (5/255)) = 51.
     Tensor x = makeTensor<float>({4}, {-1, 0, 2, 4});
