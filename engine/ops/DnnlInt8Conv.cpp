@@ -259,13 +259,13 @@ struct DnnlInt8Conv::State {
         channelSums.assign(static_cast<std::size_t>(M), 0);
         largestAbsoluteSum = 0;
         for (std::int64_t m = 0; m < M; ++m) {
-            std::int32_t sum = 0;
-            std::int64_t absolute = 0;
+            std::int64_t sum = 0, absolute = 0;
             for (std::int64_t i = 0; i < perChannel; ++i) {
                 sum += data[m * perChannel + i];
                 absolute += std::abs(static_cast<std::int32_t>(data[m * perChannel + i]));
             }
-            channelSums[static_cast<std::size_t>(m)] = sum;
+            // Modulo 2^32, as the int32 accumulators it is taken from.
+            channelSums[static_cast<std::size_t>(m)] = static_cast<std::int32_t>(sum);
             largestAbsoluteSum = std::max(largestAbsoluteSum, absolute);
         }
         sevenBitWeights = std::all_of(data, data + M * perChannel,
@@ -414,12 +414,20 @@ void addHighBits(ThreadPool& pool, const ConvProblem& pr, const std::uint8_t* so
         });
 }
 
+// a + b modulo 2^32: the accumulators are int32, as ONNX's integer outputs are; hostile biases
+// and zero points may wrap them (as ORT's do) but never make signed overflow.
+inline std::int32_t wrappingSum(std::int32_t a, std::int32_t b) {
+    return static_cast<std::int32_t>(static_cast<std::uint32_t>(a) + static_cast<std::uint32_t>(b));
+}
+
 // Per output channel: what is added to the accumulators (intBias - z * sum(w)).
 std::vector<std::int32_t> channelOffsets(const std::vector<std::int32_t>& sums,
                                          std::int32_t zeroPoint, const std::int32_t* intBias) {
     std::vector<std::int32_t> offset(sums.size());
     for (std::size_t m = 0; m < sums.size(); ++m)
-        offset[m] = (intBias ? intBias[m] : 0) - zeroPoint * sums[m];
+        offset[m] =
+            wrappingSum(intBias ? intBias[m] : 0,
+                        static_cast<std::int32_t>(-static_cast<std::int64_t>(zeroPoint) * sums[m]));
     return offset;
 }
 
@@ -485,7 +493,7 @@ class Requantizer {
         auto scalar = [&](const std::int32_t* a, std::int64_t m, std::int64_t end,
                           std::uint8_t* o) {
             for (; m < end; ++m) {
-                float v = static_cast<float>(a[m] + offs[m]) * scs[m];
+                float v = static_cast<float>(wrappingSum(a[m], offs[m])) * scs[m];
                 v = v > low ? v : low;
                 v = v < high ? v : high;
                 o[m] = static_cast<std::uint8_t>(
@@ -713,7 +721,7 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
         case Int8ConvEpilogue::Output::Int32:
             for (std::int64_t p = 0; p < N * P; ++p) {
                 std::int32_t* __restrict__ a = acc + p * M;
-                for (std::int64_t m = 0; m < M; ++m) a[m] += off[m];
+                for (std::int64_t m = 0; m < M; ++m) a[m] = wrappingSum(a[m], off[m]);
             }
             oneThread([&] { s.writeResult(dt::s32, acc, y.raw()); });
             break;
@@ -746,10 +754,11 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
                             // Cast, scale, bias: the unfused graph's order.
                             if (hasBias)
                                 for (std::int64_t m = 0; m < M; ++m)
-                                    v[m] = static_cast<float>(a[m] + off[m]) * sc[m] + bi[m];
+                                    v[m] = static_cast<float>(wrappingSum(a[m], off[m])) * sc[m] +
+                                           bi[m];
                             else
                                 for (std::int64_t m = 0; m < M; ++m)
-                                    v[m] = static_cast<float>(a[m] + off[m]) * sc[m];
+                                    v[m] = static_cast<float>(wrappingSum(a[m], off[m])) * sc[m];
                         }
                         if (relu)
                             for (std::int64_t i = 0; i < rows * M; ++i)

@@ -46,10 +46,13 @@ void fewRowProduct(const std::int16_t* a, std::int64_t rows, std::int64_t k,
                 reinterpret_cast<const void*>(base + static_cast<std::uintptr_t>(at)));
         for (std::int64_t r = 0; r < rows; ++r) {
             const std::int16_t* __restrict__ x = a + r * k;
-            std::int32_t sum = 0;
+            // Summed modulo 2^32 (an int32 accumulator as the spec's output type; a hostile K
+            // over 65,793 may wrap, as ORT's does, but is not undefined behaviour).
+            std::uint32_t sum = 0;
             for (std::int64_t i = 0; i < k; ++i)
-                sum += static_cast<std::int32_t>(x[i]) * static_cast<std::int32_t>(w[i]);
-            y[r * n + j] = sum;
+                sum += static_cast<std::uint32_t>(static_cast<std::int32_t>(x[i]) *
+                                                  static_cast<std::int32_t>(w[i]));
+            y[r * n + j] = static_cast<std::int32_t>(sum);
         }
     }
 }
