@@ -16,6 +16,7 @@
 
 #include "ByteTranspose.h"
 #include "DnnlInt8Saturation.h"
+#include "Int8DepthwiseConv.h"
 #include "OpenMpThreads.h"
 #include "onnxlens/engine/WeightMemory.h"
 #endif
@@ -124,6 +125,10 @@ struct DnnlInt8Conv::State {
     std::vector<float> fusedScales;
     dt fusedType = dt::u8;
     bool fusedRefused = false;
+
+    // The engine's own depthwise kernel's weights (Int8DepthwiseConv.h), made from `heldDepthwise`.
+    Tensor heldDepthwise;
+    std::unique_ptr<DepthwiseWeights> depthwise;
 
     // Padding in the primitive (nativePadding) or in the staged source.
     dnnl::memory::dims padBegin, padEnd;
@@ -615,6 +620,11 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
 
     State& s = *state_;
     std::lock_guard lock(s.mutex);
+    if (channelsLast && epilogue.output == Int8ConvEpilogue::Output::Quantized &&
+        depthwiseKernelTakes(pr) && w.numel() == M * g.kernelSize()) {
+        runDepthwise(pool, pr, x, xZeroPoint, w, epilogue, y);
+        return true;
+    }
     // The primitive is made and run on the threads its work is worth.
     const ThreadBudget budget(2.0 * static_cast<double>(pr.batch * M * g.outputSize()) *
                               static_cast<double>(pr.inChannelsPerGroup() * g.kernelSize()));
@@ -798,6 +808,53 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
         }
     }
     return true;
+}
+
+void DnnlInt8Conv::runDepthwise(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
+                                std::int32_t xZeroPoint, const Tensor& w,
+                                const Int8ConvEpilogue& epilogue, Tensor& y) {
+    State& s = *state_;
+    const WindowGeometry& g = pr.geometry;
+    const std::int64_t C = pr.inChannels, taps = g.kernelSize();
+    if (!s.depthwise || !w.sharesStorageWith(s.heldDepthwise)) {
+        s.depthwise = std::make_unique<DepthwiseWeights>(w.data<std::int8_t>(), C, taps);
+        s.heldDepthwise = w;
+        countWeightReorder(static_cast<std::uint64_t>((taps + 1) / 2 * C * 4));
+    }
+    // The values are centred (x - zero point), so only the bias is added to the accumulators.
+    std::vector<std::int32_t> offset(static_cast<std::size_t>(C), 0);
+    if (epilogue.intBias) offset.assign(epilogue.intBias, epilogue.intBias + C);
+    std::vector<float> scales(static_cast<std::size_t>(C));
+    for (std::int64_t m = 0; m < C; ++m)
+        scales[static_cast<std::size_t>(m)] = epilogue.scale[epilogue.scaleCount == 1 ? 0 : m];
+    const std::int64_t P = g.outputSize(), OH = g.output[1], OW = g.output[2];
+    const Requantizer requantize(offset.data(), scales.data(), y, epilogue.outputZeroPoint, C, P,
+                                 true);
+    // Per output row: the accumulators, then the epilogue on them while they are in the cache.
+    // A tap in the padding reads C bytes of the zero point.
+    auto rows = [&]<class Q>(const Q* in, const Q* zeros) {
+        pool.parallelFor(pr.batch * OH, 2.0 * static_cast<double>(OW * C * taps),
+                         [&](std::int64_t b, std::int64_t e) {
+                             Scratch& mine = scratch();
+                             std::int32_t* acc = mine.acc.get(OW * C);
+                             std::vector<const Q*> at(static_cast<std::size_t>(OW * (taps + 1)));
+                             for (std::int64_t row = b; row < e; ++row) {
+                                 const std::int64_t n = row / OH, oy = row % OH;
+                                 depthwiseRow(in, pr, *s.depthwise, xZeroPoint, zeros, n, oy,
+                                              at.data(), acc);
+                                 requantize(acc, n, oy * OW, OW, mine);
+                             }
+                         });
+    };
+    if (x.dtype() == DataType::Int8) {
+        const std::vector<std::int8_t> zeros(static_cast<std::size_t>(C),
+                                             static_cast<std::int8_t>(xZeroPoint));
+        rows(x.data<std::int8_t>(), zeros.data());
+    } else {
+        const std::vector<std::uint8_t> zeros(static_cast<std::size_t>(C),
+                                              static_cast<std::uint8_t>(xZeroPoint));
+        rows(x.data<std::uint8_t>(), zeros.data());
+    }
 }
 
 #else

@@ -73,6 +73,11 @@ class DnnlInt8Conv {
              bool channelsLast = false);
 
   private:
+    // Depthwise layers on the engine's own kernel (Int8DepthwiseConv.h); under the lock.
+    void runDepthwise(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
+                      std::int32_t xZeroPoint, const Tensor& w, const Int8ConvEpilogue& epilogue,
+                      Tensor& y);
+
     struct State;
     std::unique_ptr<State> state_;
 };

@@ -102,10 +102,11 @@ onnx::ModelProto quantizedChain(bool signedValues, int weightZeroPoint = 0,
 
 // The converted model gives the plain model's outputs, byte for byte, at 1 and 2 threads.
 void expectChannelsLastComputesTheSame(const onnx::ModelProto& plain,
-                                       const onnx::ModelProto& converted) {
+                                       const onnx::ModelProto& converted,
+                                       const Shape& imageShape = {2, 8, 11, 13}) {
     const std::map<std::string, Value> feeds{
-        {"image", Value(makeTensor<float>({2, 8, 11, 13}, [] {
-             std::vector<float> v(2 * 8 * 11 * 13);
+        {"image", Value(makeTensor<float>(imageShape, [&] {
+             std::vector<float> v(static_cast<std::size_t>(engine::shapeElementCount(imageShape)));
              for (std::size_t i = 0; i < v.size(); ++i)
                  v[i] = static_cast<float>((i * 53) % 211) / 211.0f * 12.0f - 5.0f;
              return v;
@@ -176,6 +177,44 @@ TEST(QLinearConvChannelsLast, ZeroPointsZeroComputeTheSame) {
         EXPECT_EQ(engine::convertQLinearConvToChannelsLast(converted), 5);
         expectChannelsLastComputesTheSame(plain, converted);
     }
+}
+
+// Depthwise layers of 192 channels and more take the engine's own kernel on a channels-last
+// input (Int8DepthwiseConv.h): 3x3 (five tap pairs) and 5x5 (an odd count, the general loop),
+// strides 1 and 2, padding, zero points 0 and not, 7-bit and full-range weights, uint8 and int8.
+// The plain model's layers run on oneDNN's NCHW path; both give the same bytes.
+TEST(QLinearConvChannelsLast, ManyChannelDepthwiseLayersComputeTheSame) {
+    constexpr std::int64_t channels = 208;
+    for (bool signedValues : {false, true})
+        for (bool zeroPointsZero : {false, true})
+            for (int weightZeroPoint : {0, 1}) {
+                auto m = emptyModel();
+                auto& g = *m.mutable_graph();
+                addFloatInput(g, "image", {1, channels, 9, 11});
+                addQuantization(g, "x", 0.05f, zeroPointsZero ? 0 : (signedValues ? 7 : 120),
+                                signedValues);
+                addNode(g, "QuantizeLinear", {"image", "x_scale", "x_zp"}, {"x"});
+                // weightZeroPoint 1 asks int8Weights for the full range; the zero point itself
+                // stays 0 (a nonzero one keeps the layer off both kernels).
+                addQConv(g, "x", "a", channels, channels, 3, channels, 1, 4, signedValues, 0,
+                         zeroPointsZero);
+                addQConv(g, "a", "b", channels, channels, 5, channels, 2, 5, signedValues, 0,
+                         zeroPointsZero);
+                if (weightZeroPoint != 0)
+                    for (auto& init : *g.mutable_initializer())
+                        if (init.name() == "a_w" || init.name() == "b_w") {
+                            const Tensor full = int8Weights(
+                                {init.dims(0), init.dims(1), init.dims(2), init.dims(3)},
+                                init.name() == "a_w" ? 4 : 5, true);
+                            init.set_raw_data(full.raw(),
+                                              static_cast<std::size_t>(full.byteSize()));
+                        }
+                addNode(g, "DequantizeLinear", {"b", "b_scale", "b_zp"}, {"pooled"});
+                g.add_output()->set_name("pooled");
+                onnx::ModelProto converted = m;
+                EXPECT_EQ(engine::convertQLinearConvToChannelsLast(converted), 2);
+                expectChannelsLastComputesTheSame(m, converted, {1, channels, 9, 11});
+            }
 }
 
 // A nonzero weight zero point keeps oneDNN's path from the layer: the kernel then moves X to
