@@ -80,6 +80,7 @@ struct DnnlInt8MatMul::State {
     // same storage coming back means the same values), and the sum of each of their columns.
     Tensor heldWeights;
     dnnl::memory reordered, reorderedLow;
+    bool reorderedCounted = false, reorderedLowCounted = false, columnsCounted = false;
     std::vector<std::int32_t> columnSums;
     bool split = false;
     std::vector<std::int8_t> highPlain, lowPlain;
@@ -103,7 +104,8 @@ struct DnnlInt8MatMul::State {
             for (std::int64_t r = 0; r < k; ++r)
                 for (std::int64_t c = 0; c < n; ++c)
                     columns[static_cast<std::size_t>(c * k + r)] = data[r * n + c];
-            countWeightReorder(columns.size());
+            if (!columnsCounted) countWeightReorder(columns.size());
+            columnsCounted = true;
         }
         return columns.data();
     }
@@ -160,7 +162,11 @@ struct DnnlInt8MatMul::State {
         if (e.b == plain) return dnnl::memory(plain, engine, data);
         if (kept && kept.get_desc() == e.b) return kept;
         dnnl::memory source(plain, engine, data);
-        if (!kept) countWeightReorder(e.b.get_size());  // the copy kept, not each refresh
+        // The copy kept, once per kernel (not each refresh, nor each time it comes back after
+        // the few-row kernel's columns had it released).
+        bool& counted = &kept == &reordered ? reorderedCounted : reorderedLowCounted;
+        if (!counted) countWeightReorder(e.b.get_size());
+        counted = true;
         kept = dnnl::memory(e.b, engine);
         dnnl::reorder(source, kept).execute(stream, source, kept);
         stream.wait();
@@ -189,6 +195,9 @@ bool DnnlInt8MatMul::run(ThreadPool& pool, const Tensor& a, std::int32_t aZeroPo
     State::Entry* e = s.entryFor({rows, k, n, a.dtype() == DataType::Int8});
     if (!e) return false;
     const State::Weights weights = s.weightsFor(*e, b);
+    // One extra copy of the weights at a time: the few-row kernel's columns go while oneDNN's
+    // layout is in use (a decoder alternates once per prompt: its prefill, then its tokens).
+    std::vector<std::int8_t>().swap(s.columns);
     // The product of the raw 8-bit values; the zero point comes off in the epilogue, exactly:
     // sum((a - z) * w) = sum(a * w) - z * sum(w). Without zero-point attributes oneDNN picks its
     // fastest (brgemm) kernels.
@@ -241,6 +250,8 @@ bool DnnlInt8MatMul::runFewRows(ThreadPool& pool, const Tensor& a, std::int32_t 
     State& s = *state_;
     const std::int64_t k = b.dim(0), n = b.dim(1), rows = a.numel() / k;
     const std::int8_t* columns = s.columnsOf(b);
+    // ... and oneDNN's reordered weights go while the columns are in use.
+    s.reordered = s.reorderedLow = dnnl::memory();
     std::vector<std::int16_t> centred(static_cast<std::size_t>(rows * k));
     if (a.dtype() == DataType::UInt8) {
         const std::uint8_t* in = a.data<std::uint8_t>();

@@ -104,6 +104,45 @@ TEST(QuantizedModels, MatMulIntegerAtTheValueExtremesIsExact) {
     }
 }
 
+// One node alternating between few rows (the column kernel, whose weight copy releases oneDNN's)
+// and many (oneDNN, whose reordered copy releases the columns), as a decoder's prefill and tokens
+// do: exact every time.
+TEST(QuantizedModels, AlternatingFewAndManyRowsStaysExact) {
+    const std::int64_t k = 40, n = 24;
+    onnx::ModelProto model = emptyModel(13);
+    auto& g = *model.mutable_graph();
+    auto* in = g.add_input();
+    in->set_name("a");
+    auto* tt = in->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::UINT8);
+    tt->mutable_shape()->add_dim()->set_dim_param("rows");
+    tt->mutable_shape()->add_dim()->set_dim_value(k);
+    const std::vector<std::int8_t> b =
+        pattern<std::int8_t>(static_cast<std::size_t>(k * n), 127, 13);
+    addInitializer(g, "b", makeTensor<std::int8_t>({k, n}, b));
+    addInitializer(g, "a_zero_point", Tensor::scalar<std::uint8_t>(7));
+    addNode(g, "MatMulInteger", {"a", "b", "a_zero_point"}, {"y"});
+    g.add_output()->set_name("y");
+    auto s = session(model, false);
+    ASSERT_TRUE(s);
+    for (const std::int64_t rows : {1, 9, 2, 9, 1}) {
+        std::vector<std::uint8_t> a(static_cast<std::size_t>(rows * k));
+        for (std::size_t i = 0; i < a.size(); ++i)
+            a[i] = static_cast<std::uint8_t>((i * 53 + static_cast<std::size_t>(rows)) % 256);
+        auto out = s->run({{"a", Value(makeTensor<std::uint8_t>({rows, k}, a))}});
+        ASSERT_TRUE(out) << out.error().message;
+        const Tensor& y = (*out)[0].tensor();
+        for (std::int64_t i = 0; i < rows; ++i)
+            for (std::int64_t j = 0; j < n; ++j) {
+                std::int32_t expected = 0;
+                for (std::int64_t t = 0; t < k; ++t)
+                    expected += (a[static_cast<std::size_t>(i * k + t)] - 7) *
+                                b[static_cast<std::size_t>(t * n + j)];
+                ASSERT_EQ(y.data<std::int32_t>()[i * n + j], expected) << rows << " rows";
+            }
+    }
+}
+
 // MatMulIntegerToFloat on few rows (a decoder's token): the column kernel's exact product, then
 // the scale and the bias, for uint8 and int8 activations at the ends of their ranges.
 TEST(QuantizedModels, FewRowIntegerToFloatProductsAreExactThenScaled) {
