@@ -663,7 +663,11 @@ class BlockedConvKernel : public Kernel {
         const ConvProblem pr = forwardProblem(attrs_, groups_, xShape, w);
         checkBias(bias, pr.outChannels);
         Shape yShape{pr.batch, channelBlocks(pr.outChannels, block_)};
-        for (auto d : pr.geometry.outputShape()) yShape.push_back(d);
+        // The output dims straight from the geometry (a range-for over outputShape()'s temporary
+        // drew gcc 12's false -Wfree-nonheap-object).
+        const WindowGeometry& g = pr.geometry;
+        for (int s = kMaxWindowRank - g.spatialRank; s < kMaxWindowRank; ++s)
+            yShape.push_back(g.output[static_cast<std::size_t>(s)]);
         yShape.push_back(block_);
         require(!sum || (sum->dtype() == DataType::Float && sum->shape() == yShape),
                 "the summed input Z must be float with the blocked output shape " +
