@@ -86,23 +86,16 @@ inline void block16(const std::uint8_t* in, std::int64_t inStride, std::uint8_t*
 
 #endif
 
-// transposeBytes of R rows: when the output rows are packed (outStride == R), one pass that
-// the compiler vectorises as an interleave.
+// transposeBytes of R rows whose output rows are packed (outStride == R): one pass that the
+// compiler vectorises as an interleave.
 template <int R>
 void fewRows(const std::uint8_t* in, std::int64_t cols, std::int64_t inStride, std::uint8_t* out,
-             std::int64_t outStride, std::uint8_t flip) {
-    if (outStride == R) {
-        std::uint8_t* __restrict__ o = out;
-        const std::uint8_t* __restrict__ rowsIn[R];
-        for (int r = 0; r < R; ++r) rowsIn[r] = in + r * inStride;
-        for (std::int64_t c = 0; c < cols; ++c)
-            for (int r = 0; r < R; ++r)
-                o[c * R + r] = static_cast<std::uint8_t>(rowsIn[r][c] ^ flip);
-        return;
-    }
+             std::uint8_t flip) {
+    std::uint8_t* __restrict__ o = out;
+    const std::uint8_t* __restrict__ rowsIn[R];
+    for (int r = 0; r < R; ++r) rowsIn[r] = in + r * inStride;
     for (std::int64_t c = 0; c < cols; ++c)
-        for (int r = 0; r < R; ++r)
-            out[c * outStride + r] = static_cast<std::uint8_t>(in[r * inStride + c] ^ flip);
+        for (int r = 0; r < R; ++r) o[c * R + r] = static_cast<std::uint8_t>(rowsIn[r][c] ^ flip);
 }
 
 }  // namespace byte_transpose_detail
@@ -113,28 +106,28 @@ inline void transposeBytes(const std::uint8_t* in, std::int64_t rows, std::int64
                            std::uint8_t flip = 0) {
     constexpr std::int64_t kBlock = 16;
     if (rows < kBlock / 2) {
-        // A few rows (an image's 3 channels): element by element, each output row contiguous,
-        // the row count a constant so that the compiler interleaves them with shuffles.
-        switch (rows) {
-            case 1:
-                byte_transpose_detail::fewRows<1>(in, cols, inStride, out, outStride, flip);
-                return;
-            case 2:
-                byte_transpose_detail::fewRows<2>(in, cols, inStride, out, outStride, flip);
-                return;
-            case 3:
-                byte_transpose_detail::fewRows<3>(in, cols, inStride, out, outStride, flip);
-                return;
-            case 4:
-                byte_transpose_detail::fewRows<4>(in, cols, inStride, out, outStride, flip);
-                return;
-            default:
-                for (std::int64_t c = 0; c < cols; ++c)
-                    for (std::int64_t r = 0; r < rows; ++r)
-                        out[c * outStride + r] =
-                            static_cast<std::uint8_t>(in[r * inStride + c] ^ flip);
-                return;
+        // A few rows (an image's 3 channels): packed output rows with the row count a constant
+        // (the compiler interleaves them with shuffles), else element by element.
+        if (outStride == rows && rows >= 1 && rows <= 4) {
+            switch (rows) {
+                case 1:
+                    byte_transpose_detail::fewRows<1>(in, cols, inStride, out, flip);
+                    return;
+                case 2:
+                    byte_transpose_detail::fewRows<2>(in, cols, inStride, out, flip);
+                    return;
+                case 3:
+                    byte_transpose_detail::fewRows<3>(in, cols, inStride, out, flip);
+                    return;
+                default:
+                    byte_transpose_detail::fewRows<4>(in, cols, inStride, out, flip);
+                    return;  // 4
+            }
         }
+        for (std::int64_t c = 0; c < cols; ++c)
+            for (std::int64_t r = 0; r < rows; ++r)
+                out[c * outStride + r] = static_cast<std::uint8_t>(in[r * inStride + c] ^ flip);
+        return;
     }
     const std::int64_t fullRows = rows / kBlock * kBlock, fullCols = cols / kBlock * kBlock;
     // 64 x 64 tiles of blocks: the tile's rows of input and of output stay in the cache.

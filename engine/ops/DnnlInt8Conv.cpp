@@ -244,12 +244,15 @@ struct DnnlInt8Conv::State {
         it->second.run(engine, stream, in, y);
     }
 
-    // Whether every weight of w is in [-64, 64] (sevenBitWeights, before weightsFor has seen w).
+    // Whether every weight is in [-64, 64] (see sevenBitWeights).
+    static bool allSevenBit(const std::int8_t* data, std::int64_t count) {
+        return std::all_of(data, data + count, [](std::int8_t v) { return v >= -64 && v <= 64; });
+    }
+
+    // sevenBitWeights for w, before weightsFor has seen it.
     bool sevenBitFor(const Tensor& w) const {
         if (reordered && w.sharesStorageWith(heldWeights)) return sevenBitWeights;
-        const std::int8_t* data = w.data<std::int8_t>();
-        return std::all_of(data, data + w.numel(),
-                           [](std::int8_t v) { return v >= -64 && v <= 64; });
+        return allSevenBit(w.data<std::int8_t>(), w.numel());
     }
 
     dnnl::memory weightsFor(const ConvProblem& pr, const Tensor& w) {
@@ -270,8 +273,7 @@ struct DnnlInt8Conv::State {
             channelSums[static_cast<std::size_t>(m)] = static_cast<std::int32_t>(sum);
             largestAbsoluteSum = std::max(largestAbsoluteSum, absolute);
         }
-        sevenBitWeights = std::all_of(data, data + M * perChannel,
-                                      [](std::int8_t v) { return v >= -64 && v <= 64; });
+        sevenBitWeights = allSevenBit(data, M * perChannel);
         if (!exact && !sevenBitWeights) {
             // [g][c][tap][j] = w[g * Mg + j][c][tap]
             transposed.assign(static_cast<std::size_t>(M * perChannel), 0);
@@ -427,6 +429,14 @@ std::vector<std::int32_t> channelOffsets(const std::vector<std::int32_t>& sums,
     return offset;
 }
 
+// The epilogue's scale of each of the M output channels (it holds one or M).
+std::vector<float> channelScales(const Int8ConvEpilogue& epilogue, std::int64_t M) {
+    std::vector<float> scales(static_cast<std::size_t>(M));
+    for (std::int64_t m = 0; m < M; ++m)
+        scales[static_cast<std::size_t>(m)] = epilogue.scale[epilogue.scaleCount == 1 ? 0 : m];
+    return scales;
+}
+
 // Whether every integer of (acc + offset[m]), |acc| <= 255 * largestAbsoluteSum, is exact in
 // float (at most 2^24 in magnitude).
 bool requantizesExactly(std::int64_t largestAbsoluteSum, const std::vector<std::int32_t>& offset) {
@@ -514,7 +524,6 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
         channelOffsets(s.channelSums, zeroPoint, epilogue.intBias);
     const std::int32_t* off = offset.data();
     const float* scale = epilogue.scale;
-    const bool oneScale = epilogue.scaleCount == 1;
 
     // Output zero point 0 (a ReLU's output, symmetric int8): oneDNN requantizes in its own
     // epilogue, from registers, with the per-channel offset as a float bias: y = saturate(round(
@@ -589,14 +598,9 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
             oneThread([&] { s.writeResult(dt::s32, acc, y.raw()); });
             break;
         case Int8ConvEpilogue::Output::Float: {
-            std::vector<float> scales(static_cast<std::size_t>(M)),
-                biases(static_cast<std::size_t>(M), 0.0f);
-            for (std::int64_t m = 0; m < M; ++m) {
-                scales[static_cast<std::size_t>(m)] = scale[oneScale ? 0 : m];
-                if (epilogue.bias) biases[static_cast<std::size_t>(m)] = epilogue.bias[m];
-            }
+            const std::vector<float> scales = channelScales(epilogue, M);
             const float* sc = scales.data();
-            const float* bi = biases.data();
+            const float* bi = epilogue.bias;  // read only when hasBias
             const bool relu = epilogue.activation.kind == FusedActivation::Kind::Relu;
             const bool hasBias = epilogue.bias != nullptr;
             // A tile of pixels at a time over the threads: its values computed channels-last in
@@ -641,9 +645,7 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
             // Requantized a tile of pixels at a time over the threads (channels-last, contiguous
             // per pixel), each tile transposed into y's NC... rows: no channels-last copy of the
             // whole result.
-            std::vector<float> scales(static_cast<std::size_t>(M));
-            for (std::int64_t m = 0; m < M; ++m)
-                scales[static_cast<std::size_t>(m)] = scale[oneScale ? 0 : m];
+            const std::vector<float> scales = channelScales(epilogue, M);
             const Requantizer requantize(off, scales.data(), y, epilogue.outputZeroPoint, M, P,
                                          channelsLast);
             const std::int64_t tiles = (P + kRequantizeTile - 1) / kRequantizeTile;
@@ -678,9 +680,7 @@ void DnnlInt8Conv::runDepthwise(ThreadPool& pool, const ConvProblem& pr, const T
     // The values are centred (x - zero point), so only the bias is added to the accumulators.
     std::vector<std::int32_t> offset(static_cast<std::size_t>(C), 0);
     if (epilogue.intBias) offset.assign(epilogue.intBias, epilogue.intBias + C);
-    std::vector<float> scales(static_cast<std::size_t>(C));
-    for (std::int64_t m = 0; m < C; ++m)
-        scales[static_cast<std::size_t>(m)] = epilogue.scale[epilogue.scaleCount == 1 ? 0 : m];
+    const std::vector<float> scales = channelScales(epilogue, C);
     const std::int64_t P = g.outputSize(), OH = g.output[1], OW = g.output[2];
     const Requantizer requantize(offset.data(), scales.data(), y, epilogue.outputZeroPoint, C, P,
                                  true);

@@ -255,15 +255,14 @@ bool DnnlInt8MatMul::runFewRows(ThreadPool& pool, const Tensor& a, std::int32_t 
     // ... and oneDNN's reordered weights go while the columns are in use.
     s.reordered = s.reorderedLow = dnnl::memory();
     std::vector<std::int16_t> centred(static_cast<std::size_t>(rows * k));
-    if (a.dtype() == DataType::UInt8) {
-        const std::uint8_t* in = a.data<std::uint8_t>();
+    auto centre = [&](const auto* in) {
         for (std::size_t i = 0; i < centred.size(); ++i)
             centred[i] = static_cast<std::int16_t>(in[i] - aZeroPoint);
-    } else {
-        const std::int8_t* in = a.data<std::int8_t>();
-        for (std::size_t i = 0; i < centred.size(); ++i)
-            centred[i] = static_cast<std::int16_t>(in[i] - aZeroPoint);
-    }
+    };
+    if (a.dtype() == DataType::UInt8)
+        centre(a.data<std::uint8_t>());
+    else
+        centre(a.data<std::int8_t>());
     const bool floatOutput = epilogue != nullptr;
     std::vector<std::int32_t> raw(floatOutput ? static_cast<std::size_t>(rows * n) : 0);
     std::int32_t* acc = floatOutput ? raw.data() : y.data<std::int32_t>();

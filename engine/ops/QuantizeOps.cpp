@@ -502,7 +502,9 @@ std::pair<float, float> rangeWithZero(KernelContext& ctx, const float* in, std::
 // reference, in a loop the compiler vectorises (a NaN ends as 0, as the saturating cast gives).
 void quantizeToUInt8(const float* in, std::int64_t begin, std::int64_t end, float scale,
                      float zeroPoint, std::uint8_t* out) {
-    for (std::int64_t i = begin; i < end; ++i) {
+    // QuantizeLinear's vector kernel does the same steps, sixteen at a time.
+    for (std::int64_t i = quantizeFloatsVector<std::uint8_t>(in, begin, end, scale, zeroPoint, out);
+         i < end; ++i) {
         float q = std::nearbyint(in[i] / scale) + zeroPoint;
         q = q > 255.0f ? 255.0f : q;
         q = q >= 0.0f ? q : 0.0f;
