@@ -9,6 +9,7 @@
 #include "ElementwiseUnary.h"
 #include "GeluOp.h"
 #include "OpFamilies.h"
+#include "SubnormalFreeMath.h"
 #include "onnxlens/engine/GraphOptimizer.h"
 
 namespace onnxlens::engine::ops {
@@ -92,7 +93,7 @@ struct SigmoidOp : UnaryOpTraits {
     static constexpr double kCost = 10;
     template <class A>
     auto array(const A& x) const {
-        return x.logistic();
+        return x.unaryExpr(LogisticWithoutSubnormals{});
     }
 };
 
@@ -133,7 +134,7 @@ struct SoftplusOp : UnaryOpTraits {
     template <class A>
     auto array(const A& x) const {
         using S = typename A::Scalar;
-        return x.max(S(0)) + (-x.abs()).exp().log1p();
+        return x.max(S(0)) + (-x.abs()).unaryExpr(ExpWithoutSubnormals{}).log1p();
     }
 };
 
@@ -145,7 +146,7 @@ struct SwishOp : UnaryOpTraits {
     template <class A>
     auto array(const A& x) const {
         using S = typename A::Scalar;
-        return x / (S(1) + (x * S(-alpha)).exp());
+        return x / (S(1) + (x * S(-alpha)).unaryExpr(ExpWithoutSubnormals{}));
     }
     float alpha;
 };
@@ -157,7 +158,7 @@ struct MishOp : UnaryOpTraits {
     template <class A>
     auto array(const A& x) const {
         using S = typename A::Scalar;
-        return x * (x.max(S(0)) + (-x.abs()).exp().log1p()).tanh();
+        return x * (x.max(S(0)) + (-x.abs()).unaryExpr(ExpWithoutSubnormals{}).log1p()).tanh();
     }
     template <class T>
     T operator()(T x) const {
@@ -281,13 +282,13 @@ void normaliseColumns(NormKind kind, const T* in, T* out, std::int64_t n, std::i
         // classes, is bound by its passes over the data).
         // Column by column: contiguous expressions Eigen vectorises.
         for (std::int64_t c = 0; c < cols; ++c) {
-            y.col(c) = (x.col(c) - max(c)).exp();
+            y.col(c) = (x.col(c) - max(c)).unaryExpr(ExpWithoutSubnormals{});
             y.col(c) *= T(1) / y.col(c).sum();
         }
         return;
     }
     y = x.rowwise() - max.transpose();
-    const ArrayX<T> logSum = y.exp().colwise().sum().log().transpose();
+    const ArrayX<T> logSum = y.unaryExpr(ExpWithoutSubnormals{}).colwise().sum().log().transpose();
     y.rowwise() -= logSum.transpose();
 }
 
@@ -308,11 +309,11 @@ void normaliseRows(NormKind kind, const T* in, T* out, std::int64_t inner, std::
     const ArrayX<T> max = x.rowwise().maxCoeff();
     y = x.colwise() - max;
     if (kind == NormKind::Softmax) {
-        y = y.exp();
+        y = y.unaryExpr(ExpWithoutSubnormals{});
         const ArrayX<T> sum = y.rowwise().sum();
         y.colwise() /= sum;
     } else {
-        const ArrayX<T> logSum = y.exp().rowwise().sum().log();
+        const ArrayX<T> logSum = y.unaryExpr(ExpWithoutSubnormals{}).rowwise().sum().log();
         y.colwise() -= logSum;
     }
 }

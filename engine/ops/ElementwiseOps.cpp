@@ -11,6 +11,7 @@
 #include "Broadcast.h"
 #include "ElementwiseUnary.h"
 #include "OpFamilies.h"
+#include "SubnormalFreeMath.h"
 
 namespace onnxlens::engine::ops {
 
@@ -83,7 +84,7 @@ struct SignOp : UnaryOpTraits {
             return EXPR;                               \
         }                                              \
     };
-ONNXLENS_EIGEN_UNARY(Exp, 10, x.exp(), std::exp(x))
+ONNXLENS_EIGEN_UNARY(Exp, 10, x.unaryExpr(ExpWithoutSubnormals{}), std::exp(x))
 ONNXLENS_EIGEN_UNARY(Log, 10, x.log(), std::log(x))
 ONNXLENS_EIGEN_UNARY(Sqrt, 4, x.sqrt(), std::sqrt(x))
 ONNXLENS_EIGEN_UNARY(Reciprocal, 4, x.inverse(), T(1) / x)

@@ -16,6 +16,8 @@
 #include "GeluOp.h"
 #include "MsKernelSupport.h"
 #include "OpFamilies.h"
+#include "SubnormalFreeMath.h"
+#include "onnxlens/engine/GraphOptimizer.h"
 
 namespace onnxlens::engine::ops {
 namespace {
@@ -60,7 +62,7 @@ struct QuickGeluActivation {
     template <class A>
     auto operator()(const A& x) const {
         using S = typename A::Scalar;
-        return x * (x * S(alpha)).logistic();
+        return x * (x * S(alpha)).unaryExpr(LogisticWithoutSubnormals{});
     }
     float alpha;
 };
@@ -246,6 +248,9 @@ void registerMsActivationOps(KernelRegistry& registry) {
                                                                           kLatestOpset, domain);
     registry.add<BiasActivationKernel<QuickGeluActivation, Bias::None>>("QuickGelu", 1,
                                                                         kLatestOpset, domain);
+    // The optimizer's x * Sigmoid(x) (pass fuse-silu), alpha 1.
+    registry.add<BiasActivationKernel<QuickGeluActivation, Bias::None>>(
+        "QuickGelu", 1, kLatestOpset, kOnnxlensDomain);
     registry.add<BiasAddKernel>("BiasAdd", 1, kLatestOpset, domain);
     registry.add<BiasSplitGeluKernel>("BiasSplitGelu", 1, kLatestOpset, domain);
 }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "SubnormalFreeMath.h"
 #include "onnxlens/engine/EngineError.h"
 #include "onnxlens/engine/Shape.h"
 
@@ -63,7 +64,7 @@ void scoreRow(const AttentionCoreProblem& p, float* r, std::int64_t columns, std
         const float sinkValue = p.headSink ? p.headSink[h] : 0.0f;
         float highest = x.maxCoeff();
         if (sink) highest = std::max(highest, sinkValue);
-        x = (x - highest).exp();
+        x = (x - highest).unaryExpr(ExpWithoutSubnormals{});
         float sum = x.sum();
         if (sink) sum += std::exp(sinkValue - highest);
         x *= 1.0f / sum;

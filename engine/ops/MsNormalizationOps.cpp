@@ -19,6 +19,7 @@
 #include "MsKernelSupport.h"
 #include "OpFamilies.h"
 #include "ReduceNumeric.h"
+#include "SubnormalFreeMath.h"
 
 namespace onnxlens::engine::ops {
 namespace {
@@ -487,7 +488,7 @@ class GroupNormKernel final : public Kernel {
                             const auto at = static_cast<std::size_t>(r);
                             v = v * scale[at] + shift[at];
                         }
-                        if (silu_) v = v * v.logistic();
+                        if (silu_) v = v * v.unaryExpr(LogisticWithoutSubnormals{});
                         if constexpr (!std::is_same_v<T, C>)
                             convertRow(row, out + r * width, width);
                     }

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "SubnormalFreeMath.h"
 #include "onnxlens/engine/EngineError.h"
 #include "onnxlens/engine/Kernel.h"
 #include "onnxlens/engine/ThreadPool.h"
@@ -67,7 +68,7 @@ struct Activation {
             }
             case Kind::Sigmoid: {
                 Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> v(x, n);
-                v = v.logistic();
+                v = v.unaryExpr(LogisticWithoutSubnormals{});
                 break;
             }
             case Kind::Affine:

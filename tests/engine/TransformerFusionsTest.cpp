@@ -146,6 +146,39 @@ TEST(TransformerFusions, GeluWithAnotherConstantOrASharedIntermediateIsNotFused)
     EXPECT_EQ(copy.graph().node_size(), b.model().graph().node_size());
 }
 
+TEST(TransformerFusions, SiluInEitherOperandOrderBecomesOneQuickGeluWithAlphaOne) {
+    ModelBuilder b({2, 8});
+    b.output(b.node("Mul", {"x", b.node("Sigmoid", {"x"})}));
+    const std::string h = b.node("Add", {"x", b.scalar(0.25f)});
+    b.output(b.node("Mul", {b.node("Sigmoid", {h}), h}));
+    onnx::ModelProto copy = b.model();
+    EXPECT_EQ(engine::fuseSilu(copy), 2);
+    ASSERT_EQ(copy.graph().node_size(), 3);
+    int fused = 0;
+    for (const auto& n : copy.graph().node()) {
+        if (n.op_type() != "QuickGelu") continue;
+        ++fused;
+        EXPECT_EQ(n.domain(), engine::kOnnxlensDomain);
+        ASSERT_EQ(n.attribute_size(), 1);
+        EXPECT_EQ(n.attribute(0).name(), "alpha");
+        EXPECT_EQ(n.attribute(0).f(), 1.0f);
+    }
+    EXPECT_EQ(fused, 2);
+    expectOptimizedRunAgrees(b.model());
+}
+
+TEST(TransformerFusions, SigmoidTimesAnotherValueOrASharedSigmoidIsNotSilu) {
+    ModelBuilder b({2, 8});
+    const std::string y = b.node("Add", {"x", b.scalar(1.0f)});
+    b.output(b.node("Mul", {y, b.node("Sigmoid", {"x"})}));  // x's sigmoid times another value
+    const std::string shared = b.node("Sigmoid", {"x"});
+    b.output(shared);  // also a graph output
+    b.output(b.node("Mul", {"x", shared}));
+    onnx::ModelProto copy = b.model();
+    EXPECT_EQ(engine::fuseSilu(copy), 0);
+    EXPECT_EQ(copy.graph().node_size(), b.model().graph().node_size());
+}
+
 TEST(TransformerFusions, LayerNormPatternBecomesLayerNormalizationWithItsEpsilon) {
     ModelBuilder b({3, 8});
     b.output(layerNormPattern(b, "x", 1e-5f));

@@ -139,6 +139,7 @@ int foldBatchNormIntoConv(onnx::GraphProto& graph, const std::filesystem::path& 
 ONNXLENS_MODEL_PASS(fuseConvAdd)
 ONNXLENS_MODEL_PASS(fuseConvActivation)
 ONNXLENS_MODEL_PASS(fuseGelu)
+ONNXLENS_MODEL_PASS(fuseSilu)
 ONNXLENS_MODEL_PASS(fuseLayerNormalization)
 ONNXLENS_MODEL_PASS(fuseMatMulBias)
 ONNXLENS_MODEL_PASS(fuseMatMulGelu)

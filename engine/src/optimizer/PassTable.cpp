@@ -53,6 +53,7 @@ const std::vector<OptimizerPass>& optimizerPassTable() {
         // GELU and LayerNorm before MatMul + bias, so that the FusedMatMul they follow fuses
         // with the Gelu.
         {"fuse-gelu", fuseGelu, S::Fusion, kKeepsShapes},
+        {"fuse-silu", fuseSilu, S::Fusion, kKeepsShapes},
         {"fuse-layer-normalization", fuseLayerNormalization, S::Fusion, kKeepsShapes},
         {"fuse-matmul-bias", fuseMatMulBias, S::Fusion, kKeepsShapes},
         {"fuse-matmul-gelu", fuseMatMulGelu, S::Fusion, kKeepsShapes},

@@ -33,6 +33,7 @@ int convertConvTransposeToConv(PassContext& context);
 int convertToChannelBlockedLayout(PassContext& context, std::int64_t block);
 // TransformerFusions.cpp
 int fuseGelu(PassContext& context);
+int fuseSilu(PassContext& context);
 int fuseLayerNormalization(PassContext& context);
 int fuseMatMulBias(PassContext& context);
 int fuseMatMulGelu(PassContext& context);

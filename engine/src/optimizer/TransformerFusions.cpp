@@ -92,6 +92,39 @@ int fuseGelu(PassContext& context) {
     return rewrites;
 }
 
+// x * Sigmoid(x) (SiLU, Swish with beta 1: the MLP activation of Llama-style decoders and of
+// EfficientNet/YOLO blocks, exported as two nodes) as one com.onnxlens QuickGelu with alpha 1,
+// which computes x * logistic(alpha x) in one pass; ONNX Runtime fuses it the same way.
+int fuseSilu(PassContext& context) {
+    onnx::GraphProto& graph = context.graph();
+    const GraphIndex& index = context.index();
+    Rewriter rewriter(graph);
+    for (int s = 0; s < graph.node_size(); ++s) {
+        const auto& sigmoid = graph.node(s);
+        if (!isOnnxOp(sigmoid, "Sigmoid") || sigmoid.input_size() != 1 ||
+            sigmoid.output_size() != 1)
+            continue;
+        const std::string& x = sigmoid.input(0);
+        const int mul = soleReaderOp(index, sigmoid.output(0), "Mul");
+        if (mul < 0 || index.node(mul).input_size() != 2 ||
+            otherInput(index.node(mul), sigmoid.output(0)) != x)
+            continue;
+        if (!rewriter.free({s, mul})) continue;
+        const std::string& output = index.node(mul).output(0);
+        onnx::NodeProto fused =
+            makeNode("QuickGelu", kOnnxlensDomain, sigmoid.name().empty() ? output : sigmoid.name(),
+                     {x}, output);
+        auto* alpha = fused.add_attribute();
+        alpha->set_name("alpha");
+        alpha->set_type(onnx::AttributeProto::FLOAT);
+        alpha->set_f(1.0f);
+        rewriter.replace({s, mul}, std::move(fused));
+    }
+    const int rewrites = rewriter.apply();
+    if (rewrites) importOnnxlensDomain(context.model());
+    return rewrites;
+}
+
 namespace {
 
 // ---- LayerNormalization -----------------------------------------------------------------------

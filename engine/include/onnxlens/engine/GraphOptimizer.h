@@ -111,6 +111,8 @@ std::int64_t preferredChannelBlock();
 // The exported exact GELU, x * 0.5 * (1 + erf(x / sqrt(2))) in any operand order (x * (1 / sqrt(2))
 // too): one Gelu (onnx from opset 20, com.onnxlens below).
 int fuseGelu(onnx::ModelProto& model);
+// x * Sigmoid(x) -> com.onnxlens QuickGelu (alpha 1).
+int fuseSilu(onnx::ModelProto& model);
 // The exported LayerNorm over the last axis: ReduceMean, Sub, Pow 2, ReduceMean, Add eps, Sqrt,
 // Div, Mul gamma, Add beta (gamma and beta constant vectors): one LayerNormalization (onnx from
 // opset 17, com.onnxlens below).
