@@ -95,7 +95,32 @@ struct DnnlMatMul::State {
     }
 };
 
-DnnlMatMul::DnnlMatMul() : state_(std::make_unique<State>()) {}
+namespace {
+
+// oneDNN generates its GEMM's JIT kernels on the first product a process runs, not when the
+// primitive is created: 15-17 ms on the 2-core Zen 3, which the first run of a model paid inside
+// its first MatMul (a torch-exported Llama-style decoder's 64-token prefill: 55-70 ms first, 37-52
+// after). Kernels are made when a session is created, so one small product then moves that cost
+// to the load.
+void generateGemmKernelsOnce() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        constexpr std::int64_t kSide = 64;
+        std::vector<float> a(kSide * kSide, 1.0f), b(kSide * kSide, 1.0f), y(kSide * kSide);
+        dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+        dnnl::stream stream(engine);
+        const dnnl::memory::desc desc = floatDesc({kSide, kSide});
+        dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(desc, desc, desc), engine);
+        dnnl::matmul(pd).execute(stream, {{DNNL_ARG_SRC, dnnl::memory(desc, engine, a.data())},
+                                          {DNNL_ARG_WEIGHTS, dnnl::memory(desc, engine, b.data())},
+                                          {DNNL_ARG_DST, dnnl::memory(desc, engine, y.data())}});
+        stream.wait();
+    });
+}
+
+}  // namespace
+
+DnnlMatMul::DnnlMatMul() : state_(std::make_unique<State>()) { generateGemmKernelsOnce(); }
 DnnlMatMul::~DnnlMatMul() = default;
 
 bool DnnlMatMul::run(const Tensor& a, const Tensor& b, const float* bias,
