@@ -1,5 +1,6 @@
-// Embedding tables (Gather of a constant float table) quantized to int8 as quantize_dynamic
-// writes them: the Gather reads the int8 table, a DequantizeLinear writes the float output.
+// Embedding tables (Gather of a constant float table) quantized to 8 bits as quantize_dynamic
+// writes them (its activation type: uint8, asymmetric per tensor): the Gather reads the uint8
+// table, a DequantizeLinear writes the float output.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -37,7 +38,7 @@ onnx::ModelProto embeddingModel() {
     return m;
 }
 
-TEST(QuantizerGather, EmbeddingTableBecomesInt8GatherThenDequantizeLinear) {
+TEST(QuantizerGather, EmbeddingTableBecomesUInt8GatherThenDequantizeLinear) {
     engine::QuantizeOptions options;
     options.opTypes = {"Gather"};
     for (const auto format :
@@ -57,11 +58,18 @@ TEST(QuantizerGather, EmbeddingTableBecomesInt8GatherThenDequantizeLinear) {
         EXPECT_EQ(g.node(1).input(0), g.node(0).output(0));
         EXPECT_EQ(g.node(1).output(0), "emb");
         EXPECT_EQ(g.node(2).op_type(), "MatMul");  // not asked for: left in float
-        for (const auto& t : g.initializer()) EXPECT_NE(t.name(), "E");
+        for (const auto& t : g.initializer()) {
+            EXPECT_NE(t.name(), "E");
+            if (t.name() == "E_quantized" || t.name() == "E_zero_point") {
+                EXPECT_EQ(t.data_type(), onnx::TensorProto::UINT8) << t.name();
+            }
+        }
         const auto verdict = runChecker(q->model);
         EXPECT_TRUE(verdict.ok) << verdict.message;
 
-        // Symmetric per tensor: scale 1.273 / 127, each value round(e / scale) * scale.
+        // Asymmetric per tensor over [-0.63, 1.273]: scale 1.903 / 255, zero point
+        // round(0.63 / scale) = 84, each value (round(e / scale) + 84 - 84) * scale; finer than
+        // the symmetric int8 scale 1.273 / 127 would be.
         LoadedModel loaded;
         loaded.path = "m.onnx";
         loaded.proto = std::make_shared<onnx::ModelProto>(q->model);
@@ -76,7 +84,8 @@ TEST(QuantizerGather, EmbeddingTableBecomesInt8GatherThenDequantizeLinear) {
         for (int r = 0; r < 3; ++r)
             for (int c = 0; c < 4; ++c) {
                 const int i = rows[r] * 4 + c;
-                const double e = 0.1 * i - 0.63 + 0.003 * (i % 3), scale = 1.273 / 127;
+                const double e = 0.1 * i - 0.63 + 0.003 * (i % 3), scale = 1.903 / 255;
+                EXPECT_EQ(std::nearbyint(0.63 / scale), 84.0);
                 const double want = std::nearbyint(e / scale) * scale;
                 EXPECT_NEAR(emb.data<float>()[r * 4 + c], want, 1e-5) << r << "," << c;
                 EXPECT_LE(std::fabs(want - e), 0.5 * scale + 1e-9);

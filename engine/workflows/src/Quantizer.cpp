@@ -121,6 +121,38 @@ SymmetricInt8 quantizeSymmetric(const Tensor& weight, std::int64_t axis) {
     return q;
 }
 
+// An embedding table as quantize_dynamic writes it: the activation type (uint8), asymmetric per
+// tensor. The range [min(lo, 0), max(hi, 0)] over 255 steps, zero point round(-rmin / scale),
+// q = clamp(round(e / scale) + zero point, 0, 255), rounding half to even. A table whose values
+// lie mostly on one side of 0 keeps about twice the resolution the symmetric int8 form gave it.
+struct AsymmetricUInt8 {
+    std::vector<std::uint8_t> values;
+    float scale = 1.0f;
+    std::uint8_t zeroPoint = 0;
+};
+
+AsymmetricUInt8 quantizeAsymmetricUInt8(const Tensor& table) {
+    const auto w = table.span<float>();
+    float lo = 0.0f, hi = 0.0f;
+    for (float v : w) {
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+    }
+    AsymmetricUInt8 q;
+    const float scale = (hi - lo) / 255.0f;
+    // An all-zero table: any scale represents it; 1 keeps the multiply harmless.
+    if (scale >= std::numeric_limits<float>::min() && std::isfinite(scale)) {
+        q.scale = scale;
+        q.zeroPoint =
+            static_cast<std::uint8_t>(std::clamp(std::nearbyint(-lo / scale), 0.0f, 255.0f));
+    }
+    q.values.resize(w.size());
+    for (std::size_t i = 0; i < w.size(); ++i)
+        q.values[i] = static_cast<std::uint8_t>(std::clamp(
+            std::nearbyint(w[i] / q.scale) + static_cast<float>(q.zeroPoint), 0.0f, 255.0f));
+    return q;
+}
+
 Tensor transposed2d(const Tensor& t) {
     const std::int64_t rows = t.dim(0), cols = t.dim(1);
     Tensor out(DataType::Float, {cols, rows});
@@ -482,8 +514,26 @@ class DynamicQuantizer {
 
     // An embedding table, as quantize_dynamic writes it (both formats): the Gather reads the int8
     // table (symmetric, per tensor) and a DequantizeLinear writes the float node's output.
+    // The uint8 table of a Gather (quantizeAsymmetricUInt8), once per table.
+    const QuantizedWeight& gatherTable(const std::string& name) {
+        const std::string key = name + "|gather";
+        auto it = weights_.find(key);
+        if (it != weights_.end()) return it->second;
+        const Tensor table = constantTensor(name);
+        const AsymmetricUInt8 q = quantizeAsymmetricUInt8(table);
+        QuantizedWeight out;
+        out.quantized = unique(name + "_quantized");
+        out.scale = unique(name + "_scale");
+        out.zeroPoint = unique(name + "_zero_point");
+        addInitializer(Tensor::fromVector<std::uint8_t>(table.shape(), q.values), out.quantized);
+        addInitializer(Tensor::scalar<float>(q.scale), out.scale);
+        addInitializer(Tensor::scalar<std::uint8_t>(q.zeroPoint), out.zeroPoint);
+        quantizedWeights_.insert(name);
+        return weights_.emplace(key, out).first->second;
+    }
+
     void emitGather(const onnx::NodeProto& node) {
-        const QuantizedWeight w = weight(node.input(0), false, -1, 1);
+        const QuantizedWeight w = gatherTable(node.input(0));
         const std::string base = node.name().empty() ? node.output(0) : node.name();
         const std::string gathered = unique(node.output(0) + "_quantized");
         auto* gather = graph_->add_node();

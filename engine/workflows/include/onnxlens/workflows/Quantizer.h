@@ -35,8 +35,8 @@ enum class QuantizationFormat { QOperator, QDQ, Int4 };
 const char* quantizationFormatName(QuantizationFormat format);  // "qoperator", "qdq", "int4"
 
 struct QuantizeOptions {
-    // Any of MatMul, Gemm, Conv and Gather (embedding tables: the Gather reads an int8 copy of a
-    // constant float table, symmetric per tensor, and a DequantizeLinear follows it, as
+    // Any of MatMul, Gemm, Conv and Gather (embedding tables: the Gather reads a uint8 copy of a
+    // constant float table, asymmetric per tensor, and a DequantizeLinear follows it, as
     // quantize_dynamic writes it; in every format but int4, which takes MatMul only). The
     // default quantizes the embeddings too, as quantize_dynamic does: on BERT-base the file is
     // 0.251 of the float one instead of 0.414. A Gather reading a computed tensor (a shape
