@@ -231,7 +231,7 @@ Command addQuantizeCommand(CLI::App& cli) {
     addValueOption(*command, "op-types", "TYPES",
                    "the operator types to quantize, comma-separated, of MatMul, Gemm, Conv and "
                    "Gather (default MatMul,Gemm,Gather, as quantize_dynamic: Gather takes constant "
-                   "embedding tables to int8; int4: MatMul)");
+                   "embedding tables to uint8; int4: MatMul)");
     addRepeatedOption(*command, "exclude", "NODE", "leave this node in float");
     addValueOption(*command, "format", "qoperator|qdq|int4",
                    "integer operators, QuantizeLinear/DequantizeLinear pairs, or 4-bit "

@@ -69,7 +69,7 @@ QuantizeDialog::QuantizeDialog(QWidget* parent) : QDialog(parent) {
     conv_ = new QCheckBox(QStringLiteral("Conv"), this);
     gather_ = new QCheckBox(QStringLiteral("Gather"), this);
     gather_->setToolTip(
-        tr("Embedding tables (a Gather of a constant float table) to int8, as ONNX Runtime's "
+        tr("Embedding tables (a Gather of a constant float table) to uint8, as ONNX Runtime's "
            "quantize_dynamic writes them"));
     matMul_->setChecked(true);
     gemm_->setChecked(true);

@@ -512,8 +512,6 @@ class DynamicQuantizer {
         addIntAttribute(*nbits, "accuracy_level", options_.accuracyLevel);
     }
 
-    // An embedding table, as quantize_dynamic writes it (both formats): the Gather reads the int8
-    // table (symmetric, per tensor) and a DequantizeLinear writes the float node's output.
     // The uint8 table of a Gather (quantizeAsymmetricUInt8), once per table.
     const QuantizedWeight& gatherTable(const std::string& name) {
         const std::string key = name + "|gather";
@@ -532,6 +530,8 @@ class DynamicQuantizer {
         return weights_.emplace(key, out).first->second;
     }
 
+    // An embedding table, as quantize_dynamic writes it (both formats): the Gather reads the uint8
+    // table (asymmetric, per tensor) and a DequantizeLinear writes the float node's output.
     void emitGather(const onnx::NodeProto& node) {
         const QuantizedWeight w = gatherTable(node.input(0));
         const std::string base = node.name().empty() ? node.output(0) : node.name();
