@@ -96,7 +96,7 @@ class DynamicQuantizeLstmKernel : public Kernel {
             widenRangeWithZero(x, rows * input, low, high);
             const UInt8Quantization q = uint8QuantizationOf(low, high);
             Tensor xq(DataType::UInt8, {rows, input});
-            quantizeToUInt8(x, rows * input, q, xq.data<std::uint8_t>());
+            quantizeToUInt8(x, 0, rows * input, q.scale, q.zeroPoint, xq.data<std::uint8_t>());
             const auto& wd = w[static_cast<std::size_t>(d)];
             const Tensor acc =
                 integerProduct(pool, kernel->wProduct_[static_cast<std::size_t>(d)], xq,
@@ -116,7 +116,8 @@ class DynamicQuantizeLstmKernel : public Kernel {
                         widenRangeWithZero(h.row(b).data(), hidden, low, high);
                 const UInt8Quantization q = uint8QuantizationOf(low, high);
                 Tensor hq(DataType::UInt8, {batch, hidden});
-                quantizeToUInt8(h.data(), batch * hidden, q, hq.data<std::uint8_t>());
+                quantizeToUInt8(h.data(), 0, batch * hidden, q.scale, q.zeroPoint,
+                                hq.data<std::uint8_t>());
                 const auto index = static_cast<std::size_t>(dd.direction);
                 const Tensor acc = integerProduct(pool, kernel->rProduct_[index], hq,
                                                   static_cast<std::int32_t>(q.zeroPoint),

@@ -258,7 +258,7 @@ class DynamicQuantizeMatMulKernel : public Kernel {
         const auto aZero = static_cast<std::int32_t>(aq.zeroPoint);
         const std::int64_t rows = k == 0 ? 0 : a.numel() / k;
         Tensor aQuantized(DataType::UInt8, {rows, k});
-        quantizeToUInt8(av, rows * k, aq, aQuantized.data<std::uint8_t>());
+        quantizeToUInt8(av, 0, rows * k, aq.scale, aq.zeroPoint, aQuantized.data<std::uint8_t>());
 
         Tensor acc = integerProduct(ctx.pool(), dnnl_, aQuantized, aZero, b, bZero);
         Shape outShape = a.shape();

@@ -28,31 +28,6 @@ Q quantize(float v, float scale, float zeroPoint) {
     return saturatingCast<Q>(static_cast<double>(q));
 }
 
-// quantize<Q> of in[begin, end) into out, sixteen at a time where the processor has AVX2;
-// returns the index it stopped at (the caller does the rest). The same steps: the quotient,
-// rounded half to even, plus the zero point, a NaN as 0, saturated.
-template <class Q>
-std::int64_t quantizeFloatsVector(const float* in, std::int64_t begin, std::int64_t end,
-                                  float scale, float zeroPoint, Q* out) {
-    std::int64_t i = begin;
-#ifdef __AVX2__
-    const __m256 s = _mm256_set1_ps(scale), z = _mm256_set1_ps(zeroPoint);
-    const __m256 lo = _mm256_set1_ps(static_cast<float>(std::numeric_limits<Q>::lowest()));
-    const __m256 hi = _mm256_set1_ps(static_cast<float>(std::numeric_limits<Q>::max()));
-    auto eight = [&](std::int64_t k) {
-        __m256 q = _mm256_add_ps(_mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(in + k), s),
-                                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
-                                 z);
-        q = _mm256_andnot_ps(_mm256_cmp_ps(q, q, _CMP_UNORD_Q), q);  // NaN -> 0
-        return _mm256_min_ps(_mm256_max_ps(q, lo), hi);
-    };
-    for (; i + 16 <= end; i += 16) storeSixteenRequantized(eight(i), eight(i + 8), out + i);
-#else
-    (void)in, (void)end, (void)scale, (void)zeroPoint, (void)out;
-#endif
-    return i;
-}
-
 // How scale and zero point apply: one pair for the whole tensor, or one per index of `axis`
 // (the tensor seen as [outer, channels, inner]).
 struct QuantizationLayout {
@@ -496,20 +471,6 @@ std::pair<float, float> rangeWithZero(KernelContext& ctx, const float* in, std::
     });
     return {*std::min_element(lows.begin(), lows.end()),
             *std::max_element(highs.begin(), highs.end())};
-}
-
-// uint8 of round_half_even(v / scale) + zeroPoint, saturated: the division and rounding of the
-// reference, in a loop the compiler vectorises (a NaN ends as 0, as the saturating cast gives).
-void quantizeToUInt8(const float* in, std::int64_t begin, std::int64_t end, float scale,
-                     float zeroPoint, std::uint8_t* out) {
-    // QuantizeLinear's vector kernel does the same steps, sixteen at a time.
-    for (std::int64_t i = quantizeFloatsVector<std::uint8_t>(in, begin, end, scale, zeroPoint, out);
-         i < end; ++i) {
-        float q = std::nearbyint(in[i] / scale) + zeroPoint;
-        q = q > 255.0f ? 255.0f : q;
-        q = q >= 0.0f ? q : 0.0f;
-        out[i] = static_cast<std::uint8_t>(static_cast<std::int32_t>(q));
-    }
 }
 
 // Quantizes a float tensor to uint8 with the scale and zero point that map [min(x, 0), max(x, 0)]

@@ -1,8 +1,13 @@
 #pragma once
 // AVX2 helpers of the 8-bit kernels (QuantizeLinear, the QOperator family): eight 8-bit values
 // widened to floats, and sixteen floats rounded half to even and saturated to 8 bits, as the
-// scalar requantization (qlinear::requantize, MsQLinearCommon.h) does each. Compiled per ISA with
-// the families that include it; empty without AVX2 (the callers keep their scalar loops).
+// scalar requantization (qlinear::requantize, MsQLinearCommon.h) does each; and the one float ->
+// uint8 quantization loop of DynamicQuantizeLinear and the quantized products' activations
+// (QuantizedProduct.h). Compiled per ISA with the families that include it; without AVX2 the
+// vector parts are empty and the loops scalar.
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #ifdef __AVX2__
@@ -33,5 +38,43 @@ void storeSixteenRequantized(__m256 first, __m256 second, Q* out) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out), bytes);
 }
 #endif
+
+// quantize<Q> of in[begin, end) into out, sixteen at a time where the processor has AVX2;
+// returns the index it stopped at (the caller does the rest). The same steps: the quotient,
+// rounded half to even, plus the zero point, a NaN as 0, saturated.
+template <class Q>
+std::int64_t quantizeFloatsVector(const float* in, std::int64_t begin, std::int64_t end,
+                                  float scale, float zeroPoint, Q* out) {
+    std::int64_t i = begin;
+#ifdef __AVX2__
+    const __m256 s = _mm256_set1_ps(scale), z = _mm256_set1_ps(zeroPoint);
+    const __m256 lo = _mm256_set1_ps(static_cast<float>(std::numeric_limits<Q>::lowest()));
+    const __m256 hi = _mm256_set1_ps(static_cast<float>(std::numeric_limits<Q>::max()));
+    auto eight = [&](std::int64_t k) {
+        __m256 q = _mm256_add_ps(_mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(in + k), s),
+                                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+                                 z);
+        q = _mm256_andnot_ps(_mm256_cmp_ps(q, q, _CMP_UNORD_Q), q);  // NaN -> 0
+        return _mm256_min_ps(_mm256_max_ps(q, lo), hi);
+    };
+    for (; i + 16 <= end; i += 16) storeSixteenRequantized(eight(i), eight(i + 8), out + i);
+#else
+    (void)in, (void)end, (void)scale, (void)zeroPoint, (void)out;
+#endif
+    return i;
+}
+
+// out[i] = uint8 of round_half_even(in[i] / scale) + zeroPoint, saturated (a NaN ends as 0), for
+// i in [begin, end): sixteen at a time with AVX2, the rest one by one with the same steps.
+inline void quantizeToUInt8(const float* in, std::int64_t begin, std::int64_t end, float scale,
+                            float zeroPoint, std::uint8_t* out) {
+    for (std::int64_t i = quantizeFloatsVector<std::uint8_t>(in, begin, end, scale, zeroPoint, out);
+         i < end; ++i) {
+        float q = std::nearbyint(in[i] / scale) + zeroPoint;
+        q = q > 255.0f ? 255.0f : q;
+        q = q >= 0.0f ? q : 0.0f;
+        out[i] = static_cast<std::uint8_t>(static_cast<std::int32_t>(q));
+    }
+}
 
 }  // namespace onnxlens::engine::ops

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "DnnlInt8MatMul.h"
+#include "Quantized8Simd.h"
 #include "onnxlens/engine/Tensor.h"
 #include "onnxlens/engine/ThreadPool.h"
 
@@ -38,17 +39,6 @@ inline UInt8Quantization uint8QuantizationOf(float low, float high) {
     const float zero = std::nearbyint(std::clamp(0.0f - low / q.scale, 0.0f, 255.0f));
     q.zeroPoint = zero >= 0.0f ? zero : 0.0f;  // an infinite range gives NaN: 0
     return q;
-}
-
-// out[i] = q(in[i]) for `count` values (a NaN ends as 0).
-inline void quantizeToUInt8(const float* in, std::int64_t count, const UInt8Quantization& q,
-                            std::uint8_t* out) {
-    for (std::int64_t i = 0; i < count; ++i) {
-        float v = std::nearbyint(in[i] / q.scale) + q.zeroPoint;
-        v = v > 255.0f ? 255.0f : v;
-        v = v >= 0.0f ? v : 0.0f;
-        out[i] = static_cast<std::uint8_t>(static_cast<std::int32_t>(v));
-    }
 }
 
 // The longest K whose int32 sums of (a - aZero)(b - bZero) cannot overflow: each term is at most
