@@ -28,7 +28,8 @@ RUNS = {"resnet50": 20, "mobilenet_v2": 60, "bert_base": 12, "lstm": 600, "vad":
         "bert_base_int8": 20, "resnet50_int8": 10, "resnet50_int8_qop": 10, "mobilenet_v2_fp16": 60,
         "resnet50_fp16": 20,
         "detector": 20, "recognizer": 60, "small_cnn": 1000, "vad_stream": 3000, "minilm_seq16": 300,
-        "bert_base_ort_fused": 12, "mobilenet_v2_qop": 60}
+        "bert_base_ort_fused": 12, "mobilenet_v2_qop": 60,
+        "overhead_add": 5000, "overhead_chain": 3000, "overhead_if": 5000, "overhead_loop": 3000}
 
 
 def run_json(cmd):

@@ -50,7 +50,8 @@ MODELS = ["resnet50", "mobilenet_v2", "bert_base", "lstm", "vad",
           "bert_base_int8", "resnet50_int8", "resnet50_int8_qop", "mobilenet_v2_fp16",
           "resnet50_fp16",
           "detector", "recognizer", "small_cnn", "vad_stream", "minilm_seq16",
-          "bert_base_ort_fused", "mobilenet_v2_qop"]
+          "bert_base_ort_fused", "mobilenet_v2_qop",
+          "overhead_add", "overhead_chain", "overhead_if", "overhead_loop"]
 # Variants made from a base model (issue 17): name -> (base, converter). A converter is a script
 # of bench/ (IN OUT) or, for "quantize ARGS", `onnxlens-cli quantize IN OUT ARGS` with the CLI in
 # CLI (compare_ort.py sets it); without a CLI the int8 BERT falls back to the script.

@@ -15,6 +15,13 @@ the shapes of what users bring besides the classic ImageNet CNNs and BERT-base.
                state comes in and goes out (one 32 ms chunk per call)
   minilm_seq16 a MiniLM-sized BERT encoder (6 layers, hidden 384, 12 heads) at batch 1 and
                sequence 16: the latency-bound transformer case
+  overhead_add   one Add of two [1, 16] floats: what a run costs beyond its kernels (feeds,
+                 outputs, the executor's set-up; issue 31's per-run overhead)
+  overhead_chain 32 elementwise nodes (Add, Mul, Relu, Tanh in turn) on [1, 64]: the cost per node
+  overhead_if    an If on a bool input choosing between two one-node branches on [1, 16]: a
+                 subgraph's cost per run
+  overhead_loop  a Loop of 16 iterations whose body adds a constant to [1, 16]: a body's cost per
+                 iteration
 
 usage: make_speed_models.py NAME OUT.onnx
 Not committed: bench/make_bench_models.py calls this into the cache folder.
@@ -26,7 +33,8 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-NAMES = ["detector", "recognizer", "small_cnn", "vad_stream", "minilm_seq16"]
+NAMES = ["detector", "recognizer", "small_cnn", "vad_stream", "minilm_seq16",
+         "overhead_add", "overhead_chain", "overhead_if", "overhead_loop"]
 
 
 def torch_modules():
@@ -272,6 +280,58 @@ def write_vad_stream(path):
     onnx.save(model, path)
 
 
+def write_overhead(name, path):
+    """The per-run overhead models (onnx.helper): tiny tensors, so that the time is the engine's."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    def value(n, shape, kind=TensorProto.FLOAT):
+        return helper.make_tensor_value_info(n, kind, shape)
+
+    inits = []
+    if name == "overhead_add":
+        nodes = [helper.make_node("Add", ["x", "y"], ["z"])]
+        inputs, outputs = [value("x", [1, 16]), value("y", [1, 16])], [value("z", [1, 16])]
+    elif name == "overhead_chain":
+        inits = [numpy_helper.from_array(np.full((1, 64), 0.5, np.float32), "half")]
+        nodes, last = [], "x"
+        for i in range(32):
+            op = ("Add", "Mul", "Relu", "Tanh")[i % 4]
+            out = "v%d" % i
+            nodes.append(helper.make_node(op, [last, "half"] if op in ("Add", "Mul") else [last], [out]))
+            last = out
+        nodes.append(helper.make_node("Identity", [last], ["z"]))
+        inputs, outputs = [value("x", [1, 64])], [value("z", [1, 64])]
+    elif name == "overhead_if":
+        then_graph = helper.make_graph([helper.make_node("Add", ["x", "x"], ["a"])], "then", [],
+                                       [value("a", [1, 16])])
+        else_graph = helper.make_graph([helper.make_node("Mul", ["x", "x"], ["m"])], "else", [],
+                                       [value("m", [1, 16])])
+        nodes = [helper.make_node("If", ["cond"], ["z"], then_branch=then_graph, else_branch=else_graph)]
+        inputs = [value("cond", [], TensorProto.BOOL), value("x", [1, 16])]
+        outputs = [value("z", [1, 16])]
+    elif name == "overhead_loop":
+        inits = [numpy_helper.from_array(np.array(16, np.int64), "trips"),
+                 numpy_helper.from_array(np.array(True), "keep_going"),
+                 numpy_helper.from_array(np.full((1, 16), 0.25, np.float32), "step")]
+        body = helper.make_graph(
+            [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+             helper.make_node("Add", ["acc_in", "step"], ["acc_out"])],
+            "body", [value("i", [], TensorProto.INT64), value("cond_in", [], TensorProto.BOOL),
+                     value("acc_in", [1, 16])],
+            [value("cond_out", [], TensorProto.BOOL), value("acc_out", [1, 16])])
+        nodes = [helper.make_node("Loop", ["trips", "keep_going", "x"], ["z"], body=body)]
+        inputs, outputs = [value("x", [1, 16])], [value("z", [1, 16])]
+    else:
+        raise SystemExit("unknown model " + name)
+    graph = helper.make_graph(nodes, name, inputs, outputs, initializer=inits)
+    model = helper.make_model(graph, producer_name="onnxlens-bench onnx.helper",
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
 def make_inputs(name):
     """Seeded inputs for NAME: {input name: numpy array}."""
     rng = np.random.default_rng(2026)
@@ -284,6 +344,15 @@ def make_inputs(name):
     if name == "minilm_seq16":
         return {"input_ids": rng.integers(0, 30522, (1, 16)).astype(np.int64),
                 "attention_mask": np.ones((1, 16), dtype=np.int64)}
+    if name == "overhead_add":
+        return {"x": rng.standard_normal((1, 16)).astype(np.float32),
+                "y": rng.standard_normal((1, 16)).astype(np.float32)}
+    if name == "overhead_chain":
+        return {"x": rng.standard_normal((1, 64)).astype(np.float32)}
+    if name == "overhead_if":
+        return {"cond": np.array(True), "x": rng.standard_normal((1, 16)).astype(np.float32)}
+    if name == "overhead_loop":
+        return {"x": rng.standard_normal((1, 16)).astype(np.float32)}
     raise SystemExit("unknown model " + name)
 
 
@@ -295,6 +364,8 @@ def make(name, path):
         export_minilm(path)
     elif name in ("detector", "recognizer", "small_cnn"):
         export_torch(name, path)
+    elif name.startswith("overhead_"):
+        write_overhead(name, path)
     else:
         raise SystemExit("unknown model %s (one of %s)" % (name, ", ".join(NAMES)))
 

@@ -146,6 +146,23 @@ inline void binarySpan(const A* a, std::int64_t sa, const B* b, std::int64_t sb,
 template <class A, class B, class R, class Op>
 Tensor broadcastBinary(KernelContext& ctx, const Tensor& a, const Tensor& b, double cost,
                        const Op& op) {
+    // Equal shapes, or one side a single element of no higher rank (x + bias, x * 0.5): the
+    // output has the other's shape and one flat span, without the plan's strides (its vectors
+    // cost more than the operation on a small tensor).
+    const bool aOne = a.numel() == 1 && a.rank() <= b.rank();
+    const bool bOne = b.numel() == 1 && b.rank() <= a.rank();
+    if (a.shape() == b.shape() || aOne || bOne) {
+        const Shape& shape = bOne ? a.shape() : b.shape();
+        Tensor out(dataTypeOf<R>, shape);
+        const A* pa = a.data<A>();
+        const B* pb = b.data<B>();
+        R* po = out.data<R>();
+        const std::int64_t sa = aOne && !bOne ? 0 : 1, sb = bOne ? 0 : 1;
+        ctx.pool().parallelFor(out.numel(), cost, [&](std::int64_t begin, std::int64_t end) {
+            binarySpan(pa + begin * sa, sa, pb + begin * sb, sb, po + begin, end - begin, op);
+        });
+        return out;
+    }
     BroadcastPlan plan{&a.shape(), &b.shape()};
     Tensor out(dataTypeOf<R>, plan.outputShape());
     const A* pa = a.data<A>();

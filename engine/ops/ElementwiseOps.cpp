@@ -384,7 +384,7 @@ std::string typeMismatch(const std::string& op, const Tensor& a, const Tensor& b
 template <class Op>
 Tensor applyBinary(KernelContext& ctx, const Op& op, const std::string& name, const Tensor& a,
                    const Tensor& b) {
-    require(a.dtype() == b.dtype(), typeMismatch(name, a, b));
+    if (a.dtype() != b.dtype()) fail(typeMismatch(name, a, b));  // the message only on failure
     Tensor result;
     dispatchTypeSet<Op::kTypes>(a.dtype(), name.c_str(), [&]<class T>() {
         using R = std::conditional_t<Op::kBoolResult, bool, T>;
@@ -542,7 +542,7 @@ class VariadicKernel final : public Kernel {
             const auto combine = elementFunction<T, T>(Op{});
             for (std::size_t i = 1; i < inputs.size(); ++i) {
                 const Tensor& next = inputTensor(inputs, i);
-                require(next.dtype() == first.dtype(), typeMismatch(name_, first, next));
+                if (next.dtype() != first.dtype()) fail(typeMismatch(name_, first, next));
                 acc = broadcastBinary<T, T, T>(ctx, acc, next, 1.0, combine);
             }
             if constexpr (kMean) {
@@ -578,9 +578,9 @@ class WhereKernel final : public Kernel {
         const Tensor& cond = inputTensor(inputs, 0);
         const Tensor& x = inputTensor(inputs, 1);
         const Tensor& y = inputTensor(inputs, 2);
-        require(cond.dtype() == DataType::Bool,
-                std::string("Where: condition must be bool, got ") + dataTypeName(cond.dtype()));
-        require(x.dtype() == y.dtype(), typeMismatch("Where", x, y));
+        if (cond.dtype() != DataType::Bool)
+            fail(std::string("Where: condition must be bool, got ") + dataTypeName(cond.dtype()));
+        if (x.dtype() != y.dtype()) fail(typeMismatch("Where", x, y));
         BroadcastPlan plan{&cond.shape(), &x.shape(), &y.shape()};
         Tensor out(x.dtype(), plan.outputShape());
         dispatchBySize(x.dtype(), [&]<class U>() {
