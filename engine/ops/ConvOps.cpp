@@ -457,6 +457,9 @@ class DnnlConvolution {
             case Kind::HardSwish:
                 ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_hardswish, 0.0f, 0.0f);
                 break;
+            case Kind::Swish:  // x * sigmoid(alpha x)
+                ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_swish, a.alpha, 0.0f);
+                break;
         }
         dnnl::primitive_attr attr;
         attr.set_post_ops(ops);

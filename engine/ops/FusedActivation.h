@@ -2,7 +2,9 @@
 // The activation a fused node (com.onnxlens FusedConv, ONNX Runtime's com.microsoft FusedConv)
 // applies to its result, as the optimizer's fusion passes and ONNX Runtime describe it: attribute
 // `activation` (Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSigmoid, HardSwish; absent: none) and
-// `activation_params` (Clip: min, max; LeakyRelu: alpha; HardSigmoid: alpha, beta).
+// `activation_params` (Clip: min, max; LeakyRelu: alpha; HardSigmoid: alpha, beta). The engine's
+// own com.onnxlens FusedConv also takes Swish (x * sigmoid(alpha x); params: alpha), the SiLU of
+// YOLO- and EfficientNet-style blocks after pass fuse-silu.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -12,9 +14,10 @@
 namespace onnxlens::engine::ops {
 
 struct FusedActivation {
-    enum class Kind { None, Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSigmoid, HardSwish };
+    enum class Kind { None, Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSigmoid, HardSwish, Swish };
     Kind kind = Kind::None;
-    // Clip: min and max; LeakyRelu: the slope; HardSigmoid: max(0, min(1, alpha * x + beta))
+    // Clip: min and max; LeakyRelu: the slope; HardSigmoid: max(0, min(1, alpha * x + beta));
+    // Swish: x * sigmoid(alpha * x)
     float alpha = 0.0f, beta = 0.0f;
 
     static FusedActivation fromNode(const NodeInfo& node) {
@@ -23,7 +26,7 @@ struct FusedActivation {
         const auto params = node.getFloats("activation_params");
         // An activation with parameters takes exactly its count (as ONNX Runtime's FusedConv).
         auto param = [&](std::size_t i) {
-            const std::size_t count = name == "LeakyRelu" ? 1 : 2;
+            const std::size_t count = name == "LeakyRelu" || name == "Swish" ? 1 : 2;
             require(params.size() == count, "activation " + name + " needs " +
                                                 std::to_string(count) + " activation_params, got " +
                                                 std::to_string(params.size()));
@@ -50,6 +53,9 @@ struct FusedActivation {
             a.beta = param(1);
         } else if (name == "HardSwish") {
             a.kind = Kind::HardSwish;
+        } else if (name == "Swish" && node.domain() != "com.microsoft") {  // not ORT's
+            a.kind = Kind::Swish;
+            a.alpha = param(0);
         } else {
             throw EngineError("unknown fused activation '" + name + "'");
         }
@@ -78,6 +84,8 @@ struct FusedActivation {
                 return hardSigmoid(x, T(alpha), T(beta));
             case Kind::HardSwish:
                 return x * hardSigmoid(x, T(1) / T(6), T(0.5));
+            case Kind::Swish:  // x / (1 + e^(-alpha x)): 0 (not NaN) where the exp overflows
+                return x / (T(1) + std::exp(-T(alpha) * x));
         }
         return x;
     }

@@ -315,6 +315,30 @@ void poolBlockedPlanes(ThreadPool& pool, const WindowGeometry& g, std::int64_t p
     });
 }
 
+// The mean of each lane over a plane's `pixels` positions (`block` lanes a position), in four
+// interleaved partial sums: one running sum waited on its own add at every pixel (a 112 x 112
+// plane is 12,544 dependent adds a lane), 3x ONNX Runtime's time on EfficientNet-B0's squeeze
+// pools.
+template <std::int64_t StaticBlock>
+void averageBlockedPlane(const float* plane, std::int64_t pixels, std::int64_t runtimeBlock,
+                         float* out) {
+    const std::int64_t block = StaticBlock ? StaticBlock : runtimeBlock;
+    constexpr int kSums = 4;
+    float sums[kSums][64] = {};
+    std::int64_t p = 0;
+    for (; p + kSums <= pixels; p += kSums)
+        for (int k = 0; k < kSums; ++k) {
+            const float* v = plane + (p + k) * block;
+            for (std::int64_t lane = 0; lane < block; ++lane) sums[k][lane] += v[lane];
+        }
+    for (; p < pixels; ++p)
+        for (std::int64_t lane = 0; lane < block; ++lane) sums[0][lane] += plane[p * block + lane];
+    for (std::int64_t lane = 0; lane < block; ++lane) {
+        const float total = (sums[0][lane] + sums[1][lane]) + (sums[2][lane] + sums[3][lane]);
+        out[lane] = pixels ? total / static_cast<float>(pixels) : 0.0f;
+    }
+}
+
 template <BlockedPooling Kind>
 class BlockedPoolKernel : public Kernel {
   public:
@@ -337,13 +361,26 @@ class BlockedPoolKernel : public Kernel {
         WindowGeometry g = makeWindowGeometry(
             attrs_, spatial, Kind == BlockedPooling::GlobalAverage ? spatial : attrs_.kernelShape);
         resolveForwardWindow(g, attrs_.autoPad, attrs_.ceilMode);
+        // From the geometry's dims directly (a range-for over outputShape()'s temporary drew
+        // gcc 12's false -Wfree-nonheap-object).
         Shape outShape{x.dim(0), x.dim(1)};
-        for (auto d : g.outputShape()) outShape.push_back(d);
+        outShape.insert(outShape.end(), g.output.end() - g.spatialRank, g.output.end());
         outShape.push_back(block);
         Tensor y(DataType::Float, outShape);
         const std::int64_t planes = x.dim(0) * x.dim(1);
         auto pool = [&]<std::int64_t B>() {
-            if constexpr (Kind == BlockedPooling::Max) {
+            if constexpr (Kind == BlockedPooling::GlobalAverage) {
+                const std::int64_t pixels = g.inputSize();
+                const float* in = x.data<float>();
+                float* out = y.data<float>();
+                ctx.pool().parallelFor(planes, static_cast<double>(pixels * block),
+                                       [&](std::int64_t begin, std::int64_t end) {
+                                           for (std::int64_t p = begin; p < end; ++p)
+                                               averageBlockedPlane<B>(in + p * pixels * block,
+                                                                      pixels, block,
+                                                                      out + p * block);
+                                       });
+            } else if constexpr (Kind == BlockedPooling::Max) {
                 poolBlockedPlanes<B>(
                     ctx.pool(), g, planes, block, x.data<float>(), y.data<float>(),
                     [](float a, float v) { return v > a ? v : a; },

@@ -258,3 +258,35 @@ TEST(GraphOptimizer, HardSwishAndHardSigmoidFuseIntoTheConv) {
     }
     expectSameOutputs(m);
 }
+
+TEST(GraphOptimizer, ConvSiluBecomesOneFusedConvWithASwishEpilogue) {
+    // YOLO- and EfficientNet-style blocks: Conv, then x * Sigmoid(x) in either operand order;
+    // fuse-silu makes the pair a QuickGelu, the conv fusion takes it as a Swish epilogue (oneDNN's
+    // eltwise_swish, or the loop after Eigen), in plain and channel-blocked layouts.
+    auto m = emptyModel();
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "x", {1, 4, 6, 6});
+    addConv(g, "x", "c", "conv");
+    addNode(g, "Sigmoid", {"c"}, {"cs"});
+    addNode(g, "Mul", {"c", "cs"}, {"h"});
+    addConv(g, "h", "d", "conv2");
+    addNode(g, "Sigmoid", {"d"}, {"ds"});
+    addNode(g, "Mul", {"ds", "d"}, {"y"});
+    g.add_output()->set_name("y");
+    onnx::ModelProto copy = m;
+    EXPECT_EQ(engine::fuseSilu(copy), 2);
+    EXPECT_EQ(engine::fuseConvActivation(copy), 2);
+    ASSERT_EQ(copy.graph().node_size(), 2);
+    for (const auto& n : copy.graph().node()) {
+        EXPECT_EQ(n.op_type(), "FusedConv");
+        EXPECT_EQ(attributeString(n, "activation"), "Swish");
+    }
+    expectSameOutputs(m);
+    // Large magnitudes reach both tails (e^(-alpha x) overflowing and vanishing).
+    for (auto& init : *m.mutable_graph()->mutable_initializer()) {
+        Tensor t = engine::tensorFromProto(init, {});
+        for (std::int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] *= 40.0f;
+        init = engine::tensorToProto(t, init.name());
+    }
+    expectSameOutputs(m);
+}

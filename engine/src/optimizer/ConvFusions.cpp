@@ -39,13 +39,18 @@ std::optional<float> scalarInitializer(const GraphIndex& index, const std::strin
 // activation the fused kernels apply.
 std::optional<std::pair<std::string, std::vector<float>>> fusableActivation(
     const GraphIndex& index, const onnx::NodeProto& act, int opsetVersion) {
-    if (!isDefaultDomain(act) || act.output_size() != 1 || act.input_size() < 1)
-        return std::nullopt;
+    if (act.output_size() != 1 || act.input_size() < 1) return std::nullopt;
     const std::string& op = act.op_type();
     auto floatAttribute = [&](const char* name, float fallback) {
         const auto* a = findAttribute(act, name);
         return a ? a->f() : fallback;
     };
+    // x * sigmoid(alpha x): pass fuse-silu's com.onnxlens QuickGelu (alpha 1), or ONNX Runtime's.
+    if (op == "QuickGelu" && act.input_size() == 1 &&
+        (act.domain() == kOnnxlensDomain || act.domain() == "com.microsoft"))
+        return std::make_pair(std::string("Swish"),
+                              std::vector<float>{floatAttribute("alpha", 1.702f)});
+    if (!isDefaultDomain(act)) return std::nullopt;
     if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "HardSwish")
         return std::make_pair(op, std::vector<float>{});
     if (op == "HardSigmoid")

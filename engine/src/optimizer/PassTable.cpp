@@ -46,6 +46,8 @@ const std::vector<OptimizerPass>& optimizerPassTable() {
         {"convtranspose-as-conv", convertConvTransposeToConv, S::Fusion, kKeepsShapes},
         // ONNX Runtime's saved FusedConv/FusedMatMul as the engine's own, before the fusions.
         {"adopt-ort-fused-nodes", adoptOrtFusedNodes, S::Fusion, kKeepsShapes},
+        // x * Sigmoid(x) as one QuickGelu, before the conv fusions take it as a Swish epilogue.
+        {"fuse-silu", fuseSilu, S::Fusion, kKeepsShapes},
         {"fuse-conv-add", fuseConvAdd, S::Fusion, kNeedsShapes | kKeepsShapes},
         {"fuse-conv-activation", fuseConvActivation, S::Fusion, kKeepsShapes},
         // It rewrites the fused convolutions into their blocked forms.
@@ -53,7 +55,6 @@ const std::vector<OptimizerPass>& optimizerPassTable() {
         // GELU and LayerNorm before MatMul + bias, so that the FusedMatMul they follow fuses
         // with the Gelu.
         {"fuse-gelu", fuseGelu, S::Fusion, kKeepsShapes},
-        {"fuse-silu", fuseSilu, S::Fusion, kKeepsShapes},
         {"fuse-layer-normalization", fuseLayerNormalization, S::Fusion, kKeepsShapes},
         {"fuse-matmul-bias", fuseMatMulBias, S::Fusion, kKeepsShapes},
         {"fuse-matmul-gelu", fuseMatMulGelu, S::Fusion, kKeepsShapes},
