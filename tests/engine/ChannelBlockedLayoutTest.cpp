@@ -120,6 +120,45 @@ TEST(ChannelBlockedLayout, CnnChainReordersOnlyWhereAPlainReaderNeedsIt) {
     }
 }
 
+// Squeeze-excitation blocks (EfficientNet, MobileNetV3): x * Sigmoid(Conv(Relu(Conv(GAP(x))))) in
+// both operand orders stays blocked (BlockedChannelScale) instead of leaving the chain twice; 12
+// channels fill neither an 8- nor a 16-lane block.
+TEST(ChannelBlockedLayout, SqueezeExcitationScaleStaysBlocked) {
+    auto m = emptyModel();
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "x", {2, 12, 7, 9});
+    addConv(g, "x", "a", 12, 12, 3, 12, 1);  // depthwise
+    int seed = 10;
+    auto squeezeExcite = [&](const std::string& in, const std::string& out, bool scaleFirst) {
+        addNode(g, "GlobalAveragePool", {in}, {out + "_gap"});
+        addConv(g, out + "_gap", out + "_r", 12, 4, 1, 1, seed++);
+        addNode(g, "Relu", {out + "_r"}, {out + "_rr"});
+        addConv(g, out + "_rr", out + "_e", 4, 12, 1, 1, seed++);
+        addNode(g, "Sigmoid", {out + "_e"}, {out + "_s"});
+        if (scaleFirst)
+            addNode(g, "Mul", {out + "_s", in}, {out});
+        else
+            addNode(g, "Mul", {in, out + "_s"}, {out});
+    };
+    squeezeExcite("a", "se1", false);
+    addConv(g, "se1", "b", 12, 12, 1, 1, 20);
+    squeezeExcite("b", "se2", true);
+    g.add_output()->set_name("se2");
+    EXPECT_EQ(engine::fuseConvActivation(m), 4);
+    onnx::ModelProto blocked = m;
+    engine::convertToChannelBlockedLayout(blocked, 8);
+    auto counts = opCounts(blocked);
+    EXPECT_EQ(counts["BlockedChannelScale"], 2);
+    EXPECT_EQ(counts["Mul"], 0);
+    EXPECT_EQ(counts["ReorderToBlocked"], 1);    // x, 12 channels
+    EXPECT_EQ(counts["ReorderFromBlocked"], 1);  // the graph output
+    for (std::int64_t block : {8, 16}) {
+        SCOPED_TRACE(block);
+        expectBlockedComputesTheSame(m, block);
+        expectBlockedComputesTheSame(m, block, 2);
+    }
+}
+
 TEST(ChannelBlockedLayout, OddChannelCountsStridesAndDilationsComputeTheSame) {
     auto m = emptyModel();
     auto& g = *m.mutable_graph();

@@ -1,5 +1,5 @@
 // The channel-blocked layout pass: Conv/FusedConv, the pools, Resize (spatial scales), Concat
-// (channel axis) and DepthToSpace that follow them run on
+// (channel axis), DepthToSpace and a squeeze-excitation block's Mul that follow them run on
 // channel-blocked activations (ChannelBlockedLayout.h), the layout oneDNN's fast convolution
 // kernels compute in. Plain NCHW data made oneDNN pick its im2col GEMM path, whose fused
 // activations ran as a slow separate loop, and kept depthwise convolutions off oneDNN; a chain
@@ -23,7 +23,7 @@ namespace onnxlens::engine {
 
 namespace {
 
-enum class Role { Plain, Conv, Pool, Resize, Concat, DepthToSpace };
+enum class Role { Plain, Conv, Pool, Resize, Concat, DepthToSpace, ChannelScale };
 
 struct NodePlan {
     Role role = Role::Plain;
@@ -31,6 +31,7 @@ struct NodePlan {
     bool plainInput = false;   // a first convolution reading few plain channels directly
     bool plainOutput = false;  // a DepthToSpace writing plain data (fewer channels than a block)
     std::vector<std::int64_t> concatChannels;
+    int scaleInput = 1;  // ChannelScale: which of the Mul's inputs is the [N, C, 1, 1] factor
 };
 
 // A constant float initializer's values, or nothing.
@@ -80,6 +81,10 @@ int convertToChannelBlockedLayout(PassContext& context, std::int64_t block) {
     std::vector<NodePlan> plans(static_cast<std::size_t>(graph.node_size()));
     std::unordered_map<std::string, std::int64_t> blockedChannels;
     std::unordered_map<std::string, int> blockedReads;
+    // Blocked values whose spatial dims are all 1 -> the value they were pooled from: a
+    // GlobalAveragePool's result and what 1x1 convolutions without padding make of it (a
+    // squeeze-excitation block's factors, which then scale that same value: one batch).
+    std::unordered_map<std::string, std::string> pooledFrom;
     int converted = 0;
     for (int i = 0; i < graph.node_size(); ++i) {
         const onnx::NodeProto& node = graph.node(i);
@@ -96,6 +101,16 @@ int convertToChannelBlockedLayout(PassContext& context, std::int64_t block) {
             plan.role = Role::Conv;
             plan.inChannels = perGroup * groups;
             plan.outChannels = m;
+            const auto* pads = findAttribute(node, "pads");
+            bool unpadded = !pads;
+            if (pads) {
+                unpadded = true;
+                for (auto v : pads->ints()) unpadded = unpadded && v == 0;
+            }
+            const auto* autoPad = findAttribute(node, "auto_pad");
+            if (pooledFrom.count(node.input(0)) && w->dims(2) == 1 && w->dims(3) == 1 && unpadded &&
+                (!autoPad || autoPad->s() == "NOTSET" || autoPad->s() == "VALID"))
+                pooledFrom[node.output(0)] = pooledFrom[node.input(0)];
             plan.plainInput =
                 !blockedChannels.count(node.input(0)) && plan.inChannels <= kPlainInputChannels;
             if (!plan.plainInput) ++blockedReads[node.input(0)];
@@ -112,6 +127,7 @@ int convertToChannelBlockedLayout(PassContext& context, std::int64_t block) {
             plan.role = Role::Pool;
             plan.inChannels = plan.outChannels = blockedChannels[node.input(0)];
             ++blockedReads[node.input(0)];
+            if (node.op_type() == "GlobalAveragePool") pooledFrom[node.output(0)] = node.input(0);
         } else if (isOnnxOp(node, "Resize") && context.defaultOpset() >= 11 &&
                    node.input_size() >= 3 && node.output_size() == 1 &&
                    blockedChannels.count(node.input(0)) && !findAttribute(node, "axes") &&
@@ -134,6 +150,23 @@ int convertToChannelBlockedLayout(PassContext& context, std::int64_t block) {
                 plan.outChannels += blockedChannels[in];
                 ++blockedReads[in];
             }
+        } else if (isOnnxOp(node, "Mul") && node.input_size() == 2 && node.output_size() == 1 &&
+                   blockedChannels.count(node.input(0)) && blockedChannels.count(node.input(1)) &&
+                   blockedChannels[node.input(0)] == blockedChannels[node.input(1)] && [&] {
+                       for (int k = 0; k < 2; ++k) {
+                           auto f = pooledFrom.find(node.input(k));
+                           if (f != pooledFrom.end() && f->second == node.input(1 - k)) return true;
+                       }
+                       return false;
+                   }()) {
+            // X * S with S pooled from X itself (one value a channel of each image): the blocked
+            // channel scale.
+            plan.role = Role::ChannelScale;
+            auto f = pooledFrom.find(node.input(1));
+            plan.scaleInput = f != pooledFrom.end() && f->second == node.input(0) ? 1 : 0;
+            plan.inChannels = plan.outChannels = blockedChannels[node.input(0)];
+            ++blockedReads[node.input(0)];
+            ++blockedReads[node.input(1)];
         } else if (isOnnxOp(node, "DepthToSpace") && node.input_size() == 1 &&
                    node.output_size() == 1 && blockedChannels.count(node.input(0))) {
             const std::int64_t size = intAttribute(node, "blocksize", 0);
@@ -186,7 +219,9 @@ int convertToChannelBlockedLayout(PassContext& context, std::int64_t block) {
         }
         onnx::NodeProto blocked = node;
         blocked.set_domain(kOnnxlensDomain);
-        blocked.set_op_type(plan.role == Role::Conv ? "BlockedConv" : "Blocked" + node.op_type());
+        blocked.set_op_type(plan.role == Role::Conv           ? "BlockedConv"
+                            : plan.role == Role::ChannelScale ? "BlockedChannelScale"
+                                                              : "Blocked" + node.op_type());
         if (plan.role == Role::Conv) {
             setIntAttribute(blocked, "block", block);
             if (node.input_size() > 3 && !node.input(3).empty())
@@ -201,11 +236,19 @@ int convertToChannelBlockedLayout(PassContext& context, std::int64_t block) {
             for (int k = 0; k < node.input_size(); ++k)
                 blocked.set_input(k, blockedInput(node.input(k), node.name()));
         }
+        if (plan.role == Role::ChannelScale) {  // X first, then the factors
+            const std::string x = node.input(1 - plan.scaleInput);
+            const std::string factor = node.input(plan.scaleInput);
+            blocked.set_input(0, blockedInput(x, node.name()));
+            blocked.set_input(1, blockedInput(factor, node.name()));
+            setIntAttribute(blocked, "channels", plan.inChannels);
+        }
         if (plan.role == Role::DepthToSpace) {
             setIntAttribute(blocked, "channels", plan.inChannels);
             setIntAttribute(blocked, "plain_output", plan.plainOutput ? 1 : 0);
         }
-        if (!plan.plainInput) blocked.set_input(0, blockedInput(node.input(0), node.name()));
+        if (!plan.plainInput && plan.role != Role::ChannelScale)
+            blocked.set_input(0, blockedInput(node.input(0), node.name()));
         if (plan.plainOutput) {  // the node writes the plain value itself
             rewritten.push_back(std::move(blocked));
             continue;
