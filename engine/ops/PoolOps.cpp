@@ -117,16 +117,22 @@ class MaxPoolKernel : public Kernel {
         const std::int64_t IH = g.input[1], IW = g.input[2], OH = g.output[1], OW = g.output[2];
         const std::int64_t KH = g.kernel[1], KW = g.kernel[2], SH = g.stride[1], SW = g.stride[2];
         const std::int64_t top = g.padBegin[1], left = g.padBegin[2];
+        if (out.numel() == 0) return out;
+        // Only the taps that can land inside the input: a hostile kernel of millions of columns
+        // over a few padded ones (an empty output) looped over all of them for every row.
+        const std::int64_t kxBegin = std::max<std::int64_t>(0, left - (OW - 1) * SW);
+        const std::int64_t kxEnd = std::min(KW, left + IW);
         forEachPlane(pool, pr.planes, g, [&](std::int64_t p) {
             const float* plane = in + p * IH * IW;
             for (std::int64_t oy = 0; oy < OH; ++oy) {
                 float* __restrict__ best = o + (p * OH + oy) * OW;
                 std::fill(best, best + OW, -std::numeric_limits<float>::infinity());
-                for (std::int64_t ky = 0; ky < KH; ++ky) {
+                const std::int64_t kyBegin = std::max<std::int64_t>(0, top - oy * SH);
+                const std::int64_t kyEnd = std::min(KH, top - oy * SH + IH);
+                for (std::int64_t ky = kyBegin; ky < kyEnd; ++ky) {
                     const std::int64_t iy = oy * SH - top + ky;
-                    if (iy < 0 || iy >= IH) continue;
                     const float* __restrict__ row = plane + iy * IW;
-                    for (std::int64_t kx = 0; kx < KW; ++kx) {
+                    for (std::int64_t kx = kxBegin; kx < kxEnd; ++kx) {
                         // The columns whose tap kx lands inside the row: ox * SW - left + kx in
                         // [0, IW).
                         const std::int64_t shift = kx - left;

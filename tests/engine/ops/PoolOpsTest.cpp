@@ -52,6 +52,27 @@ TEST(PoolOps, MaxPoolPadsNeverWinAndIntegersWork) {
         tensorsClose(runOneNodeTensor(spec), makeTensor<std::int8_t>({1, 1, 4}, {-5, -3, -3, -4})));
 }
 
+// A hostile kernel of 31,457,279 columns over 24 (+4 padded): an empty output, returned at once
+// (the row kernel walked every column of the kernel for every row: 38 s under the sanitizers;
+// fuzz regression maxpool_kernel_of_31m_columns_empty_output).
+TEST(PoolOps, HugeKernelWithAnEmptyOutputReturnsAtOnce) {
+    Tensor x(DataType::Float, {1, 3, 28, 24});
+    for (std::int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = static_cast<float>(i % 7);
+    auto y = runOneNodeTensor(pool("MaxPool", x, [](onnx::NodeProto& n) {
+        setAttr(n, "kernel_shape", Ints{3, 31457279});
+        setAttr(n, "pads", Ints{2, 2, 2, 2});
+    }));
+    EXPECT_EQ(y.shape(), (Shape{1, 3, 30, 0}));
+    // And a kernel wider than the input whose windows still overlap it: every output is the
+    // row maximum of its rows.
+    auto wide = runOneNodeTensor(pool("MaxPool", x, [](onnx::NodeProto& n) {
+        setAttr(n, "kernel_shape", Ints{1, 1000});
+        setAttr(n, "pads", Ints{0, 500, 0, 500});
+    }));
+    ASSERT_EQ(wide.shape(), (Shape{1, 3, 28, 25}));
+    for (std::int64_t i = 0; i < wide.numel(); ++i) EXPECT_EQ(wide.data<float>()[i], 6.0f) << i;
+}
+
 // 2-D float MaxPool without indices takes a row-folding kernel; the double path keeps the
 // per-window taps: both give the same values on every geometry here (pads larger than some
 // windows' reach, strides, ceil_mode, windows all in the padding, negative values, NaN).
