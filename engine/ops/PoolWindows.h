@@ -46,7 +46,14 @@ void forEachWindow(const WindowGeometry& g, Visit&& visit) {
     (void)IZ;
     const std::vector<AxisWindow> wz = axisWindows(g, 0), wy = axisWindows(g, 1),
                                   wx = axisWindows(g, 2);
-    std::vector<std::int64_t> taps(static_cast<std::size_t>(g.kernelSize()));
+    // As many taps as the most any window keeps inside the input: sized by the kernel, a
+    // hostile kernel of millions of columns over a small input asked for gigabytes.
+    auto widest = [](const std::vector<AxisWindow>& windows) {
+        std::int64_t most = 0;
+        for (const AxisWindow& w : windows) most = std::max(most, w.last - w.first);
+        return most;
+    };
+    std::vector<std::int64_t> taps(static_cast<std::size_t>(widest(wz) * widest(wy) * widest(wx)));
     std::int64_t out = 0;
     for (const AxisWindow& z : wz)
         for (const AxisWindow& y : wy)
