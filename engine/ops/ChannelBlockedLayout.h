@@ -16,6 +16,18 @@ inline std::int64_t channelBlocks(std::int64_t channels, std::int64_t block) {
     return (channels + block - 1) / block;
 }
 
+// f.template operator()<B>() with B the block as a compile-time constant where it is one of
+// the machine blocks (16, 8), 0 otherwise (the kernel then reads the block at run time).
+template <class F>
+void withStaticBlock(std::int64_t block, F&& f) {
+    if (block == 16)
+        f.template operator()<16>();
+    else if (block == 8)
+        f.template operator()<8>();
+    else
+        f.template operator()<0>();
+}
+
 // [N, C, spatial...] float -> [N, ceil(C/b), spatial..., b], zero-filled past C.
 Tensor toChannelBlocked(ThreadPool& pool, const Tensor& plain, std::int64_t block);
 // [N, Cb, spatial..., b] float -> [N, channels, spatial...]; channels <= Cb * b.

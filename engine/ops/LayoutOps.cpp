@@ -430,12 +430,7 @@ class BlockedChannelScaleKernel : public Kernel {
                     }
                 });
         };
-        if (block == 8)
-            scaleBlocks.template operator()<8>();
-        else if (block == 16)
-            scaleBlocks.template operator()<16>();
-        else
-            scaleBlocks.template operator()<0>();
+        withStaticBlock(block, scaleBlocks);
         outputs[0] = Value(std::move(y));
     }
 

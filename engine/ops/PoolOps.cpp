@@ -7,6 +7,7 @@
 #include <limits>
 #include <vector>
 
+#include "ChannelBlockedLayout.h"
 #include "ConvGeometry.h"
 #include "OpFamilies.h"
 #include "PoolWindows.h"
@@ -403,12 +404,7 @@ class BlockedPoolKernel : public Kernel {
                     });
             }
         };
-        if (block == 16)
-            pool.template operator()<16>();
-        else if (block == 8)
-            pool.template operator()<8>();
-        else
-            pool.template operator()<0>();
+        withStaticBlock(block, pool);
         outputs[0] = Value(std::move(y));
     }
 
