@@ -17,22 +17,26 @@ struct AxisWindow {
     std::int64_t start = 0, first = 0, last = 0, padded = 0;
 };
 
+// Computed from the bounds, not by walking the taps: a hostile kernel of millions of taps costs
+// nothing more per output position.
 inline std::vector<AxisWindow> axisWindows(const WindowGeometry& g, int axis) {
     std::vector<AxisWindow> windows(static_cast<std::size_t>(g.output[axis]));
-    const std::int64_t in = g.input[axis], d = g.dilation[axis];
+    const std::int64_t in = g.input[axis], d = g.dilation[axis], kernel = g.kernel[axis];
+    const auto ceilDiv = [d](std::int64_t n) { return (n + d - 1) / d; };  // n >= 0
     for (std::int64_t o = 0; o < g.output[axis]; ++o) {
-        AxisWindow& w = windows[o];
+        AxisWindow& w = windows[static_cast<std::size_t>(o)];
         w.start = o * g.stride[axis] - g.padBegin[axis];
-        w.first = g.kernel[axis];
-        for (std::int64_t k = 0; k < g.kernel[axis]; ++k) {
-            const std::int64_t i = w.start + k * d;
-            if (i < in + g.padEnd[axis]) ++w.padded;
-            if (i >= 0 && i < in) {
-                w.first = std::min(w.first, k);
-                w.last = k + 1;
-            }
+        // Taps k in [first, last) land on start + k * d in [0, in).
+        const std::int64_t first = w.start >= 0 ? 0 : ceilDiv(-w.start);
+        const std::int64_t last =
+            w.start > in - 1 ? 0 : std::min(kernel, (in - 1 - w.start) / d + 1);
+        if (first < last) {
+            w.first = first;
+            w.last = last;
         }
-        if (w.last == 0) w.first = 0;
+        // Taps inside the padded input: start + k * d < in + padEnd (start is never below it).
+        const std::int64_t room = in + g.padEnd[axis] - w.start;
+        w.padded = room <= 0 ? 0 : std::min(kernel, ceilDiv(room));
     }
     return windows;
 }

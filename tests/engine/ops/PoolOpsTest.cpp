@@ -110,6 +110,76 @@ TEST(PoolOps, FloatRowKernelEqualsTheWindowTapsOnEveryGeometry) {
     }
 }
 
+// 1-D pools over a sweep of kernels, strides, dilations, pads and ceil_mode, against a reference
+// that walks the input positions (not the kernel taps): which positions a window reads and how
+// many of its taps lie inside the padded input (count_include_pad's divisor). The last geometry
+// is a hostile kernel of 2,000,001 taps dilated by 3 whose 64 windows each keep about 21 taps.
+TEST(PoolOps, OneDimensionalWindowsMatchAWalkOverTheInput) {
+    struct Geometry {
+        std::int64_t kernel, stride, dilation, padBegin, padEnd, ceil;
+    };
+    const std::vector<Geometry> geometries = {
+        {3, 1, 1, 0, 0, 0}, {3, 2, 1, 1, 1, 0},
+        {4, 3, 2, 3, 2, 1}, {2, 2, 3, 2, 0, 1},
+        {5, 1, 2, 4, 4, 0}, {7, 4, 1, 6, 3, 1},
+        {1, 5, 1, 0, 4, 1}, {2000001, 1, 3, 3000000, 3000000, 0},
+    };
+    const std::int64_t in = 64;
+    std::vector<float> values(static_cast<std::size_t>(in));
+    for (std::int64_t i = 0; i < in; ++i)
+        values[static_cast<std::size_t>(i)] = static_cast<float>((i * 29) % 23) - 9.0f;
+    const Tensor x = makeTensor<float>({1, 1, in}, values);
+    for (const Geometry& g : geometries) {
+        const bool huge = g.kernel > 1000;
+        for (std::int64_t include : {std::int64_t{0}, std::int64_t{1}}) {
+            if (huge && include == 1) continue;  // the reference's divisor walks the taps
+            auto attrs = [&](onnx::NodeProto& n) {
+                setAttr(n, "kernel_shape", Ints{g.kernel});
+                setAttr(n, "strides", Ints{g.stride});
+                setAttr(n, "dilations", Ints{g.dilation});
+                setAttr(n, "pads", Ints{g.padBegin, g.padEnd});
+                setAttr(n, "ceil_mode", g.ceil);
+                setAttr(n, "count_include_pad", include);
+            };
+            const Tensor average = runOneNodeTensor(pool("AveragePool", x, attrs));
+            const Tensor maximum = runOneNodeTensor(pool("MaxPool", x, [&](onnx::NodeProto& n) {
+                setAttr(n, "kernel_shape", Ints{g.kernel});
+                setAttr(n, "strides", Ints{g.stride});
+                setAttr(n, "dilations", Ints{g.dilation});
+                setAttr(n, "pads", Ints{g.padBegin, g.padEnd});
+                setAttr(n, "ceil_mode", g.ceil);
+            }));
+            ASSERT_EQ(average.shape(), maximum.shape());
+            const std::int64_t outputs = average.shape()[2];
+            ASSERT_GT(outputs, 0);
+            for (std::int64_t o = 0; o < outputs; ++o) {
+                const std::int64_t start = o * g.stride - g.padBegin;
+                double sum = 0;
+                float most = -INFINITY;
+                std::int64_t inside = 0;
+                for (std::int64_t i = 0; i < in; ++i) {
+                    const std::int64_t offset = i - start;
+                    if (offset < 0 || offset % g.dilation != 0 || offset / g.dilation >= g.kernel)
+                        continue;
+                    sum += values[static_cast<std::size_t>(i)];
+                    most = std::max(most, values[static_cast<std::size_t>(i)]);
+                    ++inside;
+                }
+                std::int64_t padded = 0;
+                if (include == 1)
+                    for (std::int64_t k = 0; k < g.kernel; ++k)
+                        if (start + k * g.dilation < in + g.padEnd) ++padded;
+                if (inside == 0) continue;  // a window wholly in the padding: no reference value
+                const double divisor = static_cast<double>(include == 1 ? padded : inside);
+                EXPECT_NEAR(average.data<float>()[o], sum / divisor, 1e-5)
+                    << "kernel " << g.kernel << " dilation " << g.dilation << " output " << o;
+                EXPECT_EQ(maximum.data<float>()[o], most)
+                    << "kernel " << g.kernel << " output " << o;
+            }
+        }
+    }
+}
+
 TEST(PoolOps, MaxPoolDilationsAndCeilMode) {
     Tensor x = makeTensor<float>({1, 1, 6}, {1, 9, 2, 8, 3, 7});
     // kernel 2, dilation 2: windows {0,2} {1,3} {2,4} {3,5}.
