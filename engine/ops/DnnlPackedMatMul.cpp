@@ -33,11 +33,32 @@ constexpr std::size_t kMaxCachedShapes = 16;
 // thread, 4.9 ms at 2).
 constexpr std::int64_t kRowsPerThreadBeforeColumnSplit = 16;
 
+// oneDNN's format tag of the packed layout with these blocks (PackedMatMulWeights.h).
+dnnl::memory::format_tag packedTag(PackedMatMulBlocks blocks) {
+    using tag = dnnl::memory::format_tag;
+    if (blocks.k == 8) return tag::OIw8i8o;
+    if (blocks.k == 16) return tag::OIw16i16o;
+    switch (blocks.n) {
+        case 16:
+            return tag::Owi16o;
+        case 32:
+            return tag::Owi32o;
+        case 48:
+            return tag::Owi48o;
+        default:
+            return tag::Owi64o;
+    }
+}
+
+dnnl::memory::desc packedDesc(std::int64_t k, std::int64_t n, PackedMatMulBlocks blocks) {
+    return {{n, k, 1}, dnnl::memory::data_type::f32, packedTag(blocks)};
+}
+
 }  // namespace
 
 struct DnnlPackedMatMul::State {
     struct Key {
-        std::int64_t rows, k, n, block;
+        std::int64_t rows, k, n, blockK, blockN;
         bool bias;
         MatMulActivation activation;
         auto operator<=>(const Key&) const = default;
@@ -81,12 +102,11 @@ struct DnnlPackedMatMul::State {
             ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
             attr.set_post_ops(ops);
         }
-        const dnnl::memory::desc packed({key.n, key.k, 1}, dt::f32,
-                                        key.block == 16 ? tag::OIw16i16o : tag::OIw8i8o);
+        const dnnl::memory::desc packed = packedDesc(key.k, key.n, {key.blockK, key.blockN});
         // The packed layout first: a kernel that reads it uses the session's weights in place.
         // Only when none does, the layout oneDNN prefers, into which the weights are reordered
-        // once (a second copy of every packed weight: on AVX-512 oneDNN 2.6 prefers its brgemm
-        // kernel's Acb48a, and BERT-base peaked at 810 MB instead of 470 MB).
+        // once (a second copy of every packed weight). The optimizer packs in the layout oneDNN
+        // prefers on this processor (preferredPackedMatMulBlocks), so that is the exception.
         for (const dnnl::memory::desc& weights : {packed, anyWeights}) {
             try {
                 // oneDNN 2.x: an operation descriptor, then the primitive descriptor.
@@ -114,16 +134,16 @@ DnnlPackedMatMul::~DnnlPackedMatMul() = default;
 bool DnnlPackedMatMul::run(const float* a, std::int64_t rows, std::int64_t k, std::int64_t n,
                            const Tensor& packed, const float* bias, MatMulActivation activation,
                            float* y, ThreadPool* pool) {
-    if (packed.dtype() != DataType::Float || packed.rank() != 4 || rows < 1) return false;
-    const std::int64_t block = packed.dim(2);
-    if (block != 8 && block != 16) return false;
+    if (packed.dtype() != DataType::Float || rows < 1) return false;
+    const auto blocks = packedMatMulBlocksOf(packed.shape(), k, n);
+    if (!blocks) return false;
     State& s = *state_;
     std::lock_guard lock(s.mutex);
     const double flops = 2.0 * static_cast<double>(rows) * static_cast<double>(k * n);
     if (runColumnSlices(a, rows, k, n, packed, bias, activation, y, pool, flops)) return true;
     // A small product is created and run on the threads its work is worth.
     const ThreadBudget budget(flops);
-    State::Entry* e = s.entryFor({rows, k, n, block, bias != nullptr, activation});
+    State::Entry* e = s.entryFor({rows, k, n, blocks->k, blocks->n, bias != nullptr, activation});
     if (!e) return false;
     auto* w = const_cast<float*>(packed.data<float>());
     dnnl::memory weights;
@@ -132,10 +152,7 @@ bool DnnlPackedMatMul::run(const float* a, std::int64_t rows, std::int64_t k, st
     } else {
         if (!s.reordered || s.reorderedDesc != e->weights ||
             !packed.sharesStorageWith(s.heldPacked)) {
-            using tag = dnnl::memory::format_tag;
-            const dnnl::memory::desc packedDesc({n, k, 1}, dnnl::memory::data_type::f32,
-                                                block == 16 ? tag::OIw16i16o : tag::OIw8i8o);
-            dnnl::memory user(packedDesc, s.engine, w);
+            dnnl::memory user(packedDesc(k, n, *blocks), s.engine, w);
             if (!s.reordered) countWeightReorder(e->weights.get_size());
             s.reordered = dnnl::memory(e->weights, s.engine);
             dnnl::reorder(user, s.reordered).execute(s.stream, user, s.reordered);
@@ -160,7 +177,8 @@ bool DnnlPackedMatMul::runColumnSlices(const float* a, std::int64_t rows, std::i
                                        MatMulActivation activation, float* y, ThreadPool* pool,
                                        double flops) {
     if (!pool || pool->threads() < 2 || flops < 2.0 * kSerialWorkFlops) return false;
-    const std::int64_t block = packed.dim(2), nBlocks = (n + block - 1) / block;
+    const PackedMatMulBlocks blocks{packed.dim(2), packed.dim(3)};
+    const std::int64_t block = blocks.n, nBlocks = (n + block - 1) / block;
     const std::int64_t slices =
         std::min<std::int64_t>(threadsWorthFor(flops, pool->threads()), nBlocks);
     if (slices < 2 || rows >= kRowsPerThreadBeforeColumnSplit * pool->threads()) return false;
@@ -183,7 +201,8 @@ bool DnnlPackedMatMul::runColumnSlices(const float* a, std::int64_t rows, std::i
         const std::int64_t columns = std::min(last * block, n) - first * block;
         // Each slice writes a dense [rows, columns] result (oneDNN's jit kernels refuse a strided
         // one): in place for one row, else into its own buffer, copied into Y's columns after.
-        State::Entry* e = s.entryFor({rows, k, columns, block, bias != nullptr, activation});
+        State::Entry* e =
+            s.entryFor({rows, k, columns, blocks.k, blocks.n, bias != nullptr, activation});
         if (!e || !e->packedInPlace || e->reference) return false;
         plan.push_back({first, columns, e, nullptr});
     }
@@ -193,7 +212,7 @@ bool DnnlPackedMatMul::runColumnSlices(const float* a, std::int64_t rows, std::i
             slice.result = s.sliceResults.data() + rows * slice.firstBlock * block;
     }
     while (s.sliceStreams.size() < plan.size()) s.sliceStreams.emplace_back(s.engine);
-    const std::int64_t kBlocks = (k + block - 1) / block;
+    const std::int64_t blockSize = blocks.k * blocks.n * ((k + blocks.k - 1) / blocks.k);
     auto* w = const_cast<float*>(packed.data<float>());
     // One slice per thread; oneDNN, called inside the parallel loop, runs each on that thread.
     pool->parallelFor(
@@ -206,8 +225,7 @@ bool DnnlPackedMatMul::runColumnSlices(const float* a, std::int64_t rows, std::i
                 std::unordered_map<int, dnnl::memory> args{
                     {DNNL_ARG_SRC, dnnl::memory(e.src, s.engine, const_cast<float*>(a))},
                     {DNNL_ARG_WEIGHTS,
-                     dnnl::memory(e.weights, s.engine,
-                                  w + slice.firstBlock * kBlocks * block * block)},
+                     dnnl::memory(e.weights, s.engine, w + slice.firstBlock * blockSize)},
                     {DNNL_ARG_DST,
                      dnnl::memory(e.dst, s.engine, rows == 1 ? y + column : slice.result)}};
                 if (bias)
@@ -225,7 +243,42 @@ bool DnnlPackedMatMul::runColumnSlices(const float* a, std::int64_t rows, std::i
     return true;
 }
 
+PackedMatMulBlocks preferredPackedMatMulBlocks(std::int64_t k, std::int64_t n,
+                                               std::int64_t fallbackBlock) {
+    const PackedMatMulBlocks fallback{fallbackBlock, fallbackBlock};
+    // The rows are not known when the weights are packed; oneDNN 2.6's choice of weights layout
+    // for these 1x1 convolutions did not depend on them (1 to 512 rows, AVX-512) but for very
+    // narrow products.
+    constexpr std::int64_t kTypicalRows = 64;
+    try {
+        static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+        using tag = dnnl::memory::format_tag;
+        using dt = dnnl::memory::data_type;
+        const dnnl::memory::desc src({1, k, kTypicalRows}, dt::f32, tag::nwc);
+        const dnnl::memory::desc dst({1, n, kTypicalRows}, dt::f32, tag::nwc);
+        const dnnl::memory::desc anyWeights({n, k, 1}, dt::f32, tag::any);
+        const auto operation = dnnl::convolution_forward::desc(
+            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
+            anyWeights, dnnl::memory::desc(), dst, {1}, {0}, {0});
+        const dnnl::convolution_forward::primitive_desc pd(operation, engine);
+        if (std::string_view(pd.impl_info_str()).substr(0, 3) == "ref") return fallback;
+        const dnnl::memory::desc chosen = pd.weights_desc();
+        for (const PackedMatMulBlocks blocks :
+             {fallback, PackedMatMulBlocks{8, 8}, PackedMatMulBlocks{16, 16},
+              PackedMatMulBlocks{1, 16}, PackedMatMulBlocks{1, 32}, PackedMatMulBlocks{1, 48},
+              PackedMatMulBlocks{1, 64}})
+            if (isPackedMatMulLayout(blocks) && chosen == packedDesc(k, n, blocks)) return blocks;
+    } catch (const dnnl::error&) {
+    }
+    return fallback;
+}
+
 #else
+
+PackedMatMulBlocks preferredPackedMatMulBlocks(std::int64_t, std::int64_t,
+                                               std::int64_t fallbackBlock) {
+    return {fallbackBlock, fallbackBlock};
+}
 
 struct DnnlPackedMatMul::State {};
 DnnlPackedMatMul::DnnlPackedMatMul() = default;

@@ -284,9 +284,8 @@ class PackedMatMulKernel : public Kernel {
         require(a.dtype() == DataType::Float && a.rank() >= 1 && a.dim(a.rank() - 1) == k_,
                 "PackedMatMul: A must be float [..., " + std::to_string(k_) + "], got " +
                     std::string(dataTypeName(a.dtype())) + " " + shapeToString(a.shape()));
-        require(packed.dtype() == DataType::Float && packed.rank() == 4 &&
-                    (packed.dim(2) == 8 || packed.dim(2) == 16) &&
-                    packed.shape() == packedMatMulWeightShape(k_, n_, packed.dim(2)),
+        require(packed.dtype() == DataType::Float &&
+                    packedMatMulBlocksOf(packed.shape(), k_, n_).has_value(),
                 "PackedMatMul: the packed weights " + shapeToString(packed.shape()) +
                     " do not hold K = " + std::to_string(k_) + ", N = " + std::to_string(n_));
         require(

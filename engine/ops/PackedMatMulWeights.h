@@ -1,13 +1,17 @@
 #pragma once
 // The weight layout of com.onnxlens PackedMatMul (the optimizer's pack-matmul-weights pass): the
-// [K, N] weights B of a MatMul, stored as [ceil(N/b), ceil(K/b), b, b] with
-//     packed[nb][kb][i][j] = B[kb * b + i][nb * b + j]   (zero past K or N),
-// b the block (8 or 16). This is oneDNN's OIw8i8o / OIw16i16o layout of 1x1-convolution weights
-// [N, K, 1]: the products then run on oneDNN's 1x1 convolution kernels with the weights used in
-// place, never copied at run time (oneDNN's matmul on plain weights re-packs B on every call).
+// [K, N] weights B of a MatMul, stored as [ceil(N/bn), ceil(K/bk), bk, bn] with
+//     packed[nb][kb][i][j] = B[kb * bk + i][nb * bn + j]   (zero past K or N),
+// (bk, bn) the blocks along K and N. These are layouts of oneDNN's 1x1-convolution weights
+// [N, K, 1]: bk = bn = 8 or 16 is OIw8i8o / OIw16i16o (its jit_1x1 kernels, AVX2 and AVX-512);
+// bk = 1 with bn = 16, 32, 48 or 64 is Owi16o ... Owi64o (its brgemm 1x1 kernels on AVX-512,
+// which read only the block they chose). The products then run on oneDNN's 1x1 convolution
+// kernels with the weights used in place, never copied at run time (oneDNN's matmul on plain
+// weights re-packs B on every call).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "onnxlens/engine/EngineError.h"
@@ -15,60 +19,82 @@
 
 namespace onnxlens::engine::ops {
 
-inline Shape packedMatMulWeightShape(std::int64_t k, std::int64_t n, std::int64_t block) {
-    return {(n + block - 1) / block, (k + block - 1) / block, block, block};
+// The blocks of the packed layout along K and N.
+struct PackedMatMulBlocks {
+    std::int64_t k = 16, n = 16;
+    bool operator==(const PackedMatMulBlocks&) const = default;
+};
+
+inline bool isPackedMatMulLayout(PackedMatMulBlocks b) {
+    if (b.k == b.n) return b.n == 8 || b.n == 16;
+    return b.k == 1 && (b.n == 16 || b.n == 32 || b.n == 48 || b.n == 64);
+}
+
+inline Shape packedMatMulWeightShape(std::int64_t k, std::int64_t n, PackedMatMulBlocks b) {
+    return {(n + b.n - 1) / b.n, (k + b.k - 1) / b.k, b.k, b.n};
+}
+
+// The blocks of packed weights of `shape` holding K x N, or nothing when it is no such layout.
+inline std::optional<PackedMatMulBlocks> packedMatMulBlocksOf(const Shape& shape, std::int64_t k,
+                                                              std::int64_t n) {
+    if (shape.size() != 4 || k < 1 || n < 1) return std::nullopt;
+    const PackedMatMulBlocks b{shape[2], shape[3]};
+    if (!isPackedMatMulLayout(b) || shape != packedMatMulWeightShape(k, n, b)) return std::nullopt;
+    return b;
 }
 
 // B [K, N] (row-major floats at `src`, any alignment) -> the packed layout above at `dst`, whose
-// packedMatMulWeightShape(k, n, block) floats must be zero already.
+// packedMatMulWeightShape(k, n, blocks) floats must be zero already.
 inline void packMatMulWeightsInto(const void* src, std::int64_t k, std::int64_t n,
-                                  std::int64_t block, void* dst) {
+                                  PackedMatMulBlocks blocks, void* dst) {
     const auto* in = static_cast<const char*>(src);
     auto* out = static_cast<char*>(dst);
-    const std::int64_t kBlocks = (k + block - 1) / block, nBlocks = (n + block - 1) / block;
+    const std::int64_t bk = blocks.k, bn = blocks.n;
+    const std::int64_t kBlocks = (k + bk - 1) / bk, nBlocks = (n + bn - 1) / bn;
     for (std::int64_t nb = 0; nb < nBlocks; ++nb)
         for (std::int64_t kb = 0; kb < kBlocks; ++kb) {
-            char* tile = out + (nb * kBlocks + kb) * block * block * 4;
-            const std::int64_t rows = std::min(block, k - kb * block);
-            const std::int64_t cols = std::min(block, n - nb * block);
+            char* tile = out + (nb * kBlocks + kb) * bk * bn * 4;
+            const std::int64_t rows = std::min(bk, k - kb * bk);
+            const std::int64_t cols = std::min(bn, n - nb * bn);
             for (std::int64_t i = 0; i < rows; ++i)
-                std::memcpy(tile + i * block * 4, in + ((kb * block + i) * n + nb * block) * 4,
+                std::memcpy(tile + i * bn * 4, in + ((kb * bk + i) * n + nb * bn) * 4,
                             static_cast<std::size_t>(cols) * 4);
         }
 }
 
 // B [K, N] float -> the packed layout above.
-inline Tensor packMatMulWeights(const Tensor& b, std::int64_t block) {
+inline Tensor packMatMulWeights(const Tensor& b, PackedMatMulBlocks blocks) {
     require(b.dtype() == DataType::Float && b.rank() == 2,
             "packed MatMul weights are 2-D float, got " + shapeToString(b.shape()));
-    require(block == 8 || block == 16, "the packing block must be 8 or 16");
+    require(isPackedMatMulLayout(blocks),
+            "the packing blocks must be 8 x 8, 16 x 16 or 1 x 16/32/48/64, got " +
+                std::to_string(blocks.k) + " x " + std::to_string(blocks.n));
     const std::int64_t k = b.dim(0), n = b.dim(1);
-    Tensor packed = Tensor::zeros(DataType::Float, packedMatMulWeightShape(k, n, block));
-    packMatMulWeightsInto(b.data<float>(), k, n, block, packed.data<float>());
+    Tensor packed = Tensor::zeros(DataType::Float, packedMatMulWeightShape(k, n, blocks));
+    packMatMulWeightsInto(b.data<float>(), k, n, blocks, packed.data<float>());
     return packed;
 }
 
 // The packed layout back to B [K, N] (the kernels' path without oneDNN).
 inline Tensor unpackMatMulWeights(const Tensor& packed, std::int64_t k, std::int64_t n) {
-    require(
-        packed.dtype() == DataType::Float && packed.rank() == 4 && packed.dim(2) == packed.dim(3),
-        "packed MatMul weights must be float [N/b, K/b, b, b], got " +
-            shapeToString(packed.shape()));
-    const std::int64_t block = packed.dim(2);
-    require(k >= 1 && n >= 1 && packed.shape() == packedMatMulWeightShape(k, n, block),
-            "packed MatMul weights " + shapeToString(packed.shape()) +
-                " do not hold K = " + std::to_string(k) + ", N = " + std::to_string(n));
+    const auto blocks = packed.dtype() == DataType::Float
+                            ? packedMatMulBlocksOf(packed.shape(), k, n)
+                            : std::nullopt;
+    require(blocks.has_value(), "packed MatMul weights " + shapeToString(packed.shape()) +
+                                    " do not hold K = " + std::to_string(k) +
+                                    ", N = " + std::to_string(n));
+    const std::int64_t bk = blocks->k, bn = blocks->n;
     Tensor b(DataType::Float, {k, n});
     const float* src = packed.data<float>();
     float* dst = b.data<float>();
-    const std::int64_t kBlocks = (k + block - 1) / block, nBlocks = (n + block - 1) / block;
+    const std::int64_t kBlocks = (k + bk - 1) / bk, nBlocks = (n + bn - 1) / bn;
     for (std::int64_t nb = 0; nb < nBlocks; ++nb)
         for (std::int64_t kb = 0; kb < kBlocks; ++kb) {
-            const float* tile = src + (nb * kBlocks + kb) * block * block;
-            const std::int64_t rows = std::min(block, k - kb * block);
-            const std::int64_t cols = std::min(block, n - nb * block);
+            const float* tile = src + (nb * kBlocks + kb) * bk * bn;
+            const std::int64_t rows = std::min(bk, k - kb * bk);
+            const std::int64_t cols = std::min(bn, n - nb * bn);
             for (std::int64_t i = 0; i < rows; ++i)
-                std::copy_n(tile + i * block, cols, dst + (kb * block + i) * n + nb * block);
+                std::copy_n(tile + i * bn, cols, dst + (kb * bk + i) * n + nb * bn);
         }
     return b;
 }

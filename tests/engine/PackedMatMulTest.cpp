@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "../../engine/ops/DnnlPackedMatMul.h"
 #include "../../engine/ops/PackedMatMulWeights.h"
 #include "GraphBuilding.h"
 #include "OpTestHarness.h"
@@ -63,26 +64,56 @@ std::vector<Value> runModel(const onnx::ModelProto& model, bool optimize,
 
 }  // namespace
 
+// Every packed layout: oneDNN's OIw8i8o and OIw16i16o, and the Owi16o ... Owi64o of its brgemm
+// kernels (AVX-512).
+const std::vector<engine::ops::PackedMatMulBlocks> kEveryLayout{{8, 8},  {16, 16}, {1, 16},
+                                                                {1, 32}, {1, 48},  {1, 64}};
+
+std::string layoutName(engine::ops::PackedMatMulBlocks blocks) {
+    return std::to_string(blocks.k) + " x " + std::to_string(blocks.n) + " blocks";
+}
+
 TEST(PackedMatMul, PackedLayoutHoldsEachWeightInItsBlockAndZeroPadding) {
     const std::int64_t k = 19, n = 11;
     const Tensor b = waves({k, n}, 0.3f);
-    for (std::int64_t block : {8, 16}) {
-        SCOPED_TRACE(block);
-        const Tensor packed = engine::ops::packMatMulWeights(b, block);
-        const std::int64_t kBlocks = (k + block - 1) / block;
-        EXPECT_EQ(packed.shape(), engine::ops::packedMatMulWeightShape(k, n, block));
+    for (const auto blocks : kEveryLayout) {
+        SCOPED_TRACE(layoutName(blocks));
+        const std::int64_t bk = blocks.k, bn = blocks.n;
+        const Tensor packed = engine::ops::packMatMulWeights(b, blocks);
+        const std::int64_t kBlocks = (k + bk - 1) / bk;
+        EXPECT_EQ(packed.shape(), engine::ops::packedMatMulWeightShape(k, n, blocks));
+        EXPECT_EQ(engine::ops::packedMatMulBlocksOf(packed.shape(), k, n), blocks);
         const float* p = packed.data<float>();
-        for (std::int64_t nb = 0; nb * block < n; ++nb)
+        for (std::int64_t nb = 0; nb * bn < n; ++nb)
             for (std::int64_t kb = 0; kb < kBlocks; ++kb)
-                for (std::int64_t i = 0; i < block; ++i)
-                    for (std::int64_t j = 0; j < block; ++j) {
-                        const std::int64_t row = kb * block + i, col = nb * block + j;
+                for (std::int64_t i = 0; i < bk; ++i)
+                    for (std::int64_t j = 0; j < bn; ++j) {
+                        const std::int64_t row = kb * bk + i, col = nb * bn + j;
                         const float expected =
                             row < k && col < n ? b.data<float>()[row * n + col] : 0.0f;
-                        ASSERT_EQ(p[((nb * kBlocks + kb) * block + i) * block + j], expected);
+                        ASSERT_EQ(p[((nb * kBlocks + kb) * bk + i) * bn + j], expected);
                     }
         EXPECT_TRUE(tensorsClose(engine::ops::unpackMatMulWeights(packed, k, n), b, {0.0, 0.0}));
     }
+    // Blocks no oneDNN kernel reads, and shapes that do not hold K x N, are refused.
+    EXPECT_FALSE(engine::ops::packedMatMulBlocksOf({2, 19, 1, 8}, k, n));
+    EXPECT_FALSE(engine::ops::packedMatMulBlocksOf({2, 2, 16, 8}, k, n));
+    EXPECT_FALSE(engine::ops::packedMatMulBlocksOf({1, 20, 1, 16}, k, n));
+    EXPECT_THROW(engine::ops::packMatMulWeights(b, {4, 4}), engine::EngineError);
+}
+
+// The layout the optimizer packs in is one the kernels read, whatever this processor prefers.
+TEST(PackedMatMul, PreferredBlocksAreAPackedLayout) {
+    for (const auto& [k, n] : {std::pair<std::int64_t, std::int64_t>{768, 3072},
+                               {3072, 768},
+                               {100, 37},
+                               {64, 64},
+                               {4096, 11008}})
+        for (std::int64_t fallback : {8, 16}) {
+            const auto blocks = engine::ops::preferredPackedMatMulBlocks(k, n, fallback);
+            EXPECT_TRUE(engine::ops::isPackedMatMulLayout(blocks))
+                << k << " x " << n << ": " << layoutName(blocks);
+        }
 }
 
 TEST(PackedMatMul, KernelComputesWhatFusedMatMulComputes) {
@@ -105,10 +136,10 @@ TEST(PackedMatMul, KernelComputesWhatFusedMatMulComputes) {
         const Tensor a = waves(c.a, 0.1f), b = waves({k, c.n}, 0.7f), bias = waves({c.n}, 1.3f);
         const Tensor expected =
             runProduct("FusedMatMul", a, b, c.bias ? &bias : nullptr, c.activation, k, c.n);
-        for (std::int64_t block : {8, 16}) {
-            SCOPED_TRACE(block);
+        for (const auto blocks : kEveryLayout) {
+            SCOPED_TRACE(layoutName(blocks));
             const Tensor actual =
-                runProduct("PackedMatMul", a, engine::ops::packMatMulWeights(b, block),
+                runProduct("PackedMatMul", a, engine::ops::packMatMulWeights(b, blocks),
                            c.bias ? &bias : nullptr, c.activation, k, c.n);
             EXPECT_TRUE(tensorsClose(actual, expected, {1e-5, 1e-5}));
         }
@@ -136,15 +167,14 @@ TEST(PackedMatMul, FewRowsSplitByColumnsOverThreadsComputeThePlainProduct) {
         const Tensor a = waves(c.a, 0.2f), b = waves({k, c.n}, 0.9f), bias = waves({c.n}, 1.1f);
         const Tensor expected =
             runProduct("FusedMatMul", a, b, c.bias ? &bias : nullptr, c.activation, k, c.n);
-        for (std::int64_t block : {8, 16})
+        for (const auto blocks : kEveryLayout)
             for (int threads : {2, 3}) {
-                SCOPED_TRACE(std::to_string(block) + " block, " + std::to_string(threads) +
-                             " threads");
+                SCOPED_TRACE(layoutName(blocks) + ", " + std::to_string(threads) + " threads");
                 OneNodeSpec spec;
                 spec.opType = "PackedMatMul";
                 spec.domain = engine::kOnnxlensDomain;
                 spec.opset = 1;
-                spec.inputs = {Value(a), Value(engine::ops::packMatMulWeights(b, block))};
+                spec.inputs = {Value(a), Value(engine::ops::packMatMulWeights(b, blocks))};
                 if (c.bias) spec.inputs.push_back(Value(bias));
                 spec.attributes = [&](onnx::NodeProto& node) {
                     if (!c.activation.empty()) setAttr(node, "activation", c.activation);

@@ -1,10 +1,10 @@
 // MatMul and FusedMatMul with constant float 2-D weights become com.onnxlens PackedMatMul, whose
-// weights are stored once, at load, in the layout oneDNN's 1x1-convolution kernels read
-// (ops/PackedMatMulWeights.h). oneDNN's matmul primitive on plain weights packs them again on
-// every call; for the small row counts of latency-bound transformers (batch 1, sequence 16) that
-// repacking cost as much as the product itself.
-// ONNX Runtime's com.microsoft FusedMatMul (A not transposed, no transBatch) is packed too: its
-// transB and alpha go into the packed copy (B^T read row by row, every weight times alpha: the
+// weights are stored once, at load, in the layout oneDNN's fastest 1x1-convolution kernel on this
+// processor reads (ops/PackedMatMulWeights.h, ops::preferredPackedMatMulBlocks). oneDNN's matmul
+// primitive on plain weights packs them again on every call; for the small row counts of
+// latency-bound transformers (batch 1, sequence 16) that repacking cost as much as the product
+// itself. ONNX Runtime's com.microsoft FusedMatMul (A not transposed, no transBatch) is packed too:
+// its transB and alpha go into the packed copy (B^T read row by row, every weight times alpha: the
 // product of A with alpha * B, which differs from alpha times the product by rounding only, not
 // at all for a power-of-two alpha such as BERT's 1/8).
 #include <cmath>
@@ -15,6 +15,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "DnnlPackedMatMul.h"
 #include "PackedMatMulWeights.h"
 #include "onnxlens/engine/GraphOptimizer.h"
 #include "onnxlens/engine/TensorProto.h"
@@ -124,7 +125,8 @@ int packMatMulWeights(PassContext& context, std::int64_t block) {
         onnx::TensorProto packed;
         packed.set_name(name);
         packed.set_data_type(onnx::TensorProto::FLOAT);
-        const Shape shape = ops::packedMatMulWeightShape(k, n, block);
+        const ops::PackedMatMulBlocks blocks = ops::preferredPackedMatMulBlocks(k, n, block);
+        const Shape shape = ops::packedMatMulWeightShape(k, n, blocks);
         for (auto d : shape) packed.add_dims(d);
         std::string& bytes = *packed.mutable_raw_data();
         bytes.assign(static_cast<std::size_t>(shapeElementCount(shape)) * sizeof(float), '\0');
@@ -134,13 +136,13 @@ int packMatMulWeights(PassContext& context, std::int64_t block) {
             plainUse && plain->data_location() != onnx::TensorProto::EXTERNAL &&
             plain->raw_data().size() == static_cast<std::size_t>(k * n) * sizeof(float);
         if (raw) {
-            ops::packMatMulWeightsInto(plain->raw_data().data(), k, n, block, bytes.data());
+            ops::packMatMulWeightsInto(plain->raw_data().data(), k, n, blocks, bytes.data());
         } else {
             auto w = constantTensor(index, weights, context.modelDirectory());
             const Shape stored = group.use.transposed ? Shape{n, k} : Shape{k, n};
             if (!w || w->dtype() != DataType::Float || w->shape() != stored) continue;
             if (plainUse) {
-                ops::packMatMulWeightsInto(w->data<float>(), k, n, block, bytes.data());
+                ops::packMatMulWeightsInto(w->data<float>(), k, n, blocks, bytes.data());
             } else {
                 // alpha * B as [K, N], then packed.
                 std::vector<float> b(static_cast<std::size_t>(k * n));
@@ -149,7 +151,7 @@ int packMatMulWeights(PassContext& context, std::int64_t block) {
                     for (std::int64_t j = 0; j < n; ++j)
                         b[static_cast<std::size_t>(i * n + j)] =
                             group.use.alpha * src[group.use.transposed ? j * k + i : i * n + j];
-                ops::packMatMulWeightsInto(b.data(), k, n, block, bytes.data());
+                ops::packMatMulWeightsInto(b.data(), k, n, blocks, bytes.data());
             }
         }
         names.add(name);
