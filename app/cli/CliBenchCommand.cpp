@@ -119,13 +119,14 @@ int runBench(const Arguments& a) {
     if (profiling)
         if (auto st = engine::writeChromeTrace(*a.value("profile"), result.runProfiles); !st)
             throw UsageError(st.error().message);
-    // Achieved GFLOP/s per node: the cost model's FLOPs (same dims) over the measured time, and
-    // the share of the peak of the build's own GEMM at the same thread count.
+    // Achieved GFLOP/s per node: the cost model's FLOPs at the dims of the inputs that ran (input
+    // files and --dim alike; --dim alone left a sequence read from a file counted as 1, 128x too
+    // few FLOPs on BERT) over the measured time, and the share of the peak of the build's own
+    // GEMM at the same thread count.
     std::vector<engine::NodeRate> rates;
     engine::PeakThroughput peak;
     if (profiling) {
-        auto dims = parseDims(a);
-        auto cost = computeModelCost(*loaded.model.proto, {dims.begin(), dims.end()});
+        auto cost = computeModelCost(*loaded.model.proto, {result.dims.begin(), result.dims.end()});
         if (auto measured = engine::measurePeakThroughput(loaded.session->threads()))
             peak = *measured;
         if (cost) rates = engine::nodeRates(*cost, result.nodes, peak.gflops);

@@ -4,11 +4,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "CliModelFiles.h"
 #include "CliRunner.h"
+#include "onnxlens/model/TensorFile.h"
 
 using onnxlens::testing::runCli;
 namespace fs = std::filesystem;
@@ -103,6 +105,43 @@ TEST(CliBenchCommand, ProfileAddsAchievedGflopsAndThePeakItIsMeasuredAgainst) {
                     1e-9);
     }
     EXPECT_GT(withRate, 0);
+}
+
+// The FLOPs are counted at the shapes that ran: a batch of 3 read from an input file counts 3
+// times the FLOPs of the default batch of 1 (they were counted at batch 1 whatever the file).
+TEST(CliBenchCommand, ProfileCountsFlopsAtTheShapesOfTheInputFiles) {
+    onnxlens::testing::CliScratchDir scratch;
+    onnx::TensorProto image;
+    image.set_name("image");
+    image.set_data_type(onnx::TensorProto::FLOAT);
+    for (int d : {3, 1, 28, 28}) image.add_dims(d);
+    for (int i = 0; i < 3 * 28 * 28; ++i) image.add_float_data(static_cast<float>(i % 17) / 17.0f);
+    const fs::path file = scratch / "image.npy";
+    ASSERT_TRUE(onnxlens::writeNpyFile(file, image));
+    auto flopsOf = [&](const std::vector<std::string>& extra) {
+        std::vector<std::string> args{
+            "bench", mnist(),     "--warmup", "0",         "--runs",
+            "1",     "--threads", "1",        "--profile", (scratch / "t.json").string(),
+            "--json"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        auto r = runCli(args);
+        EXPECT_EQ(r.exitCode, 0) << r.err;
+        std::map<std::string, double> flops;
+        if (r.exitCode != 0) return flops;
+        const auto doc = nlohmann::json::parse(r.out);
+        for (const auto& node : doc["nodes"])
+            if (node.contains("flops"))
+                flops[node["name"].get<std::string>()] = node["flops"].get<double>();
+        return flops;
+    };
+    const auto single = flopsOf({});
+    const auto three = flopsOf({"--input", "image=" + file.string()});
+    ASSERT_FALSE(single.empty());
+    ASSERT_EQ(single.size(), three.size());
+    for (const auto& [name, flops] : single) {
+        ASSERT_TRUE(three.count(name)) << name;
+        EXPECT_DOUBLE_EQ(three.at(name), 3.0 * flops) << name;
+    }
 }
 
 TEST(CliBenchCommand, SweepBenchmarksEveryShapeInOneSession) {
