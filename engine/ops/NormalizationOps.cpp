@@ -3,6 +3,7 @@
 // default-domain SimplifiedLayerNormalization. Statistics are accumulated in double whatever the
 // element type.
 #include <cmath>
+#include <type_traits>
 
 #include "NormalizationChannelLayout.h"
 #include "OpFamilies.h"
@@ -47,6 +48,14 @@ void requireFloatInput(const Tensor& x, const char* op) {
 // Mean and population variance of `count` consecutive elements.
 template <class T>
 std::pair<double, double> meanAndVariance(const T* p, std::int64_t count) {
+    if constexpr (std::is_same_v<T, float>) {
+        if (count == 0) return {0.0, 0.0};
+        const double n = static_cast<double>(count);
+        const double mean = laneSum(p, count, [](double v) { return v; }) / n;
+        const double squares =
+            laneSum(p, count, [mean](double v) { return (v - mean) * (v - mean); });
+        return {mean, squares / n};
+    }
     double sum = 0;
     for (std::int64_t i = 0; i < count; ++i) sum += toAccumulator<double>(p[i]);
     double mean = count ? sum / static_cast<double>(count) : 0.0;

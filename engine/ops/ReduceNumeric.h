@@ -69,4 +69,21 @@ inline Tensor doublesToTensor(const std::vector<double>& values, DataType type, 
     return t;
 }
 
+// Sum over `count` consecutive elements of f(double(element)), in double, on eight independent
+// partial sums: one running sum is a chain of dependent additions (4 cycles each), which held a
+// LayerNormalization of BERT-base's 128 x 768 at 190 us (1 thread, AVX-512); eight lanes let the
+// compiler vectorise it.
+template <class T, class F>
+inline double laneSum(const T* p, std::int64_t count, F f) {
+    constexpr int kLanes = 8;
+    double lanes[kLanes] = {};
+    std::int64_t i = 0;
+    for (; i + kLanes <= count; i += kLanes)
+        for (int j = 0; j < kLanes; ++j) lanes[j] += f(toAccumulator<double>(p[i + j]));
+    double sum = 0;
+    for (; i < count; ++i) sum += f(toAccumulator<double>(p[i]));
+    for (double lane : lanes) sum += lane;
+    return sum;
+}
+
 }  // namespace onnxlens::engine::ops
