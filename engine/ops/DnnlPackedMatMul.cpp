@@ -1,6 +1,7 @@
 #include "DnnlPackedMatMul.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <string_view>
@@ -64,7 +65,7 @@ struct DnnlPackedMatMul::State {
         auto operator<=>(const Key&) const = default;
     };
     struct Entry {
-        dnnl::memory::desc src, dst, weights, bias;
+        dnnl::memory::desc src, dst, weights, bias, scratchpad;
         dnnl::convolution_forward primitive;
         bool packedInPlace = false;  // the weights layout oneDNN chose is the packed one
         bool reference = false;      // oneDNN's reference code (no jit kernel takes it)
@@ -83,6 +84,15 @@ struct DnnlPackedMatMul::State {
     // of a product of several rows (slice t's [rows, columns] from rows * its first column on).
     std::vector<dnnl::stream> sliceStreams;
     std::vector<float> sliceResults;
+    // Scratchpads: the whole product's, and one per slice of columns.
+    std::vector<std::uint8_t> scratchpad;
+    std::vector<std::vector<std::uint8_t>> sliceScratchpads;
+
+    // A scratchpad memory of `desc`'s size in `buffer` (grown as needed).
+    dnnl::memory scratchpadIn(std::vector<std::uint8_t>& buffer, const dnnl::memory::desc& desc) {
+        if (buffer.size() < desc.get_size()) buffer.resize(desc.get_size());
+        return dnnl::memory(desc, engine, buffer.data());
+    }
 
     Entry* entryFor(const Key& key) {
         auto it = cache.find(key);
@@ -97,6 +107,10 @@ struct DnnlPackedMatMul::State {
         const dnnl::memory::desc anyWeights({key.n, key.k, 1}, dt::f32, tag::any);
         if (key.bias) e.bias = dnnl::memory::desc({key.n}, dt::f32, tag::x);
         dnnl::primitive_attr attr;
+        // Each execution gets its own scratchpad: the column slices run one primitive on several
+        // threads at once, and oneDNN's brgemm kernels keep their accumulators there (with the
+        // library's scratchpad, 2-3 threads on one brgconv_1x1 primitive gave wrong columns).
+        attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
         if (key.activation == MatMulActivation::Gelu) {
             dnnl::post_ops ops;
             ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
@@ -115,6 +129,7 @@ struct DnnlPackedMatMul::State {
                     weights, e.bias, e.dst, {1}, {0}, {0});
                 dnnl::convolution_forward::primitive_desc pd(operation, attr, engine);
                 e.weights = pd.weights_desc();
+                e.scratchpad = pd.scratchpad_desc();
                 e.reference = std::string_view(pd.impl_info_str()).substr(0, 3) == "ref";
                 e.primitive = dnnl::convolution_forward(pd);
                 break;
@@ -164,7 +179,8 @@ bool DnnlPackedMatMul::run(const float* a, std::int64_t rows, std::int64_t k, st
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, dnnl::memory(e->src, s.engine, const_cast<float*>(a))},
         {DNNL_ARG_WEIGHTS, weights},
-        {DNNL_ARG_DST, dnnl::memory(e->dst, s.engine, y)}};
+        {DNNL_ARG_DST, dnnl::memory(e->dst, s.engine, y)},
+        {DNNL_ARG_SCRATCHPAD, s.scratchpadIn(s.scratchpad, e->scratchpad)}};
     if (bias)
         args.emplace(DNNL_ARG_BIAS, dnnl::memory(e->bias, s.engine, const_cast<float*>(bias)));
     e->primitive.execute(s.stream, args);
@@ -212,6 +228,10 @@ bool DnnlPackedMatMul::runColumnSlices(const float* a, std::int64_t rows, std::i
             slice.result = s.sliceResults.data() + rows * slice.firstBlock * block;
     }
     while (s.sliceStreams.size() < plan.size()) s.sliceStreams.emplace_back(s.engine);
+    if (s.sliceScratchpads.size() < plan.size()) s.sliceScratchpads.resize(plan.size());
+    std::vector<dnnl::memory> scratchpads;
+    for (std::size_t t = 0; t < plan.size(); ++t)
+        scratchpads.push_back(s.scratchpadIn(s.sliceScratchpads[t], plan[t].entry->scratchpad));
     const std::int64_t blockSize = blocks.k * blocks.n * ((k + blocks.k - 1) / blocks.k);
     auto* w = const_cast<float*>(packed.data<float>());
     // One slice per thread; oneDNN, called inside the parallel loop, runs each on that thread.
@@ -227,7 +247,8 @@ bool DnnlPackedMatMul::runColumnSlices(const float* a, std::int64_t rows, std::i
                     {DNNL_ARG_WEIGHTS,
                      dnnl::memory(e.weights, s.engine, w + slice.firstBlock * blockSize)},
                     {DNNL_ARG_DST,
-                     dnnl::memory(e.dst, s.engine, rows == 1 ? y + column : slice.result)}};
+                     dnnl::memory(e.dst, s.engine, rows == 1 ? y + column : slice.result)},
+                    {DNNL_ARG_SCRATCHPAD, scratchpads[static_cast<std::size_t>(t)]}};
                 if (bias)
                     args.emplace(DNNL_ARG_BIAS,
                                  dnnl::memory(e.bias, s.engine, const_cast<float*>(bias + column)));

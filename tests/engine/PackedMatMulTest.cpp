@@ -244,6 +244,49 @@ TEST(PackedMatMul, PassPacksConstantWeightsOnceAndOptimizedRunsAgree) {
     }
 }
 
+// ONNX Runtime's com.microsoft Attention (the transformer optimizer's) gets its QKV weights
+// packed: the com.onnxlens Attention of the same inputs and attributes computes what the
+// com.microsoft one computes, with a 2-D mask, a bias and Q, K and V of unequal widths.
+TEST(PackedMatMul, PassPacksAttentionWeightsAndOptimizedRunsAgree) {
+    if (engine::preferredChannelBlock() == 0) GTEST_SKIP() << "no blocked kernels on this build";
+    for (bool unequal : {false, true}) {
+        SCOPED_TRACE(unequal ? "qkv_hidden_sizes 64, 64, 96" : "equal widths");
+        const std::int64_t width = unequal ? 64 + 64 + 96 : 3 * 64;
+        auto m = emptyModel();
+        m.add_opset_import()->set_domain("com.microsoft");
+        m.mutable_opset_import(1)->set_version(1);
+        auto& g = *m.mutable_graph();
+        addFloatInput(g, "x", {2, 7, 80});
+        auto* mask = g.add_input();
+        mask->set_name("mask");
+        auto* maskType = mask->mutable_type()->mutable_tensor_type();
+        maskType->set_elem_type(onnx::TensorProto::INT32);
+        for (int d : {2, 7}) maskType->mutable_shape()->add_dim()->set_dim_value(d);
+        addInitializer(g, "w", waves({80, width}, 0.4f));
+        addInitializer(g, "b", waves({width}, 0.8f));
+        auto* node = addNode(g, "Attention", {"x", "w", "b", "mask"}, {"y"});
+        node->set_domain("com.microsoft");
+        setAttr(*node, "num_heads", std::int64_t{4});
+        if (unequal) setAttr(*node, "qkv_hidden_sizes", std::vector<std::int64_t>{64, 64, 96});
+        g.add_output()->set_name("y");
+        onnx::ModelProto optimized;
+        const auto actual = runModel(m, true, &optimized);
+        const auto expected = runModel(m, false);
+        ASSERT_EQ(actual.size(), 1u);
+        ASSERT_EQ(expected.size(), 1u);
+        EXPECT_TRUE(tensorsClose(actual[0].tensor(), expected[0].tensor(), {1e-4, 1e-5}));
+        int packed = 0;
+        for (const auto& n : optimized.graph().node())
+            if (n.op_type() == "Attention") {
+                EXPECT_EQ(n.domain(), engine::kOnnxlensDomain);
+                ++packed;
+            }
+        EXPECT_EQ(packed, 1);
+        for (const auto& init : optimized.graph().initializer())
+            if (init.name() == "w/packed") EXPECT_EQ(init.dims_size(), 4);
+    }
+}
+
 TEST(PackedMatMul, PackedWeightsAreUsedInPlaceWithoutASecondCopy) {
     // oneDNN may prefer another weights layout (its brgemm kernels on AVX-512); the engine asks
     // for a kernel that reads the packed one first, so no packed weight is copied again.

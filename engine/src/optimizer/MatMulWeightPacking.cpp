@@ -1,4 +1,5 @@
-// MatMul and FusedMatMul with constant float 2-D weights become com.onnxlens PackedMatMul, whose
+// MatMul and FusedMatMul with constant float 2-D weights become com.onnxlens PackedMatMul (and
+// ONNX Runtime's Attention the com.onnxlens Attention), whose
 // weights are stored once, at load, in the layout oneDNN's fastest 1x1-convolution kernel on this
 // processor reads (ops/PackedMatMulWeights.h, ops::preferredPackedMatMulBlocks). oneDNN's matmul
 // primitive on plain weights packs them again on every call; for the small row counts of
@@ -38,7 +39,16 @@ struct WeightUse {
     float alpha = 1.0f;
 };
 
+// ONNX Runtime's com.microsoft Attention, whose QKV projection reads constant [K, 3H] weights as
+// input 1: it becomes the com.onnxlens Attention of the same inputs and attributes, with the
+// weights packed (ops/MsAttentionOps.cpp).
+bool isMicrosoftAttention(const onnx::NodeProto& node) {
+    return node.domain() == "com.microsoft" && node.op_type() == "Attention" &&
+           node.input_size() >= 2 && !node.input(1).empty();
+}
+
 std::optional<WeightUse> weightUse(const onnx::NodeProto& node) {
+    if (isMicrosoftAttention(node)) return WeightUse{};
     if (isOnnxOp(node, "MatMul")) {
         if (node.input_size() != 2) return std::nullopt;
         return WeightUse{};
@@ -94,7 +104,8 @@ int packMatMulWeights(PassContext& context, std::int64_t block) {
     for (int i = 0; i < graph.node_size(); ++i) {
         const onnx::NodeProto& node = graph.node(i);
         const auto use = weightUse(node);
-        if (!use || node.output_size() != 1 || node.input(0).empty()) continue;
+        if (!use || node.input(0).empty()) continue;
+        if (node.output_size() != 1 && !isMicrosoftAttention(node)) continue;
         const auto dims = initializerDims(index, node.input(1));
         if (!dims || dims->size() != 2 ||
             initializerType(index, node.input(1)) != onnx::TensorProto::FLOAT)
@@ -161,9 +172,12 @@ int packMatMulWeights(PassContext& context, std::int64_t block) {
             *graph.add_initializer() = std::move(packed);
         for (int i : nodes) {
             onnx::NodeProto& node = *graph.mutable_node(i);
-            if (node.domain() == "com.microsoft") node.clear_attribute();  // alpha, trans*: packed
+            if (!isMicrosoftAttention(node)) {
+                // alpha, trans*: in the packed weights
+                if (node.domain() == "com.microsoft") node.clear_attribute();
+                node.set_op_type("PackedMatMul");
+            }
             node.set_domain(kOnnxlensDomain);
-            node.set_op_type("PackedMatMul");
             node.set_input(1, name);
             setIntAttribute(node, "k", k);
             setIntAttribute(node, "n", n);
