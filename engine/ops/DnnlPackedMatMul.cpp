@@ -284,11 +284,8 @@ PackedMatMulBlocks preferredPackedMatMulBlocks(std::int64_t k, std::int64_t n,
         const dnnl::convolution_forward::primitive_desc pd(operation, engine);
         if (std::string_view(pd.impl_info_str()).substr(0, 3) == "ref") return fallback;
         const dnnl::memory::desc chosen = pd.weights_desc();
-        for (const PackedMatMulBlocks blocks :
-             {fallback, PackedMatMulBlocks{8, 8}, PackedMatMulBlocks{16, 16},
-              PackedMatMulBlocks{1, 16}, PackedMatMulBlocks{1, 32}, PackedMatMulBlocks{1, 48},
-              PackedMatMulBlocks{1, 64}})
-            if (isPackedMatMulLayout(blocks) && chosen == packedDesc(k, n, blocks)) return blocks;
+        for (const PackedMatMulBlocks blocks : kPackedMatMulLayouts)
+            if (chosen == packedDesc(k, n, blocks)) return blocks;
     } catch (const dnnl::error&) {
     }
     return fallback;

@@ -18,7 +18,6 @@
 #include <array>
 #include <cmath>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 
@@ -301,15 +300,7 @@ class PackedMatMulKernel : public Kernel {
             outputs[0] = Value(std::move(y));
             return;
         }
-        Tensor plain;
-        {
-            std::lock_guard lock(mutex_);
-            if (!plain_.defined() || !packed.sharesStorageWith(heldPacked_)) {
-                plain_ = unpackMatMulWeights(packed, k_, n_);
-                heldPacked_ = packed;
-            }
-            plain = plain_;
-        }
+        const Tensor plain = unpacked_.of(packed, k_, n_);
         Tensor product = matMulTensors(ctx, a.reshaped({rows, k_}), plain, "PackedMatMul");
         if (bias || activation_ != MatMulActivation::None)
             applyMatMulEpilogue(ctx, bias, activation_, product);
@@ -320,9 +311,7 @@ class PackedMatMulKernel : public Kernel {
     std::int64_t k_, n_;
     MatMulActivation activation_;
     DnnlPackedMatMul dnnl_;
-    // Without oneDNN: the weights unpacked once, kept while the same packed buffer comes back.
-    std::mutex mutex_;
-    Tensor plain_, heldPacked_;
+    UnpackedMatMulWeights unpacked_;  // without oneDNN
 };
 
 class GemmKernel : public Kernel {

@@ -28,7 +28,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -607,16 +606,7 @@ class MsAttentionKernel final : public FusedAttentionKernel {
                    !packedDnnl_.run(in32.data<float>(), batch * seq, inHidden, width, weights,
                                     biasData, MatMulActivation::None, qkv.data<float>(),
                                     &ctx.pool())) {
-            Tensor plain;  // without oneDNN: the weights unpacked once per weight buffer
-            {
-                std::lock_guard lock(mutex_);
-                if (!plain_.defined() || !weights.sharesStorageWith(heldPacked_)) {
-                    plain_ = unpackMatMulWeights(weights, inHidden, width);
-                    heldPacked_ = weights;
-                }
-                plain = plain_;
-            }
-            projectInto(ctx, dnnl_, in32, plain, biasData, qkv);
+            projectInto(ctx, dnnl_, in32, unpacked_.of(weights, inHidden, width), biasData, qkv);
         }
         attend(ctx, qkv, qHidden, vHidden, optionalInputTensor(inputs, 3),
                optionalInputTensor(inputs, 4), optionalInputTensor(inputs, 5),
@@ -627,8 +617,7 @@ class MsAttentionKernel final : public FusedAttentionKernel {
     DnnlMatMul dnnl_;
     std::int64_t packedK_, packedN_;  // 0 for com.microsoft Attention's plain weights
     DnnlPackedMatMul packedDnnl_;
-    std::mutex mutex_;
-    Tensor plain_, heldPacked_;
+    UnpackedMatMulWeights unpacked_;  // without oneDNN
 };
 
 // QAttention: Attention whose input and weights are 8-bit integers with scales and zero points

@@ -56,11 +56,8 @@ float epsilonAttribute(const NodeInfo& node, float fallback) {
 template <class C>
 std::pair<double, double> rowStatistics(const C* s, std::int64_t h, double epsilon, bool rms) {
     if (h == 0) return {0.0, 1.0 / std::sqrt(epsilon)};
-    if constexpr (std::is_same_v<C, float>) {  // eight running sums (laneSum, ReduceNumeric.h)
-        const double count = static_cast<double>(h);
-        const double mean = rms ? 0.0 : laneSum(s, h, [](double v) { return v; }) / count;
-        const double meanSquare =
-            laneSum(s, h, [mean](double v) { return (v - mean) * (v - mean); }) / count;
+    if constexpr (std::is_same_v<C, float>) {  // eight running sums (ReduceNumeric.h)
+        const auto [mean, meanSquare] = floatMoments(s, h, !rms);
         return {mean, 1.0 / std::sqrt(meanSquare + epsilon)};
     }
     const auto values = ConstRowMap<C>(s, h).template cast<double>();

@@ -50,11 +50,7 @@ template <class T>
 std::pair<double, double> meanAndVariance(const T* p, std::int64_t count) {
     if constexpr (std::is_same_v<T, float>) {
         if (count == 0) return {0.0, 0.0};
-        const double n = static_cast<double>(count);
-        const double mean = laneSum(p, count, [](double v) { return v; }) / n;
-        const double squares =
-            laneSum(p, count, [mean](double v) { return (v - mean) * (v - mean); });
-        return {mean, squares / n};
+        return floatMoments(p, count);
     }
     double sum = 0;
     for (std::int64_t i = 0; i < count; ++i) sum += toAccumulator<double>(p[i]);

@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -25,9 +27,13 @@ struct PackedMatMulBlocks {
     bool operator==(const PackedMatMulBlocks&) const = default;
 };
 
+// Every packed layout the kernels read: OIw8i8o, OIw16i16o, then Owi16o ... Owi64o.
+inline constexpr PackedMatMulBlocks kPackedMatMulLayouts[] = {{8, 8},  {16, 16}, {1, 16},
+                                                              {1, 32}, {1, 48},  {1, 64}};
+
 inline bool isPackedMatMulLayout(PackedMatMulBlocks b) {
-    if (b.k == b.n) return b.n == 8 || b.n == 16;
-    return b.k == 1 && (b.n == 16 || b.n == 32 || b.n == 48 || b.n == 64);
+    return std::find(std::begin(kPackedMatMulLayouts), std::end(kPackedMatMulLayouts), b) !=
+           std::end(kPackedMatMulLayouts);
 }
 
 inline Shape packedMatMulWeightShape(std::int64_t k, std::int64_t n, PackedMatMulBlocks b) {
@@ -98,5 +104,23 @@ inline Tensor unpackMatMulWeights(const Tensor& packed, std::int64_t k, std::int
         }
     return b;
 }
+
+// The packed weights unpacked to B [K, N] once, kept while the same packed buffer comes back
+// (the kernels' path without oneDNN).
+class UnpackedMatMulWeights {
+  public:
+    Tensor of(const Tensor& packed, std::int64_t k, std::int64_t n) {
+        std::lock_guard lock(mutex_);
+        if (!plain_.defined() || !packed.sharesStorageWith(held_)) {
+            plain_ = unpackMatMulWeights(packed, k, n);
+            held_ = packed;
+        }
+        return plain_;
+    }
+
+  private:
+    std::mutex mutex_;
+    Tensor plain_, held_;
+};
 
 }  // namespace onnxlens::engine::ops

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "onnxlens/engine/DataType.h"
@@ -84,6 +85,17 @@ inline double laneSum(const T* p, std::int64_t count, F f) {
     for (; i < count; ++i) sum += f(toAccumulator<double>(p[i]));
     for (double lane : lanes) sum += lane;
     return sum;
+}
+
+// The mean of `count` (> 0) floats and the mean squared deviation from it, in double on
+// laneSum; with `centered` false the mean is taken as 0 (the root-mean-square form).
+inline std::pair<double, double> floatMoments(const float* p, std::int64_t count,
+                                              bool centered = true) {
+    const double n = static_cast<double>(count);
+    const double mean = centered ? laneSum(p, count, [](double v) { return v; }) / n : 0.0;
+    const double meanSquare =
+        laneSum(p, count, [mean](double v) { return (v - mean) * (v - mean); }) / n;
+    return {mean, meanSquare};
 }
 
 }  // namespace onnxlens::engine::ops
