@@ -385,7 +385,9 @@ class DnnlConvolution {
             }
             weights = reorderedWeights_;
         }
-        if (epilogue.sum) std::copy_n(epilogue.sum, dstDesc_.get_size() / sizeof(float), y);
+        // The sum post-op adds to what dst holds: Z, unless the caller computes in Z's buffer.
+        if (epilogue.sum && epilogue.sum != y)
+            std::copy_n(epilogue.sum, dstDesc_.get_size() / sizeof(float), y);
         dnnl::memory src(srcDesc_, engine_, const_cast<float*>(x));
         dnnl::memory dst(dstDesc_, engine_, y);
         std::unordered_map<int, dnnl::memory> args{
@@ -678,9 +680,13 @@ class BlockedConvKernel : public Kernel {
 #ifdef ONNXLENS_WITH_DNNL
         const DnnlConvolution::Layouts layouts{blockedInput ? block_ : 0, block_};
         if (dnnl_.supports(pr, layouts)) {
-            Tensor y(DataType::Float, yShape);
+            // Y in Z's own buffer where nothing else sees Z (a residual block's shortcut, read
+            // last here): the sum post-op then adds in place, with no copy of Z first.
+            std::optional<Tensor> reused = sum ? reusableInputTensor(ctx, inputs, 3) : std::nullopt;
+            Tensor y = reused ? std::move(*reused) : Tensor(DataType::Float, yShape);
+            const float* z = sum ? sum->data<float>() : nullptr;
             dnnl_.run(pr, x.data<float>(), w, bias ? bias->data<float>() : nullptr, y.data<float>(),
-                      ConvEpilogue{sum ? sum->data<float>() : nullptr, activation_}, layouts);
+                      ConvEpilogue{z, activation_}, layouts);
             outputs[0] = Value(std::move(y));
             return;
         }

@@ -31,6 +31,8 @@ struct CompiledGraph::Step {
     std::vector<int> inputSlots;    // -1: absent optional input
     std::vector<int> outputSlots;   // -1: unused output
     std::vector<int> releaseAfter;  // slots whose last reader is this step
+    // Per input: released after this step and read by it once (KernelContext::inputReleasedAfterRun).
+    std::vector<char> releasedInputs;
     std::string label;              // "node 'name' (OpType)" for error messages
 };
 
@@ -443,6 +445,21 @@ class GraphCompiler {
         for (std::size_t slot = 0; slot < lastUse.size(); ++slot)
             if (lastUse[slot] >= 0 && !keep[slot])
                 graph_->steps_[lastUse[slot]]->releaseAfter.push_back(static_cast<int>(slot));
+        // An input a step may overwrite: released after it, read by it once, and not also read
+        // by the step's subgraphs.
+        const std::set<std::pair<std::size_t, int>> implicit(implicitUses_.begin(),
+                                                             implicitUses_.end());
+        for (std::size_t s = 0; s < graph_->steps_.size(); ++s) {
+            auto& step = *graph_->steps_[s];
+            step.releasedInputs.assign(step.inputSlots.size(), 0);
+            for (std::size_t i = 0; i < step.inputSlots.size(); ++i) {
+                const int slot = step.inputSlots[i];
+                step.releasedInputs[i] =
+                    slot >= 0 && lastUse[slot] == static_cast<long>(s) && !keep[slot] &&
+                    !implicit.count({s, slot}) &&
+                    std::count(step.inputSlots.begin(), step.inputSlots.end(), slot) == 1;
+            }
+        }
     }
 
     CompileShared& shared_;
@@ -521,6 +538,7 @@ std::vector<Value> CompiledGraph::run(ThreadPool& pool, std::vector<Value> input
         stepOutputs.assign(step->outputSlots.size(), Value());
         const auto start =
             profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+        ctx.setReleasedInputs(&step->releasedInputs);
         try {
             step->kernel->run(ctx, stepInputs, stepOutputs);
         } catch (const RunCancelled&) {

@@ -9,6 +9,7 @@
 #include "GraphBuilding.h"
 #include "OpTestHarness.h"
 #include "onnxlens/engine/GraphOptimizer.h"
+#include "onnxlens/engine/Kernel.h"
 #include "onnxlens/workflows/InputPreparation.h"
 
 using namespace onnxlens;
@@ -494,4 +495,76 @@ TEST(ChannelBlockedLayout, PartialBlocksMoveTheirChannelsAndZeroThePaddedLanes) 
                 EXPECT_EQ(f[(y * 6 + x) * 8 + c], expected) << y << "," << x << " lane " << c;
             }
         }
+}
+
+namespace {
+
+// A residual block whose shortcut `a` is summed into the third convolution (FusedConv's Z):
+// x -> Conv a -> Conv c -> Conv b; y = Relu(b + a). With `aReadLater` a second summed convolution
+// reads the shortcut after the first (it depends on y): the first must not write into it.
+onnx::ModelProto residualBlock(bool aReadLater) {
+    auto m = emptyModel();
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "x", {1, 16, 6, 5});
+    addConv(g, "x", "a", 16, 16, 3, 1, 1);
+    addConv(g, "a", "c", 16, 16, 1, 1, 3);
+    addConv(g, "c", "b", 16, 16, 3, 1, 5);
+    addNode(g, "Add", {"b", "a"}, {"sum"});
+    addNode(g, "Relu", {"sum"}, {"y"});
+    g.add_output()->set_name("y");
+    if (aReadLater) {
+        addConv(g, "y", "e", 16, 16, 1, 1, 7);
+        addNode(g, "Add", {"e", "a"}, {"later"});
+        g.add_output()->set_name("later");
+    }
+    return m;
+}
+
+}  // namespace
+
+// The summed convolution writes its result into the shortcut's own buffer when nothing reads the
+// shortcut afterwards (no copy of it first); when a later node reads it, it keeps its values.
+TEST(ChannelBlockedLayout, SummedConvolutionOverwritesTheShortcutOnlyWhenNothingElseReadsIt) {
+    for (bool aReadLater : {false, true}) {
+        SCOPED_TRACE(aReadLater);
+        auto m = residualBlock(aReadLater);
+        EXPECT_EQ(engine::fuseConvAdd(m), aReadLater ? 2 : 1);
+        onnx::ModelProto blocked = m;
+        ASSERT_GT(engine::convertToChannelBlockedLayout(blocked, 16), 0);
+        int summed = 0, plainA = 0;
+        for (const auto& n : blocked.graph().node()) {
+            summed += n.op_type() == "BlockedConv" && n.input_size() == 4;
+            plainA += n.op_type() == "ReorderFromBlocked" && n.output(0) == "a";
+        }
+        EXPECT_EQ(summed, aReadLater ? 2 : 1);
+        EXPECT_EQ(plainA, 0);  // only blocked readers: the later one reads the same buffer
+        for (std::int64_t block : {8, 16}) {
+            SCOPED_TRACE(block);
+            expectBlockedComputesTheSame(m, block);
+            expectBlockedComputesTheSame(m, block, 2);
+        }
+    }
+}
+
+// reusableInputTensor hands a kernel an input's buffer only when the input is released after
+// the node and its tensor owns the buffer alone.
+TEST(ChannelBlockedLayout, ReusableInputNeedsAReleasedInputThatOwnsItsBuffer) {
+    engine::ThreadPool pool(1);
+    engine::KernelContext ctx(pool, nullptr, nullptr);
+    const Value owned(weights({4, 4}, 1));
+    const Value other(weights({4, 4}, 2));
+    const std::vector<const Value*> inputs{&owned, &other, nullptr};
+    EXPECT_FALSE(engine::reusableInputTensor(ctx, inputs, 0));  // nothing said: not released
+    const std::vector<char> released{1, 0, 1};
+    ctx.setReleasedInputs(&released);
+    auto reused = engine::reusableInputTensor(ctx, inputs, 0);
+    ASSERT_TRUE(reused);
+    EXPECT_TRUE(reused->sharesStorageWith(owned.tensor()));
+    EXPECT_FALSE(engine::reusableInputTensor(ctx, inputs, 1));  // not released
+    EXPECT_FALSE(engine::reusableInputTensor(ctx, inputs, 2));  // absent
+    EXPECT_FALSE(engine::reusableInputTensor(ctx, inputs, 3));  // past the inputs
+    // A second holder of the buffer (a caller's feed, a view, an observer) keeps it read-only.
+    reused.reset();
+    const Tensor holder = owned.tensor();
+    EXPECT_FALSE(engine::reusableInputTensor(ctx, inputs, 0));
 }

@@ -244,6 +244,46 @@ TEST(PackedMatMul, PassPacksConstantWeightsOnceAndOptimizedRunsAgree) {
     }
 }
 
+// Gemm with constant weights (a CNN's classifier: transB, a bias row, alpha) is packed: alpha
+// and the transposition go into the packed copy, C becomes the bias. The Gemms it cannot express
+// (A transposed, beta other than 1, a C that is not a row of N) stay Gemm and agree too.
+TEST(PackedMatMul, PassPacksGemmWeightsAndOptimizedRunsAgree) {
+    if (engine::preferredChannelBlock() == 0) GTEST_SKIP() << "no blocked kernels on this build";
+    auto m = emptyModel();
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "x", {3, 96});
+    addInitializer(g, "wt", waves({130, 96}, 0.2f));  // [N, K]: read transposed
+    addInitializer(g, "w", waves({96, 130}, 0.4f));
+    addInitializer(g, "c", waves({130}, 0.5f));
+    addInitializer(g, "cm", waves({3, 130}, 0.7f));
+    auto* fc = addNode(g, "Gemm", {"x", "wt", "c"}, {"fc"});  // packed
+    setAttr(*fc, "transB", std::int64_t{1});
+    setAttr(*fc, "alpha", 0.5f);
+    addNode(g, "Gemm", {"x", "w"}, {"noc"});  // packed, no C
+    auto* beta = addNode(g, "Gemm", {"x", "w", "c"}, {"beta"});
+    setAttr(*beta, "beta", 2.0f);                           // stays
+    addNode(g, "Gemm", {"x", "w", "cm"}, {"fullc"});        // stays: C is [M, N]
+    auto* ta = addNode(g, "Gemm", {"xt", "w"}, {"transa"});  // stays: A transposed
+    setAttr(*ta, "transA", std::int64_t{1});
+    addNode(g, "Transpose", {"x"}, {"xt"});
+    std::swap(*g.mutable_node(4), *g.mutable_node(5));  // xt before its reader
+    for (const char* out : {"fc", "noc", "beta", "fullc", "transa"}) g.add_output()->set_name(out);
+    onnx::ModelProto optimized;
+    const auto actual = runModel(m, true, &optimized);
+    const auto expected = runModel(m, false);
+    ASSERT_EQ(actual.size(), expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i)
+        EXPECT_TRUE(tensorsClose(actual[i].tensor(), expected[i].tensor(), {1e-4, 1e-5}))
+            << "output " << i;
+    std::map<std::string, std::string> producer;
+    for (const auto& n : optimized.graph().node()) producer[n.output(0)] = n.op_type();
+    EXPECT_EQ(producer["fc"], "PackedMatMul");
+    EXPECT_EQ(producer["noc"], "PackedMatMul");
+    EXPECT_EQ(producer["beta"], "Gemm");
+    EXPECT_EQ(producer["fullc"], "Gemm");
+    EXPECT_EQ(producer["transa"], "Gemm");
+}
+
 // ONNX Runtime's com.microsoft Attention (the transformer optimizer's) gets its QKV weights
 // packed: the com.onnxlens Attention of the same inputs and attributes computes what the
 // com.microsoft one computes, with a 2-D mask, a bias and Q, K and V of unequal widths.

@@ -80,11 +80,19 @@ class KernelContext {
     std::vector<Value> runSubgraph(const CompiledGraph& graph, std::vector<Value> inputs) const;
     const Frame* frame() const { return frame_; }
     const std::atomic<bool>* cancelFlag() const { return cancel_; }
+    // Whether the running node's input i is released once the node returns: the node is its
+    // last reader, reads it once, and it is neither a graph output nor a constant. Set by the
+    // graph before each node (setReleasedInputs); see reusableInputTensor.
+    bool inputReleasedAfterRun(std::size_t i) const {
+        return released_ && i < released_->size() && (*released_)[i] != 0;
+    }
+    void setReleasedInputs(const std::vector<char>* released) { released_ = released; }
 
   private:
     ThreadPool& pool_;
     const Frame* frame_;
     const std::atomic<bool>* cancel_;
+    const std::vector<char>* released_ = nullptr;
 };
 
 class Kernel {
@@ -105,6 +113,18 @@ inline const Tensor& inputTensor(const std::vector<const Value*>& inputs, std::s
 inline const Tensor* optionalInputTensor(const std::vector<const Value*>& inputs, std::size_t i) {
     if (i >= inputs.size() || inputs[i] == nullptr || inputs[i]->isNone()) return nullptr;
     return &inputs[i]->tensor();
+}
+// Input i's tensor, for the kernel to overwrite with its output, when nothing else can see that
+// buffer: the input is released after this node (KernelContext::inputReleasedAfterRun) and its
+// tensor owns the buffer alone (no constant, caller's input, view or observer shares it).
+// Nothing otherwise. The kernel must not read input i after writing into it.
+inline std::optional<Tensor> reusableInputTensor(const KernelContext& ctx,
+                                                 const std::vector<const Value*>& inputs,
+                                                 std::size_t i) {
+    if (!ctx.inputReleasedAfterRun(i) || i >= inputs.size() || inputs[i] == nullptr ||
+        !inputs[i]->isTensor() || !inputs[i]->tensor().uniquelyOwned())
+        return std::nullopt;
+    return inputs[i]->tensor();
 }
 
 }  // namespace onnxlens::engine
