@@ -568,3 +568,69 @@ TEST(ChannelBlockedLayout, ReusableInputNeedsAReleasedInputThatOwnsItsBuffer) {
     const Tensor holder = owned.tensor();
     EXPECT_FALSE(engine::reusableInputTensor(ctx, inputs, 0));
 }
+
+// The blocked pools against the plain ones on the geometries that shape a window: dilations,
+// ceil_mode windows running past the input, padding counted (count_include_pad) or not.
+TEST(ChannelBlockedLayout, BlockedPoolsComputeWhatThePlainPoolsCompute) {
+    auto m = emptyModel();
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "x", {2, 12, 9, 11});
+    addConv(g, "x", "a", 12, 12, 1, 1, 1);
+    auto* maxPool = addNode(g, "MaxPool", {"a"}, {"max"});
+    setAttr(*maxPool, "kernel_shape", std::vector<std::int64_t>{3, 2});
+    setAttr(*maxPool, "dilations", std::vector<std::int64_t>{2, 1});
+    setAttr(*maxPool, "strides", std::vector<std::int64_t>{2, 2});
+    setAttr(*maxPool, "pads", std::vector<std::int64_t>{1, 0, 1, 1});
+    setAttr(*maxPool, "ceil_mode", std::int64_t{1});
+    auto* counted = addNode(g, "AveragePool", {"max"}, {"counted"});
+    setAttr(*counted, "kernel_shape", std::vector<std::int64_t>{3, 3});
+    setAttr(*counted, "pads", std::vector<std::int64_t>{1, 1, 1, 1});
+    setAttr(*counted, "strides", std::vector<std::int64_t>{2, 2});
+    setAttr(*counted, "ceil_mode", std::int64_t{1});
+    setAttr(*counted, "count_include_pad", std::int64_t{1});
+    auto* uncounted = addNode(g, "AveragePool", {"a"}, {"uncounted"});
+    setAttr(*uncounted, "kernel_shape", std::vector<std::int64_t>{2, 3});
+    setAttr(*uncounted, "pads", std::vector<std::int64_t>{1, 2, 0, 2});
+    for (const char* out : {"max", "counted", "uncounted"}) g.add_output()->set_name(out);
+    onnx::ModelProto blocked = m;
+    engine::convertToChannelBlockedLayout(blocked, 8);
+    auto counts = opCounts(blocked);
+    EXPECT_EQ(counts["BlockedMaxPool"], 1);
+    EXPECT_EQ(counts["BlockedAveragePool"], 2);
+    for (std::int64_t block : {8, 16}) {
+        SCOPED_TRACE(block);
+        expectBlockedComputesTheSame(m, block);
+        expectBlockedComputesTheSame(m, block, 2);
+    }
+}
+
+// A block other than the machine's 8 and 16 lanes (read from the tensor's last dim) takes the
+// lane-by-lane path and computes the same windows.
+TEST(ChannelBlockedLayout, BlockedPoolOfAnyBlockWidthMatchesThePlainPool) {
+    const Tensor plain = weights({1, 6, 5, 7}, 9);
+    auto attributes = [](onnx::NodeProto& n) {
+        setAttr(n, "kernel_shape", std::vector<std::int64_t>{2, 3});
+        setAttr(n, "pads", std::vector<std::int64_t>{1, 1, 0, 1});
+        setAttr(n, "strides", std::vector<std::int64_t>{2, 1});
+    };
+    for (const char* op : {"MaxPool", "AveragePool"}) {
+        SCOPED_TRACE(op);
+        const Tensor expected = runOneNodeTensor({op, "", 17, {Value(plain)}, 1, attributes});
+        // Block 4: [1, 6, 5, 7] as [1, 2, 5, 7, 4], lanes past channel 5 zero.
+        Tensor blocked = Tensor::zeros(DataType::Float, {1, 2, 5, 7, 4});
+        for (std::int64_t c = 0; c < 6; ++c)
+            for (std::int64_t p = 0; p < 35; ++p)
+                blocked.data<float>()[((c / 4) * 35 + p) * 4 + c % 4] =
+                    plain.data<float>()[c * 35 + p];
+        const Tensor actual = runOneNodeTensor(
+            {std::string("Blocked") + op, engine::kOnnxlensDomain, 1, {Value(blocked)}, 1,
+             attributes});
+        ASSERT_EQ(actual.shape(), (Shape{1, 2, expected.dim(2), expected.dim(3), 4}));
+        const std::int64_t pixels = expected.dim(2) * expected.dim(3);
+        for (std::int64_t c = 0; c < 6; ++c)
+            for (std::int64_t p = 0; p < pixels; ++p)
+                EXPECT_NEAR(actual.data<float>()[((c / 4) * pixels + p) * 4 + c % 4],
+                            expected.data<float>()[c * pixels + p], 1e-6)
+                    << "channel " << c << " position " << p;  // the sums' order may differ
+    }
+}
