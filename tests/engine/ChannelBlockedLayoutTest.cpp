@@ -605,7 +605,8 @@ TEST(ChannelBlockedLayout, BlockedPoolsComputeWhatThePlainPoolsCompute) {
 }
 
 // A block other than the machine's 8 and 16 lanes (read from the tensor's last dim) takes the
-// lane-by-lane path and computes the same windows.
+// lane-by-lane path (4 lanes) or vectors of 16 and the rest lane by lane (24 lanes), and computes
+// the same windows.
 TEST(ChannelBlockedLayout, BlockedPoolOfAnyBlockWidthMatchesThePlainPool) {
     const Tensor plain = weights({1, 6, 5, 7}, 9);
     auto attributes = [](onnx::NodeProto& n) {
@@ -613,24 +614,26 @@ TEST(ChannelBlockedLayout, BlockedPoolOfAnyBlockWidthMatchesThePlainPool) {
         setAttr(n, "pads", std::vector<std::int64_t>{1, 1, 0, 1});
         setAttr(n, "strides", std::vector<std::int64_t>{2, 1});
     };
-    for (const char* op : {"MaxPool", "AveragePool"}) {
-        SCOPED_TRACE(op);
-        const Tensor expected = runOneNodeTensor({op, "", 17, {Value(plain)}, 1, attributes});
-        // Block 4: [1, 6, 5, 7] as [1, 2, 5, 7, 4], lanes past channel 5 zero.
-        Tensor blocked = Tensor::zeros(DataType::Float, {1, 2, 5, 7, 4});
-        for (std::int64_t c = 0; c < 6; ++c)
-            for (std::int64_t p = 0; p < 35; ++p)
-                blocked.data<float>()[((c / 4) * 35 + p) * 4 + c % 4] =
-                    plain.data<float>()[c * 35 + p];
-        const Tensor actual = runOneNodeTensor(
-            {std::string("Blocked") + op, engine::kOnnxlensDomain, 1, {Value(blocked)}, 1,
-             attributes});
-        ASSERT_EQ(actual.shape(), (Shape{1, 2, expected.dim(2), expected.dim(3), 4}));
-        const std::int64_t pixels = expected.dim(2) * expected.dim(3);
-        for (std::int64_t c = 0; c < 6; ++c)
-            for (std::int64_t p = 0; p < pixels; ++p)
-                EXPECT_NEAR(actual.data<float>()[((c / 4) * pixels + p) * 4 + c % 4],
-                            expected.data<float>()[c * pixels + p], 1e-6)
-                    << "channel " << c << " position " << p;  // the sums' order may differ
-    }
+    for (std::int64_t block : {4, 24})
+        for (const char* op : {"MaxPool", "AveragePool"}) {
+            SCOPED_TRACE(std::string(op) + " block " + std::to_string(block));
+            const Tensor expected = runOneNodeTensor({op, "", 17, {Value(plain)}, 1, attributes});
+            // [1, 6, 5, 7] blocked, lanes past channel 5 zero.
+            const std::int64_t blocks = (6 + block - 1) / block;
+            Tensor blocked = Tensor::zeros(DataType::Float, {1, blocks, 5, 7, block});
+            for (std::int64_t c = 0; c < 6; ++c)
+                for (std::int64_t p = 0; p < 35; ++p)
+                    blocked.data<float>()[((c / block) * 35 + p) * block + c % block] =
+                        plain.data<float>()[c * 35 + p];
+            const Tensor actual = runOneNodeTensor(
+                {std::string("Blocked") + op, engine::kOnnxlensDomain, 1, {Value(blocked)}, 1,
+                 attributes});
+            ASSERT_EQ(actual.shape(), (Shape{1, blocks, expected.dim(2), expected.dim(3), block}));
+            const std::int64_t pixels = expected.dim(2) * expected.dim(3);
+            for (std::int64_t c = 0; c < 6; ++c)
+                for (std::int64_t p = 0; p < pixels; ++p)
+                    EXPECT_NEAR(actual.data<float>()[((c / block) * pixels + p) * block + c % block],
+                                expected.data<float>()[c * pixels + p], 1e-6)
+                        << "channel " << c << " position " << p;  // the sums' order may differ
+        }
 }
