@@ -350,43 +350,45 @@ TEST(MsMatMulNBits, IntegerPathNonFiniteAndTinyBlocks) {
 }
 
 // The integer kernels called directly: the scalar loop (the build without AVX2) and the one this
-// build uses give the level-4 reference for every row group and column.
+// build uses give the level-4 reference for every row group and column; K of 3 blocks and a
+// tail, and of 9 blocks and a tail (block 32: the four-chunk loop, then a chunk, then the tail).
 TEST(MsMatMulNBits, IntegerKernelsScalarAndVectorAgree) {
     for (std::int64_t block : {16, 32, 64, 128})
-        for (bool zp : {false, true}) {
-            NBitsCase c;
-            c.aShape = {5, 3 * block + 7};
-            c.n = 9;
-            c.blockSize = block;
-            c.zeroPoints = zp;
-            c.accuracyLevel = 4;
-            c.seed = static_cast<unsigned>(block * 3 + zp);
-            NBitsData d = makeNBits(c);
-            const Tensor reference = nbitsReference(c, d, true);
-            engine::ops::nbits4::Int4Weights w;
-            w.k = d.k;
-            w.n = c.n;
-            w.blockSize = block;
-            w.kBlocks = d.kBlocks;
-            w.blob = block / 2;
-            w.zeroPointBlob = (d.kBlocks + 1) / 2;
-            w.packed = d.bT.data<std::uint8_t>();
-            w.scales = d.scales.data();
-            w.packedZero = zp ? d.zeroT.data<std::uint8_t>() : nullptr;
-            const auto qa = engine::ops::nbits4::quantizeRows(d.a.data(), 5, w);
-            for (std::int64_t col = 0; col < c.n; ++col)
-                for (std::int64_t r0 : {0, 1, 4}) {
-                    const int count = static_cast<int>(std::min<std::int64_t>(4, 5 - r0));
-                    float scalar[4], vector[4];
-                    engine::ops::nbits4::columnScalar(qa, r0, count, w, col, scalar);
-                    engine::ops::nbits4::column(qa, r0, count, w, col, vector);
-                    for (int i = 0; i < count; ++i) {
-                        const float e = reference.data<float>()[(r0 + i) * c.n + col];
-                        EXPECT_NEAR(scalar[i], e, 1e-4 + 1e-4 * std::fabs(e));
-                        EXPECT_NEAR(vector[i], e, 1e-4 + 1e-4 * std::fabs(e));
+        for (std::int64_t blocks : {3, 9})
+            for (bool zp : {false, true}) {
+                NBitsCase c;
+                c.aShape = {5, blocks * block + 7};
+                c.n = 9;
+                c.blockSize = block;
+                c.zeroPoints = zp;
+                c.accuracyLevel = 4;
+                c.seed = static_cast<unsigned>(block * blocks + zp);
+                NBitsData d = makeNBits(c);
+                const Tensor reference = nbitsReference(c, d, true);
+                engine::ops::nbits4::Int4Weights w;
+                w.k = d.k;
+                w.n = c.n;
+                w.blockSize = block;
+                w.kBlocks = d.kBlocks;
+                w.blob = block / 2;
+                w.zeroPointBlob = (d.kBlocks + 1) / 2;
+                w.packed = d.bT.data<std::uint8_t>();
+                w.scales = d.scales.data();
+                w.packedZero = zp ? d.zeroT.data<std::uint8_t>() : nullptr;
+                const auto qa = engine::ops::nbits4::quantizeRows(d.a.data(), 5, w);
+                for (std::int64_t col = 0; col < c.n; ++col)
+                    for (std::int64_t r0 : {0, 1, 4}) {
+                        const int count = static_cast<int>(std::min<std::int64_t>(4, 5 - r0));
+                        float scalar[4], vector[4];
+                        engine::ops::nbits4::columnScalar(qa, r0, count, w, col, scalar);
+                        engine::ops::nbits4::column(qa, r0, count, w, col, vector);
+                        for (int i = 0; i < count; ++i) {
+                            const float e = reference.data<float>()[(r0 + i) * c.n + col];
+                            EXPECT_NEAR(scalar[i], e, 1e-4 + 1e-4 * std::fabs(e));
+                            EXPECT_NEAR(vector[i], e, 1e-4 + 1e-4 * std::fabs(e));
+                        }
                     }
-                }
-        }
+            }
 }
 
 // Blocks at the int8 extremes: A all -1 (q_a = -127 throughout), weights at 15 and 0 with zero
