@@ -31,8 +31,17 @@ constexpr std::size_t kMaxCachedShapes = 16;
 // rows per thread, the output columns are split instead: each thread runs the primitive on its
 // own range of weight blocks, contiguous in the packed layout, and writes its columns of Y. The
 // limit: oneDNN (AVX2) gave 8 rows to one thread too (GPT-2-style lm_head, 8 rows: 4.3 ms at 1
-// thread, 4.9 ms at 2).
+// thread, 4.9 ms at 2). oneDNN's brgemm 1x1 convolution (the Owi layouts, AVX-512) shares fewer
+// rows per thread well: 16 rows on 2 threads ran faster split by rows (MiniLM, sequence 16, 2
+// threads: 2.10-2.32 ms against 2.24-2.46 split by columns, 4 of 5 alternating runs), where the
+// AVX2 kernel's were slower so (2.88-2.93 against 2.67-2.71 ms under ONEDNN_MAX_CPU_ISA=AVX2).
 constexpr std::int64_t kRowsPerThreadBeforeColumnSplit = 16;
+constexpr std::int64_t kBrgemmRowsPerThreadBeforeColumnSplit = 8;
+
+std::int64_t rowsPerThreadBeforeColumnSplit(PackedMatMulBlocks blocks) {
+    return blocks.k == 1 ? kBrgemmRowsPerThreadBeforeColumnSplit
+                         : kRowsPerThreadBeforeColumnSplit;
+}
 
 // oneDNN's format tag of the packed layout with these blocks (PackedMatMulWeights.h).
 dnnl::memory::format_tag packedTag(PackedMatMulBlocks blocks) {
@@ -197,7 +206,8 @@ bool DnnlPackedMatMul::runColumnSlices(const float* a, std::int64_t rows, std::i
     const std::int64_t block = blocks.n, nBlocks = (n + block - 1) / block;
     const std::int64_t slices =
         std::min<std::int64_t>(threadsWorthFor(flops, pool->threads()), nBlocks);
-    if (slices < 2 || rows >= kRowsPerThreadBeforeColumnSplit * pool->threads()) return false;
+    if (slices < 2 || rows >= rowsPerThreadBeforeColumnSplit(blocks) * pool->threads())
+        return false;
     State& s = *state_;
     // Slice t holds weight blocks [nBlocks * t / slices, nBlocks * (t + 1) / slices): at most two
     // sizes of slice, each a primitive of its own; all of them must read the packed weights in
