@@ -410,6 +410,25 @@ class DnnlConvolution {
         return (g.input[s] - 1) * g.stride[s] + extent - g.padBegin[s] - g.output[s];
     }
 
+    // 3x3 convolutions of stride 1 on channel-blocked data run on oneDNN's Winograd F(2x2, 3x3)
+    // kernel where it has one: 2.25x fewer multiplications, the same sums in another order (its
+    // transforms add and subtract at most four inputs, so the rounding stays near the direct
+    // kernel's: ResNet-50's logits within 1e-5 of ONNX Runtime's direct ones, relative to the
+    // largest). Measured stand-alone on the AVX-512 Xeon (1 and 2 threads, channels 16 to 256,
+    // 7x7 to 112x112): 0.50-0.58 of the direct kernel's time from 48 channels on 14x14 and
+    // larger, about even or slower below (16 channels 1.09-1.38, 7x7 0.77-1.25).
+    static bool winogradPays(const ConvProblem& pr, Layouts layouts) {
+        constexpr std::int64_t kMinChannels = 48, kMinOutputPixels = 14 * 14;
+        const WindowGeometry& g = pr.geometry;
+        if (!layouts.srcBlock || !layouts.dstBlock || g.spatialRank != 2 || pr.groups != 1 ||
+            std::min(pr.inChannels, pr.outChannels) < kMinChannels ||
+            g.outputSize() < kMinOutputPixels)
+            return false;
+        for (int s = kMaxWindowRank - 2; s < kMaxWindowRank; ++s)
+            if (g.kernel[s] != 3 || g.stride[s] != 1 || g.dilation[s] != 1) return false;
+        return true;
+    }
+
     static Key keyOf(const ConvProblem& pr, bool hasBias, const ConvEpilogue& epilogue,
                      Layouts layouts) {
         const WindowGeometry& g = pr.geometry;
@@ -523,12 +542,24 @@ class DnnlConvolution {
             weightsDesc_ = pd.weights_desc();
             primitive_ = std::make_unique<dnnl::deconvolution_forward>(pd);
         } else {
-            auto operation = dnnl::convolution_forward::desc(
-                dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, srcDesc_,
-                anyWeights, biasDesc, dstDesc_, strides, dilations, padLeft, padRightDims);
-            dnnl::convolution_forward::primitive_desc pd(operation, attr, engine_);
-            weightsDesc_ = pd.weights_desc();
-            primitive_ = std::make_unique<dnnl::convolution_forward>(pd);
+            auto primitiveDesc = [&](dnnl::algorithm algorithm) {
+                return dnnl::convolution_forward::primitive_desc(
+                    dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algorithm,
+                                                    srcDesc_, anyWeights, biasDesc, dstDesc_,
+                                                    strides, dilations, padLeft, padRightDims),
+                    attr, engine_);
+            };
+            std::optional<dnnl::convolution_forward::primitive_desc> pd;
+            if (winogradPays(pr, layouts)) {
+                try {
+                    pd = primitiveDesc(dnnl::algorithm::convolution_winograd);
+                } catch (const dnnl::error&) {
+                    // no Winograd kernel on this CPU (oneDNN 2.6 has one for AVX-512 only)
+                }
+            }
+            if (!pd) pd = primitiveDesc(dnnl::algorithm::convolution_direct);
+            weightsDesc_ = pd->weights_desc();
+            primitive_ = std::make_unique<dnnl::convolution_forward>(*pd);
         }
         reorderedWeights_ = dnnl::memory();
         heldWeights_ = Tensor();
