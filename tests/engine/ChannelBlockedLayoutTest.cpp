@@ -642,15 +642,19 @@ TEST(ChannelBlockedLayout, BlockedPoolOfAnyBlockWidthMatchesThePlainPool) {
                 for (std::int64_t p = 0; p < 35; ++p)
                     blocked.data<float>()[((c / block) * 35 + p) * block + c % block] =
                         plain.data<float>()[c * 35 + p];
-            const Tensor actual = runOneNodeTensor(
-                {std::string("Blocked") + op, engine::kOnnxlensDomain, 1, {Value(blocked)}, 1,
-                 attributes});
+            const Tensor actual = runOneNodeTensor({std::string("Blocked") + op,
+                                                    engine::kOnnxlensDomain,
+                                                    1,
+                                                    {Value(blocked)},
+                                                    1,
+                                                    attributes});
             ASSERT_EQ(actual.shape(), (Shape{1, blocks, expected.dim(2), expected.dim(3), block}));
             const std::int64_t pixels = expected.dim(2) * expected.dim(3);
             for (std::int64_t c = 0; c < 6; ++c)
                 for (std::int64_t p = 0; p < pixels; ++p)
-                    EXPECT_NEAR(actual.data<float>()[((c / block) * pixels + p) * block + c % block],
-                                expected.data<float>()[c * pixels + p], 1e-6)
+                    EXPECT_NEAR(
+                        actual.data<float>()[((c / block) * pixels + p) * block + c % block],
+                        expected.data<float>()[c * pixels + p], 1e-6)
                         << "channel " << c << " position " << p;  // the sums' order may differ
         }
 }

@@ -261,8 +261,8 @@ TEST(PackedMatMul, PassPacksGemmWeightsAndOptimizedRunsAgree) {
     setAttr(*fc, "alpha", 0.5f);
     addNode(g, "Gemm", {"x", "w"}, {"noc"});  // packed, no C
     auto* beta = addNode(g, "Gemm", {"x", "w", "c"}, {"beta"});
-    setAttr(*beta, "beta", 2.0f);                           // stays
-    addNode(g, "Gemm", {"x", "w", "cm"}, {"fullc"});        // stays: C is [M, N]
+    setAttr(*beta, "beta", 2.0f);                            // stays
+    addNode(g, "Gemm", {"x", "w", "cm"}, {"fullc"});         // stays: C is [M, N]
     auto* ta = addNode(g, "Gemm", {"xt", "w"}, {"transa"});  // stays: A transposed
     setAttr(*ta, "transA", std::int64_t{1});
     addNode(g, "Transpose", {"x"}, {"xt"});
