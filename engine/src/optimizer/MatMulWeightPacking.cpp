@@ -1,15 +1,15 @@
-// MatMul, FusedMatMul and Gemm with constant float 2-D weights become com.onnxlens PackedMatMul (and
-// ONNX Runtime's Attention the com.onnxlens Attention), whose
-// weights are stored once, at load, in the layout oneDNN's fastest 1x1-convolution kernel on this
-// processor reads (ops/PackedMatMulWeights.h, ops::preferredPackedMatMulBlocks). oneDNN's matmul
-// primitive on plain weights packs them again on every call; for the small row counts of
-// latency-bound transformers (batch 1, sequence 16) that repacking cost as much as the product
-// itself. ONNX Runtime's com.microsoft FusedMatMul (A not transposed, no transBatch) is packed too:
-// its transB and alpha go into the packed copy (B^T read row by row, every weight times alpha: the
-// product of A with alpha * B, which differs from alpha times the product by rounding only, not
-// at all for a power-of-two alpha such as BERT's 1/8). Gemm likewise (transB and alpha in the
-// packed copy, a constant C of N values as the bias): a CNN's classifier, whose transposed
-// weights oneDNN's matmul otherwise repacks on every run (ResNet-50's 8 MB: 0.9 ms a run).
+// MatMul, FusedMatMul and Gemm with constant float 2-D weights become com.onnxlens PackedMatMul
+// (and ONNX Runtime's Attention the com.onnxlens Attention), whose weights are stored once, at
+// load, in the layout oneDNN's fastest 1x1-convolution kernel on this processor reads
+// (ops/PackedMatMulWeights.h, ops::preferredPackedMatMulBlocks). oneDNN's matmul primitive on plain
+// weights packs them again on every call; for the small row counts of latency-bound transformers
+// (batch 1, sequence 16) that repacking cost as much as the product itself. ONNX Runtime's
+// com.microsoft FusedMatMul (A not transposed, no transBatch) is packed too: its transB and alpha
+// go into the packed copy (B^T read row by row, every weight times alpha: the product of A with
+// alpha * B, which differs from alpha times the product by rounding only, not at all for a
+// power-of-two alpha such as BERT's 1/8). Gemm likewise (transB and alpha in the packed copy, a
+// constant C of N values as the bias): a CNN's classifier, whose transposed weights oneDNN's matmul
+// otherwise repacks on every run (ResNet-50's 8 MB: 0.9 ms a run).
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -142,8 +142,7 @@ int packMatMulWeights(PassContext& context, std::int64_t block) {
             continue;
         const std::int64_t k = (*dims)[use->transposed ? 1 : 0],
                            n = (*dims)[use->transposed ? 0 : 1];
-        if (k < 1 || n < 1 || k * n < kMinPackedWeights || !gemmBiasFits(index, node, n))
-            continue;
+        if (k < 1 || n < 1 || k * n < kMinPackedWeights || !gemmBiasFits(index, node, n)) continue;
         const auto [slot, added] = groupOf.emplace(useKey(node.input(1), *use), groups.size());
         if (added) groups.push_back({node.input(1), *use, {}});
         groups[slot->second].nodes.push_back(i);
