@@ -39,8 +39,7 @@ constexpr std::int64_t kRowsPerThreadBeforeColumnSplit = 16;
 constexpr std::int64_t kBrgemmRowsPerThreadBeforeColumnSplit = 8;
 
 std::int64_t rowsPerThreadBeforeColumnSplit(PackedMatMulBlocks blocks) {
-    return blocks.k == 1 ? kBrgemmRowsPerThreadBeforeColumnSplit
-                         : kRowsPerThreadBeforeColumnSplit;
+    return blocks.k == 1 ? kBrgemmRowsPerThreadBeforeColumnSplit : kRowsPerThreadBeforeColumnSplit;
 }
 
 // oneDNN's format tag of the packed layout with these blocks (PackedMatMulWeights.h).

@@ -343,13 +343,12 @@ void poolBlockedPlanes(ThreadPool& pool, const WindowGeometry& g, std::int64_t p
                 const std::int64_t divisor = includePad ? z.padded * y.padded * x.padded : count;
                 const float divide = static_cast<float>(divisor);
                 // The window's first tap inside the input (there is one when count > 0).
-                const float* first =
-                    count == 0 ? plane
-                               : plane +
-                                     ((z.start + z.first * g.dilation[0]) * iy + y.start +
-                                      y.first * g.dilation[1]) *
-                                         ix * block +
-                                     (x.start + x.first * g.dilation[2]) * block;
+                const float* first = count == 0 ? plane
+                                                : plane +
+                                                      ((z.start + z.first * g.dilation[0]) * iy +
+                                                       y.start + y.first * g.dilation[1]) *
+                                                          ix * block +
+                                                      (x.start + x.first * g.dilation[2]) * block;
                 // Every tap's lanes at v, in window order.
                 auto forEachTap = [&](auto&& visit) {
                     const float* depth = first;

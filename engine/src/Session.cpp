@@ -31,9 +31,10 @@ struct CompiledGraph::Step {
     std::vector<int> inputSlots;    // -1: absent optional input
     std::vector<int> outputSlots;   // -1: unused output
     std::vector<int> releaseAfter;  // slots whose last reader is this step
-    // Per input: released after this step and read by it once (KernelContext::inputReleasedAfterRun).
+    // Per input: released after this step and read by it once
+    // (KernelContext::inputReleasedAfterRun).
     std::vector<char> releasedInputs;
-    std::string label;              // "node 'name' (OpType)" for error messages
+    std::string label;  // "node 'name' (OpType)" for error messages
 };
 
 namespace {
