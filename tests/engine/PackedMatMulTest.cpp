@@ -62,6 +62,17 @@ std::vector<Value> runModel(const onnx::ModelProto& model, bool optimize,
     return result ? *result : std::vector<Value>{};
 }
 
+// The optimized run of `model` (its graph left in `optimized`) computes what the unoptimized one
+// does.
+void expectOptimizedRunAgrees(const onnx::ModelProto& model, onnx::ModelProto& optimized) {
+    const auto actual = runModel(model, true, &optimized);
+    const auto expected = runModel(model, false);
+    ASSERT_EQ(actual.size(), expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i)
+        EXPECT_TRUE(tensorsClose(actual[i].tensor(), expected[i].tensor(), {1e-4, 1e-5}))
+            << "output " << i;
+}
+
 }  // namespace
 
 // Every packed layout: oneDNN's OIw8i8o and OIw16i16o, and the Owi16o ... Owi64o of its brgemm
@@ -221,12 +232,7 @@ TEST(PackedMatMul, PassPacksConstantWeightsOnceAndOptimizedRunsAgree) {
     addNode(g, "Transpose", {"w2"}, {"w2t"});  // another reader: w2's plain copy stays
     for (const char* out : {"y", "y2", "y3", "w2t"}) g.add_output()->set_name(out);
     onnx::ModelProto optimized;
-    const auto actual = runModel(m, true, &optimized);
-    const auto expected = runModel(m, false);
-    ASSERT_EQ(actual.size(), expected.size());
-    for (std::size_t i = 0; i < expected.size(); ++i)
-        EXPECT_TRUE(tensorsClose(actual[i].tensor(), expected[i].tensor(), {1e-4, 1e-5}))
-            << "output " << i;
+    expectOptimizedRunAgrees(m, optimized);
     auto counts = opCounts(optimized);
     EXPECT_EQ(counts["PackedMatMul"], 3);
     EXPECT_EQ(counts["MatMul"], 1);
@@ -269,12 +275,7 @@ TEST(PackedMatMul, PassPacksGemmWeightsAndOptimizedRunsAgree) {
     std::swap(*g.mutable_node(4), *g.mutable_node(5));  // xt before its reader
     for (const char* out : {"fc", "noc", "beta", "fullc", "transa"}) g.add_output()->set_name(out);
     onnx::ModelProto optimized;
-    const auto actual = runModel(m, true, &optimized);
-    const auto expected = runModel(m, false);
-    ASSERT_EQ(actual.size(), expected.size());
-    for (std::size_t i = 0; i < expected.size(); ++i)
-        EXPECT_TRUE(tensorsClose(actual[i].tensor(), expected[i].tensor(), {1e-4, 1e-5}))
-            << "output " << i;
+    expectOptimizedRunAgrees(m, optimized);
     std::map<std::string, std::string> producer;
     for (const auto& n : optimized.graph().node()) producer[n.output(0)] = n.op_type();
     EXPECT_EQ(producer["fc"], "PackedMatMul");
