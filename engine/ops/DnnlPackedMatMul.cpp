@@ -1,6 +1,7 @@
 #include "DnnlPackedMatMul.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -273,8 +274,11 @@ bool DnnlPackedMatMul::runColumnSlices(const float* a, std::int64_t rows, std::i
     return true;
 }
 
-PackedMatMulBlocks preferredPackedMatMulBlocks(std::int64_t k, std::int64_t n,
-                                               std::int64_t fallbackBlock) {
+namespace {
+
+// oneDNN's choice of weights layout for a K x N product (the question above), asked once.
+PackedMatMulBlocks askOneDnnForPackedBlocks(std::int64_t k, std::int64_t n,
+                                            std::int64_t fallbackBlock) {
     const PackedMatMulBlocks fallback{fallbackBlock, fallbackBlock};
     // The rows are not known when the weights are packed; oneDNN 2.6's choice of weights layout
     // for these 1x1 convolutions did not depend on them (1 to 512 rows, AVX-512) but for very
@@ -298,6 +302,25 @@ PackedMatMulBlocks preferredPackedMatMulBlocks(std::int64_t k, std::int64_t n,
     } catch (const dnnl::error&) {
     }
     return fallback;
+}
+
+}  // namespace
+
+// Remembered per (K, N, fallback) for the process: a model's weights repeat a few shapes (BERT-
+// base's 72 weights have 3), and each question builds a primitive descriptor.
+PackedMatMulBlocks preferredPackedMatMulBlocks(std::int64_t k, std::int64_t n,
+                                               std::int64_t fallbackBlock) {
+    static std::mutex mutex;
+    static std::map<std::array<std::int64_t, 3>, PackedMatMulBlocks> answers;
+    const std::array<std::int64_t, 3> key{k, n, fallbackBlock};
+    {
+        const std::lock_guard lock(mutex);
+        if (auto found = answers.find(key); found != answers.end()) return found->second;
+    }
+    const PackedMatMulBlocks blocks = askOneDnnForPackedBlocks(k, n, fallbackBlock);
+    const std::lock_guard lock(mutex);
+    answers.emplace(key, blocks);
+    return blocks;
 }
 
 #else

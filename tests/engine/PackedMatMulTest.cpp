@@ -323,8 +323,11 @@ TEST(PackedMatMul, PassPacksAttentionWeightsAndOptimizedRunsAgree) {
                 ++packed;
             }
         EXPECT_EQ(packed, 1);
-        for (const auto& init : optimized.graph().initializer())
-            if (init.name() == "w/packed") EXPECT_EQ(init.dims_size(), 4);
+        for (const auto& init : optimized.graph().initializer()) {
+            if (init.name() == "w/packed") {
+                EXPECT_EQ(init.dims_size(), 4);
+            }
+        }
     }
 }
 
