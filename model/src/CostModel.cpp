@@ -296,6 +296,7 @@ class CostCounter {
             cost.note = "no counting rule for domain " + node.domain();
             return;
         }
+        if (node.domain() == "com.onnxlens" && !countOnnxlensOp(node, types, cost)) return;
         if (op == "Conv" || op == "ConvInteger" || op == "QLinearConv" || op == "FusedConv" ||
             op == "ConvIntegerToFloat" || op == "QLinearConvChannelsLast") {
             // Each output element is a dot product over (C / group) x kernel: numel(W) / M (in
@@ -375,6 +376,49 @@ class CostCounter {
     }
 
   private:
+    // The optimizer's own operators (com.onnxlens), in a model saved after it (`onnxlens-cli
+    // optimize`): true when the common rules below count the node as they count the operator it
+    // was made from (FusedConv, FusedMatMul, LayerNormalization...); otherwise counted here, or
+    // marked unknown so that no product shows as a silent 0 (the channel-blocked kernels, whose
+    // blocked shapes shape inference does not know, and the packed Attention).
+    bool countOnnxlensOp(const onnx::NodeProto& node, const ValueTypes& types, NodeCost& cost) {
+        static const std::set<std::string> sameRules{"FusedConv",
+                                                     "FusedMatMul",
+                                                     "LayerNormalization",
+                                                     "Gelu",
+                                                     "ConvIntegerToFloat",
+                                                     "MatMulIntegerToFloat",
+                                                     "QLinearConvChannelsLast",
+                                                     "Conv",
+                                                     "MatMul",
+                                                     "Upsample"};
+        // Layout conversions and copies: bytes moved, no arithmetic.
+        static const std::set<std::string> movesData{"ReorderToBlocked", "ReorderFromBlocked",
+                                                     "BlockedConcat", "BlockedDepthToSpace"};
+        const std::string& op = node.op_type();
+        if (sameRules.count(op)) return true;
+        if (movesData.count(op)) return false;
+        if (op == "PackedMatMul") {
+            // A [..., K] times the packed [K, N] (attributes k and n), an optional bias of N.
+            const std::int64_t k = intAttribute(node, "k", -1), n = intAttribute(node, "n", -1);
+            auto a = node.input_size() > 0 ? types.dims(node.input(0)) : std::nullopt;
+            auto an = numel(a);
+            if (!an || k <= 0 || n <= 0) {
+                cost.shapesKnown = false;
+                cost.note = "shape of PackedMatMul input unknown";
+                return false;
+            }
+            cost.figures.macs = *an * static_cast<double>(n);
+            const bool bias = node.input_size() > 2 && !node.input(2).empty();
+            cost.figures.flops = 2 * cost.figures.macs +
+                                 (bias ? *an / static_cast<double>(k) * static_cast<double>(n) : 0);
+            return false;
+        }
+        cost.shapesKnown = false;
+        cost.note = "no counting rule for com.onnxlens::" + op;
+        return false;
+    }
+
     void countEinsum(const onnx::NodeProto& node, const ValueTypes& types, NodeCost& cost) {
         std::string equation = stringAttribute(node, "equation", "");
         equation.erase(std::remove(equation.begin(), equation.end(), ' '), equation.end());

@@ -104,6 +104,51 @@ TEST(CostModel, ChannelsLastQLinearConvOfTheOptimizerCountsLikeQLinearConv) {
     EXPECT_DOUBLE_EQ(cost->nodes[0].figures.macs, 1600.0 * 4 * 9);
 }
 
+TEST(CostModel, OptimizerPackedMatMulCountsFromItsInputAndN) {
+    // The optimizer's com.onnxlens PackedMatMul in a saved optimized model: A [2, 16, 96], packed
+    // weights [3, 96, 1, 48] holding K 96 x N 130, a bias of 130: 32 rows x 96 x 130 MACs, plus
+    // one add a output. The output's shape (no schema) is not needed.
+    auto m = oneNodeModel(
+        "PackedMatMul", {makeValueInfo("a", kFloat, {"2", "16", "96"})},
+        {makeFloatInitializer("packed", {3, 96, 1, 48}), makeFloatInitializer("bias", {130})});
+    m.node->set_domain("com.onnxlens");
+    addInt(m.node, "k", 96);
+    addInt(m.node, "n", 130);
+    auto cost = computeModelCost(m.model);
+    ASSERT_TRUE(cost) << cost.error().message;
+    ASSERT_EQ(cost->nodes.size(), 1u);
+    EXPECT_TRUE(cost->nodes[0].shapesKnown);
+    EXPECT_DOUBLE_EQ(cost->nodes[0].figures.macs, 32.0 * 96 * 130);
+    EXPECT_DOUBLE_EQ(cost->nodes[0].figures.flops, 2 * 32.0 * 96 * 130 + 32.0 * 130);
+}
+
+TEST(CostModel, OptimizerOperatorsWithoutARuleAreUnknownNotZero) {
+    // A channel-blocked convolution (its blocked shapes unknown to shape inference) and the
+    // packed Attention have no counting rule: unknown, said so, and the totals a lower bound; a
+    // layout reorder only moves bytes (0 FLOPs, counted).
+    for (const char* op : {"BlockedConv", "BlockedMaxPool", "Attention", "BlockedChannelScale"}) {
+        SCOPED_TRACE(op);
+        auto m = oneNodeModel(op, {makeValueInfo("x", kFloat, {"1", "2", "8", "8", "16"})},
+                              {makeFloatInitializer("w", {32, 32, 3, 3})});
+        m.node->set_domain("com.onnxlens");
+        auto cost = computeModelCost(m.model);
+        ASSERT_TRUE(cost) << cost.error().message;
+        ASSERT_EQ(cost->nodes.size(), 1u);
+        EXPECT_FALSE(cost->nodes[0].shapesKnown);
+        EXPECT_EQ(cost->nodes[0].note, std::string("no counting rule for com.onnxlens::") + op);
+        EXPECT_EQ(cost->nodesWithUnknownShapes, 1);
+    }
+    auto reorder =
+        oneNodeModel("ReorderToBlocked", {makeValueInfo("x", kFloat, {"1", "24", "8", "8"})}, {});
+    reorder.node->set_domain("com.onnxlens");
+    addInt(reorder.node, "block", 16);
+    auto cost = computeModelCost(reorder.model);
+    ASSERT_TRUE(cost) << cost.error().message;
+    EXPECT_TRUE(cost->nodes[0].shapesKnown);
+    EXPECT_DOUBLE_EQ(cost->nodes[0].figures.flops, 0.0);
+    EXPECT_GT(cost->nodes[0].figures.bytesRead, 0u);
+}
+
 TEST(CostModel, BatchedMatMulWithSymbolicDimsBoundByTheUser) {
     // [batch, 12, seq, 64] x [batch, 12, 64, seq], batch 2, seq 128:
     // MACs = 2 x 12 x 128 x 128 outputs x 64 = 25,165,824.
