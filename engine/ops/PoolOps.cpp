@@ -309,9 +309,8 @@ using BlockLanes16 = float __attribute__((vector_size(16 * sizeof(float))));
 // Max or average pooling of `planes` blocked planes, one row of output windows a work item (a
 // network's few channel blocks of one image still split over the threads). The taps are walked
 // straight from each axis's window bounds, the lanes in vectors of 8 or 16 (the rest of another
-// block lane by lane):
-// building a list of tap offsets per window and a lane loop the compiler left scalar cost three
-// times ONNX Runtime's time on ResNet-50's 3x3 max pool.
+// block lane by lane): building a list of tap offsets per window and a lane loop the compiler
+// left scalar cost three times ONNX Runtime's time on ResNet-50's 3x3 max pool.
 template <std::int64_t StaticBlock, BlockedPooling Kind>
 void poolBlockedPlanes(ThreadPool& pool, const WindowGeometry& g, std::int64_t planes,
                        std::int64_t runtimeBlock, const float* in, float* out, bool includePad) {
@@ -381,7 +380,7 @@ void poolBlockedPlanes(ThreadPool& pool, const WindowGeometry& g, std::int64_t p
                         else
                             acc += v[lane];
                     });
-                    o[lane] = kMax || divisor == 0 ? (kMax ? acc : 0.0f) : acc / divide;
+                    o[lane] = kMax ? acc : divisor ? acc / divide : 0.0f;
                 }
                 o += block;
             }

@@ -10,10 +10,13 @@
 // power-of-two alpha such as BERT's 1/8). Gemm likewise (transB and alpha in the packed copy, a
 // constant C of N values as the bias): a CNN's classifier, whose transposed weights oneDNN's matmul
 // otherwise repacks on every run (ResNet-50's 8 MB: 0.9 ms a run).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -49,6 +52,29 @@ bool isMicrosoftAttention(const onnx::NodeProto& node) {
            node.input_size() >= 2 && !node.input(1).empty();
 }
 
+// alpha and transB as a node's attributes give them (Gemm's, com.microsoft FusedMatMul's): the
+// INT attributes `mustBeZero` names must be 0, and `beta`, where the caller asks for it, is read
+// into it. Any other attribute, or a non-finite alpha: a form the packed product does not express.
+std::optional<WeightUse> scaledTransposedUse(const onnx::NodeProto& node,
+                                             std::initializer_list<std::string_view> mustBeZero,
+                                             float* beta = nullptr) {
+    WeightUse use;
+    for (const auto& a : node.attribute()) {
+        const bool isInt = a.type() == onnx::AttributeProto::INT;
+        if (a.name() == "alpha" && a.type() == onnx::AttributeProto::FLOAT)
+            use.alpha = a.f();
+        else if (beta && a.name() == "beta" && a.type() == onnx::AttributeProto::FLOAT)
+            *beta = a.f();
+        else if (a.name() == "transB" && isInt)
+            use.transposed = a.i() != 0;
+        else if (!isInt || a.i() != 0 ||
+                 std::find(mustBeZero.begin(), mustBeZero.end(), a.name()) == mustBeZero.end())
+            return std::nullopt;
+    }
+    if (!std::isfinite(use.alpha)) return std::nullopt;
+    return use;
+}
+
 std::optional<WeightUse> weightUse(const onnx::NodeProto& node) {
     if (isMicrosoftAttention(node)) return WeightUse{};
     if (isOnnxOp(node, "MatMul")) {
@@ -63,41 +89,16 @@ std::optional<WeightUse> weightUse(const onnx::NodeProto& node) {
         // alpha * A * B' + C: A not transposed, C absent or added once (beta 1; its shape is
         // checked against N where the weights are known, gemmBiasFits).
         if (node.input_size() != 2 && node.input_size() != 3) return std::nullopt;
-        WeightUse use;
         float beta = 1.0f;
-        for (const auto& a : node.attribute()) {
-            if (a.name() == "alpha" && a.type() == onnx::AttributeProto::FLOAT)
-                use.alpha = a.f();
-            else if (a.name() == "beta" && a.type() == onnx::AttributeProto::FLOAT)
-                beta = a.f();
-            else if (a.name() == "transB" && a.type() == onnx::AttributeProto::INT)
-                use.transposed = a.i() != 0;
-            else if (!(a.name() == "transA" && a.type() == onnx::AttributeProto::INT && a.i() == 0))
-                return std::nullopt;
-        }
+        auto use = scaledTransposedUse(node, {"transA"}, &beta);
         const bool withC = node.input_size() == 3 && !node.input(2).empty();
-        if (!std::isfinite(use.alpha) || (withC && beta != 1.0f)) return std::nullopt;
+        if (!use || (withC && beta != 1.0f)) return std::nullopt;
         return use;
     }
     if (node.domain() != "com.microsoft" || node.op_type() != "FusedMatMul" ||
         node.input_size() != 2)
         return std::nullopt;
-    WeightUse use;
-    for (const auto& a : node.attribute()) {
-        if (a.name() == "alpha" && a.type() == onnx::AttributeProto::FLOAT) {
-            use.alpha = a.f();
-        } else if (a.name() == "transB" && a.type() == onnx::AttributeProto::INT) {
-            use.transposed = a.i() != 0;
-        } else if ((a.name() == "transA" || a.name() == "transBatchA" ||
-                    a.name() == "transBatchB") &&
-                   a.type() == onnx::AttributeProto::INT) {
-            if (a.i() != 0) return std::nullopt;
-        } else {
-            return std::nullopt;
-        }
-    }
-    if (!std::isfinite(use.alpha)) return std::nullopt;
-    return use;
+    return scaledTransposedUse(node, {"transA", "transBatchA", "transBatchB"});
 }
 
 // A Gemm's C, when it has one, as PackedMatMul's bias: a constant float row of the N outputs.
