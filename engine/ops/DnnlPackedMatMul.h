@@ -7,6 +7,8 @@
 // [128 x 768] x [768 x 3072] one 30 ms against 12 ms (1 thread, stand-alone comparison).
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "DnnlMatMul.h"
 #include "PackedMatMulWeights.h"
@@ -40,6 +42,11 @@ class DnnlPackedMatMul {
     bool run(const float* a, std::int64_t rows, std::int64_t k, std::int64_t n,
              const Tensor& packed, const float* bias, MatMulActivation activation, float* y,
              ThreadPool* pool = nullptr);
+
+    // oneDNN's names of the kernels that computed the last product run here, one per slice of
+    // columns (one for an unsplit product), e.g. "brgconv_1x1:avx512_core"; empty before the
+    // first. Never oneDNN's reference code: run() takes another layout or returns false.
+    std::vector<std::string> lastImplementations() const;
 
   private:
     struct State;

@@ -5,12 +5,15 @@
 
 #include <cmath>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "../../engine/ops/DnnlPackedMatMul.h"
 #include "../../engine/ops/PackedMatMulWeights.h"
 #include "GraphBuilding.h"
 #include "OpTestHarness.h"
 #include "onnxlens/engine/GraphOptimizer.h"
+#include "onnxlens/engine/ThreadPool.h"
 #include "onnxlens/workflows/InputPreparation.h"
 
 using namespace onnxlens;
@@ -196,6 +199,44 @@ TEST(PackedMatMul, FewRowsSplitByColumnsOverThreadsComputeThePlainProduct) {
                 ASSERT_TRUE(outputs) << outputs.error().message;
                 EXPECT_TRUE(tensorsClose((*outputs)[0].tensor(), expected, {1e-5, 1e-5}));
             }
+    }
+}
+
+// One row (a classifier's Gemm, a decode step) at thread counts where oneDNN 2.6's brgemm kernel
+// does not take the layout the optimizer packed in: oneDNN then offers its reference code, 270x
+// slower (ResNet-50's classifier: 82 ms instead of 0.3). The product must come from a jit kernel
+// (the packed layout, else the one oneDNN prefers) or from the caller's own, never from `ref`.
+TEST(PackedMatMul, FewRowsAtManyThreadsNeverRunOneDnnsReferenceKernel) {
+    for (const auto& [k, n] : {std::pair<std::int64_t, std::int64_t>{1280, 1000}, {2048, 1000}}) {
+        const auto blocks = engine::ops::preferredPackedMatMulBlocks(k, n, 16);
+        const Tensor a = waves({1, k}, 0.2f), b = waves({k, n}, 0.9f), bias = waves({n}, 1.1f);
+        const Tensor packed = engine::ops::packMatMulWeights(b, blocks);
+        std::vector<double> expected(static_cast<std::size_t>(n));
+        for (std::int64_t j = 0; j < n; ++j) {
+            double sum = bias.data<float>()[j];
+            for (std::int64_t i = 0; i < k; ++i)
+                sum += static_cast<double>(a.data<float>()[i]) * b.data<float>()[i * n + j];
+            expected[static_cast<std::size_t>(j)] = sum;
+        }
+        for (int threads : {1, 2, 4, 8, 16}) {
+            SCOPED_TRACE(std::to_string(k) + " x " + std::to_string(n) + ", " + layoutName(blocks) +
+                         ", " + std::to_string(threads) + " threads");
+            engine::ThreadPool pool(threads);
+            engine::ops::DnnlPackedMatMul product;
+            std::vector<float> y(static_cast<std::size_t>(n), -1.0f);
+            if (!product.run(a.data<float>(), 1, k, n, packed, bias.data<float>(),
+                             engine::ops::MatMulActivation::None, y.data(), &pool)) {
+                EXPECT_TRUE(product.lastImplementations().empty());  // the caller computes it
+                continue;
+            }
+            const auto kernels = product.lastImplementations();
+            ASSERT_FALSE(kernels.empty());
+            for (const std::string& kernel : kernels) EXPECT_FALSE(kernel.starts_with("ref"));
+            for (std::int64_t j = 0; j < n; ++j)
+                ASSERT_NEAR(y[static_cast<std::size_t>(j)], expected[static_cast<std::size_t>(j)],
+                            1e-4)
+                    << "column " << j;
+        }
     }
 }
 
