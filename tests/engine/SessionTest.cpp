@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "GraphBuilding.h"
 #include "OpTestHarness.h"
 
 using namespace onnxlens;
@@ -137,4 +138,39 @@ TEST(Session, TakingTheModelOverLeavesNoCopyBehindUnlessItIsShared) {
     EXPECT_EQ(sole.proto, nullptr);
     EXPECT_EQ(firstOutput(**taken), 3.0f);
     EXPECT_EQ((*taken)->optimizedModel().graph().node_size(), 1);
+}
+
+// A profiled run has one entry per node run, in order, named; when a node fails, the entries of
+// the nodes after it (made before the run, so that their names sit apart from its tensors) go.
+TEST(Session, ProfileHoldsTheNodesThatRanInOrder) {
+    auto m = emptyModel();
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "x", {2, 3});
+    auto* shape = g.add_input();
+    shape->set_name("shape");
+    shape->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
+    shape->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(2);
+    addNode(g, "Relu", {"x"}, {"r"})->set_name("first");
+    addNode(g, "Reshape", {"r", "shape"}, {"s"})->set_name("second");
+    addNode(g, "Neg", {"s"}, {"y"})->set_name("third");
+    g.add_output()->set_name("y");
+    auto session = compileForTest(m, false);
+    ASSERT_TRUE(session);
+    const Value x(makeTensor<float>({2, 3}, {1, -2, 3, -4, 5, -6}));
+    engine::RunControl control;
+    control.profile = true;
+    ASSERT_TRUE(session->run({{"x", x}, {"shape", Value(makeTensor<std::int64_t>({2}, {3, 2}))}},
+                             &control));
+    ASSERT_EQ(control.nodeProfiles.size(), 3u);
+    EXPECT_EQ(control.nodeProfiles[0].opType, "Relu");
+    EXPECT_NE(control.nodeProfiles[0].nodeName.find("first"), std::string::npos);
+    EXPECT_EQ(control.nodeProfiles[2].opType, "Neg");
+    for (std::size_t i = 1; i < 3; ++i)
+        EXPECT_GE(control.nodeProfiles[i].startNs,
+                  control.nodeProfiles[i - 1].startNs + control.nodeProfiles[i - 1].durationNs);
+    // 6 values cannot take the shape [4, 2]: the second node fails, the third never runs.
+    ASSERT_FALSE(session->run({{"x", x}, {"shape", Value(makeTensor<std::int64_t>({2}, {4, 2}))}},
+                              &control));
+    ASSERT_EQ(control.nodeProfiles.size(), 1u);
+    EXPECT_EQ(control.nodeProfiles[0].opType, "Relu");
 }
