@@ -58,7 +58,8 @@ constexpr int kHaddOrder[8] = {0, 2, 4, 6, 1, 3, 5, 7};
 // A's rows quantized for the kernel.
 struct QuantizedRows {
     std::int64_t rows = 0, chunks = 0, kBlocks = 0, paddedBlocks = 0;
-    std::vector<std::int8_t> q;     // [rows, chunks * 64], the chunk layout above
+    bool inKOrder = false;          // q in K order (the column tiles' layout), not in chunks
+    std::vector<std::int8_t> q;     // [rows, chunks * 64], the chunk layout above or K order
     std::vector<float> laneScale;   // [rows, chunks * 8]: s_a of each int32 lane's block
     std::vector<float> blockScale;  // [rows, k_blocks]: s_a
     std::vector<float> correction;  // [rows, paddedBlocks]: s_a * sum(q_a), 0 past k_blocks
@@ -73,10 +74,13 @@ inline bool allFinite(const float* values, std::int64_t count) {
     return finite;
 }
 
-// The buffers for `rows` quantized rows, zeroed (positions past K stay 0).
-inline QuantizedRows quantizedRowsFor(std::int64_t rows, const Int4Weights& w) {
+// The buffers for `rows` quantized rows, zeroed (positions past K stay 0); `inKOrder`: each row's
+// values in K order (columnTileProduct) rather than in the chunk layout (column).
+inline QuantizedRows quantizedRowsFor(std::int64_t rows, const Int4Weights& w,
+                                      bool inKOrder = false) {
     QuantizedRows out;
     out.rows = rows;
+    out.inKOrder = inKOrder;
     out.chunks = w.chunks();
     out.kBlocks = w.kBlocks;
     out.paddedBlocks = (w.kBlocks + 7) / 8 * 8;
@@ -112,11 +116,13 @@ inline void quantizeRow(const float* a, std::int64_t r, const Int4Weights& w, Qu
                                        : scaled == scaled  ? static_cast<std::int32_t>(scaled)
                                                            : 0;
             sum += value;
-            dst[pos / 64 * 64 + pos % 2 * 32 + pos % 64 / 2] = static_cast<std::int8_t>(value);
+            dst[out.inKOrder ? pos : pos / 64 * 64 + pos % 2 * 32 + pos % 64 / 2] =
+                static_cast<std::int8_t>(value);
         }
         scale[b] = amax / 127.0f;
         correction[b] = scale[b] * static_cast<float>(sum);
     }
+    if (out.inKOrder) return;  // the column tiles read blockScale and correction only
     float* hadd = out.haddScale.data() + r * out.paddedBlocks;
     for (std::int64_t b = 0; b + 8 <= w.kBlocks; b += 8)
         for (int j = 0; j < 8; ++j) hadd[b + j] = scale[b + kHaddOrder[j]];
@@ -423,5 +429,169 @@ inline void column(const QuantizedRows& a, std::int64_t r0, int count, const Int
     columnScalar(a, r0, count, w, column, out);
 #endif
 }
+
+// ---- Many rows (a prefill) on AVX-512 with VNNI: columns in the vector lanes ------------------
+// `column` above keeps K in the lanes, so every (row, column, block) product is reduced across
+// lanes (horizontal adds) and scaled on its own; for a 128-token prefill that was most of the
+// kernel's time. Here a tile of 16 columns is unpacked once into quads x columns: int32 lane j of
+// quad g holds column j's four nibbles at K positions 4g .. 4g + 3. One vpdpbusd with four of a
+// row's int8 values broadcast then adds 64 exact products into 16 columns' int32 sums, and each
+// block is scaled once per row and 16 columns (one convert, two FMAs). The unpacked tile (16 bytes
+// per K position) is reused by every row; the rows' int8 values are in K order (inKOrder).
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
+    defined(__AVX512F__)
+#define ONNXLENS_NBITS_COLUMN_TILES 1
+constexpr std::int64_t kTileColumns = 16;
+
+// One thread's unpacked tile: quads [k_chunks * 8][16] int32 (k_chunks = 16-byte pieces of a
+// column), scales and scale * zero point [k_blocks][16]; columns past N are 0.
+struct ColumnTile {
+    std::vector<std::int32_t> quads;
+    std::vector<float> scale, scaledZero;
+};
+
+namespace detail {
+
+// src(c, g): where column c's quad g (of four) lies in two groups of four columns' quads
+// (permutex2var's index: the first group 0-15, the second 16-31; in a group, column L's quads are
+// its 128-bit lane L).
+inline __m512i quadPairIndex(int first, int second) {
+    alignas(64) std::int32_t index[16];
+    for (int i = 0; i < 16; ++i) {
+        const int c = i % 8, g = i < 8 ? first : second;
+        index[i] = (c < 4 ? 0 : 16) + 4 * (c % 4) + g;
+    }
+    return _mm512_load_si512(index);
+}
+
+}  // namespace detail
+
+// Unpacks columns col0 .. col0 + 15 of the weights into `tile`.
+inline void unpackColumnTile(const Int4Weights& w, std::int64_t col0, ColumnTile& tile) {
+    const std::int64_t bytes = w.bytesPerColumn(), pieces = (bytes + 15) / 16;
+    tile.quads.resize(static_cast<std::size_t>(pieces * 8 * kTileColumns));
+    tile.scale.assign(static_cast<std::size_t>(w.kBlocks * kTileColumns), 0.0f);
+    tile.scaledZero.assign(static_cast<std::size_t>(w.kBlocks * kTileColumns), 0.0f);
+    const std::int64_t columns = std::min(kTileColumns, w.n - col0);
+    for (std::int64_t j = 0; j < columns; ++j)
+        for (std::int64_t b = 0; b < w.kBlocks; ++b) {
+            const float scale = w.scales[(col0 + j) * w.kBlocks + b];
+            tile.scale[static_cast<std::size_t>(b * kTileColumns + j)] = scale;
+            tile.scaledZero[static_cast<std::size_t>(b * kTileColumns + j)] =
+                scale * w.zeroPoint(col0 + j, b);
+        }
+    const __m512i low = _mm512_set1_epi8(15);
+    const __m512i pair01 = detail::quadPairIndex(0, 1), pair23 = detail::quadPairIndex(2, 3);
+    for (std::int64_t p = 0; p < pieces; ++p) {
+        const std::int64_t available = std::min<std::int64_t>(16, bytes - p * 16);
+        const auto mask = static_cast<__mmask16>((1u << available) - 1u);
+        // Per group of four columns: their nibbles in K order, quads 0-3 and 4-7 of each column
+        // in its 128-bit lane.
+        __m512i first[4], second[4];
+        for (int group = 0; group < 4; ++group) {
+            __m512i bytesOf = _mm512_setzero_si512();
+            for (int lane = 0; lane < 4; ++lane) {
+                const std::int64_t j = group * 4 + lane;
+                if (j >= columns) break;
+                const __m128i piece =
+                    _mm_maskz_loadu_epi8(mask, w.packed + (col0 + j) * bytes + p * 16);
+                bytesOf = _mm512_inserti32x4(bytesOf, piece, lane);
+            }
+            const __m512i lo = _mm512_and_si512(bytesOf, low);
+            const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(bytesOf, 4), low);
+            first[group] = _mm512_unpacklo_epi8(lo, hi);
+            second[group] = _mm512_unpackhi_epi8(lo, hi);
+        }
+        // Transposed: quad g's 16 columns from the four groups, two quads at a time.
+        std::int32_t* out = tile.quads.data() + p * 8 * kTileColumns;
+        auto transpose = [&](const __m512i* groups, int quadBase) {
+            for (int pair = 0; pair < 2; ++pair) {
+                const __m512i index = pair == 0 ? pair01 : pair23;
+                const __m512i left = _mm512_permutex2var_epi32(groups[0], index, groups[1]);
+                const __m512i right = _mm512_permutex2var_epi32(groups[2], index, groups[3]);
+                const int g = quadBase + 2 * pair;
+                _mm512_storeu_si512(out + g * kTileColumns,
+                                    _mm512_shuffle_i64x2(left, right, _MM_SHUFFLE(1, 0, 1, 0)));
+                _mm512_storeu_si512(out + (g + 1) * kTileColumns,
+                                    _mm512_shuffle_i64x2(left, right, _MM_SHUFFLE(3, 2, 3, 2)));
+            }
+        };
+        transpose(first, 0);
+        transpose(second, 4);
+    }
+}
+
+namespace detail {
+
+// y[r][col0 .. col0 + 15] for rows r0 .. r0 + Rows - 1 (A in K order) from an unpacked tile.
+template <int Rows>
+void tileRows(const QuantizedRows& a, std::int64_t r0, const Int4Weights& w, const ColumnTile& tile,
+              std::int64_t col0, float* y) {
+    const std::int64_t quadsPerBlock = w.blockSize / 4;
+    __m512 acc[Rows];
+    for (int r = 0; r < Rows; ++r) acc[r] = _mm512_setzero_ps();
+    const std::int8_t* rows[Rows];
+    for (int r = 0; r < Rows; ++r) rows[r] = a.row(r0 + r);
+    for (std::int64_t b = 0; b < w.kBlocks; ++b) {
+        __m512i dot[Rows];
+        for (int r = 0; r < Rows; ++r) dot[r] = _mm512_setzero_si512();
+        const std::int32_t* quads = tile.quads.data() + b * quadsPerBlock * kTileColumns;
+        const std::int64_t first = b * quadsPerBlock * 4;
+        for (std::int64_t g = 0; g < quadsPerBlock; ++g) {
+            const __m512i weights = _mm512_loadu_si512(quads + g * kTileColumns);
+            for (int r = 0; r < Rows; ++r) {
+                std::int32_t four;
+                std::memcpy(&four, rows[r] + first + g * 4, sizeof four);
+                dot[r] = _mm512_dpbusd_epi32(dot[r], weights, _mm512_set1_epi32(four));
+            }
+        }
+        const __m512 sw = _mm512_loadu_ps(tile.scale.data() + b * kTileColumns);
+        const __m512 swz = _mm512_loadu_ps(tile.scaledZero.data() + b * kTileColumns);
+        for (int r = 0; r < Rows; ++r) {
+            const float sa = a.blockScale[static_cast<std::size_t>((r0 + r) * a.kBlocks + b)];
+            const float correction =
+                a.correction[static_cast<std::size_t>((r0 + r) * a.paddedBlocks + b)];
+            acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r]),
+                                     _mm512_mul_ps(_mm512_set1_ps(sa), sw), acc[r]);
+            acc[r] = _mm512_fnmadd_ps(_mm512_set1_ps(correction), swz, acc[r]);
+        }
+    }
+    const std::int64_t columns = std::min(kTileColumns, w.n - col0);
+    const auto mask = static_cast<__mmask16>((1u << columns) - 1u);
+    for (int r = 0; r < Rows; ++r) _mm512_mask_storeu_ps(y + (r0 + r) * w.n + col0, mask, acc[r]);
+}
+
+}  // namespace detail
+
+// Y's columns col0 .. col0 + 15 (those below N) for every row of `a` (quantized in K order),
+// y row-major [rows, N]; `tile` is the calling thread's scratch.
+inline void columnTileProduct(const QuantizedRows& a, const Int4Weights& w, std::int64_t col0,
+                              ColumnTile& tile, float* y) {
+    unpackColumnTile(w, col0, tile);
+    constexpr int kRows = 8;
+    std::int64_t r0 = 0;
+    for (; r0 + kRows <= a.rows; r0 += kRows) detail::tileRows<kRows>(a, r0, w, tile, col0, y);
+    switch (a.rows - r0) {
+        case 1:
+            return detail::tileRows<1>(a, r0, w, tile, col0, y);
+        case 2:
+            return detail::tileRows<2>(a, r0, w, tile, col0, y);
+        case 3:
+            return detail::tileRows<3>(a, r0, w, tile, col0, y);
+        case 4:
+            return detail::tileRows<4>(a, r0, w, tile, col0, y);
+        case 5:
+            return detail::tileRows<5>(a, r0, w, tile, col0, y);
+        case 6:
+            return detail::tileRows<6>(a, r0, w, tile, col0, y);
+        case 7:
+            return detail::tileRows<7>(a, r0, w, tile, col0, y);
+        default:
+            return;
+    }
+}
+#else
+#define ONNXLENS_NBITS_COLUMN_TILES 0
+#endif
 
 }  // namespace onnxlens::engine::ops::nbits4

@@ -9,7 +9,8 @@
 // The weights stay packed: nothing dequantized is kept between runs.
 // - accuracy_level 4 with 4 bits (no g_idx): A quantized to int8, exact int32 block products of
 //   the nibbles unpacked in registers (MsMatMulNBitsInt8.h), parallel over N; for many rows in
-//   tiles of columns, each tile's packed bytes reused by every row. 2 and 8 bits at level 4 put
+//   tiles of columns, each tile's packed bytes reused by every row (on AVX-512 VNNI, tiles of 16
+//   columns unpacked once with the columns in the vector lanes). 2 and 8 bits at level 4 put
 //   A on the int8 grid (quantizeRowsToInt8Grid) and take the float paths below.
 // - A few rows (decode): one pass over B per group of up to four rows, each column's blocks
 //   unpacked in registers and dotted with A (permuted once per run so that the values of one
@@ -367,15 +368,29 @@ constexpr std::int64_t kIntTileColumns = 32;
 
 void int8Product(KernelContext& ctx, const nbits4::Int4Weights& w, const float* a,
                  std::int64_t rows, float* y) {
+    // Many rows on AVX-512 with VNNI: tiles of 16 columns in the vector lanes, A in K order.
+    const bool columnTiles = ONNXLENS_NBITS_COLUMN_TILES && rows > kStreamingRows;
     // A's rows quantized over the threads when there are many (a prefill's; ~8% of its time on
     // one thread otherwise at 2 threads).
-    nbits4::QuantizedRows qa = nbits4::quantizedRowsFor(rows, w);
+    nbits4::QuantizedRows qa = nbits4::quantizedRowsFor(rows, w, columnTiles);
     ctx.pool().parallelFor(rows, 8.0 * static_cast<double>(w.k),
                            [&](std::int64_t begin, std::int64_t end) {
                                for (std::int64_t r = begin; r < end; ++r)
                                    nbits4::quantizeRow(a, r, w, qa);
                            });
     const double cost = 2.0 * static_cast<double>(rows * qa.chunks * 64);
+#if ONNXLENS_NBITS_COLUMN_TILES
+    if (columnTiles) {
+        const std::int64_t tiles = (w.n + nbits4::kTileColumns - 1) / nbits4::kTileColumns;
+        ctx.pool().parallelFor(
+            tiles, cost * nbits4::kTileColumns, [&](std::int64_t begin, std::int64_t end) {
+                nbits4::ColumnTile tile;
+                for (std::int64_t t = begin; t < end; ++t)
+                    nbits4::columnTileProduct(qa, w, t * nbits4::kTileColumns, tile, y);
+            });
+        return;
+    }
+#endif
     auto columns = [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t r0 = 0; r0 < rows; r0 += 4) {
             const int group = static_cast<int>(std::min<std::int64_t>(4, rows - r0));

@@ -391,6 +391,53 @@ TEST(MsMatMulNBits, IntegerKernelsScalarAndVectorAgree) {
             }
 }
 
+// The many-rows kernel with columns in the vector lanes (AVX-512 VNNI builds): 16-column tiles
+// unpacked and transposed, pieces of 16 bytes that cross block boundaries (blocks of 16) or end a
+// column part-way (K not a multiple of the block), the last tile of 5 columns, and rows in
+// groups of eight with a tail of five, against the int8 reference.
+TEST(MsMatMulNBits, ColumnTilesMatchTheReference) {
+#if ONNXLENS_NBITS_COLUMN_TILES
+    for (std::int64_t block : {16, 32, 64, 128})
+        for (std::int64_t blocks : {3, 9})
+            for (bool zp : {false, true}) {
+                SCOPED_TRACE("block " + std::to_string(block) + " x " + std::to_string(blocks) +
+                             (zp ? ", zero points" : ""));
+                NBitsCase c;
+                c.aShape = {13, blocks * block - 7};
+                c.n = 37;
+                c.blockSize = block;
+                c.zeroPoints = zp;
+                c.accuracyLevel = 4;
+                c.seed = static_cast<unsigned>(7 * block + blocks + zp);
+                NBitsData d = makeNBits(c);
+                const Tensor reference = nbitsReference(c, d, true);
+                engine::ops::nbits4::Int4Weights w;
+                w.k = d.k;
+                w.n = c.n;
+                w.blockSize = block;
+                w.kBlocks = d.kBlocks;
+                w.blob = block / 2;
+                w.zeroPointBlob = (d.kBlocks + 1) / 2;
+                w.packed = d.bT.data<std::uint8_t>();
+                w.scales = d.scales.data();
+                w.packedZero = zp ? d.zeroT.data<std::uint8_t>() : nullptr;
+                auto rows = engine::ops::nbits4::quantizedRowsFor(13, w, true);
+                for (std::int64_t r = 0; r < 13; ++r)
+                    engine::ops::nbits4::quantizeRow(d.a.data(), r, w, rows);
+                std::vector<float> y(static_cast<std::size_t>(13 * c.n), -1.0f);
+                engine::ops::nbits4::ColumnTile tile;
+                for (std::int64_t col0 = 0; col0 < c.n; col0 += engine::ops::nbits4::kTileColumns)
+                    engine::ops::nbits4::columnTileProduct(rows, w, col0, tile, y.data());
+                for (std::size_t i = 0; i < y.size(); ++i) {
+                    const float e = reference.data<float>()[i];
+                    ASSERT_NEAR(y[i], e, 1e-4 + 1e-4 * std::fabs(e)) << "element " << i;
+                }
+            }
+#else
+    GTEST_SKIP() << "this build's kernels have no AVX-512 VNNI";
+#endif
+}
+
 // Blocks at the int8 extremes: A all -1 (q_a = -127 throughout), weights at 15 and 0 with zero
 // point 8 (q - zero_point = 7 and -8), where a naive u8 x s8 product of (q - zero_point) would
 // saturate; an all-zero A block (scale 0); the product is exact up to float rounding.
