@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -155,14 +156,30 @@ MappedFile::~MappedFile() {
     // when open() itself releases the last reference.
 }
 
-bool MappedFile::populate(std::uint64_t maxBytes) const {
+namespace {
+
+bool populatePages(void* begin, std::uint64_t bytes) {
 #ifdef MADV_POPULATE_READ
     constexpr int kPopulateRead = MADV_POPULATE_READ;
 #else
     constexpr int kPopulateRead = 22;  // Linux 5.14's value, for older C library headers
 #endif
+    return ::madvise(begin, bytes, kPopulateRead) == 0;
+}
+
+}  // namespace
+
+bool MappedFile::populate(std::uint64_t maxBytes) const {
     if (!data_ || size_ > maxBytes || faulted()) return false;
-    return ::madvise(data_, size_, kPopulateRead) == 0;
+    return populatePages(data_, size_);
+}
+
+bool MappedFile::populate(std::uint64_t offset, std::uint64_t bytes) const {
+    if (!data_ || faulted() || offset >= size_ || bytes == 0) return false;
+    const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    const std::uint64_t end = offset + std::min(bytes, size_ - offset);
+    const std::uint64_t first = offset / page * page;  // the mapping starts on a page
+    return populatePages(static_cast<char*>(data_) + first, end - first);
 }
 
 bool MappedFile::faulted() const {

@@ -199,3 +199,87 @@ TEST_F(MappedWeights, ReadPastATruncationFaultsIntoAnError) {
     EXPECT_NE(again->get(), mapped->get());
     EXPECT_FALSE((*again)->faulted());
 }
+
+namespace {
+
+// Resident kB of this process's mappings of `file` (/proc/self/smaps).
+std::uint64_t residentKbOf(const fs::path& file) {
+    const std::string target = fs::canonical(file).string();
+    std::ifstream smaps("/proc/self/smaps");
+    std::string line;
+    bool inside = false;
+    std::uint64_t kb = 0;
+    while (std::getline(smaps, line)) {
+        const std::string first = line.substr(0, line.find(' '));
+        if (!first.empty() && first.find('-') != std::string::npos &&
+            first.find_first_not_of("0123456789abcdef-") == std::string::npos) {
+            inside = line.size() >= target.size() &&
+                     line.compare(line.size() - target.size(), target.size(), target) == 0;
+        } else if (inside && line.rfind("Rss:", 0) == 0) {
+            kb += std::stoull(line.substr(4));
+        }
+    }
+    return kb;
+}
+
+}  // namespace
+
+// At load the session reads its mapped weights in (no page faults in the first run), but not a
+// table that is only looked up by rows: a Gather's 4 MB table stays out of the process's memory
+// at load; the same table read whole by another node is read in with the rest.
+TEST_F(MappedWeights, TablesOnlyLookedUpByRowsAreNotReadInAtLoad) {
+    constexpr std::int64_t kTableRows = 1024, kTableWidth = 1024;  // 4 MB
+    std::vector<float> table(static_cast<std::size_t>(kTableRows * kTableWidth), 0.5f);
+    std::vector<float> w(static_cast<std::size_t>(kTableWidth * 4), 0.25f);
+    const std::uint64_t wOffset = table.size() * 4;
+    auto write = [&](const std::string& name, bool readWhole) {
+        std::ofstream out(dir_ / (name + ".bin"), std::ios::binary);
+        out.write(reinterpret_cast<const char*>(table.data()),
+                  static_cast<std::streamsize>(table.size() * 4));
+        out.write(reinterpret_cast<const char*>(w.data()),
+                  static_cast<std::streamsize>(w.size() * 4));
+        out.close();
+        onnx::ModelProto model = emptyModel(13);
+        auto& g = *model.mutable_graph();
+        auto* ids = g.add_input();
+        ids->set_name("ids");
+        ids->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
+        ids->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(3);
+        addExternal(g, "table", {kTableRows, kTableWidth}, 0);
+        addExternal(g, "W", {kTableWidth, 4}, wOffset);
+        for (auto& init : *g.mutable_initializer())
+            for (auto& entry : *init.mutable_external_data())
+                if (entry.key() == "location") entry.set_value(name + ".bin");
+        addNode(g, "Gather", {"table", "ids"}, {"rows"});
+        addNode(g, "MatMul", {"rows", "W"}, {"y"});
+        g.add_output()->set_name("y");
+        if (readWhole) {
+            addNode(g, "ReduceSum", {"table"}, {"total"});
+            g.add_output()->set_name("total");
+        }
+        LoadedModel loaded;
+        loaded.path = dir_ / (name + ".onnx");
+        loaded.directory = dir_;
+        loaded.proto = std::make_shared<onnx::ModelProto>(model);
+        return loaded;
+    };
+    const std::uint64_t tableKb = table.size() * 4 / 1024;
+    {
+        auto session = engine::Session::create(write("whole", true));
+        ASSERT_TRUE(session) << session.error().message;
+        if (residentKbOf(dir_ / "whole.bin") < tableKb)
+            GTEST_SKIP() << "this kernel does not read mapped files in on request "
+                            "(MADV_POPULATE_READ, Linux 5.14)";
+    }
+    engine::SessionOptions plain;
+    plain.optimize = false;
+    auto session = engine::Session::create(write("rows", false), plain);
+    ASSERT_TRUE(session) << session.error().message;
+    EXPECT_LT(residentKbOf(dir_ / "rows.bin"), tableKb / 4);
+    auto outputs = (*session)->run(
+        {{"ids", engine::Value(Tensor::fromVector<std::int64_t>({3}, {5, 0, 1023}))}});
+    ASSERT_TRUE(outputs) << outputs.error().message;
+    EXPECT_FLOAT_EQ((*outputs)[0].tensor().data<float>()[0], 0.5f * 0.25f * kTableWidth);
+    // (How much of the table the run's three rows bring in is the kernel's choice: a read fault
+    // maps the page cache's whole folio, up to 2 MB on recent kernels.)
+}

@@ -45,6 +45,9 @@ class MappedFile {
     // use every weight. Does nothing, returning false, when the kernel lacks it, the file fails to
     // read, or the file is above `maxBytes` (a model larger than the memory it may keep).
     bool populate(std::uint64_t maxBytes) const;
+    // The same for bytes [offset, offset + bytes) of the file (widened to whole pages): for a
+    // session that reads some of the file's tensors whole and others a few rows at a time.
+    bool populate(std::uint64_t offset, std::uint64_t bytes) const;
 
     // Live mappings and their bytes in the whole process (for the status bar and tests).
     static std::uint64_t mappedBytesInProcess();
