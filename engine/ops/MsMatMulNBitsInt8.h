@@ -489,14 +489,17 @@ inline void unpackColumnTile(const Int4Weights& w, std::int64_t col0, ColumnTile
         // in its 128-bit lane.
         __m512i first[4], second[4];
         for (int group = 0; group < 4; ++group) {
-            __m512i bytesOf = _mm512_setzero_si512();
+            __m128i piece[4];
             for (int lane = 0; lane < 4; ++lane) {
                 const std::int64_t j = group * 4 + lane;
-                if (j >= columns) break;
-                const __m128i piece =
-                    _mm_maskz_loadu_epi8(mask, w.packed + (col0 + j) * bytes + p * 16);
-                bytesOf = _mm512_inserti32x4(bytesOf, piece, lane);
+                piece[lane] =
+                    j < columns ? _mm_maskz_loadu_epi8(mask, w.packed + (col0 + j) * bytes + p * 16)
+                                : _mm_setzero_si128();
             }
+            const __m512i bytesOf = _mm512_inserti32x4(
+                _mm512_inserti32x4(
+                    _mm512_inserti32x4(_mm512_castsi128_si512(piece[0]), piece[1], 1), piece[2], 2),
+                piece[3], 3);
             const __m512i lo = _mm512_and_si512(bytesOf, low);
             const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(bytesOf, 4), low);
             first[group] = _mm512_unpacklo_epi8(lo, hi);
