@@ -52,5 +52,8 @@ void sameAsFirstInput(onnx::InferenceContext& ctx);
 void registerMicrosoftLayerSchemas();
 void registerMicrosoftAttentionSchemas();
 void registerMicrosoftQuantizationSchemas();
+// The com.onnxlens operators of the engine's optimizer that keep plain layouts
+// (OnnxlensOpSchemas.cpp).
+void registerOnnxlensOptimizerSchemas();
 
 }  // namespace onnxlens::ms

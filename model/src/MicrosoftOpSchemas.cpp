@@ -348,9 +348,11 @@ void registerMicrosoftOpSchemas() {
         (void)onnx::OpSchemaRegistry::Instance();
         addDomain(kMicrosoftDomain);
         addDomain(kOrtOnnxDomainPlaceholder);
+        addDomain("com.onnxlens");
         ms::registerMicrosoftLayerSchemas();
         ms::registerMicrosoftAttentionSchemas();
         ms::registerMicrosoftQuantizationSchemas();
+        ms::registerOnnxlensOptimizerSchemas();
         std::sort(ms::registeredNames().begin(), ms::registeredNames().end());
     });
 }

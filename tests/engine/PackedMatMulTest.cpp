@@ -14,6 +14,7 @@
 #include "OpTestHarness.h"
 #include "onnxlens/engine/GraphOptimizer.h"
 #include "onnxlens/engine/ThreadPool.h"
+#include "onnxlens/model/ShapeInference.h"
 #include "onnxlens/workflows/InputPreparation.h"
 
 using namespace onnxlens;
@@ -369,6 +370,48 @@ TEST(PackedMatMul, PassPacksAttentionWeightsAndOptimizedRunsAgree) {
                 EXPECT_EQ(init.dims_size(), 4);
             }
         }
+    }
+}
+
+// A saved optimized model (onnxlens-cli optimize) is shaped and checked through its com.onnxlens
+// nodes: PackedMatMul (from a MatMul and from a MatMul + Add), the packed Attention with unequal
+// Q, K and V widths; every output has the shape the plain model gives it.
+TEST(PackedMatMul, SavedOptimizedModelIsShapedAndCheckedThroughItsOwnOperators) {
+    if (engine::preferredChannelBlock() == 0) GTEST_SKIP() << "no blocked kernels on this build";
+    auto m = emptyModel();
+    m.add_opset_import()->set_domain("com.microsoft");
+    m.mutable_opset_import(1)->set_version(1);
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "x", {2, 7, 80});
+    addInitializer(g, "w", waves({80, 200}, 0.2f));
+    addInitializer(g, "bias", waves({200}, 0.5f));
+    addInitializer(g, "w2", waves({200, 80}, 0.9f));
+    addInitializer(g, "wa", waves({80, 64 + 64 + 96}, 0.4f));
+    addInitializer(g, "ba", waves({64 + 64 + 96}, 0.8f));
+    addNode(g, "MatMul", {"x", "w"}, {"h"});
+    addNode(g, "Add", {"h", "bias"}, {"hb"});
+    addNode(g, "MatMul", {"hb", "w2"}, {"y"});
+    auto* attention = addNode(g, "Attention", {"y", "wa", "ba"}, {"a"});
+    attention->set_domain("com.microsoft");
+    setAttr(*attention, "num_heads", std::int64_t{4});
+    setAttr(*attention, "qkv_hidden_sizes", std::vector<std::int64_t>{64, 64, 96});
+    for (const char* out : {"hb", "y", "a"}) g.add_output()->set_name(out);
+    onnx::ModelProto optimized;
+    expectOptimizedRunAgrees(m, optimized);
+    auto counts = opCounts(optimized);
+    ASSERT_EQ(counts["PackedMatMul"], 2);
+    ASSERT_EQ(counts["Attention"], 1);
+    for (auto& output : *optimized.mutable_graph()->mutable_output()) output.clear_type();
+    optimized.mutable_graph()->clear_value_info();
+    EXPECT_TRUE(checkNodesAgainstSchemas(optimized));
+    const auto shapes = inferShapes(optimized);
+    const std::map<std::string, std::vector<std::int64_t>> expected{
+        {"hb", {2, 7, 200}}, {"y", {2, 7, 80}}, {"a", {2, 7, 96}}};
+    for (const auto& [name, dims] : expected) {
+        SCOPED_TRACE(name);
+        const auto inferred = shapes->staticDimsOf(name);
+        ASSERT_TRUE(inferred.has_value());
+        EXPECT_EQ(*inferred, dims);
     }
 }
 
