@@ -45,8 +45,19 @@ std::int64_t intAttribute(onnx::InferenceContext& ctx, const char* name, std::in
 std::optional<std::vector<std::int64_t>> constantInts(onnx::InferenceContext& ctx,
                                                       std::size_t input);
 
+// Output 0 as the default-domain operator `op` (at `version`) infers it: FusedConv and FusedGemm
+// take Conv's and Gemm's attributes and first inputs unchanged.
+onnx::InferenceFunction inferAs(const char* op, int version);
 // Output 0 is input 0 (element type and shape); extra outputs listed get the same.
 void sameAsFirstInput(onnx::InferenceContext& ctx);
+
+// Schemas that com.onnxlens shares with com.microsoft (the optimizer's operators of the same
+// name and inputs), built for either domain; the caller registers them.
+onnx::OpSchema geluSchema(const char* domain);
+onnx::OpSchema quickGeluSchema(const char* domain);
+onnx::OpSchema fusedConvSchema(const char* domain);
+onnx::OpSchema attentionSchema(const char* domain);
+onnx::OpSchema matMulIntegerToFloatSchema(const char* domain);
 
 // Register the schemas of one job (MicrosoftOpSchemasX.cpp).
 void registerMicrosoftLayerSchemas();

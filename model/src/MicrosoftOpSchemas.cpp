@@ -164,6 +164,13 @@ std::optional<std::vector<std::int64_t>> constantInts(onnx::InferenceContext& ct
     return values;
 }
 
+onnx::InferenceFunction inferAs(const char* op, int version) {
+    return [op, version](onnx::InferenceContext& ctx) {
+        const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(op, version);
+        if (s && s->GetTypeAndShapeInferenceFunction()) s->GetTypeAndShapeInferenceFunction()(ctx);
+    };
+}
+
 void sameAsFirstInput(onnx::InferenceContext& ctx) {
     setOutput(ctx, 0, elemTypeOf(ctx, 0), shapeOf(ctx, 0));
 }

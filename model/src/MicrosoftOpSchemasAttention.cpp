@@ -57,8 +57,10 @@ void packedAttentionShapes(onnx::InferenceContext& ctx, std::size_t weightsIndex
     setOutput(ctx, 1, elemType, present);
 }
 
-void registerAttention() {
-    auto s = schema("Attention", kMicrosoftDomain, __LINE__);
+}  // namespace
+
+onnx::OpSchema attentionSchema(const char* domain) {
+    auto s = schema("Attention", domain, __LINE__);
     s.Attr("do_rotary", "", AP::INT, false)
         .Attr("mask_filter_value", "", AP::FLOAT, false)
         .Attr("num_heads", "", AP::INT, true)
@@ -81,8 +83,12 @@ void registerAttention() {
         .TypeAndShapeInferenceFunction([](onnx::InferenceContext& ctx) {
             packedAttentionShapes(ctx, 1, 4, elemTypeOf(ctx, 0));
         });
-    onnx::RegisterSchema(std::move(s));
+    return s;
 }
+
+namespace {
+
+void registerAttention() { onnx::RegisterSchema(attentionSchema(kMicrosoftDomain)); }
 
 void registerQAttention() {
     auto s = schema("QAttention", kMicrosoftDomain, __LINE__);

@@ -112,23 +112,8 @@ void registerActivations() {
             .TypeAndShapeInferenceFunction(sameAsFirstInput);
         onnx::RegisterSchema(std::move(s));
     }
-    {
-        auto s = schema("Gelu", kMicrosoftDomain, __LINE__);
-        s.Input(0, "X", "", "T")
-            .Output(0, "Y", "", "T")
-            .TypeConstraint("T", floatTypesDouble(), "")
-            .TypeAndShapeInferenceFunction(sameAsFirstInput);
-        onnx::RegisterSchema(std::move(s));
-    }
-    {
-        auto s = schema("QuickGelu", kMicrosoftDomain, __LINE__);
-        s.Attr("alpha", "", AP::FLOAT, false)
-            .Input(0, "X", "", "T")
-            .Output(0, "Y", "", "T")
-            .TypeConstraint("T", floatTypesDouble(), "")
-            .TypeAndShapeInferenceFunction(sameAsFirstInput);
-        onnx::RegisterSchema(std::move(s));
-    }
+    onnx::RegisterSchema(geluSchema(kMicrosoftDomain));
+    onnx::RegisterSchema(quickGeluSchema(kMicrosoftDomain));
     {
         auto s = schema("BiasAdd", kMicrosoftDomain, __LINE__);
         s.Input(0, "X", "", "T")
@@ -167,15 +152,6 @@ void registerActivations() {
             .TypeAndShapeInferenceFunction(sameAsFirstInput);
         onnx::RegisterSchema(std::move(s));
     }
-}
-
-// Output 0 as the default-domain operator `op` (at `version`) infers it: FusedConv and FusedGemm
-// take Conv's and Gemm's attributes and first inputs unchanged.
-onnx::InferenceFunction inferAs(const char* op, int version) {
-    return [op, version](onnx::InferenceContext& ctx) {
-        const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(op, version);
-        if (s && s->GetTypeAndShapeInferenceFunction()) s->GetTypeAndShapeInferenceFunction()(ctx);
-    };
 }
 
 // FusedMatMul: MatMul's output after the operands' transposes. transBatch moves an operand's
@@ -223,25 +199,7 @@ void inferFusedMatMul(onnx::InferenceContext& ctx) {
 }
 
 void registerFusedProducts() {
-    {
-        auto s = schema("FusedConv", kMicrosoftDomain, __LINE__);
-        s.Attr("auto_pad", "", AP::STRING, false)
-            .Attr("kernel_shape", "", AP::INTS, false)
-            .Attr("dilations", "", AP::INTS, false)
-            .Attr("strides", "", AP::INTS, false)
-            .Attr("pads", "", AP::INTS, false)
-            .Attr("group", "", AP::INT, false)
-            .Attr("activation", "", AP::STRING, false)
-            .Attr("activation_params", "", AP::FLOATS, false)
-            .Input(0, "X", "", "T")
-            .Input(1, "W", "", "T")
-            .Input(2, "B", "", "T", kOptional)
-            .Input(3, "Z", "", "T", kOptional)
-            .Output(0, "Y", "", "T")
-            .TypeConstraint("T", {"tensor(float16)", "tensor(float)", "tensor(double)"}, "")
-            .TypeAndShapeInferenceFunction(inferAs("Conv", 11));
-        onnx::RegisterSchema(std::move(s));
-    }
+    onnx::RegisterSchema(fusedConvSchema(kMicrosoftDomain));
     {
         auto s = schema("FusedGemm", kMicrosoftDomain, __LINE__);
         s.Attr("transA", "", AP::INT, false)
@@ -307,6 +265,45 @@ void registerOrtOnnxDomainExtensions() {
 }
 
 }  // namespace
+
+onnx::OpSchema geluSchema(const char* domain) {
+    auto s = schema("Gelu", domain, __LINE__);
+    s.Input(0, "X", "", "T")
+        .Output(0, "Y", "", "T")
+        .TypeConstraint("T", floatTypesDouble(), "")
+        .TypeAndShapeInferenceFunction(sameAsFirstInput);
+    return s;
+}
+
+onnx::OpSchema quickGeluSchema(const char* domain) {
+    auto s = schema("QuickGelu", domain, __LINE__);
+    s.Attr("alpha", "", AP::FLOAT, false)
+        .Input(0, "X", "", "T")
+        .Output(0, "Y", "", "T")
+        .TypeConstraint("T", floatTypesDouble(), "")
+        .TypeAndShapeInferenceFunction(sameAsFirstInput);
+    return s;
+}
+
+onnx::OpSchema fusedConvSchema(const char* domain) {
+    auto s = schema("FusedConv", domain, __LINE__);
+    s.Attr("auto_pad", "", AP::STRING, false)
+        .Attr("kernel_shape", "", AP::INTS, false)
+        .Attr("dilations", "", AP::INTS, false)
+        .Attr("strides", "", AP::INTS, false)
+        .Attr("pads", "", AP::INTS, false)
+        .Attr("group", "", AP::INT, false)
+        .Attr("activation", "", AP::STRING, false)
+        .Attr("activation_params", "", AP::FLOATS, false)
+        .Input(0, "X", "", "T")
+        .Input(1, "W", "", "T")
+        .Input(2, "B", "", "T", kOptional)
+        .Input(3, "Z", "", "T", kOptional)
+        .Output(0, "Y", "", "T")
+        .TypeConstraint("T", {"tensor(float16)", "tensor(float)", "tensor(double)"}, "")
+        .TypeAndShapeInferenceFunction(inferAs("Conv", 11));
+    return s;
+}
 
 void registerMicrosoftLayerSchemas() {
     registerSkipNormalizations();

@@ -61,6 +61,29 @@ std::optional<Dims> matmulShape(const std::optional<Dims>& a, const std::optiona
     return out;
 }
 
+}  // namespace
+
+onnx::OpSchema matMulIntegerToFloatSchema(const char* domain) {
+    auto s = schema("MatMulIntegerToFloat", domain, __LINE__);
+    s.Input(0, "A", "", "T1")
+        .Input(1, "B", "", "T2")
+        .Input(2, "a_scale", "", "T3")
+        .Input(3, "b_scale", "", "T3")
+        .Input(4, "a_zero_point", "", "T1", kOptional)
+        .Input(5, "b_zero_point", "", "T2", kOptional)
+        .Input(6, "bias", "", "T3", kOptional)
+        .Output(0, "Y", "", "T3")
+        .TypeConstraint("T1", int8Types(), "")
+        .TypeConstraint("T2", int8Types(), "")
+        .TypeConstraint("T3", {"tensor(float)", "tensor(float16)"}, "")
+        .TypeAndShapeInferenceFunction([](onnx::InferenceContext& ctx) {
+            setOutput(ctx, 0, elemTypeOf(ctx, 2), matmulShape(shapeOf(ctx, 0), shapeOf(ctx, 1)));
+        });
+    return s;
+}
+
+namespace {
+
 void registerProducts() {
     {
         auto s = schema("DynamicQuantizeMatMul", kMicrosoftDomain, __LINE__);
@@ -78,25 +101,7 @@ void registerProducts() {
             });
         onnx::RegisterSchema(std::move(s));
     }
-    {
-        auto s = schema("MatMulIntegerToFloat", kMicrosoftDomain, __LINE__);
-        s.Input(0, "A", "", "T1")
-            .Input(1, "B", "", "T2")
-            .Input(2, "a_scale", "", "T3")
-            .Input(3, "b_scale", "", "T3")
-            .Input(4, "a_zero_point", "", "T1", kOptional)
-            .Input(5, "b_zero_point", "", "T2", kOptional)
-            .Input(6, "bias", "", "T3", kOptional)
-            .Output(0, "Y", "", "T3")
-            .TypeConstraint("T1", int8Types(), "")
-            .TypeConstraint("T2", int8Types(), "")
-            .TypeConstraint("T3", {"tensor(float)", "tensor(float16)"}, "")
-            .TypeAndShapeInferenceFunction([](onnx::InferenceContext& ctx) {
-                setOutput(ctx, 0, elemTypeOf(ctx, 2),
-                          matmulShape(shapeOf(ctx, 0), shapeOf(ctx, 1)));
-            });
-        onnx::RegisterSchema(std::move(s));
-    }
+    onnx::RegisterSchema(matMulIntegerToFloatSchema(kMicrosoftDomain));
     {
         auto s = schema("MatMulNBits", kMicrosoftDomain, __LINE__);
         s.Attr("K", "", AP::INT, true)

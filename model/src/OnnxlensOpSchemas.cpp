@@ -19,14 +19,6 @@ using AP = onnx::AttributeProto;
 constexpr auto kOptional = onnx::OpSchema::Optional;
 constexpr const char* kOnnxlensDomain = "com.onnxlens";
 
-// Output 0 as the schema `op` of `domain` infers it (the same inputs in the same places).
-onnx::InferenceFunction inferAsSchema(const char* op, int version, const char* domain) {
-    return [op, version, domain](onnx::InferenceContext& ctx) {
-        const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(op, version, domain);
-        if (s && s->GetTypeAndShapeInferenceFunction()) s->GetTypeAndShapeInferenceFunction()(ctx);
-    };
-}
-
 // PackedMatMul: Y [..., N] = A [..., K] x B, B packed in the engine's blocked layout; k and n
 // are the product's K and N.
 void inferPackedMatMul(onnx::InferenceContext& ctx) {
@@ -80,69 +72,21 @@ void registerProducts() {
             .Input(2, "bias", "", "T", kOptional)
             .Output(0, "Y", "", "T")
             .TypeConstraint("T", floatTypesDouble(), "")
-            .TypeAndShapeInferenceFunction(inferAsSchema("MatMul", 13, ""));
+            .TypeAndShapeInferenceFunction(inferAs("MatMul", 13));
         onnx::RegisterSchema(std::move(s));
     }
     {
-        auto s = schema("MatMulIntegerToFloat", kOnnxlensDomain, __LINE__);
-        s.Attr("activation", "", AP::STRING, false)
-            .Input(0, "A", "", "T1")
-            .Input(1, "B", "", "T2")
-            .Input(2, "a_scale", "", "T3")
-            .Input(3, "b_scale", "", "T3")
-            .Input(4, "a_zero_point", "", "T1", kOptional)
-            .Input(5, "b_zero_point", "", "T2", kOptional)
-            .Input(6, "bias", "", "T3", kOptional)
-            .Output(0, "Y", "", "T3")
-            .TypeConstraint("T1", int8Types(), "")
-            .TypeConstraint("T2", int8Types(), "")
-            .TypeConstraint("T3", {"tensor(float)", "tensor(float16)"}, "")
-            .TypeAndShapeInferenceFunction(
-                inferAsSchema("MatMulIntegerToFloat", 1, kMicrosoftDomain));
+        auto s = matMulIntegerToFloatSchema(kOnnxlensDomain);
+        s.Attr("activation", "", AP::STRING, false);
         onnx::RegisterSchema(std::move(s));
     }
+    onnx::RegisterSchema(fusedConvSchema(kOnnxlensDomain));
     {
-        auto s = schema("FusedConv", kOnnxlensDomain, __LINE__);
-        s.Attr("auto_pad", "", AP::STRING, false)
-            .Attr("kernel_shape", "", AP::INTS, false)
-            .Attr("dilations", "", AP::INTS, false)
-            .Attr("strides", "", AP::INTS, false)
-            .Attr("pads", "", AP::INTS, false)
-            .Attr("group", "", AP::INT, false)
-            .Attr("activation", "", AP::STRING, false)
-            .Attr("activation_params", "", AP::FLOATS, false)
-            .Input(0, "X", "", "T")
-            .Input(1, "W", "", "T")
-            .Input(2, "B", "", "T", kOptional)
-            .Input(3, "Z", "", "T", kOptional)
-            .Output(0, "Y", "", "T")
-            .TypeConstraint("T", floatTypesDouble(), "")
-            .TypeAndShapeInferenceFunction(inferAsSchema("Conv", 11, ""));
-        onnx::RegisterSchema(std::move(s));
-    }
-    {
-        auto s = schema("Attention", kOnnxlensDomain, __LINE__);
+        // com.microsoft's Attention with its weights input holding the packed copy; k and n
+        // are that product's K and N.
+        auto s = attentionSchema(kOnnxlensDomain);
         s.Attr("k", "", AP::INT, true)
             .Attr("n", "", AP::INT, true)
-            .Attr("do_rotary", "", AP::INT, false)
-            .Attr("mask_filter_value", "", AP::FLOAT, false)
-            .Attr("num_heads", "", AP::INT, true)
-            .Attr("past_present_share_buffer", "", AP::INT, false)
-            .Attr("qkv_hidden_sizes", "", AP::INTS, false)
-            .Attr("rotary_embedding_dim", "", AP::INT, false)
-            .Attr("scale", "", AP::FLOAT, false)
-            .Attr("unidirectional", "", AP::INT, false)
-            .Input(0, "input", "", "T")
-            .Input(1, "packed_weights", "", "T")
-            .Input(2, "bias", "", "T", kOptional)
-            .Input(3, "mask_index", "", "M", kOptional)
-            .Input(4, "past", "", "T", kOptional)
-            .Input(5, "attention_bias", "", "T", kOptional)
-            .Input(6, "past_sequence_length", "", "M", kOptional)
-            .Output(0, "output", "", "T")
-            .Output(1, "present", "", "T", kOptional)
-            .TypeConstraint("T", {"tensor(float)"}, "")
-            .TypeConstraint("M", {"tensor(int32)"}, "")
             .TypeAndShapeInferenceFunction(inferPackedAttention);
         onnx::RegisterSchema(std::move(s));
     }
@@ -161,23 +105,8 @@ void registerElementwise() {
             .TypeAndShapeInferenceFunction(sameAsFirstInput);
         onnx::RegisterSchema(std::move(s));
     }
-    {
-        auto s = schema("Gelu", kOnnxlensDomain, __LINE__);
-        s.Input(0, "X", "", "T")
-            .Output(0, "Y", "", "T")
-            .TypeConstraint("T", floatTypesDouble(), "")
-            .TypeAndShapeInferenceFunction(sameAsFirstInput);
-        onnx::RegisterSchema(std::move(s));
-    }
-    {
-        auto s = schema("QuickGelu", kOnnxlensDomain, __LINE__);
-        s.Attr("alpha", "", AP::FLOAT, false)
-            .Input(0, "X", "", "T")
-            .Output(0, "Y", "", "T")
-            .TypeConstraint("T", floatTypesDouble(), "")
-            .TypeAndShapeInferenceFunction(sameAsFirstInput);
-        onnx::RegisterSchema(std::move(s));
-    }
+    onnx::RegisterSchema(geluSchema(kOnnxlensDomain));
+    onnx::RegisterSchema(quickGeluSchema(kOnnxlensDomain));
 }
 
 }  // namespace

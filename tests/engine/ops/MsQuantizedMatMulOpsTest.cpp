@@ -349,6 +349,26 @@ TEST(MsMatMulNBits, IntegerPathNonFiniteAndTinyBlocks) {
     for (std::int64_t i = 0; i < y.numel(); ++i) EXPECT_TRUE(std::isfinite(y.data<float>()[i]));
 }
 
+namespace {
+
+// The kernels' view of a 4-bit case's packed weights, scales and (when the case has them) packed
+// zero points.
+engine::ops::nbits4::Int4Weights int4WeightsOf(const NBitsCase& c, const NBitsData& d) {
+    engine::ops::nbits4::Int4Weights w;
+    w.k = d.k;
+    w.n = c.n;
+    w.blockSize = c.blockSize;
+    w.kBlocks = d.kBlocks;
+    w.blob = c.blockSize / 2;
+    w.zeroPointBlob = (d.kBlocks + 1) / 2;
+    w.packed = d.bT.data<std::uint8_t>();
+    w.scales = d.scales.data();
+    w.packedZero = c.zeroPoints ? d.zeroT.data<std::uint8_t>() : nullptr;
+    return w;
+}
+
+}  // namespace
+
 // The integer kernels called directly: the scalar loop (the build without AVX2) and the one this
 // build uses give the level-4 reference for every row group and column; K of 3 blocks and a
 // tail, and of 9 blocks and a tail (block 32: the four-chunk loop, then a chunk, then the tail).
@@ -365,16 +385,7 @@ TEST(MsMatMulNBits, IntegerKernelsScalarAndVectorAgree) {
                 c.seed = static_cast<unsigned>(block * blocks + zp);
                 NBitsData d = makeNBits(c);
                 const Tensor reference = nbitsReference(c, d, true);
-                engine::ops::nbits4::Int4Weights w;
-                w.k = d.k;
-                w.n = c.n;
-                w.blockSize = block;
-                w.kBlocks = d.kBlocks;
-                w.blob = block / 2;
-                w.zeroPointBlob = (d.kBlocks + 1) / 2;
-                w.packed = d.bT.data<std::uint8_t>();
-                w.scales = d.scales.data();
-                w.packedZero = zp ? d.zeroT.data<std::uint8_t>() : nullptr;
+                const auto w = int4WeightsOf(c, d);
                 const auto qa = engine::ops::nbits4::quantizeRows(d.a.data(), 5, w);
                 for (std::int64_t col = 0; col < c.n; ++col)
                     for (std::int64_t r0 : {0, 1, 4}) {
@@ -411,16 +422,7 @@ TEST(MsMatMulNBits, ColumnTilesMatchTheReference) {
                 c.seed = static_cast<unsigned>(7 * block + blocks + zp);
                 NBitsData d = makeNBits(c);
                 const Tensor reference = nbitsReference(c, d, true);
-                engine::ops::nbits4::Int4Weights w;
-                w.k = d.k;
-                w.n = c.n;
-                w.blockSize = block;
-                w.kBlocks = d.kBlocks;
-                w.blob = block / 2;
-                w.zeroPointBlob = (d.kBlocks + 1) / 2;
-                w.packed = d.bT.data<std::uint8_t>();
-                w.scales = d.scales.data();
-                w.packedZero = zp ? d.zeroT.data<std::uint8_t>() : nullptr;
+                const auto w = int4WeightsOf(c, d);
                 auto rows = engine::ops::nbits4::quantizedRowsFor(13, w, true);
                 for (std::int64_t r = 0; r < 13; ++r)
                     engine::ops::nbits4::quantizeRow(d.a.data(), r, w, rows);
