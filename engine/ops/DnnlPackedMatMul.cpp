@@ -44,6 +44,12 @@ std::int64_t rowsPerThreadBeforeColumnSplit(PackedMatMulBlocks blocks) {
     return blocks.k == 1 ? kBrgemmRowsPerThreadBeforeColumnSplit : kRowsPerThreadBeforeColumnSplit;
 }
 
+// Whether oneDNN chose its reference code (`ref:any`): what it offers when no jit kernel takes
+// the problem, orders of magnitude slower.
+bool isReferenceKernel(const dnnl::primitive_desc_base& pd) {
+    return std::string_view(pd.impl_info_str()).starts_with("ref");
+}
+
 // oneDNN's format tag of the packed layout with these blocks (PackedMatMulWeights.h).
 dnnl::memory::format_tag packedTag(PackedMatMulBlocks blocks) {
     using tag = dnnl::memory::format_tag;
@@ -144,11 +150,10 @@ struct DnnlPackedMatMul::State {
                     dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, e.src,
                     weights, e.bias, e.dst, {1}, {0}, {0});
                 dnnl::convolution_forward::primitive_desc pd(operation, attr, engine);
-                const std::string implementation = pd.impl_info_str();
-                if (implementation.starts_with("ref")) continue;
+                if (isReferenceKernel(pd)) continue;
                 e.weights = pd.weights_desc();
                 e.scratchpad = pd.scratchpad_desc();
-                e.implementation = implementation;
+                e.implementation = pd.impl_info_str();
                 e.primitive = dnnl::convolution_forward(pd);
                 break;
             } catch (const dnnl::error&) {
@@ -323,7 +328,7 @@ PackedMatMulBlocks askOneDnnForPackedBlocks(std::int64_t k, std::int64_t n,
             dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
             anyWeights, dnnl::memory::desc(), dst, {1}, {0}, {0});
         const dnnl::convolution_forward::primitive_desc pd(operation, engine);
-        if (std::string_view(pd.impl_info_str()).substr(0, 3) == "ref") return fallback;
+        if (isReferenceKernel(pd)) return fallback;
         const dnnl::memory::desc chosen = pd.weights_desc();
         for (const PackedMatMulBlocks blocks : kPackedMatMulLayouts)
             if (chosen == packedDesc(k, n, blocks)) return blocks;

@@ -58,8 +58,9 @@ constexpr int kHaddOrder[8] = {0, 2, 4, 6, 1, 3, 5, 7};
 // A's rows quantized for the kernel.
 struct QuantizedRows {
     std::int64_t rows = 0, chunks = 0, kBlocks = 0, paddedBlocks = 0;
-    bool inKOrder = false;          // q in K order (the column tiles' layout), not in chunks
-    std::vector<std::int8_t> q;     // [rows, chunks * 64], the chunk layout above or K order
+    bool inKOrder = false;       // q in K order (the column tiles' layout), not in chunks
+    std::vector<std::int8_t> q;  // [rows, chunks * 64], the chunk layout above or K order
+    // laneScale and haddScale are empty in K order (the column tiles do not read them).
     std::vector<float> laneScale;   // [rows, chunks * 8]: s_a of each int32 lane's block
     std::vector<float> blockScale;  // [rows, k_blocks]: s_a
     std::vector<float> correction;  // [rows, paddedBlocks]: s_a * sum(q_a), 0 past k_blocks
@@ -85,9 +86,10 @@ inline QuantizedRows quantizedRowsFor(std::int64_t rows, const Int4Weights& w,
     out.kBlocks = w.kBlocks;
     out.paddedBlocks = (w.kBlocks + 7) / 8 * 8;
     out.q.assign(static_cast<std::size_t>(rows * out.chunks * 64), 0);
-    out.laneScale.assign(static_cast<std::size_t>(rows * out.chunks * 8), 0.0f);
     out.blockScale.assign(static_cast<std::size_t>(rows * w.kBlocks), 0.0f);
     out.correction.assign(static_cast<std::size_t>(rows * out.paddedBlocks), 0.0f);
+    if (inKOrder) return out;  // the column tiles read blockScale and correction only
+    out.laneScale.assign(static_cast<std::size_t>(rows * out.chunks * 8), 0.0f);
     out.haddScale.assign(static_cast<std::size_t>(rows * out.paddedBlocks), 0.0f);
     return out;
 }
@@ -122,7 +124,7 @@ inline void quantizeRow(const float* a, std::int64_t r, const Int4Weights& w, Qu
         scale[b] = amax / 127.0f;
         correction[b] = scale[b] * static_cast<float>(sum);
     }
-    if (out.inKOrder) return;  // the column tiles read blockScale and correction only
+    if (out.inKOrder) return;  // no lane or hadd scales (quantizedRowsFor)
     float* hadd = out.haddScale.data() + r * out.paddedBlocks;
     for (std::int64_t b = 0; b + 8 <= w.kBlocks; b += 8)
         for (int j = 0; j < 8; ++j) hadd[b + j] = scale[b + kHaddOrder[j]];

@@ -708,8 +708,7 @@ namespace {
 void collectTableLookups(const onnx::GraphProto& graph, std::set<std::string>& lookups,
                          std::set<std::string>& otherReads) {
     auto lookupInputs = [](const onnx::NodeProto& node) -> std::vector<int> {
-        if ((node.domain().empty() || node.domain() == "ai.onnx") && node.op_type() == "Gather")
-            return {0};
+        if (isOnnxOp(node, "Gather")) return {0};
         if (node.domain() == kMicrosoftDomain && node.op_type() == "GatherBlockQuantized")
             return {0};
         if (node.domain() == kMicrosoftDomain && node.op_type() == "EmbedLayerNormalization")

@@ -291,12 +291,12 @@ class CostCounter {
                 node, [&](const std::string& v) { return types.dims(v); }, cost))
             return;
         const bool standard = isDefaultDomain(node.domain()) || node.domain() == "com.microsoft" ||
-                              node.domain() == "com.onnxlens";
+                              node.domain() == kOnnxlensDomain;
         if (!standard) {
             cost.note = "no counting rule for domain " + node.domain();
             return;
         }
-        if (node.domain() == "com.onnxlens" && !countOnnxlensOp(node, types, cost)) return;
+        if (node.domain() == kOnnxlensDomain && !countOnnxlensOp(node, types, cost)) return;
         if (op == "Conv" || op == "ConvInteger" || op == "QLinearConv" || op == "FusedConv" ||
             op == "ConvIntegerToFloat" || op == "QLinearConvChannelsLast") {
             // Each output element is a dot product over (C / group) x kernel: numel(W) / M (in

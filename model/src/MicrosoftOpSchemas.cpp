@@ -355,7 +355,7 @@ void registerMicrosoftOpSchemas() {
         (void)onnx::OpSchemaRegistry::Instance();
         addDomain(kMicrosoftDomain);
         addDomain(kOrtOnnxDomainPlaceholder);
-        addDomain("com.onnxlens");
+        addDomain(kOnnxlensDomain);
         ms::registerMicrosoftLayerSchemas();
         ms::registerMicrosoftAttentionSchemas();
         ms::registerMicrosoftQuantizationSchemas();

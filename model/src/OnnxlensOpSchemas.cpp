@@ -10,6 +10,7 @@
 
 #include "MicrosoftOpSchemaSupport.h"
 #include "onnxlens/model/MicrosoftOpSchemas.h"
+#include "onnxlens/model/OnnxDomains.h"
 
 namespace onnxlens::ms {
 
@@ -17,7 +18,6 @@ namespace {
 
 using AP = onnx::AttributeProto;
 constexpr auto kOptional = onnx::OpSchema::Optional;
-constexpr const char* kOnnxlensDomain = "com.onnxlens";
 
 // PackedMatMul: Y [..., N] = A [..., K] x B, B packed in the engine's blocked layout; k and n
 // are the product's K and N.

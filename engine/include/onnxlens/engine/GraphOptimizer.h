@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "onnxlens/model/OnnxDomains.h"
 #include "onnxlens/model/Result.h"
 
 namespace onnxlens {
@@ -24,7 +25,7 @@ class ShapeInferenceCache;
 namespace onnxlens::engine {
 
 // The domain of the nodes the fusion passes write (FusedConv...), with kernels in engine/ops.
-inline constexpr const char* kOnnxlensDomain = "com.onnxlens";
+using onnxlens::kOnnxlensDomain;
 
 // Adds the com.onnxlens opset import a model needs once a pass wrote one of its nodes.
 void importOnnxlensDomain(onnx::ModelProto& model);

@@ -9,6 +9,10 @@
 
 namespace onnxlens {
 
+// The domain of the operators the engine's optimizer writes (FusedConv, PackedMatMul...): their
+// kernels are in engine/ops, their schemas of plain layouts in model/src/OnnxlensOpSchemas.cpp.
+inline constexpr const char* kOnnxlensDomain = "com.onnxlens";
+
 // True for the default ONNX domain, written "" or "ai.onnx".
 inline bool isDefaultDomain(std::string_view domain) {
     return domain.empty() || domain == "ai.onnx";
