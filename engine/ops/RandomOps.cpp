@@ -52,15 +52,27 @@ std::optional<DataType> likeOutputType(const NodeInfo& node) {
     return floatOutputType(static_cast<int>(node.getInt("dtype")));
 }
 
-// Fills a tensor of a floating-point type with draws of `distribution`.
+// Fills a tensor of a floating-point type with draws of `distribution`. With `below`, a draw
+// whose value in the tensor's type is not below it is drawn again: RandomUniform's range is
+// [low, high), and a double just under high rounds to high in float (one draw in ~10^7 for
+// [-2, 4)) or float16. At most kRedraws times: a range too narrow for the type (float16 between
+// 1.0009 and 1.00095) has no value of it, and the rounded draw stays.
+constexpr int kRedraws = 16;
+
 template <class Distribution>
-void fillWith(Tensor& out, Generator& generator, Distribution distribution) {
+void fillWith(Tensor& out, Generator& generator, Distribution distribution,
+              std::optional<double> below = std::nullopt) {
     dispatchFloat(out.dtype(), [&]<class T>() {
         T* data = out.data<T>();
         const std::int64_t n = out.numel();
         generator.use([&](auto& engine) {
-            for (std::int64_t i = 0; i < n; ++i)
-                data[i] = static_cast<T>(static_cast<float>(distribution(engine)));
+            for (std::int64_t i = 0; i < n; ++i) {
+                T value = static_cast<T>(static_cast<float>(distribution(engine)));
+                for (int redraw = 0; redraw < kRedraws && below && !(toDouble(value) < *below);
+                     ++redraw)
+                    value = static_cast<T>(static_cast<float>(distribution(engine)));
+                data[i] = value;
+            }
         });
     });
 }
@@ -103,7 +115,9 @@ class RandomKernel : public Kernel {
         }
         Tensor out(type, shape);
         if constexpr (kind == Distribution::Uniform)
-            fillWith(out, generator_, std::uniform_real_distribution<double>(a_, b_));
+            fillWith(out, generator_, std::uniform_real_distribution<double>(a_, b_),
+                     // an empty range (low == high) gives low, as the distribution does
+                     a_ < b_ ? std::optional<double>(b_) : std::nullopt);
         else
             fillWith(out, generator_, std::normal_distribution<double>(a_, b_));
         outputs[0] = Value(std::move(out));

@@ -57,6 +57,28 @@ TEST(RandomUniformOpTest, ShapeTypeRangeAndMoments) {
     EXPECT_NEAR(m.variance, 3.0, 0.05);
 }
 
+// high is excluded in the output's type too: a draw just under 1 rounds to 1.0 in float16 (about
+// one draw in 8,000 here), and is drawn again; a range no float16 value lies in still ends.
+TEST(RandomUniformOpTest, HighIsExcludedAfterRoundingToTheOutputType) {
+    auto out = runOneNodeTensor(generator("RandomUniform", [](onnx::NodeProto& n) {
+        setAttr(n, "shape", std::vector<std::int64_t>{kSamples});
+        setAttr(n, "high", 1.0f);
+        setAttr(n, "dtype", std::int64_t{10});
+        setAttr(n, "seed", 7.0f);
+    }));
+    EXPECT_EQ(out.dtype(), DataType::Float16);
+    const Moments m = momentsOf(out);
+    EXPECT_GE(m.min, 0.0);
+    EXPECT_LT(m.max, 1.0);
+    auto narrow = runOneNodeTensor(generator("RandomUniform", [](onnx::NodeProto& n) {
+        setAttr(n, "shape", std::vector<std::int64_t>{4});
+        setAttr(n, "low", 1.0009f);
+        setAttr(n, "high", 1.00095f);
+        setAttr(n, "dtype", std::int64_t{10});
+    }));
+    EXPECT_EQ(narrow.numel(), 4);
+}
+
 TEST(RandomNormalOpTest, MeanAndScale) {
     auto out = runOneNodeTensor(generator("RandomNormal", [](onnx::NodeProto& n) {
         setAttr(n, "shape", std::vector<std::int64_t>{kSamples});
