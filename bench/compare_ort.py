@@ -94,7 +94,20 @@ def main():
     parser.add_argument("--ort", required=True, help="folder holding node_modules/onnxruntime-node")
     parser.add_argument("--cli", default=os.path.join(REPO, "build", "release", "app", "onnxlens-cli"))
     parser.add_argument("--json-out", help="also write every measurement to this JSON file")
+    parser.add_argument("--busy", type=int, default=0, metavar="N",
+                        help="keep N other processes busy-looping while measuring (a desktop whose "
+                             "cores other programs use)")
     args = parser.parse_args()
+    busy = [subprocess.Popen(["/bin/sh", "-c", "while :; do :; done"]) for _ in range(args.busy)]
+    try:
+        measure(args)
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+
+
+def measure(args):
     rounds = args.rounds or (2 if args.quick else 5)
     thread_counts = [int(t) for t in args.threads.split(",")]
     models = args.models.split(",")
@@ -126,6 +139,10 @@ def main():
             for key in ("median_ms", "load_ms", "peak_rss_kb"):
                 row["onnxlens_" + key] = med(ours, key)
                 row["ort_" + key] = med(theirs, key)
+            # Counted runs onnxlens ran on fewer threads than asked (other programs kept the
+            # cores busy: SessionOptions::adaptThreadsToLoad), over all rounds.
+            row["onnxlens_reduced_runs"] = sum(d.get("threads_reduced_runs", 0) for d in ours)
+            row["onnxlens_counted_runs"] = sum(d["runs"] for d in ours)
             # ORT's RSS without Node's own (the addon loaded, no session): the runtime's share.
             row["ort_net_peak_rss_kb"] = row["ort_peak_rss_kb"] - node_rss
             results.append(row)
@@ -146,10 +163,16 @@ def main():
           "uses ORT's net figure (Node's own %.1f MB, measured with the addon loaded and no session, "
           "subtracted). max rel. diff: largest |onnxlens - ORT| over the outputs divided by the output's "
           "largest magnitude." % (rounds, node_rss / 1024))
+    reduced = ["%s at %d threads %d of %d" % (r["model"], r["threads"], r["onnxlens_reduced_runs"],
+                                              r["onnxlens_counted_runs"])
+               for r in results if r["onnxlens_reduced_runs"]]
+    if reduced:
+        print("onnxlens runs on fewer threads (other programs kept the cores busy): " + "; ".join(reduced) + ".")
+    if args.busy:
+        print("Measured with %d busy-looping process(es) beside the engines (--busy)." % args.busy)
     if args.json_out:
         with open(args.json_out, "w") as f:
-            json.dump({"node_baseline_rss_kb": node_rss, "results": results}, f, indent=1)
-    return 0
+            json.dump({"node_baseline_rss_kb": node_rss, "busy": args.busy, "results": results}, f, indent=1)
 
 
 if __name__ == "__main__":

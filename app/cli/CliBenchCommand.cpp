@@ -156,6 +156,8 @@ int runBench(const Arguments& a) {
     }
     std::printf("%s: %d runs after %d warm-up, %d threads, load %.1f ms\n",
                 a.positionals()[0].c_str(), stats.runs, warmup, loaded.session->threads(), loadMs);
+    if (const std::string note = engine::reducedThreadsNote(result); !note.empty())
+        std::printf("  fewer threads ran: %s\n", note.c_str());
     std::printf(
         "  min %.3f ms  mean %.3f ms  median %.3f ms  p90 %.3f ms  p99 %.3f ms  max %.3f ms  "
         "stddev %.3f ms\n",

@@ -25,7 +25,7 @@ int runCompare(const Arguments& a) {
 
     auto loaded =
         loadSession(modelPath, static_cast<int>(a.intValue("threads", 0)), !a.flag("no-optimize"),
-                    parseMaxMemory(a), a.flag("allow-newer-opset"));
+                    parseMaxMemory(a), a.flag("allow-newer-opset"), /*adaptThreads=*/false);
     const onnx::ModelProto& proto = *loaded.model.proto;
 
     std::vector<TestDataSet> dataSets;

@@ -13,7 +13,7 @@
 namespace onnxlens::cli {
 
 LoadedSession loadSession(const std::string& modelPath, int threads, bool optimize,
-                          std::uint64_t maxTensorBytes, bool allowNewerOpset) {
+                          std::uint64_t maxTensorBytes, bool allowNewerOpset, bool adaptThreads) {
     LoadedSession s;
     auto model = loadModel(modelPath);
     if (!model) throw UsageError(model.error().message);
@@ -38,6 +38,7 @@ LoadedSession loadSession(const std::string& modelPath, int threads, bool optimi
     options.threads = threads;
     options.optimize = optimize;
     options.maxTensorBytes = maxTensorBytes;
+    options.adaptThreadsToLoad = adaptThreads;
     auto session = engine::Session::create(std::move(*model), options);
     if (!session) throw UsageError(session.error().message);
     s.session = std::move(*session);

@@ -24,9 +24,11 @@ struct LoadedSession {
 // Throws UsageError (exit 2) with the loader's or compiler's message. `maxTensorBytes` 0 keeps
 // the engine's default limit (half of physical memory). A model importing an ai.onnx opset newer
 // than the engine and the onnx library know is refused, or with `allowNewerOpset` run with a
-// warning on stderr (OpsetSupport.h).
+// warning on stderr (OpsetSupport.h). `adaptThreads` false keeps the thread count of every run
+// (SessionOptions::adaptThreadsToLoad): for figures that must come out the same when rerun.
 LoadedSession loadSession(const std::string& modelPath, int threads, bool optimize = true,
-                          std::uint64_t maxTensorBytes = 0, bool allowNewerOpset = false);
+                          std::uint64_t maxTensorBytes = 0, bool allowNewerOpset = false,
+                          bool adaptThreads = true);
 
 // --max-memory BYTES or N with a K/M/G/T suffix (powers of 1024): the largest tensor the engine
 // may allocate. 0 when the option is absent.

@@ -432,16 +432,12 @@ class DnnlConvolution {
     static Key keyOf(const ConvProblem& pr, bool hasBias, const ConvEpilogue& epilogue,
                      Layouts layouts) {
         const WindowGeometry& g = pr.geometry;
-        Key key{layouts.srcBlock,
-                layouts.dstBlock,
-                pr.batch,
-                pr.inChannels,
-                pr.outChannels,
-                pr.groups,
-                g.spatialRank,
-                hasBias,
-                epilogue.sum != nullptr,
-                static_cast<std::int64_t>(epilogue.activation.kind)};
+        Key key{layouts.srcBlock, layouts.dstBlock, pr.batch, pr.inChannels, pr.outChannels,
+                pr.groups, g.spatialRank, hasBias, epilogue.sum != nullptr,
+                static_cast<std::int64_t>(epilogue.activation.kind),
+                // oneDNN fixes a primitive's thread count when it is made (ThreadBudget, and the
+                // session's governor changes the count between runs).
+                threadCountOfCallingThread()};
         for (int s = 0; s < kMaxWindowRank; ++s)
             key.insert(key.end(), {g.input[s], g.output[s], g.kernel[s], g.stride[s], g.dilation[s],
                                    g.padBegin[s], g.padEnd[s]});

@@ -132,8 +132,14 @@ struct DnnlInt8Conv::State {
 
     static std::vector<std::int64_t> keyOf(const ConvProblem& pr, bool nativePadding) {
         const WindowGeometry& g = pr.geometry;
-        std::vector<std::int64_t> key{pr.batch,  pr.inChannels, pr.outChannels,
-                                      pr.groups, g.spatialRank, nativePadding ? 1 : 0};
+        // The team is part of it: oneDNN fixes a primitive's thread count when it is made.
+        std::vector<std::int64_t> key{pr.batch,
+                                      pr.inChannels,
+                                      pr.outChannels,
+                                      pr.groups,
+                                      g.spatialRank,
+                                      nativePadding ? 1 : 0,
+                                      threadCountOfCallingThread()};
         for (int s = 0; s < kMaxWindowRank; ++s)
             key.insert(key.end(),
                        {paddedInput(g, s), g.output[s], g.kernel[s], g.stride[s], g.dilation[s]});

@@ -11,6 +11,7 @@
 
 #include "ByteTranspose.h"
 #include "DnnlInt8Saturation.h"
+#include "OpenMpThreads.h"
 #include "onnxlens/engine/WeightMemory.h"
 #endif
 
@@ -66,6 +67,7 @@ struct DnnlInt8MatMul::State {
     struct Key {
         std::int64_t rows, k, n;
         bool signedA;
+        int threads = threadCountOfCallingThread();  // oneDNN fixes it when the primitive is made
         auto operator<=>(const Key&) const = default;
     };
     struct Entry {

@@ -55,6 +55,7 @@ struct DnnlMatMul::State {
         bool bias, transA, transB;
         MatMulActivation activation;
         std::uint32_t alphaBits;  // alpha's bits (a NaN alpha must not break the map's order)
+        int threads = 0;  // the primitive's team: oneDNN fixes it when the primitive is made
         auto operator<=>(const Key&) const = default;
     };
     struct Entry {
@@ -178,6 +179,7 @@ bool DnnlMatMul::run(const Tensor& a, const Tensor& b, const float* bias,
     // A small product is created and run on the threads its work is worth (a fork and join
     // cost more than a thread with little to do gains).
     const ThreadBudget budget(2.0 * static_cast<double>(y.numel()) * static_cast<double>(k));
+    key.threads = threadCountOfCallingThread();
     State::Entry& e = s.entryFor(key, yDims);
     dnnl::memory am(e.a, s.engine, const_cast<float*>(a.data<float>()));
     dnnl::memory bm(e.b, s.engine, const_cast<float*>(b.data<float>()));

@@ -78,6 +78,9 @@ struct DnnlPackedMatMul::State {
         std::int64_t rows, k, n, blockK, blockN;
         bool bias;
         MatMulActivation activation;
+        // The primitive's team, as the lookup's caller set it (ThreadBudget, SerialRegion, the
+        // session's governor): oneDNN fixes it when the primitive is made.
+        int threads = threadCountOfCallingThread();
         auto operator<=>(const Key&) const = default;
     };
     struct Entry {

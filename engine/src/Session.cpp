@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <deque>
+#include <mutex>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -13,6 +15,7 @@
 #include "GradientExpansion.h"
 #include "OpenMpThreads.h"
 #include "PhysicalMemory.h"
+#include "ThreadGovernor.h"
 #include "onnxlens/engine/GraphOptimizer.h"
 #include "onnxlens/engine/KernelRegistry.h"
 #include "onnxlens/engine/TensorByteLimit.h"
@@ -620,6 +623,8 @@ struct Session::State {
     onnx::ModelProto model;            // optimized copy (weights stay external where they were)
     std::uint64_t maxTensorBytes = 0;  // SessionOptions::maxTensorBytes
     std::unique_ptr<ThreadPool> pool;
+    std::unique_ptr<ThreadGovernor> governor;  // the pool's threads each run uses
+    std::mutex governorMutex;
     std::shared_ptr<CompiledGraph> graph;
     std::unique_ptr<CompileShared> shared;
     OptimizationReport report;
@@ -821,6 +826,11 @@ Result<std::unique_ptr<Session>> Session::createFrom(const LoadedModel& loaded,
     for (const auto& output : state->model.graph().output())
         session->outputs_.push_back({output.name(), output.type()});
     state->pool = std::make_unique<ThreadPool>(options.threads);
+    const char* adaptive = std::getenv("ONNXLENS_ADAPTIVE_THREADS");
+    state->governor = std::make_unique<ThreadGovernor>(
+        state->pool->requestedThreads(),
+        options.adaptThreadsToLoad && !(adaptive && std::string(adaptive) == "0"),
+        options.threadWaitReader ? options.threadWaitReader : readThreadWaitTimes);
     state->maxTensorBytes = options.maxTensorBytes;
     session->state_ = std::move(state);
     return session;
@@ -858,7 +868,21 @@ Result<std::vector<Value>> Session::run(const std::map<std::string, Value>& feed
         // (the SIGBUS guard of MappedFile.h turns a fault into zeros and faulted()).
         for (const auto& mapping : state_->shared->mappings)
             if (auto st = mapping->checkUnchanged(); !st) return st.error();
-        applyThreadCountToCallingThread(state_->pool->threads());
+        int threads = 1;
+        {
+            const std::lock_guard lock(state_->governorMutex);
+            threads = state_->governor->beginRun();
+        }
+        // Ends the governor's run however the run ends (an error, a cancel).
+        struct RunEnd {
+            State& state;
+            ~RunEnd() {
+                const std::lock_guard lock(state.governorMutex);
+                state.governor->endRun();
+            }
+        } runEnd{*state_};
+        state_->pool->setActiveThreads(threads);
+        applyThreadCountToCallingThread(threads);
         const ScopedTensorByteLimit limit(state_->maxTensorBytes);
         const ScopedWeightReorderCounter reorders(&state_->reorderedWeightBytes);
         const CompiledGraph::ValueObserver* observe =
@@ -877,7 +901,12 @@ Result<std::vector<Value>> Session::run(const std::map<std::string, Value>& feed
     }
 }
 
-int Session::threads() const { return state_->pool->threads(); }
+int Session::threads() const { return state_->pool->requestedThreads(); }
+
+ThreadUse Session::threadUse() const {
+    const std::lock_guard lock(state_->governorMutex);
+    return state_->governor->use();
+}
 
 const onnx::ModelProto& Session::optimizedModel() const { return state_->model; }
 

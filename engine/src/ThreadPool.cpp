@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "OpenMpThreads.h"
+#include "onnxlens/engine/ThreadUse.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -33,6 +34,7 @@ struct ThreadPool::Impl {
 ThreadPool::ThreadPool(int threads) {
     if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     threads_ = threads;
+    active_ = threads;
 #ifndef _OPENMP
     if (threads_ > 1) impl_ = std::make_unique<Impl>(threads_);
 #endif
@@ -40,7 +42,9 @@ ThreadPool::ThreadPool(int threads) {
 
 ThreadPool::~ThreadPool() = default;
 
-std::string threadWaitSummary() {
+namespace {
+
+std::string waitPolicy() {
 #ifdef _OPENMP
     if (const char* policy = std::getenv("OMP_WAIT_POLICY"))
         return std::string("OpenMP, OMP_WAIT_POLICY=") + policy;
@@ -50,6 +54,19 @@ std::string threadWaitSummary() {
 #else
     return "Eigen thread pool";
 #endif
+}
+
+}  // namespace
+
+std::string threadWaitSummary() {
+    std::string summary = waitPolicy();
+    const char* adaptive = std::getenv("ONNXLENS_ADAPTIVE_THREADS");
+    if (adaptive && std::string(adaptive) == "0") return summary + "; thread count fixed";
+    ThreadWaitTimes probe;
+    probe.reserve(1);
+    return summary + (readThreadWaitTimes(probe)
+                          ? "; fewer threads while other programs keep the cores busy"
+                          : "; thread count fixed (the kernel reports no waits for a CPU)");
 }
 
 void boundOpenMpSpinning(char** argv) {
@@ -108,7 +125,7 @@ void ThreadPool::parallelFor(std::int64_t n, double costPerItem,
     // kSerialWorkFlops in OpenMpThreads.h for the numbers). Each thread of the team needs a fifth
     // of what a oneDNN primitive's thread needs (flopsPerThread): these loops are simpler.
     const double work = static_cast<double>(n) * costPerItem;
-    const int worth = threadsWorthFor(work * 5.0, threads_);
+    const int worth = threadsWorthFor(work * 5.0, threads());
     if (worth == 1 || n == 1) {
         fn(0, n);
         return;

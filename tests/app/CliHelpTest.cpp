@@ -171,8 +171,18 @@ TEST(CliHelp, TheEnginesThreadsSpinBoundedUnlessTheUserChose) {
             GTEST_SKIP() << "no OpenMP in this build";
         EXPECT_TRUE(contains(r.out,
                              "\n  threads: OpenMP, idle threads spin GOMP_SPINCOUNT=10000 "
-                             "then sleep\n"))
+                             "then sleep; "))
             << r.out;
+    }
+    {
+        // Runs use fewer threads while other programs keep the cores busy, unless turned off.
+        ScopedVariable adaptive("ONNXLENS_ADAPTIVE_THREADS", nullptr);
+        auto r = runCli({"--version"});
+        EXPECT_TRUE(contains(r.out, "; fewer threads while other programs keep the cores busy\n") ||
+                    contains(r.out, "; thread count fixed (the kernel reports no waits"))
+            << r.out;
+        ScopedVariable off("ONNXLENS_ADAPTIVE_THREADS", "0");
+        EXPECT_TRUE(contains(runCli({"--version"}).out, "; thread count fixed\n"));
     }
     {
         ScopedVariable policy("OMP_WAIT_POLICY", nullptr), spins("GOMP_SPINCOUNT", "50");

@@ -58,6 +58,14 @@ QString dimsText(const std::map<std::string, std::int64_t>& dims) {
     return parts.join(QStringLiteral(", "));
 }
 
+// "2 threads", or "2 threads (1 thread in 38 of 50 runs: other programs kept the cores busy)".
+QString threadsText(const engine::BenchmarkResult& result) {
+    const QString count = BenchmarkPanel::tr("%n thread(s)", nullptr, result.threads);
+    const std::string note = engine::reducedThreadsNote(result);
+    return note.empty() ? count
+                        : QStringLiteral("%1 (%2)").arg(count, QString::fromStdString(note));
+}
+
 QString statusError(const Status& status) {
     return status ? QString() : QString::fromStdString(status.error().message);
 }
@@ -328,13 +336,12 @@ void BenchmarkPanel::onFinished(std::shared_ptr<const engine::BenchmarkResult> r
     const auto& s = result->statistics;
     const QString dims = dimsText(result->dims);
     status_->setText(
-        tr("%1 runs after %2 warm-up%7: median %3 ms, P90 %4 ms (%5 thread(s), compiled in %6 "
-           "ms)")
+        tr("%1 runs after %2 warm-up%7: median %3 ms, P90 %4 ms (%5, compiled in %6 ms)")
             .arg(s.runs)
             .arg(result->warmupRuns)
             .arg(s.medianMs, 0, 'f', 3)
             .arg(s.p90Ms, 0, 'f', 3)
-            .arg(result->threads)
+            .arg(threadsText(*result))
             .arg(result->loadMs, 0, 'f', 0)
             .arg(dims.isEmpty() ? QString() : tr(" at %1").arg(dims)));
     if (controller && controller == controller_) showResult(result);
@@ -360,7 +367,7 @@ void BenchmarkPanel::showResult(std::shared_ptr<const engine::BenchmarkResult> r
         {tr("std. deviation"), QString::number(s.stddevMs, 'f', 3) + " ms"},
         {tr("counted runs"), QString::number(s.runs)},
         {tr("warm-up runs"), QString::number(result->warmupRuns)},
-        {tr("intra-op threads"), QString::number(result->threads)},
+        {tr("intra-op threads"), threadsText(*result)},
         {tr("compile time"), QString::number(result->loadMs, 'f', 1) + " ms"},
         {tr("input dims"), result->dims.empty() ? tr("none symbolic") : dimsText(result->dims)},
     };

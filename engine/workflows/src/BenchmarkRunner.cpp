@@ -50,6 +50,7 @@ Result<BenchmarkResult> BenchmarkRunner::run(const std::map<std::string, Value>&
         if (i == 0) result.firstRunMs = ms;
         if (progress_) progress_({true, i + 1, options_.warmupRuns, ms});
     }
+    const ThreadUse before = session_.threadUse();
     for (int i = 0; i < options_.runs; ++i) {
         double ms = 0;
         if (auto st = runOnce(options_.profile, ms); !st) return st.error();
@@ -58,6 +59,11 @@ Result<BenchmarkResult> BenchmarkRunner::run(const std::map<std::string, Value>&
         if (options_.profile) result.runProfiles.push_back(std::move(control_.nodeProfiles));
         if (progress_) progress_({false, i + 1, options_.runs, ms});
     }
+    const ThreadUse after = session_.threadUse();
+    result.reducedRuns = static_cast<int>(after.reducedRuns - before.reducedRuns);
+    // The fewest of the counted runs: the session's own minimum when any of them was reduced
+    // (a warm-up run may have been reduced further; then this says at most that many).
+    result.fewestThreads = result.reducedRuns > 0 ? after.fewest : result.threads;
     result.statistics = computeLatencyStatistics(result.samplesMs);
     result.weights = session_.weightMemory();
     if (options_.profile) {
@@ -96,6 +102,8 @@ nlohmann::json benchmarkToJson(const BenchmarkResult& result) {
     nlohmann::json doc = {
         {"model", result.model},
         {"threads", result.threads},
+        {"threads_reduced_runs", result.reducedRuns},
+        {"fewest_threads", result.fewestThreads},
         {"warmup", result.warmupRuns},
         {"runs", s.runs},
         {"load_ms", result.loadMs},
@@ -173,6 +181,15 @@ Status writeText(const std::filesystem::path& file, const std::string& text) {
 
 }  // namespace
 
+std::string reducedThreadsNote(const BenchmarkResult& result) {
+    if (result.reducedRuns <= 0) return {};
+    std::ostringstream note;
+    note << (result.fewestThreads < result.threads - 1 ? "down to " : "") << result.fewestThreads
+         << " thread" << (result.fewestThreads == 1 ? "" : "s") << " in " << result.reducedRuns
+         << " of " << result.statistics.runs << " runs: other programs kept the cores busy";
+    return note.str();
+}
+
 std::string benchmarkToMarkdown(const BenchmarkResult& result) {
     const auto& s = result.statistics;
     std::ostringstream md;
@@ -181,6 +198,8 @@ std::string benchmarkToMarkdown(const BenchmarkResult& result) {
        << result.threads << " intra-op thread" << (result.threads == 1 ? "" : "s");
     if (result.loadMs > 0) md << ", load " << formatMs(result.loadMs) << " ms";
     md << ".\n\n";
+    if (const std::string note = reducedThreadsNote(result); !note.empty())
+        md << "Fewer threads ran: " << note << ".\n\n";
     md << "| statistic | ms |\n|---|---:|\n";
     const std::pair<const char*, double> rows[] = {
         {"min", s.minMs}, {"mean", s.meanMs}, {"median (P50)", s.medianMs},  {"P90", s.p90Ms},

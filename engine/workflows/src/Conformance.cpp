@@ -76,6 +76,8 @@ ConformanceCaseResult runConformanceCase(const fs::path& caseDirectory,
 
     SessionOptions sessionOptions;
     sessionOptions.threads = options.threads;
+    // The figures must come out the same when rerun at this thread count.
+    sessionOptions.adaptThreadsToLoad = false;
     auto session = Session::create(*model, sessionOptions);
     if (!session) return finish(ConformanceCaseResult::Outcome::Failed, session.error().message);
 

@@ -159,6 +159,8 @@ json benchmarkMeasurementsToJson(const BenchmarkResult& result) {
     }
     return {
         {"threads", result.threads},
+        {"reducedRuns", result.reducedRuns},
+        {"fewestThreads", result.fewestThreads},
         {"warmupRuns", result.warmupRuns},
         {"firstRunMs", result.firstRunMs},
         {"weights",
@@ -173,6 +175,8 @@ Result<BenchmarkResult> benchmarkFromMeasurementsJson(const json& j) {
     return parse<BenchmarkResult>("benchmark", [&]() -> Result<BenchmarkResult> {
         BenchmarkResult result;
         result.threads = j.at("threads").get<int>();
+        result.reducedRuns = j.value("reducedRuns", 0);
+        result.fewestThreads = j.value("fewestThreads", result.threads);
         result.warmupRuns = j.at("warmupRuns").get<int>();
         result.firstRunMs = j.at("firstRunMs").get<double>();
         const auto& weights = j.at("weights");

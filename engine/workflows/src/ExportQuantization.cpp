@@ -63,6 +63,8 @@ void addQuantizedExportLines(ExportReport& report, const ExportReportOptions& op
     if (!loaded) return fail(loaded.error().message);
     SessionOptions sessionOptions;
     sessionOptions.threads = options.threads;
+    // The figures must come out the same when rerun at this thread count.
+    sessionOptions.adaptThreadsToLoad = false;
     auto session = Session::create(std::move(*loaded), sessionOptions);
     if (!session) return fail(session.error().message);
     auto sets = discoverTestDataSets(floatPath, *quantized->floatModel.proto);

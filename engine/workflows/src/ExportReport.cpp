@@ -269,6 +269,8 @@ Result<ExportReport> validateExport(const fs::path& folder, const ExportReportOp
         say("compiling the model for the engine");
         SessionOptions sessionOptions;
         sessionOptions.threads = options.threads;
+        // The figures must come out the same when rerun at this thread count.
+        sessionOptions.adaptThreadsToLoad = false;
         auto session = Session::create(*model, sessionOptions);
         auto found = discoverTestDataSets(modelPath, *model->proto);
         std::string setupProblem;

@@ -122,6 +122,8 @@ Result<ModuleComparison> compareModules(const fs::path& folder, const Tolerance&
 
     SessionOptions options;
     options.threads = threads;
+    // The figures must come out the same when rerun at this thread count.
+    options.adaptThreadsToLoad = false;
     options.optimize = false;  // every value of the graph as written
     auto session = Session::create(std::move(*model), options);
     if (!session) return makeError(modelPath.string(), session.error().message);

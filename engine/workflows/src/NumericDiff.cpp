@@ -197,6 +197,8 @@ Result<std::unique_ptr<Session>> compile(LoadedModel&& model, const NumericDiffO
                                          int threads) {
     SessionOptions so;
     so.threads = threads;
+    // The figures must come out the same when rerun at this thread count.
+    so.adaptThreadsToLoad = false;
     so.optimize = options.optimize;
     const std::string where = model.path.string();
     auto session = Session::create(std::move(model), so);

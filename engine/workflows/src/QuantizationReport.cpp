@@ -93,6 +93,8 @@ Result<std::unique_ptr<Session>> compile(LoadedModel&& model, int threads,
                                          const std::string& what) {
     SessionOptions options;
     options.threads = threads;
+    // The figures must come out the same when rerun at this thread count.
+    options.adaptThreadsToLoad = false;
     auto session = Session::create(std::move(model), options);
     if (!session) return makeError(what, session.error().message);
     return std::move(*session);

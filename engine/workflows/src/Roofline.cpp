@@ -51,6 +51,8 @@ Result<MicroBenchmark> timeOneNode(const char* opType, const std::vector<std::in
     g->add_output()->set_name("c");
     SessionOptions options;
     options.threads = threads;
+    // The peak at this many threads, whatever else runs.
+    options.adaptThreadsToLoad = false;
     auto session = Session::create(model, options);
     if (!session) return session.error();
     std::mt19937 random(7);

@@ -155,6 +155,8 @@ Result<SklearnExportReport> validateSklearnExport(const fs::path& folder,
         say("compiling the model for the engine");
         SessionOptions sessionOptions;
         sessionOptions.threads = options.threads;
+        // The figures must come out the same when rerun at this thread count.
+        sessionOptions.adaptThreadsToLoad = false;
         auto session = Session::create(*model, sessionOptions);
         auto found = discoverTestDataSets(modelPath, *model->proto);
         std::string setup = !session         ? session.error().message

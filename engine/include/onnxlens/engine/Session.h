@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "onnxlens/engine/GraphOptimizer.h"
+#include "onnxlens/engine/ThreadUse.h"
 #include "onnxlens/engine/Value.h"
 #include "onnxlens/engine/WeightMemory.h"
 #include "onnxlens/model/ModelLoader.h"
@@ -35,6 +36,16 @@ struct SessionOptions {
     // Otherwise each initializer's bytes are released as soon as the engine holds its tensor,
     // so a session holds its weights once, not twice.
     bool keepOptimizedModelWeights = false;
+    // Runs use fewer of the threads while other programs keep the cores busy (ThreadUse.h; the
+    // environment's ONNXLENS_ADAPTIVE_THREADS=0 turns it off too): a parallel region waits for
+    // its slowest thread, and a thread sharing a core with a busy program waits time slices.
+    // Results may then differ in their last bits between runs, as between thread counts: the
+    // workflows whose figures must come out the same when rerun (export and quantization
+    // reports, comparisons, numeric diffs, conformance) turn it off.
+    bool adaptThreadsToLoad = true;
+    // Where the session reads its threads' waits for a CPU (readThreadWaitTimes when empty);
+    // tests give their own.
+    std::function<bool(ThreadWaitTimes&)> threadWaitReader;
 };
 
 // One node's execution in a profiled run.
@@ -82,7 +93,9 @@ class Session {
     Result<std::vector<Value>> run(const std::map<std::string, Value>& feeds,
                                    RunControl* control = nullptr);
 
+    // The threads the session was made with; a run may use fewer (threadUse()).
     int threads() const;
+    ThreadUse threadUse() const;
     // The graph the engine runs (after the optimizer's passes, when enabled) and what they did.
     const onnx::ModelProto& optimizedModel() const;
     const OptimizationReport& optimizationReport() const;

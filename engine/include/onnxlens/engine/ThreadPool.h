@@ -1,5 +1,7 @@
 #pragma once
 // The intra-op thread pool shared by every kernel that can split its work.
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -14,7 +16,13 @@ class ThreadPool {
     ThreadPool(const ThreadPool&) = delete;
     ThreadPool& operator=(const ThreadPool&) = delete;
 
-    int threads() const { return threads_; }
+    // The threads the kernels use now: the session's count, or fewer while other programs keep
+    // the cores busy (ThreadGovernor, set by the session before each run).
+    int threads() const { return active_.load(std::memory_order_relaxed); }
+    int requestedThreads() const { return threads_; }
+    void setActiveThreads(int threads) {
+        active_.store(std::clamp(threads, 1, threads_), std::memory_order_relaxed);
+    }
     // Calls fn(begin, end) over [0, n) in chunks; `costPerItem` is a rough count of
     // floating-point operations per item, used to decide whether splitting pays.
     // Runs inline with one thread or small work. Blocks until all chunks are done.
@@ -24,6 +32,7 @@ class ThreadPool {
   private:
     struct Impl;
     int threads_;
+    std::atomic<int> active_;
     std::unique_ptr<Impl> impl_;
 };
 
@@ -42,8 +51,9 @@ class ThreadPool {
 // changed). ONNXLENS_KEEP_OPENMP_SPINNING=1 keeps libgomp's default.
 inline constexpr const char* kBoundedOpenMpSpinCount = "10000";
 void boundOpenMpSpinning(char** argv);
-// How idle pool threads wait in this process, for --version and Help > About:
-// "OpenMP, idle threads spin GOMP_SPINCOUNT=10000 then sleep", or the user's setting.
+// How idle pool threads wait in this process, and whether runs adapt their thread count to a
+// busy machine (ThreadUse.h), for --version and Help > About: "OpenMP, idle threads spin
+// GOMP_SPINCOUNT=10000 then sleep; fewer threads while other programs keep the cores busy".
 std::string threadWaitSummary();
 
 }  // namespace onnxlens::engine

@@ -37,7 +37,11 @@ struct NodeTimeSummary {
 
 struct BenchmarkResult {
     std::string model;  // for reports: the file the caller benchmarked
-    int threads = 0;
+    int threads = 0;    // the session's
+    // Counted runs that used fewer threads because other programs kept the cores busy
+    // (SessionOptions::adaptThreadsToLoad), and the fewest any used (== threads when none did).
+    int reducedRuns = 0;
+    int fewestThreads = 0;
     int warmupRuns = 0;
     double loadMs = 0;      // filled by the caller when it timed the load
     double firstRunMs = 0;  // the session's first run (warm-up or counted), if this one
@@ -95,6 +99,9 @@ std::vector<NodeTimeSummary> summarizeByNode(const std::vector<std::vector<NodeP
 // when profiled also node_time_per_run_ms, op_types [{op_type, total_ms, per_run_ms, calls, share}]
 // and nodes [{name, op_type, ...}].
 nlohmann::json benchmarkToJson(const BenchmarkResult& result);
+// "" when every counted run used the session's threads, else e.g. "1 thread in 38 of 50 runs:
+// other programs kept the cores busy".
+std::string reducedThreadsNote(const BenchmarkResult& result);
 // A report for people: statistics table, op types and the nodes (largest first).
 std::string benchmarkToMarkdown(const BenchmarkResult& result);
 
