@@ -62,9 +62,8 @@ QString dimsText(const std::map<std::string, std::int64_t>& dims) {
 // "2 threads (1 thread in 38 of 50 runs: other programs kept the cores busy)"; brief, "2 threads,
 // 38 of 50 runs on 1: cores busy".
 QString threadsText(const engine::BenchmarkResult& result, bool brief) {
-    const QString count = result.threads == 1
-                              ? BenchmarkPanel::tr("1 thread")
-                              : BenchmarkPanel::tr("%1 threads").arg(result.threads);
+    QString count = result.threads == 1 ? BenchmarkPanel::tr("1 thread")
+                                        : BenchmarkPanel::tr("%1 threads").arg(result.threads);
     if (result.reducedRuns <= 0) return count;
     if (brief)
         return BenchmarkPanel::tr("%1, %2 of %3 runs on %4: cores busy")
