@@ -125,16 +125,11 @@ int runGenerate(const Arguments& a) {
             throw UsageError(st.error().message);
     }
     const std::uint64_t peakRss = peakRssBytes();
-    // The prefill's and the steps' runs that used fewer threads (other programs kept the cores
-    // busy: SessionOptions::adaptThreadsToLoad).
-    const engine::ThreadUse use = loaded.session->threadUse();
 
     if (json) {
         nlohmann::json doc = engine::decodeResultJson(r);
         doc["model"] = model;
         doc["threads"] = loaded.session->threads();
-        doc["threads_reduced_runs"] = use.reducedRuns;
-        doc["fewest_threads"] = use.fewest;
         doc["peak_rss_bytes"] = peakRss;
         doc["kv_cache"] = engine::decoderModelJson(*decoder);
         printJson(doc);
@@ -148,12 +143,12 @@ int runGenerate(const Arguments& a) {
                 d.bytesPerToken ? humanBytes(static_cast<double>(d.bytesPerToken)).c_str() : "?");
     std::printf("  %d threads; prompt %zu tokens, prefill %.3f ms\n", loaded.session->threads(),
                 r.promptIds.size(), r.prefillMs);
-    if (use.reducedRuns > 0)
+    if (r.reducedRuns > 0)
         std::printf(
             "  fewer threads ran: %d thread%s in %lld of %lld runs: other programs kept the "
             "cores busy\n",
-            use.fewest, use.fewest == 1 ? "" : "s", static_cast<long long>(use.reducedRuns),
-            static_cast<long long>(use.runs));
+            r.fewestThreads, r.fewestThreads == 1 ? "" : "s", static_cast<long long>(r.reducedRuns),
+            static_cast<long long>(r.runs));
     if (!r.stepMs.empty()) {
         const auto& st = r.stepStatistics;
         std::printf(

@@ -22,6 +22,9 @@ DecodeResult sampleResult() {
     r.stepContext = {4, 5, 6};
     r.kvCacheBytes = 6144;
     r.finalContext = 6;
+    r.runs = 4;  // the prefill and three steps, two of them on one thread of two
+    r.reducedRuns = 2;
+    r.fewestThreads = 1;
     computeDecodeStatistics(r);
     return r;
 }
@@ -47,6 +50,9 @@ TEST(EngineWorkerProtocolTest, DecodeResultRoundTripsThroughOneJsonLine) {
     EXPECT_EQ(back->kvCacheBytes, r.kvCacheBytes);
     EXPECT_EQ(back->finalContext, r.finalContext);
     EXPECT_FALSE(back->cancelled);
+    EXPECT_EQ(back->runs, 4);
+    EXPECT_EQ(back->reducedRuns, 2);
+    EXPECT_EQ(back->fewestThreads, 1);
     EXPECT_DOUBLE_EQ(back->stepStatistics.medianMs, 2.0);
     EXPECT_EQ(back->stepStatistics.runs, 3);
     EXPECT_DOUBLE_EQ(back->tokensPerSecond, 500.0);
@@ -122,6 +128,10 @@ TEST(EngineWorkerProtocolTest, DecodeMarkdownReportsTheFiguresAndTheSeries) {
     const std::string md = decodeResultMarkdown(sampleResult(), "gpt.onnx", 2);
     EXPECT_EQ(md.rfind("# Decode: gpt.onnx\n", 0), 0u) << md;
     EXPECT_NE(md.find("a prompt of 3 tokens, 4 new tokens, 2 intra-op threads."), std::string::npos)
+        << md;
+    EXPECT_NE(md.find("Fewer threads ran: 1 thread in 2 of 4 runs: other programs kept the cores "
+                      "busy."),
+              std::string::npos)
         << md;
     EXPECT_NE(md.find("| prefill | 2.500 ms |"), std::string::npos) << md;
     EXPECT_NE(md.find("| step median | 2.000 ms |"), std::string::npos) << md;

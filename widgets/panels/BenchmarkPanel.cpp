@@ -28,6 +28,7 @@
 #include "widgets/panels/DecodePanel.h"
 #include "widgets/panels/ProfileView.h"
 #include "widgets/panels/SweepTab.h"
+#include "widgets/panels/ThreadsText.h"
 #include "widgets/workers/ModelController.h"
 #include "widgets/workers/RooflineAnalysis.h"
 
@@ -58,21 +59,9 @@ QString dimsText(const std::map<std::string, std::int64_t>& dims) {
     return parts.join(QStringLiteral(", "));
 }
 
-// "2 threads", or with the runs that used fewer (other programs kept the cores busy): in full,
-// "2 threads (1 thread in 38 of 50 runs: other programs kept the cores busy)"; brief, "2 threads,
-// 38 of 50 runs on 1: cores busy".
-QString threadsText(const engine::BenchmarkResult& result, bool brief) {
-    QString count = result.threads == 1 ? BenchmarkPanel::tr("1 thread")
-                                        : BenchmarkPanel::tr("%1 threads").arg(result.threads);
-    if (result.reducedRuns <= 0) return count;
-    if (brief)
-        return BenchmarkPanel::tr("%1, %2 of %3 runs on %4: cores busy")
-            .arg(count)
-            .arg(result.reducedRuns)
-            .arg(result.statistics.runs)
-            .arg(result.fewestThreads);
-    return QStringLiteral("%1 (%2)").arg(
-        count, QString::fromStdString(engine::reducedThreadsNote(result)));
+QString benchmarkThreadsText(const engine::BenchmarkResult& result, bool brief) {
+    return threadsText(result.threads, result.reducedRuns, result.statistics.runs,
+                       result.fewestThreads, brief);
 }
 
 QString statusError(const Status& status) {
@@ -350,7 +339,7 @@ void BenchmarkPanel::onFinished(std::shared_ptr<const engine::BenchmarkResult> r
             .arg(result->warmupRuns)
             .arg(s.medianMs, 0, 'f', 3)
             .arg(s.p90Ms, 0, 'f', 3)
-            .arg(threadsText(*result, true))
+            .arg(benchmarkThreadsText(*result, true))
             .arg(result->loadMs, 0, 'f', 0)
             .arg(dims.isEmpty() ? QString() : tr(" at %1").arg(dims)));
     if (controller && controller == controller_) showResult(result);
@@ -376,7 +365,7 @@ void BenchmarkPanel::showResult(std::shared_ptr<const engine::BenchmarkResult> r
         {tr("std. deviation"), QString::number(s.stddevMs, 'f', 3) + " ms"},
         {tr("counted runs"), QString::number(s.runs)},
         {tr("warm-up runs"), QString::number(result->warmupRuns)},
-        {tr("intra-op threads"), threadsText(*result, false)},
+        {tr("intra-op threads"), benchmarkThreadsText(*result, false)},
         {tr("compile time"), QString::number(result->loadMs, 'f', 1) + " ms"},
         {tr("input dims"), result->dims.empty() ? tr("none symbolic") : dimsText(result->dims)},
     };

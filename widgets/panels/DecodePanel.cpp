@@ -29,6 +29,7 @@
 #include "widgets/charts/AxisLabels.h"
 #include "widgets/graph/CostText.h"
 #include "widgets/panels/ActionAvailability.h"
+#include "widgets/panels/ThreadsText.h"
 
 namespace onnxlens::widgets {
 
@@ -44,6 +45,11 @@ QSpinBox* makeSpin(int minimum, int maximum, int value, QWidget* parent) {
     spin->setValue(value);
     spin->setAccelerated(true);
     return spin;
+}
+
+QString decodeThreadsText(const DecodeOutcome& outcome, bool brief) {
+    const auto& r = outcome.result;
+    return threadsText(outcome.threads, r.reducedRuns, r.runs, r.fewestThreads, brief);
 }
 
 QString idsText(const std::vector<std::int64_t>& ids) {
@@ -321,18 +327,18 @@ void DecodePanel::start() {
         const auto& r = outcome->result;
         status_->setText(
             r.stepMs.empty()
-                ? tr("Prefill of %1 tokens: %2 ms (%3 thread(s)); one token, no steps.")
+                ? tr("Prefill of %1 tokens: %2 ms (%3); one token, no steps.")
                       .arg(r.promptIds.size())
                       .arg(r.prefillMs, 0, 'f', 3)
-                      .arg(outcome->threads)
+                      .arg(decodeThreadsText(*outcome, true))
                 : tr("%1 tokens after a prefill of %2 ms: %3 tokens/s, step median %4 ms, "
-                     "P90 %5 ms (%6 thread(s))")
+                     "P90 %5 ms (%6)")
                       .arg(r.generatedIds.size())
                       .arg(r.prefillMs, 0, 'f', 3)
                       .arg(r.tokensPerSecond, 0, 'f', 1)
                       .arg(r.stepStatistics.medianMs, 0, 'f', 3)
                       .arg(r.stepStatistics.p90Ms, 0, 'f', 3)
-                      .arg(outcome->threads));
+                      .arg(decodeThreadsText(*outcome, true)));
         if (controller == controller_) showResult(outcome);
         updateActions();
         emit finished();
@@ -402,7 +408,7 @@ void DecodePanel::showResult(const std::shared_ptr<const DecodeOutcome>& outcome
         {tr("KV cache at the end"), tr("%1 (%2 tokens)")
                                         .arg(byteSize(static_cast<double>(r.kvCacheBytes)))
                                         .arg(r.finalContext)},
-        {tr("intra-op threads"), QString::number(outcome->threads)},
+        {tr("intra-op threads"), decodeThreadsText(*outcome, false)},
     };
     statistics_->setRowCount(static_cast<int>(std::size(rows)));
     for (int row = 0; row < static_cast<int>(std::size(rows)); ++row) {

@@ -341,10 +341,17 @@ Result<ValueRanges> valueRangesFromJson(const json& j) {
 json decodeMeasurementsToJson(const DecodeResult& result) {
     json steps = json::array();
     for (double ms : result.stepMs) steps.push_back(number(ms));
-    return {{"promptIds", result.promptIds},         {"generatedIds", result.generatedIds},
-            {"prefillMs", number(result.prefillMs)}, {"stepMs", std::move(steps)},
-            {"stepContext", result.stepContext},     {"kvCacheBytes", result.kvCacheBytes},
-            {"finalContext", result.finalContext},   {"cancelled", result.cancelled}};
+    return {{"promptIds", result.promptIds},
+            {"generatedIds", result.generatedIds},
+            {"prefillMs", number(result.prefillMs)},
+            {"stepMs", std::move(steps)},
+            {"stepContext", result.stepContext},
+            {"kvCacheBytes", result.kvCacheBytes},
+            {"finalContext", result.finalContext},
+            {"cancelled", result.cancelled},
+            {"runs", result.runs},
+            {"reducedRuns", result.reducedRuns},
+            {"fewestThreads", result.fewestThreads}};
 }
 
 Result<DecodeResult> decodeFromMeasurementsJson(const json& j) {
@@ -362,6 +369,9 @@ Result<DecodeResult> decodeFromMeasurementsJson(const json& j) {
         result.kvCacheBytes = j.at("kvCacheBytes").get<std::uint64_t>();
         result.finalContext = j.at("finalContext").get<std::int64_t>();
         result.cancelled = j.at("cancelled").get<bool>();
+        result.runs = j.value("runs", std::int64_t{0});
+        result.reducedRuns = j.value("reducedRuns", std::int64_t{0});
+        result.fewestThreads = j.value("fewestThreads", 0);
         computeDecodeStatistics(result);  // as runDecodeLoop computes them
         return result;
     });

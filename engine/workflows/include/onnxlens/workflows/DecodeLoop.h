@@ -56,6 +56,11 @@ struct DecodeResult {
     std::uint64_t kvCacheBytes = 0;         // the last run's present tensors together
     std::int64_t finalContext = 0;          // tokens the last run's presents hold
     bool cancelled = false;                 // stopped by the cancel flag (the rest is partial)
+    // Runs (the prefill and the steps) that used fewer of the session's threads because other
+    // programs kept the cores busy (SessionOptions::adaptThreadsToLoad), of `runs`, and the fewest
+    // any used (0 when none was reduced).
+    std::int64_t runs = 0, reducedRuns = 0;
+    int fewestThreads = 0;
 };
 
 // Checks the request against the model (prompt ids inside the vocabulary, the context inside the

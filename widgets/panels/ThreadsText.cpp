@@ -1,0 +1,32 @@
+#include "widgets/panels/ThreadsText.h"
+
+#include <QCoreApplication>
+
+namespace onnxlens::widgets {
+
+namespace {
+
+QString count(int threads) {
+    return threads == 1 ? QCoreApplication::translate("ThreadsText", "1 thread")
+                        : QCoreApplication::translate("ThreadsText", "%1 threads").arg(threads);
+}
+
+}  // namespace
+
+QString threadsText(int threads, std::int64_t reducedRuns, std::int64_t runs, int fewest,
+                    bool brief) {
+    if (reducedRuns <= 0) return count(threads);
+    if (brief)
+        return QCoreApplication::translate("ThreadsText", "%1, %2 of %3 runs on %4: cores busy")
+            .arg(count(threads))
+            .arg(reducedRuns)
+            .arg(runs)
+            .arg(fewest);
+    return QCoreApplication::translate(
+               "ThreadsText", "%1 (%2 in %3 of %4 runs: other programs kept the cores busy)")
+        .arg(count(threads), count(fewest))
+        .arg(reducedRuns)
+        .arg(runs);
+}
+
+}  // namespace onnxlens::widgets
