@@ -59,9 +59,9 @@ QString dimsText(const std::map<std::string, std::int64_t>& dims) {
     return parts.join(QStringLiteral(", "));
 }
 
-QString benchmarkThreadsText(const engine::BenchmarkResult& result, bool brief) {
+QString benchmarkThreadsText(const engine::BenchmarkResult& result, ThreadsTextForm form) {
     return threadsText(result.threads, result.reducedRuns, result.statistics.runs,
-                       result.fewestThreads, brief);
+                       result.fewestThreads, form);
 }
 
 QString statusError(const Status& status) {
@@ -339,7 +339,7 @@ void BenchmarkPanel::onFinished(std::shared_ptr<const engine::BenchmarkResult> r
             .arg(result->warmupRuns)
             .arg(s.medianMs, 0, 'f', 3)
             .arg(s.p90Ms, 0, 'f', 3)
-            .arg(benchmarkThreadsText(*result, true))
+            .arg(benchmarkThreadsText(*result, ThreadsTextForm::Status))
             .arg(result->loadMs, 0, 'f', 0)
             .arg(dims.isEmpty() ? QString() : tr(" at %1").arg(dims)));
     if (controller && controller == controller_) showResult(result);
@@ -365,7 +365,7 @@ void BenchmarkPanel::showResult(std::shared_ptr<const engine::BenchmarkResult> r
         {tr("std. deviation"), QString::number(s.stddevMs, 'f', 3) + " ms"},
         {tr("counted runs"), QString::number(s.runs)},
         {tr("warm-up runs"), QString::number(result->warmupRuns)},
-        {tr("intra-op threads"), benchmarkThreadsText(*result, false)},
+        {tr("intra-op threads"), benchmarkThreadsText(*result, ThreadsTextForm::Cell)},
         {tr("compile time"), QString::number(result->loadMs, 'f', 1) + " ms"},
         {tr("input dims"), result->dims.empty() ? tr("none symbolic") : dimsText(result->dims)},
     };
@@ -377,6 +377,11 @@ void BenchmarkPanel::showResult(std::shared_ptr<const engine::BenchmarkResult> r
         value->setToolTip(rows[r].second);  // the whole text where the column cuts it
         statistics_->setItem(r, 1, value);
     }
+    // The threads' cell is short (the column is sized to its values); its tooltip says why.
+    for (int r = 0; r < statistics_->rowCount(); ++r)
+        if (statistics_->item(r, 0)->text() == tr("intra-op threads"))
+            statistics_->item(r, 1)->setToolTip(
+                benchmarkThreadsText(*result, ThreadsTextForm::Full));
     charts_->setSamples(result->samplesMs, s);
     profileView_->setResult(result);
     showRoofline();

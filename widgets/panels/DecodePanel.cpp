@@ -47,9 +47,9 @@ QSpinBox* makeSpin(int minimum, int maximum, int value, QWidget* parent) {
     return spin;
 }
 
-QString decodeThreadsText(const DecodeOutcome& outcome, bool brief) {
+QString decodeThreadsText(const DecodeOutcome& outcome, ThreadsTextForm form) {
     const auto& r = outcome.result;
-    return threadsText(outcome.threads, r.reducedRuns, r.runs, r.fewestThreads, brief);
+    return threadsText(outcome.threads, r.reducedRuns, r.runs, r.fewestThreads, form);
 }
 
 QString idsText(const std::vector<std::int64_t>& ids) {
@@ -330,7 +330,7 @@ void DecodePanel::start() {
                 ? tr("Prefill of %1 tokens: %2 ms (%3); one token, no steps.")
                       .arg(r.promptIds.size())
                       .arg(r.prefillMs, 0, 'f', 3)
-                      .arg(decodeThreadsText(*outcome, true))
+                      .arg(decodeThreadsText(*outcome, ThreadsTextForm::Status))
                 : tr("%1 tokens after a prefill of %2 ms: %3 tokens/s, step median %4 ms, "
                      "P90 %5 ms (%6)")
                       .arg(r.generatedIds.size())
@@ -338,7 +338,7 @@ void DecodePanel::start() {
                       .arg(r.tokensPerSecond, 0, 'f', 1)
                       .arg(r.stepStatistics.medianMs, 0, 'f', 3)
                       .arg(r.stepStatistics.p90Ms, 0, 'f', 3)
-                      .arg(decodeThreadsText(*outcome, true)));
+                      .arg(decodeThreadsText(*outcome, ThreadsTextForm::Status)));
         if (controller == controller_) showResult(outcome);
         updateActions();
         emit finished();
@@ -408,7 +408,7 @@ void DecodePanel::showResult(const std::shared_ptr<const DecodeOutcome>& outcome
         {tr("KV cache at the end"), tr("%1 (%2 tokens)")
                                         .arg(byteSize(static_cast<double>(r.kvCacheBytes)))
                                         .arg(r.finalContext)},
-        {tr("intra-op threads"), decodeThreadsText(*outcome, false)},
+        {tr("intra-op threads"), decodeThreadsText(*outcome, ThreadsTextForm::Cell)},
     };
     statistics_->setRowCount(static_cast<int>(std::size(rows)));
     for (int row = 0; row < static_cast<int>(std::size(rows)); ++row) {
@@ -417,6 +417,9 @@ void DecodePanel::showResult(const std::shared_ptr<const DecodeOutcome>& outcome
         value->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
         statistics_->setItem(row, 1, value);
     }
+    // The threads' cell is short (the column is sized to its values); its tooltip says why.
+    statistics_->item(static_cast<int>(std::size(rows)) - 1, 1)
+        ->setToolTip(decodeThreadsText(*outcome, ThreadsTextForm::Full));
     ids_->setPlainText(
         tr("Prompt ids: %1\nGenerated ids: %2").arg(idsText(r.promptIds), idsText(r.generatedIds)));
     rebuildChart(&r);

@@ -14,14 +14,27 @@ QString count(int threads) {
 }  // namespace
 
 QString threadsText(int threads, std::int64_t reducedRuns, std::int64_t runs, int fewest,
-                    bool brief) {
-    if (reducedRuns <= 0) return count(threads);
-    if (brief)
-        return QCoreApplication::translate("ThreadsText", "%1, %2 of %3 runs on %4: cores busy")
-            .arg(count(threads))
-            .arg(reducedRuns)
-            .arg(runs)
-            .arg(fewest);
+                    ThreadsTextForm form) {
+    const bool reduced = reducedRuns > 0;
+    switch (form) {
+        case ThreadsTextForm::Cell:
+            if (!reduced) return QString::number(threads);
+            return QCoreApplication::translate("ThreadsText", "%1 (%2 in %3 of %4 runs)")
+                .arg(threads)
+                .arg(fewest)
+                .arg(reducedRuns)
+                .arg(runs);
+        case ThreadsTextForm::Status:
+            if (!reduced) return count(threads);
+            return QCoreApplication::translate("ThreadsText", "%1, %2 of %3 runs on %4: cores busy")
+                .arg(count(threads))
+                .arg(reducedRuns)
+                .arg(runs)
+                .arg(fewest);
+        case ThreadsTextForm::Full:
+            break;
+    }
+    if (!reduced) return count(threads);
     return QCoreApplication::translate(
                "ThreadsText", "%1 (%2 in %3 of %4 runs: other programs kept the cores busy)")
         .arg(count(threads), count(fewest))

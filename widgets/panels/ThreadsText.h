@@ -5,10 +5,13 @@
 
 namespace onnxlens::widgets {
 
-// "2 threads"; when some runs used fewer (other programs kept the cores busy:
-// SessionOptions::adaptThreadsToLoad), in full "2 threads (1 thread in 38 of 50 runs: other
-// programs kept the cores busy)", brief "2 threads, 38 of 50 runs on 1: cores busy".
+// How much to say: when some runs used fewer threads (other programs kept the cores busy:
+// SessionOptions::adaptThreadsToLoad), Full is "2 threads (1 thread in 38 of 50 runs: other
+// programs kept the cores busy)", Status "2 threads, 38 of 50 runs on 1: cores busy" and Cell (a
+// table's narrow value column) "2 (1 in 38 of 50 runs)". Otherwise "2 threads", or "2" in a Cell.
+enum class ThreadsTextForm { Full, Status, Cell };
+
 QString threadsText(int threads, std::int64_t reducedRuns, std::int64_t runs, int fewest,
-                    bool brief);
+                    ThreadsTextForm form);
 
 }  // namespace onnxlens::widgets
