@@ -8,6 +8,7 @@
 
 #include "CliSession.h"
 #include "onnxlens/engine/TensorProto.h"
+#include "onnxlens/engine/ThreadUse.h"
 #include "onnxlens/model/TensorFile.h"
 #include "onnxlens/workflows/DecodeLoop.h"
 #include "onnxlens/workflows/DecoderModel.h"
@@ -144,11 +145,8 @@ int runGenerate(const Arguments& a) {
     std::printf("  %d threads; prompt %zu tokens, prefill %.3f ms\n", loaded.session->threads(),
                 r.promptIds.size(), r.prefillMs);
     if (r.reducedRuns > 0)
-        std::printf(
-            "  fewer threads ran: %d thread%s in %lld of %lld runs: other programs kept the "
-            "cores busy\n",
-            r.fewestThreads, r.fewestThreads == 1 ? "" : "s", static_cast<long long>(r.reducedRuns),
-            static_cast<long long>(r.runs));
+        std::printf("  fewer threads ran: %s\n",
+                    engine::reducedThreadsNote(r.reducedRuns, r.runs, r.fewestThreads).c_str());
     if (!r.stepMs.empty()) {
         const auto& st = r.stepStatistics;
         std::printf(

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <deque>
 #include <mutex>
 #include <set>
@@ -826,10 +825,8 @@ Result<std::unique_ptr<Session>> Session::createFrom(const LoadedModel& loaded,
     for (const auto& output : state->model.graph().output())
         session->outputs_.push_back({output.name(), output.type()});
     state->pool = std::make_unique<ThreadPool>(options.threads);
-    const char* adaptive = std::getenv("ONNXLENS_ADAPTIVE_THREADS");
     state->governor = std::make_unique<ThreadGovernor>(
-        state->pool->requestedThreads(),
-        options.adaptThreadsToLoad && !(adaptive && std::string(adaptive) == "0"),
+        state->pool->requestedThreads(), options.adaptThreadsToLoad && !adaptiveThreadsTurnedOff(),
         options.threadWaitReader ? options.threadWaitReader : readThreadWaitTimes);
     state->maxTensorBytes = options.maxTensorBytes;
     session->state_ = std::move(state);

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace onnxlens::engine {
 
@@ -38,6 +40,19 @@ std::int64_t steadyNanoseconds() {
 }
 
 }  // namespace
+
+bool adaptiveThreadsTurnedOff() {
+    const char* adaptive = std::getenv("ONNXLENS_ADAPTIVE_THREADS");
+    return adaptive && std::string(adaptive) == "0";
+}
+
+std::string reducedThreadsNote(std::int64_t reducedRuns, std::int64_t runs, int fewest,
+                               int requested) {
+    if (reducedRuns <= 0) return {};
+    return (requested > 0 && fewest < requested - 1 ? "down to " : "") + std::to_string(fewest) +
+           (fewest == 1 ? " thread" : " threads") + " in " + std::to_string(reducedRuns) + " of " +
+           std::to_string(runs) + " runs: other programs kept the cores busy";
+}
 
 bool readThreadWaitTimes(ThreadWaitTimes& out) {
     out.clear();

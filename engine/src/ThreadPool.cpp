@@ -60,8 +60,7 @@ std::string waitPolicy() {
 
 std::string threadWaitSummary() {
     std::string summary = waitPolicy();
-    const char* adaptive = std::getenv("ONNXLENS_ADAPTIVE_THREADS");
-    if (adaptive && std::string(adaptive) == "0") return summary + "; thread count fixed";
+    if (adaptiveThreadsTurnedOff()) return summary + "; thread count fixed";
     ThreadWaitTimes probe;
     probe.reserve(1);
     return summary + (readThreadWaitTimes(probe)

@@ -2,6 +2,8 @@
 
 #include <QCoreApplication>
 
+#include "onnxlens/engine/ThreadUse.h"
+
 namespace onnxlens::widgets {
 
 namespace {
@@ -35,11 +37,9 @@ QString threadsText(int threads, std::int64_t reducedRuns, std::int64_t runs, in
             break;
     }
     if (!reduced) return count(threads);
-    return QCoreApplication::translate(
-               "ThreadsText", "%1 (%2 in %3 of %4 runs: other programs kept the cores busy)")
-        .arg(count(threads), count(fewest))
-        .arg(reducedRuns)
-        .arg(runs);
+    return QStringLiteral("%1 (%2)").arg(
+        count(threads),
+        QString::fromStdString(engine::reducedThreadsNote(reducedRuns, runs, fewest)));
 }
 
 }  // namespace onnxlens::widgets

@@ -182,12 +182,8 @@ Status writeText(const std::filesystem::path& file, const std::string& text) {
 }  // namespace
 
 std::string reducedThreadsNote(const BenchmarkResult& result) {
-    if (result.reducedRuns <= 0) return {};
-    std::ostringstream note;
-    note << (result.fewestThreads < result.threads - 1 ? "down to " : "") << result.fewestThreads
-         << " thread" << (result.fewestThreads == 1 ? "" : "s") << " in " << result.reducedRuns
-         << " of " << result.statistics.runs << " runs: other programs kept the cores busy";
-    return note.str();
+    return reducedThreadsNote(result.reducedRuns, result.statistics.runs, result.fewestThreads,
+                              result.threads);
 }
 
 std::string benchmarkToMarkdown(const BenchmarkResult& result) {

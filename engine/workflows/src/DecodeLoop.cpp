@@ -191,12 +191,6 @@ Result<DecodeResult> runDecodeLoop(Session& session, const DecoderModel& decoder
     std::vector<std::int64_t> current = prompt;
     std::int64_t past = 0;
     const ThreadUse before = session.threadUse();
-    auto countThreadUse = [&] {
-        const ThreadUse after = session.threadUse();
-        result.runs = after.runs - before.runs;
-        result.reducedRuns = after.reducedRuns - before.reducedRuns;
-        result.fewestThreads = result.reducedRuns > 0 ? after.fewest : 0;
-    };
     for (int index = 0; index < options.newTokens; ++index) {
         if (options.control && options.control->cancel.load()) {
             result.cancelled = true;
@@ -288,7 +282,10 @@ Result<DecodeResult> runDecodeLoop(Session& session, const DecoderModel& decoder
         past = context;
         current.assign(1, token);
     }
-    countThreadUse();
+    const ThreadUse after = session.threadUse();
+    result.runs = after.runs - before.runs;
+    result.reducedRuns = after.reducedRuns - before.reducedRuns;
+    result.fewestThreads = result.reducedRuns > 0 ? after.fewest : 0;
     computeDecodeStatistics(result);
     return result;
 }
@@ -328,9 +325,8 @@ std::string decodeResultMarkdown(const DecodeResult& r, const std::string& model
        << r.generatedIds.size() << " new tokens, " << threads << " intra-op thread"
        << (threads == 1 ? "" : "s") << (r.cancelled ? " (cancelled: partial)" : "") << ".\n\n";
     if (r.reducedRuns > 0)
-        md << "Fewer threads ran: " << r.fewestThreads << " thread"
-           << (r.fewestThreads == 1 ? "" : "s") << " in " << r.reducedRuns << " of " << r.runs
-           << " runs: other programs kept the cores busy.\n\n";
+        md << "Fewer threads ran: " << reducedThreadsNote(r.reducedRuns, r.runs, r.fewestThreads)
+           << ".\n\n";
     if (decoder)
         md << "KV cache: " << decoder->layers << " layers, "
            << (decoder->heads ? std::to_string(decoder->heads) : std::string("?")) << " heads x "

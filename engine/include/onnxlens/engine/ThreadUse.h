@@ -2,6 +2,7 @@
 // What the runs of a session used of its threads, and what the kernel says they waited for a CPU
 // (the session runs on fewer threads while other programs keep the cores busy: ThreadGovernor.h).
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace onnxlens::engine {
@@ -19,6 +20,14 @@ using ThreadWaitTimes = std::vector<ThreadWait>;
 // on the QOperator MobileNetV2). False where the kernel does not report it (no /proc, no
 // schedstat).
 bool readThreadWaitTimes(ThreadWaitTimes& out);
+
+// The environment's ONNXLENS_ADAPTIVE_THREADS=0: every run keeps the session's thread count.
+bool adaptiveThreadsTurnedOff();
+
+// "1 thread in 38 of 50 runs: other programs kept the cores busy" ("" when no run was reduced);
+// "down to 4 threads in ..." when `requested` is given and the fewest is below half of it.
+std::string reducedThreadsNote(std::int64_t reducedRuns, std::int64_t runs, int fewest,
+                               int requested = 0);
 
 struct ThreadUse {
     int requested = 1;
