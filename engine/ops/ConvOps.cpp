@@ -14,7 +14,6 @@
 #include <limits>
 #include <mutex>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #ifdef ONNXLENS_WITH_DNNL
@@ -24,6 +23,7 @@
 #include "ByteTranspose.h"
 #include "ChannelBlockedLayout.h"
 #include "ConvGeometry.h"
+#include "DnnlCallArgs.h"
 #include "DnnlInt8Conv.h"
 #include "FusedActivation.h"
 #include "OpFamilies.h"
@@ -369,10 +369,7 @@ class DnnlConvolution {
         Key key = keyOf(pr, bias != nullptr, epilogue, layouts);
         if (!primitive_ || key != key_) create(pr, bias != nullptr, epilogue, layouts, key);
         const float* w = weightTensor.data<float>();
-        dnnl::memory weights;
-        if (weightsDesc_ == userWeightsDesc_) {
-            weights = dnnl::memory(weightsDesc_, engine_, const_cast<float*>(w));
-        } else {
+        if (weightsDesc_ != userWeightsDesc_) {
             // Holding the tensor keeps its buffer alive and shared (so never updated in place):
             // the same buffer means the same weights.
             if (!reorderedWeights_ || !weightTensor.sharesStorageWith(heldWeights_)) {
@@ -383,18 +380,14 @@ class DnnlConvolution {
                 dnnl::reorder(user, reorderedWeights_).execute(stream_, user, reorderedWeights_);
                 heldWeights_ = weightTensor;
             }
-            weights = reorderedWeights_;
+            w = static_cast<const float*>(reorderedWeights_.get_data_handle());
         }
         // The sum post-op adds to what dst holds: Z, unless the caller computes in Z's buffer.
         if (epilogue.sum && epilogue.sum != y)
             std::copy_n(epilogue.sum, dstDesc_.get_size() / sizeof(float), y);
-        dnnl::memory src(srcDesc_, engine_, const_cast<float*>(x));
-        dnnl::memory dst(dstDesc_, engine_, y);
-        std::unordered_map<int, dnnl::memory> args{
-            {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
-        if (bias)
-            args.emplace(DNNL_ARG_BIAS, dnnl::memory(biasDesc_, engine_, const_cast<float*>(bias)));
-        primitive_->execute(stream_, args);
+        call_.execute(
+            *primitive_, stream_,
+            {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, y}, {DNNL_ARG_BIAS, bias}});
         stream_.wait();
     }
 
@@ -559,6 +552,11 @@ class DnnlConvolution {
         }
         reorderedWeights_ = dnnl::memory();
         heldWeights_ = Tensor();
+        call_ = DnnlCallArgs();
+        call_.add(DNNL_ARG_SRC, srcDesc_, engine_);
+        call_.add(DNNL_ARG_WEIGHTS, weightsDesc_, engine_);
+        call_.add(DNNL_ARG_DST, dstDesc_, engine_);
+        if (hasBias) call_.add(DNNL_ARG_BIAS, biasDesc_, engine_);
         key_ = key;
     }
 
@@ -568,6 +566,7 @@ class DnnlConvolution {
     dnnl::stream stream_{engine_};
     std::unique_ptr<dnnl::primitive> primitive_;
     dnnl::memory::desc srcDesc_, dstDesc_, userWeightsDesc_, weightsDesc_, biasDesc_;
+    DnnlCallArgs call_;  // the primitive's arguments, pointed at each call's buffers
     dnnl::memory reorderedWeights_;
     Tensor heldWeights_;
     Key key_;

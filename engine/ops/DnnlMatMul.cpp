@@ -3,9 +3,9 @@
 #include <bit>
 #include <map>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
 
+#include "DnnlCallArgs.h"
 #include "OpenMpThreads.h"
 
 #ifdef ONNXLENS_WITH_DNNL
@@ -61,6 +61,7 @@ struct DnnlMatMul::State {
     struct Entry {
         dnnl::memory::desc a, b, y, bias;
         dnnl::matmul primitive;
+        DnnlCallArgs call;  // the primitive's arguments, pointed at each call's buffers
     };
 
     std::mutex mutex;
@@ -92,6 +93,10 @@ struct DnnlMatMul::State {
         // oneDNN 2.x: an operation descriptor, then the primitive descriptor.
         dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(e.a, e.b, e.bias, e.y), attr, engine);
         e.primitive = dnnl::matmul(pd);
+        e.call.add(DNNL_ARG_SRC, e.a, engine);
+        e.call.add(DNNL_ARG_WEIGHTS, e.b, engine);
+        e.call.add(DNNL_ARG_DST, e.y, engine);
+        if (key.bias) e.call.add(DNNL_ARG_BIAS, e.bias, engine);
         return cache.emplace(key, std::move(e)).first->second;
     }
 };
@@ -181,13 +186,11 @@ bool DnnlMatMul::run(const Tensor& a, const Tensor& b, const float* bias,
     const ThreadBudget budget(2.0 * static_cast<double>(y.numel()) * static_cast<double>(k));
     key.threads = threadCountOfCallingThread();
     State::Entry& e = s.entryFor(key, yDims);
-    dnnl::memory am(e.a, s.engine, const_cast<float*>(a.data<float>()));
-    dnnl::memory bm(e.b, s.engine, const_cast<float*>(b.data<float>()));
-    dnnl::memory ym(e.y, s.engine, y.data<float>());
-    std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, ym}};
-    if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(e.bias, s.engine, const_cast<float*>(bias)));
-    e.primitive.execute(s.stream, args);
+    e.call.execute(e.primitive, s.stream,
+                   {{DNNL_ARG_SRC, a.data<float>()},
+                    {DNNL_ARG_WEIGHTS, b.data<float>()},
+                    {DNNL_ARG_DST, y.data<float>()},
+                    {DNNL_ARG_BIAS, bias}});
     s.stream.wait();
     return true;
 }

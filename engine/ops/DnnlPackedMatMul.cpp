@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "DnnlCallArgs.h"
 #include "OpenMpThreads.h"
 #include "onnxlens/engine/ThreadPool.h"
 #include "onnxlens/engine/WeightMemory.h"
@@ -88,6 +89,7 @@ struct DnnlPackedMatMul::State {
         dnnl::convolution_forward primitive;
         bool packedInPlace = false;  // the weights layout oneDNN chose is the packed one
         std::string implementation;  // oneDNN's name of the kernel, e.g. brgconv_1x1:avx512_core
+        DnnlCallArgs call;           // the whole product's arguments (run(), not the slices)
     };
 
     std::mutex mutex;
@@ -165,6 +167,11 @@ struct DnnlPackedMatMul::State {
         }
         if (e.implementation.empty()) return nullptr;  // the caller computes it
         e.packedInPlace = e.weights == packed;
+        e.call.add(DNNL_ARG_SRC, e.src, engine);
+        e.call.add(DNNL_ARG_WEIGHTS, e.weights, engine);
+        e.call.add(DNNL_ARG_DST, e.dst, engine);
+        e.call.add(DNNL_ARG_SCRATCHPAD, e.scratchpad, engine);
+        if (key.bias) e.call.add(DNNL_ARG_BIAS, e.bias, engine);
         return &cache.emplace(key, std::move(e)).first->second;
     }
 };
@@ -186,32 +193,30 @@ bool DnnlPackedMatMul::run(const float* a, std::int64_t rows, std::int64_t k, st
     const ThreadBudget budget(flops);
     State::Entry* e = s.entryFor({rows, k, n, blocks->k, blocks->n, bias != nullptr, activation});
     if (!e) return false;
-    auto* w = const_cast<float*>(packed.data<float>());
-    dnnl::memory weights;
-    if (e->packedInPlace) {
-        weights = dnnl::memory(e->weights, s.engine, w);
-    } else {
+    const float* weights = packed.data<float>();
+    if (!e->packedInPlace) {
         if (!s.reordered || s.reorderedDesc != e->weights ||
             !packed.sharesStorageWith(s.heldPacked)) {
-            dnnl::memory user(packedDesc(k, n, *blocks), s.engine, w);
+            dnnl::memory user(packedDesc(k, n, *blocks), s.engine, const_cast<float*>(weights));
             if (!s.reordered) countWeightReorder(e->weights.get_size());
             s.reordered = dnnl::memory(e->weights, s.engine);
             dnnl::reorder(user, s.reordered).execute(s.stream, user, s.reordered);
             s.reorderedDesc = e->weights;
             s.heldPacked = packed;
         }
-        weights = s.reordered;
+        weights = static_cast<const float*>(s.reordered.get_data_handle());
     }
-    std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_SRC, dnnl::memory(e->src, s.engine, const_cast<float*>(a))},
-        {DNNL_ARG_WEIGHTS, weights},
-        {DNNL_ARG_DST, dnnl::memory(e->dst, s.engine, y)},
-        {DNNL_ARG_SCRATCHPAD, s.scratchpadIn(s.scratchpad, e->scratchpad)}};
-    if (bias)
-        args.emplace(DNNL_ARG_BIAS, dnnl::memory(e->bias, s.engine, const_cast<float*>(bias)));
-    e->primitive.execute(s.stream, args);
+    if (s.scratchpad.size() < e->scratchpad.get_size())
+        s.scratchpad.resize(e->scratchpad.get_size());
+    e->call.execute(e->primitive, s.stream,
+                    {{DNNL_ARG_SRC, a},
+                     {DNNL_ARG_WEIGHTS, weights},
+                     {DNNL_ARG_DST, y},
+                     {DNNL_ARG_SCRATCHPAD, s.scratchpad.data()},
+                     {DNNL_ARG_BIAS, bias}});
     s.stream.wait();
-    s.lastImplementations = {e->implementation};
+    if (s.lastImplementations.size() != 1 || s.lastImplementations.front() != e->implementation)
+        s.lastImplementations = {e->implementation};
     return true;
 }
 
