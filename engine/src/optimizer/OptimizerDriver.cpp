@@ -136,6 +136,7 @@ int foldBatchNormIntoConv(onnx::GraphProto& graph, const std::filesystem::path& 
         PassContext context(model, {}); \
         return F(context);              \
     }
+ONNXLENS_MODEL_PASS(reshapeTargetsFromInputDims)
 ONNXLENS_MODEL_PASS(fuseConvAdd)
 ONNXLENS_MODEL_PASS(fuseConvActivation)
 ONNXLENS_MODEL_PASS(fuseGelu)

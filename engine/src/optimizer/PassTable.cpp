@@ -28,6 +28,9 @@ const std::vector<OptimizerPass>& optimizerPassTable() {
         {"eliminate-inference-dropout", eliminateInferenceDropout, S::Cleanup, kKeepsShapes},
         // Folding makes shapes inferable that were not (Reshape targets become constants).
         {"fold-constants", foldConstants, S::Cleanup, kNeedsShapes},
+        // What folding leaves of dynamic Reshape targets: the entries that copy the reshaped
+        // value's own dims become 0, the target a constant (Reshape outputs are then inferred).
+        {"reshape-targets-from-input-dims", reshapeTargetsFromInputDims, S::Cleanup, kNoFlags},
         {"fold-batchnorm-into-conv", foldBatchNormIntoConv, S::Cleanup, kKeepsShapes},
         // Fusions write com.onnxlens nodes, which onnx shape inference does not know: after the
         // cleanup rounds.

@@ -13,6 +13,8 @@ int eliminateIdentityNodes(PassContext& context);
 int eliminateInferenceDropout(PassContext& context);
 // ConstantFolding.cpp
 int foldConstants(PassContext& context);
+// ReshapeTargetsFromInputDims.cpp
+int reshapeTargetsFromInputDims(PassContext& context);
 // BatchNormFolding.cpp
 int foldBatchNormIntoConv(PassContext& context);
 // OrtFusedNodes.cpp: the fused nodes ONNX Runtime saves at its `extended` level, as the engine's

@@ -82,6 +82,11 @@ int eliminateInferenceDropout(onnx::GraphProto& graph, int opsetVersion);
 // whose input shape is fully static (by onnx shape inference) become constants too, so that
 // shape-computation chains fold away.
 int foldConstants(onnx::ModelProto& model, const std::filesystem::path& modelDirectory);
+// A Reshape target computed from the reshaped value's own dims (Shape -> Gather -> Unsqueeze ->
+// Concat with constants, as PyTorch exports x.view(x.size(0), x.size(1), 12, 32) with dynamic
+// axes) becomes a constant with 0 ("copy this dim") for those entries, also when the dims are read
+// before a Transpose that makes the value; the chain's nodes no one else reads are removed.
+int reshapeTargetsFromInputDims(onnx::ModelProto& model);
 // Conv followed by BatchNormalization (constant parameters, Conv output used only there):
 // the normalization is folded into the Conv's weights and bias.
 int foldBatchNormIntoConv(onnx::GraphProto& graph, const std::filesystem::path& modelDirectory);
