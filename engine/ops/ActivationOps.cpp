@@ -224,18 +224,20 @@ class PReluKernel final : public Kernel {
             perChannel[0] = slope.dim(0);
             slope = slope.reshaped(perChannel);
         }
-        require(x.dtype() == slope.dtype(),
-                std::string("PRelu: slope type ") + dataTypeName(slope.dtype()) +
-                    " differs from input type " + dataTypeName(x.dtype()));
+        require(x.dtype() == slope.dtype(), [&] {
+            return std::string("PRelu: slope type ") + dataTypeName(slope.dtype()) +
+                   " differs from input type " + dataTypeName(x.dtype());
+        });
         dispatchTypeSet<TypeSet::SignedNumeric>(x.dtype(), "PRelu", [&]<class T>() {
             using C = ComputeType<T>;
             Tensor y = broadcastBinary<T, T, T>(ctx, x, slope, 2.0, [](T a, T s) {
                 const C v = static_cast<C>(a);
                 return v < C(0) ? static_cast<T>(v * static_cast<C>(s)) : a;
             });
-            require(y.shape() == x.shape(),
-                    "PRelu: slope of shape " + shapeToString(slope.shape()) +
-                        " does not broadcast to input shape " + shapeToString(x.shape()));
+            require(y.shape() == x.shape(), [&] {
+                return "PRelu: slope of shape " + shapeToString(slope.shape()) +
+                       " does not broadcast to input shape " + shapeToString(x.shape());
+            });
             outputs[0] = Value(y);
         });
     }
@@ -422,8 +424,9 @@ class GeluKernel final : public Kernel {
   public:
     explicit GeluKernel(const NodeInfo& node) {
         const std::string approximate = node.getString("approximate", "none");
-        require(approximate == "none" || approximate == "tanh",
-                "Gelu: approximate must be \"none\" or \"tanh\", got \"" + approximate + "\"");
+        require(approximate == "none" || approximate == "tanh", [&] {
+            return "Gelu: approximate must be \"none\" or \"tanh\", got \"" + approximate + "\"";
+        });
         tanh_ = approximate == "tanh";
     }
 

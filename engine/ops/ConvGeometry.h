@@ -92,16 +92,19 @@ inline WindowGeometry makeWindowGeometry(const WindowAttributes& attrs,
                                          const std::vector<std::int64_t>& inputSpatial,
                                          const std::vector<std::int64_t>& kernel) {
     const int rank = static_cast<int>(inputSpatial.size());
-    require(rank >= 1 && rank <= kMaxWindowRank,
-            "window operators support 1 to 3 spatial dims, got " + std::to_string(rank));
-    require(static_cast<int>(kernel.size()) == rank,
-            "kernel rank " + std::to_string(kernel.size()) + " does not match the " +
-                std::to_string(rank) + " spatial dims of the input");
+    require(rank >= 1 && rank <= kMaxWindowRank, [&] {
+        return "window operators support 1 to 3 spatial dims, got " + std::to_string(rank);
+    });
+    require(static_cast<int>(kernel.size()) == rank, [&] {
+        return "kernel rank " + std::to_string(kernel.size()) + " does not match the " +
+               std::to_string(rank) + " spatial dims of the input";
+    });
     auto checkSize = [&](const std::vector<std::int64_t>& v, std::size_t expected,
                          const char* name) {
-        require(v.empty() || v.size() == expected,
-                std::string(name) + " has " + std::to_string(v.size()) + " values, expected " +
-                    std::to_string(expected));
+        require(v.empty() || v.size() == expected, [&] {
+            return std::string(name) + " has " + std::to_string(v.size()) + " values, expected " +
+                   std::to_string(expected);
+        });
     };
     checkSize(attrs.strides, rank, "strides");
     checkSize(attrs.dilations, rank, "dilations");

@@ -240,9 +240,10 @@ void convolveTransposed(ThreadPool& pool, const ConvProblem& pr, const T* x, con
 std::vector<std::int64_t> kernelShapeOf(const WindowAttributes& attrs, const Tensor& w) {
     Shape fromWeights = spatialDims(w);
     if (attrs.kernelShape.empty()) return fromWeights;
-    require(attrs.kernelShape == fromWeights, "kernel_shape " + shapeToString(attrs.kernelShape) +
-                                                  " does not match the weights' spatial dims " +
-                                                  shapeToString(fromWeights));
+    require(attrs.kernelShape == fromWeights, [&] {
+        return "kernel_shape " + shapeToString(attrs.kernelShape) +
+               " does not match the weights' spatial dims " + shapeToString(fromWeights);
+    });
     return attrs.kernelShape;
 }
 
@@ -250,23 +251,27 @@ std::vector<std::int64_t> kernelShapeOf(const WindowAttributes& attrs, const Ten
 // QLinearConv).
 ConvProblem forwardProblem(const WindowAttributes& attrs, std::int64_t groups, const Shape& x,
                            const Tensor& w) {
-    require(x.size() >= 3,
-            "input X must have rank >= 3 (N, C, spatial...), got " + shapeToString(x));
-    require(
-        w.rank() == static_cast<int>(x.size()),
-        "weights W " + shapeToString(w.shape()) + " must have the rank of X " + shapeToString(x));
+    require(x.size() >= 3, [&] {
+        return "input X must have rank >= 3 (N, C, spatial...), got " + shapeToString(x);
+    });
+    require(w.rank() == static_cast<int>(x.size()), [&] {
+        return "weights W " + shapeToString(w.shape()) + " must have the rank of X " +
+               shapeToString(x);
+    });
     require(groups > 0, "group must be positive");
     ConvProblem pr;
     pr.batch = x[0];
     pr.inChannels = x[1];
     pr.outChannels = w.dim(0);
     pr.groups = groups;
-    require(pr.inChannels == w.dim(1) * groups, "input channels " + std::to_string(pr.inChannels) +
-                                                    " != W.shape[1] " + std::to_string(w.dim(1)) +
-                                                    " x group " + std::to_string(groups));
-    require(pr.outChannels % groups == 0, "output channels " + std::to_string(pr.outChannels) +
-                                              " are not divisible by group " +
-                                              std::to_string(groups));
+    require(pr.inChannels == w.dim(1) * groups, [&] {
+        return "input channels " + std::to_string(pr.inChannels) + " != W.shape[1] " +
+               std::to_string(w.dim(1)) + " x group " + std::to_string(groups);
+    });
+    require(pr.outChannels % groups == 0, [&] {
+        return "output channels " + std::to_string(pr.outChannels) +
+               " are not divisible by group " + std::to_string(groups);
+    });
     pr.geometry = makeWindowGeometry(attrs, Shape(x.begin() + 2, x.end()), kernelShapeOf(attrs, w));
     resolveForwardWindow(pr.geometry, attrs.autoPad, false);
     return pr;
@@ -285,9 +290,10 @@ Shape forwardOutputShape(const ConvProblem& pr) {
 
 void checkBias(const Tensor* bias, std::int64_t channels) {
     if (!bias) return;
-    require(bias->rank() == 1 && bias->dim(0) == channels,
-            "bias B must have shape [" + std::to_string(channels) + "], got " +
-                shapeToString(bias->shape()));
+    require(bias->rank() == 1 && bias->dim(0) == channels, [&] {
+        return "bias B must have shape [" + std::to_string(channels) + "], got " +
+               shapeToString(bias->shape());
+    });
 }
 
 // Runs `compute` in float for the 16-bit float types, natively for float and double.
@@ -615,8 +621,10 @@ class ConvKernel : public Kernel {
         ConvProblem pr = forwardProblem(attrs_, groups_, x, w);
         checkBias(bias, pr.outChannels);
         const Shape shape = forwardOutputShape(pr);
-        require(!sum || (sum->shape() == shape && sum->dtype() == x.dtype()),
-                "the summed input Z must have the output's type and shape " + shapeToString(shape));
+        require(!sum || (sum->shape() == shape && sum->dtype() == x.dtype()), [&] {
+            return "the summed input Z must have the output's type and shape " +
+                   shapeToString(shape);
+        });
         // Z in the type the product is computed in (float for the 16-bit types).
         Tensor z;
         if (sum)
@@ -667,7 +675,7 @@ class BlockedConvKernel : public Kernel {
           activation_(FusedActivation::fromNode(node)),
           plain_(node) {
         require(block_ == 8 || block_ == 16,
-                "block must be 8 or 16, got " + std::to_string(block_));
+                [&] { return "block must be 8 or 16, got " + std::to_string(block_); });
         require(groups_ > 0, "group must be positive");
     }
 
@@ -677,15 +685,19 @@ class BlockedConvKernel : public Kernel {
         const Tensor& w = inputTensor(inputs, 1);
         const Tensor* bias = optionalInputTensor(inputs, 2);
         const Tensor* sum = optionalInputTensor(inputs, 3);
-        require(x.dtype() == DataType::Float && w.dtype() == DataType::Float,
-                std::string("BlockedConv computes in float, got X ") + dataTypeName(x.dtype()) +
-                    " and W " + dataTypeName(w.dtype()));
-        require(w.rank() == 4, "BlockedConv weights must be [M, C/group, kH, kW], got " +
-                                   shapeToString(w.shape()));
+        require(x.dtype() == DataType::Float && w.dtype() == DataType::Float, [&] {
+            return std::string("BlockedConv computes in float, got X ") + dataTypeName(x.dtype()) +
+                   " and W " + dataTypeName(w.dtype());
+        });
+        require(w.rank() == 4, [&] {
+            return "BlockedConv weights must be [M, C/group, kH, kW], got " +
+                   shapeToString(w.shape());
+        });
         const bool blockedInput = x.rank() == 5;
-        require(blockedInput || x.rank() == 4,
-                "X must be blocked [N, Cb, H, W, b] or plain [N, C, H, W], got " +
-                    shapeToString(x.shape()));
+        require(blockedInput || x.rank() == 4, [&] {
+            return "X must be blocked [N, Cb, H, W, b] or plain [N, C, H, W], got " +
+                   shapeToString(x.shape());
+        });
         if (blockedInput && x.dim(4) != block_)
             fail("X's channel block " + std::to_string(x.dim(4)) + " is not the node's block " +
                  std::to_string(block_));
@@ -700,9 +712,10 @@ class BlockedConvKernel : public Kernel {
         for (int s = kMaxWindowRank - g.spatialRank; s < kMaxWindowRank; ++s)
             yShape.push_back(g.output[static_cast<std::size_t>(s)]);
         yShape.push_back(block_);
-        require(!sum || (sum->dtype() == DataType::Float && sum->shape() == yShape),
-                "the summed input Z must be float with the blocked output shape " +
-                    shapeToString(yShape));
+        require(!sum || (sum->dtype() == DataType::Float && sum->shape() == yShape), [&] {
+            return "the summed input Z must be float with the blocked output shape " +
+                   shapeToString(yShape);
+        });
 #ifdef ONNXLENS_WITH_DNNL
         const DnnlConvolution::Layouts layouts{blockedInput ? block_ : 0, block_};
         if (dnnl_.supports(pr, layouts)) {
@@ -749,18 +762,23 @@ class ConvTransposeKernel : public Kernel {
         const Tensor& x = inputTensor(inputs, 0);
         const Tensor& w = inputTensor(inputs, 1);
         const Tensor* bias = optionalInputTensor(inputs, 2);
-        require(x.rank() >= 3,
-                "input X must have rank >= 3 (N, C, spatial...), got " + shapeToString(x.shape()));
-        require(w.rank() == x.rank(), "weights W " + shapeToString(w.shape()) +
-                                          " must have the rank of X " + shapeToString(x.shape()));
+        require(x.rank() >= 3, [&] {
+            return "input X must have rank >= 3 (N, C, spatial...), got " +
+                   shapeToString(x.shape());
+        });
+        require(w.rank() == x.rank(), [&] {
+            return "weights W " + shapeToString(w.shape()) + " must have the rank of X " +
+                   shapeToString(x.shape());
+        });
         ConvProblem pr;
         pr.batch = x.dim(0);
         pr.inChannels = x.dim(1);
         pr.groups = groups_;
         pr.outChannels = w.dim(1) * groups_;
-        require(w.dim(0) == pr.inChannels, "W.shape[0] " + std::to_string(w.dim(0)) +
-                                               " must equal the input channels " +
-                                               std::to_string(pr.inChannels));
+        require(w.dim(0) == pr.inChannels, [&] {
+            return "W.shape[0] " + std::to_string(w.dim(0)) + " must equal the input channels " +
+                   std::to_string(pr.inChannels);
+        });
         require(pr.inChannels % groups_ == 0, "input channels are not divisible by group");
         checkBias(bias, pr.outChannels);
         pr.geometry = makeWindowGeometry(attrs_, spatialDims(x), kernelShapeOf(attrs_, w));
@@ -823,9 +841,10 @@ class ConvTransposeKernel : public Kernel {
 // Reads a zero point (scalar, [1] or per-channel [channels]) of any 8-bit type as int32 values.
 std::vector<std::int32_t> zeroPoints(const Tensor* zp, std::int64_t channels, const char* name) {
     if (!zp) return std::vector<std::int32_t>(1, 0);
-    require(zp->numel() == 1 || (zp->rank() == 1 && zp->dim(0) == channels),
-            std::string(name) + " must be a scalar or have one value per channel, got " +
-                shapeToString(zp->shape()));
+    require(zp->numel() == 1 || (zp->rank() == 1 && zp->dim(0) == channels), [&] {
+        return std::string(name) + " must be a scalar or have one value per channel, got " +
+               shapeToString(zp->shape());
+    });
     std::vector<std::int32_t> values(static_cast<std::size_t>(zp->numel()));
     for (std::size_t i = 0; i < values.size(); ++i)
         values[i] = static_cast<std::int32_t>(zp->valueAsInt64(static_cast<std::int64_t>(i)));
@@ -835,8 +854,9 @@ std::vector<std::int32_t> zeroPoints(const Tensor* zp, std::int64_t channels, co
 // An 8-bit tensor minus its zero point (per slice of `sliceSize` elements when per-channel).
 Tensor centered(const Tensor& t, const std::vector<std::int32_t>& zp, std::int64_t sliceSize,
                 const char* name) {
-    require(t.dtype() == DataType::UInt8 || t.dtype() == DataType::Int8,
-            std::string(name) + " must be uint8 or int8, got " + dataTypeName(t.dtype()));
+    require(t.dtype() == DataType::UInt8 || t.dtype() == DataType::Int8, [&] {
+        return std::string(name) + " must be uint8 or int8, got " + dataTypeName(t.dtype());
+    });
     Tensor out(DataType::Int32, t.shape());
     std::int32_t* o = out.data<std::int32_t>();
     auto fill = [&]<class T>(const T* in) {
@@ -854,7 +874,7 @@ Tensor centered(const Tensor& t, const std::vector<std::int32_t>& zp, std::int64
 
 void checkZeroPointType(const Tensor* zp, const Tensor& t, const char* name) {
     require(!zp || zp->dtype() == t.dtype(),
-            std::string(name) + " must have the element type of its tensor");
+            [&] { return std::string(name) + " must have the element type of its tensor"; });
 }
 
 // The int32 accumulators of an integer convolution: sum((x - xzp) * (w - wzp)) + bias.
@@ -958,8 +978,10 @@ class QLinearConvKernel : public Kernel {
              std::vector<Value>& outputs) override {
         const Tensor& given = inputTensor(inputs, 0);
         if (channelsLast_)
-            require(given.rank() == 4, "QLinearConvChannelsLast: X must be [N, H, W, C], got " +
-                                           shapeToString(given.shape()));
+            require(given.rank() == 4, [&] {
+                return "QLinearConvChannelsLast: X must be [N, H, W, C], got " +
+                       shapeToString(given.shape());
+            });
         const Tensor& xScale = inputTensor(inputs, 1);
         const Tensor* xZeroPoint = optionalInputTensor(inputs, 2);
         const Tensor& w = inputTensor(inputs, 3);
@@ -1083,9 +1105,10 @@ class ConvIntegerToFloatKernel : public Kernel {
         ConvProblem pr = forwardProblem(attrs_, groups_, x, w);
         const std::int64_t M = pr.outChannels;
         auto values = [&](const Tensor& t, const char* name) {
-            require(t.dtype() == DataType::Float && (t.numel() == 1 || t.numel() == M),
-                    std::string("ConvIntegerToFloat: ") + name +
-                        " must be float, one value or one per output channel");
+            require(t.dtype() == DataType::Float && (t.numel() == 1 || t.numel() == M), [&] {
+                return std::string("ConvIntegerToFloat: ") + name +
+                       " must be float, one value or one per output channel";
+            });
             return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
         };
         std::vector<float> scale = values(inputTensor(inputs, 2), "x_scale");
@@ -1096,8 +1119,9 @@ class ConvIntegerToFloatKernel : public Kernel {
                 product[m] = scale[scale.size() == 1 ? 0 : m] * b[b.size() == 1 ? 0 : m];
             scale = std::move(product);
         }
-        require(!bias || (bias->dtype() == DataType::Float && bias->numel() == M),
-                "ConvIntegerToFloat: the bias must be " + std::to_string(M) + " floats");
+        require(!bias || (bias->dtype() == DataType::Float && bias->numel() == M), [&] {
+            return "ConvIntegerToFloat: the bias must be " + std::to_string(M) + " floats";
+        });
         const float* biasData = bias ? bias->data<float>() : nullptr;
         Tensor y(DataType::Float, forwardOutputShape(pr));
         if (const auto z = int8ConvZeroPoint(x, xZeroPoint, w, wZeroPoint)) {

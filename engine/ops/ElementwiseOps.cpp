@@ -164,9 +164,10 @@ class LegacyBroadcast {
     Tensor align(const Tensor& a, const Tensor& b) const {
         if (!axis_ || b.rank() == 0) return b;
         const std::int64_t axis = normalizeAxis(*axis_, a.rank());
-        require(axis + b.rank() <= a.rank(),
-                "broadcast axis " + std::to_string(*axis_) + " leaves no room for B of shape " +
-                    shapeToString(b.shape()) + " against A of shape " + shapeToString(a.shape()));
+        require(axis + b.rank() <= a.rank(), [&] {
+            return "broadcast axis " + std::to_string(*axis_) + " leaves no room for B of shape " +
+                   shapeToString(b.shape()) + " against A of shape " + shapeToString(a.shape());
+        });
         Shape shape = b.shape();
         shape.resize(static_cast<std::size_t>(a.rank() - axis), 1);
         return b.reshaped(shape);
@@ -276,8 +277,9 @@ struct BitShiftOp : BinaryOpTraits {
     static constexpr TypeSet kTypes = TypeSet::Unsigned;
     explicit BitShiftOp(const NodeInfo& node) {
         const std::string direction = node.getString("direction");
-        require(direction == "LEFT" || direction == "RIGHT",
-                "BitShift: direction must be LEFT or RIGHT, got '" + direction + "'");
+        require(direction == "LEFT" || direction == "RIGHT", [&] {
+            return "BitShift: direction must be LEFT or RIGHT, got '" + direction + "'";
+        });
         left = direction == "LEFT";
     }
     template <class T>
@@ -494,9 +496,10 @@ class PowKernel final : public Kernel {
             }
             // Exponents are widened to one type per case (float^float stays in float) to keep
             // the number of instantiated loops small; pow runs in double otherwise anyway.
-            require(
-                isFloatingPoint(exponent.dtype()) || isInteger(exponent.dtype()),
-                std::string("Pow: unsupported exponent type ") + dataTypeName(exponent.dtype()));
+            require(isFloatingPoint(exponent.dtype()) || isInteger(exponent.dtype()), [&] {
+                return std::string("Pow: unsupported exponent type ") +
+                       dataTypeName(exponent.dtype());
+            });
             const auto apply = [&]<class E>(const Tensor& e) {
                 outputs[0] = Value(broadcastBinary<T, E, T>(ctx, base, e, 10.0, [](T a, E b) {
                     if constexpr (isReducedFloat<T>)
@@ -535,7 +538,7 @@ class VariadicKernel final : public Kernel {
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
-        require(!inputs.empty(), name_ + ": needs at least one input");
+        require(!inputs.empty(), [&] { return name_ + ": needs at least one input"; });
         const Tensor& first = inputTensor(inputs, 0);
         dispatchTypeSet<kTypes>(first.dtype(), name_.c_str(), [&]<class T>() {
             Tensor acc = first;
@@ -653,11 +656,14 @@ class ClipKernel final : public Kernel {
   private:
     template <class T>
     static ComputeType<T> bound(const Tensor& x, const Tensor& b, const char* which) {
-        require(b.dtype() == x.dtype(), std::string("Clip: ") + which + " has type " +
-                                            dataTypeName(b.dtype()) + ", input has " +
-                                            dataTypeName(x.dtype()));
-        require(b.numel() == 1, std::string("Clip: ") + which + " must be a scalar, got shape " +
-                                    shapeToString(b.shape()));
+        require(b.dtype() == x.dtype(), [&] {
+            return std::string("Clip: ") + which + " has type " + dataTypeName(b.dtype()) +
+                   ", input has " + dataTypeName(x.dtype());
+        });
+        require(b.numel() == 1, [&] {
+            return std::string("Clip: ") + which + " must be a scalar, got shape " +
+                   shapeToString(b.shape());
+        });
         return static_cast<ComputeType<T>>(b.data<T>()[0]);
     }
     int opset_;

@@ -27,9 +27,10 @@ struct FusedActivation {
         // An activation with parameters takes exactly its count (as ONNX Runtime's FusedConv).
         auto param = [&](std::size_t i) {
             const std::size_t count = name == "LeakyRelu" || name == "Swish" ? 1 : 2;
-            require(params.size() == count, "activation " + name + " needs " +
-                                                std::to_string(count) + " activation_params, got " +
-                                                std::to_string(params.size()));
+            require(params.size() == count, [&] {
+                return "activation " + name + " needs " + std::to_string(count) +
+                       " activation_params, got " + std::to_string(params.size());
+            });
             return params[i];
         };
         if (name.empty()) {

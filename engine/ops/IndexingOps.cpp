@@ -136,9 +136,10 @@ class GatherElementsKernel final : public Kernel {
     void run(KernelContext&, const Inputs& inputs, Outputs& outputs) override {
         const Tensor& data = inputTensor(inputs, 0);
         const Tensor& indexTensor = inputTensor(inputs, 1);
-        require(data.rank() >= 1 && indexTensor.rank() == data.rank(),
-                "GatherElements: data " + shapeToString(data.shape()) + " and indices " +
-                    shapeToString(indexTensor.shape()) + " must have the same rank >= 1");
+        require(data.rank() >= 1 && indexTensor.rank() == data.rank(), [&] {
+            return "GatherElements: data " + shapeToString(data.shape()) + " and indices " +
+                   shapeToString(indexTensor.shape()) + " must have the same rank >= 1";
+        });
         const std::int64_t axis = normalizeAxis(axis_, data.rank());
         const auto indices = readIndices(indexTensor, "GatherElements indices");
         Tensor out(data.dtype(), indexTensor.shape());
@@ -283,12 +284,14 @@ class ScatterElementsKernel final : public Kernel {
         const Tensor& data = inputTensor(inputs, 0);
         const Tensor& indexTensor = inputTensor(inputs, 1);
         const Tensor& updates = inputTensor(inputs, 2);
-        require(data.rank() >= 1 && indexTensor.rank() == data.rank(),
-                "ScatterElements: data " + shapeToString(data.shape()) + " and indices " +
-                    shapeToString(indexTensor.shape()) + " must have the same rank >= 1");
-        require(updates.shape() == indexTensor.shape() && updates.dtype() == data.dtype(),
-                "ScatterElements: updates " + shapeToString(updates.shape()) +
-                    " must match the indices' shape and the data's type");
+        require(data.rank() >= 1 && indexTensor.rank() == data.rank(), [&] {
+            return "ScatterElements: data " + shapeToString(data.shape()) + " and indices " +
+                   shapeToString(indexTensor.shape()) + " must have the same rank >= 1";
+        });
+        require(updates.shape() == indexTensor.shape() && updates.dtype() == data.dtype(), [&] {
+            return "ScatterElements: updates " + shapeToString(updates.shape()) +
+                   " must match the indices' shape and the data's type";
+        });
         const std::int64_t axis = normalizeAxis(axis_, data.rank());
         const auto indices = readIndices(indexTensor, "ScatterElements indices");
         Tensor out = data.clone();
@@ -319,9 +322,10 @@ class ScatterNDKernel final : public Kernel {
         expected.insert(expected.end(),
                         data.shape().begin() + indexTensor.dim(indexTensor.rank() - 1),
                         data.shape().end());
-        require(updates.shape() == expected && updates.dtype() == data.dtype(),
-                "ScatterND: updates have shape " + shapeToString(updates.shape()) + ", expected " +
-                    shapeToString(expected) + " of the data's type");
+        require(updates.shape() == expected && updates.dtype() == data.dtype(), [&] {
+            return "ScatterND: updates have shape " + shapeToString(updates.shape()) +
+                   ", expected " + shapeToString(expected) + " of the data's type";
+        });
         Tensor out = data.clone();
         withReduction(data.dtype(), reduction_, [&]<class U>(auto apply) {
             const U* src = static_cast<const U*>(updates.raw());
@@ -383,8 +387,9 @@ class CompressKernel final : public Kernel {
     void run(KernelContext&, const Inputs& inputs, Outputs& outputs) override {
         const Tensor& input = inputTensor(inputs, 0);
         const Tensor& condition = inputTensor(inputs, 1);
-        require(condition.rank() == 1,
-                "Compress: the condition must be 1-D, got " + shapeToString(condition.shape()));
+        require(condition.rank() == 1, [&] {
+            return "Compress: the condition must be 1-D, got " + shapeToString(condition.shape());
+        });
         const Tensor x = axis_ ? input : input.reshaped({input.numel()});
         const std::int64_t axis = axis_ ? normalizeAxis(*axis_, x.rank()) : 0;
         const AxisSplit split = splitAt(x.shape(), axis);
@@ -752,8 +757,9 @@ class TensorScatterKernel : public Kernel {
         : axis_(node.getInt("axis", -2)),
           circular_(node.getString("mode", "linear") == "circular") {
         const std::string mode = node.getString("mode", "linear");
-        require(mode == "linear" || mode == "circular",
-                "TensorScatter: mode must be linear or circular, got '" + mode + "'");
+        require(mode == "linear" || mode == "circular", [&] {
+            return "TensorScatter: mode must be linear or circular, got '" + mode + "'";
+        });
     }
 
     void run(KernelContext&, const std::vector<const Value*>& inputs, Outputs& outputs) override {
@@ -762,36 +768,43 @@ class TensorScatterKernel : public Kernel {
         const Tensor* writeIndices = optionalInputTensor(inputs, 2);
         require(past.dtype() == update.dtype(),
                 "TensorScatter: past_cache and update types differ");
-        require(past.rank() >= 2 && past.rank() == update.rank(),
-                "TensorScatter: past_cache " + shapeToString(past.shape()) + " and update " +
-                    shapeToString(update.shape()) + " must have the same rank >= 2");
+        require(past.rank() >= 2 && past.rank() == update.rank(), [&] {
+            return "TensorScatter: past_cache " + shapeToString(past.shape()) + " and update " +
+                   shapeToString(update.shape()) + " must have the same rank >= 2";
+        });
         const std::int64_t axis = normalizeAxis(axis_, past.rank());
         require(axis != 0, "TensorScatter: axis must not be the batch axis 0");
         for (std::int64_t d = 0; d < past.rank(); ++d)
-            require(d == axis || past.dim(d) == update.dim(d),
-                    "TensorScatter: update " + shapeToString(update.shape()) +
-                        " differs from past_cache " + shapeToString(past.shape()) +
-                        " outside axis " + std::to_string(axis));
+            require(d == axis || past.dim(d) == update.dim(d), [&] {
+                return "TensorScatter: update " + shapeToString(update.shape()) +
+                       " differs from past_cache " + shapeToString(past.shape()) +
+                       " outside axis " + std::to_string(axis);
+            });
         const AxisSplit cache = splitAt(past.shape(), axis);
         const std::int64_t length = update.dim(axis);
-        require(length <= cache.dim, "TensorScatter: update has " + std::to_string(length) +
-                                         " positions on axis " + std::to_string(axis) +
-                                         ", more than the cache's " + std::to_string(cache.dim));
+        require(length <= cache.dim, [&] {
+            return "TensorScatter: update has " + std::to_string(length) + " positions on axis " +
+                   std::to_string(axis) + ", more than the cache's " + std::to_string(cache.dim);
+        });
         const std::int64_t batch = past.dim(0);
         std::vector<std::int64_t> starts(static_cast<std::size_t>(batch), 0);
         if (writeIndices && writeIndices->numel() > 0) {
-            require(writeIndices->rank() == 1 && writeIndices->dim(0) == batch,
-                    "TensorScatter: write_indices " + shapeToString(writeIndices->shape()) +
-                        " must hold one index per batch entry (" + std::to_string(batch) + ")");
+            require(writeIndices->rank() == 1 && writeIndices->dim(0) == batch, [&] {
+                return "TensorScatter: write_indices " + shapeToString(writeIndices->shape()) +
+                       " must hold one index per batch entry (" + std::to_string(batch) + ")";
+            });
             starts = writeIndices->toInt64Vector();
         }
         for (std::int64_t b = 0; b < batch; ++b) {
             const std::int64_t start = starts[static_cast<std::size_t>(b)];
             require(start >= 0 && (circular_ ? start < cache.dim || cache.dim == 0
                                              : start <= cache.dim - length),
-                    "TensorScatter: write index " + std::to_string(start) + " of batch entry " +
-                        std::to_string(b) + " does not fit " + std::to_string(length) +
-                        " positions into a cache of " + std::to_string(cache.dim));
+                    [&] {
+                        return "TensorScatter: write index " + std::to_string(start) +
+                               " of batch entry " + std::to_string(b) + " does not fit " +
+                               std::to_string(length) + " positions into a cache of " +
+                               std::to_string(cache.dim);
+                    });
         }
         Tensor present = past.clone();
         const std::int64_t perBatch = batch ? cache.outer / batch : 0;  // prefixes per entry

@@ -58,19 +58,23 @@ void splitIntoLaneRuns(std::int64_t from, std::int64_t to, std::int64_t count, s
 }
 
 void checkBlock(std::int64_t block) {
-    require(block >= 1 && block <= 64,
-            "block must be between 1 and 64 channels, got " + std::to_string(block));
+    require(block >= 1 && block <= 64, [&] {
+        return "block must be between 1 and 64 channels, got " + std::to_string(block);
+    });
 }
 
 }  // namespace
 
 Tensor toChannelBlocked(ThreadPool& pool, const Tensor& plain, std::int64_t block) {
     checkBlock(block);
-    require(plain.dtype() == DataType::Float,
-            std::string("channel-blocked layouts hold float tensors, got ") +
-                dataTypeName(plain.dtype()));
-    require(plain.rank() >= 3, "a channel-blocked tensor needs [N, C, spatial...], got " +
-                                   shapeToString(plain.shape()));
+    require(plain.dtype() == DataType::Float, [&] {
+        return std::string("channel-blocked layouts hold float tensors, got ") +
+               dataTypeName(plain.dtype());
+    });
+    require(plain.rank() >= 3, [&] {
+        return "a channel-blocked tensor needs [N, C, spatial...], got " +
+               shapeToString(plain.shape());
+    });
     const Shape& in = plain.shape();
     const std::int64_t n = in[0], c = in[1], cb = channelBlocks(c, block);
     const std::int64_t plane = spatialElements(in, 2, in.size());
@@ -98,24 +102,27 @@ Tensor toChannelBlocked(ThreadPool& pool, const Tensor& plain, std::int64_t bloc
 }
 
 Shape plainShapeOfBlocked(const Tensor& blocked, std::int64_t channels) {
-    require(blocked.rank() >= 4,
-            "a channel-blocked tensor has rank >= 4 ([N, Cb, spatial..., b]), got " +
-                shapeToString(blocked.shape()));
+    require(blocked.rank() >= 4, [&] {
+        return "a channel-blocked tensor has rank >= 4 ([N, Cb, spatial..., b]), got " +
+               shapeToString(blocked.shape());
+    });
     const Shape& in = blocked.shape();
     const std::int64_t block = in.back();
     checkBlock(block);
-    require(
-        channels >= 1 && channelBlocks(channels, block) == in[1],
-        std::to_string(channels) + " channels do not fit the blocked shape " + shapeToString(in));
+    require(channels >= 1 && channelBlocks(channels, block) == in[1], [&] {
+        return std::to_string(channels) + " channels do not fit the blocked shape " +
+               shapeToString(in);
+    });
     Shape plainShape{in[0], channels};
     plainShape.insert(plainShape.end(), in.begin() + 2, in.end() - 1);
     return plainShape;
 }
 
 Tensor fromChannelBlocked(ThreadPool& pool, const Tensor& blocked, std::int64_t channels) {
-    require(blocked.dtype() == DataType::Float,
-            std::string("channel-blocked layouts hold float tensors, got ") +
-                dataTypeName(blocked.dtype()));
+    require(blocked.dtype() == DataType::Float, [&] {
+        return std::string("channel-blocked layouts hold float tensors, got ") +
+               dataTypeName(blocked.dtype());
+    });
     const Shape plainShape = plainShapeOfBlocked(blocked, channels);
     const Shape& in = blocked.shape();
     const std::int64_t block = in.back(), n = in[0], cb = in[1];
@@ -179,13 +186,15 @@ class BlockedConcatKernel : public Kernel {
     }
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
-        require(inputs.size() == channels_.size(),
-                "BlockedConcat: " + std::to_string(inputs.size()) + " inputs for " +
-                    std::to_string(channels_.size()) + " channel counts");
+        require(inputs.size() == channels_.size(), [&] {
+            return "BlockedConcat: " + std::to_string(inputs.size()) + " inputs for " +
+                   std::to_string(channels_.size()) + " channel counts";
+        });
         const Tensor& first = inputTensor(inputs, 0);
-        require(first.dtype() == DataType::Float && first.rank() >= 4,
-                "BlockedConcat: inputs must be blocked float tensors, got " +
-                    shapeToString(first.shape()));
+        require(first.dtype() == DataType::Float && first.rank() >= 4, [&] {
+            return "BlockedConcat: inputs must be blocked float tensors, got " +
+                   shapeToString(first.shape());
+        });
         const Shape& shape = first.shape();
         const std::int64_t block = shape.back(), n = shape[0];
         const std::int64_t plane = spatialElements(shape, 2, shape.size() - 1);
@@ -194,12 +203,14 @@ class BlockedConcatKernel : public Kernel {
         for (std::size_t i = 0; i < inputs.size(); ++i) {
             const Tensor& t = inputTensor(inputs, i);
             require(t.dtype() == DataType::Float,
-                    "BlockedConcat: input " + std::to_string(i) + " is not float");
+                    [&] { return "BlockedConcat: input " + std::to_string(i) + " is not float"; });
             const Shape plain = plainShapeOfBlocked(t, channels_[i]);
             require(t.rank() == first.rank() && t.dim(0) == n && t.shape().back() == block &&
                         std::equal(shape.begin() + 2, shape.end(), t.shape().begin() + 2),
-                    "BlockedConcat: input " + std::to_string(i) + " " + shapeToString(t.shape()) +
-                        " does not match " + shapeToString(shape));
+                    [&] {
+                        return "BlockedConcat: input " + std::to_string(i) + " " +
+                               shapeToString(t.shape()) + " does not match " + shapeToString(shape);
+                    });
             if (i + 1 < inputs.size() && channels_[i] % block != 0) whole = false;
             total += plain[1];
         }
@@ -283,19 +294,22 @@ class BlockedDepthToSpaceKernel : public Kernel {
           channels_(node.getInt("channels")),
           plainOutput_(node.getInt("plain_output", 0) != 0) {
         const std::string mode = node.getString("mode", "DCR");
-        require(mode == "DCR" || mode == "CRD", "BlockedDepthToSpace: unknown mode '" + mode + "'");
+        require(mode == "DCR" || mode == "CRD",
+                [&] { return "BlockedDepthToSpace: unknown mode '" + mode + "'"; });
         crd_ = mode == "CRD";
         require(size_ >= 1, "BlockedDepthToSpace: blocksize must be positive");
-        require(channels_ >= 1 && channels_ % (size_ * size_) == 0,
-                "BlockedDepthToSpace: channels " + std::to_string(channels_) +
-                    " are not divisible by blocksize^2");
+        require(channels_ >= 1 && channels_ % (size_ * size_) == 0, [&] {
+            return "BlockedDepthToSpace: channels " + std::to_string(channels_) +
+                   " are not divisible by blocksize^2";
+        });
     }
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
-        require(x.dtype() == DataType::Float && x.rank() == 5,
-                "BlockedDepthToSpace: X must be blocked float [N, Cb, H, W, b], got " +
-                    shapeToString(x.shape()));
+        require(x.dtype() == DataType::Float && x.rank() == 5, [&] {
+            return "BlockedDepthToSpace: X must be blocked float [N, Cb, H, W, b], got " +
+                   shapeToString(x.shape());
+        });
         plainShapeOfBlocked(x, channels_);
         const std::int64_t n = x.dim(0), cb = x.dim(1), h = x.dim(2), w = x.dim(3), b = x.dim(4);
         const std::int64_t s = size_, depth = channels_ / (s * s), oh = h * s, ow = w * s;
@@ -386,18 +400,24 @@ class BlockedChannelScaleKernel : public Kernel {
         const Tensor& scale = inputTensor(inputs, 1);
         require(x.dtype() == DataType::Float && scale.dtype() == DataType::Float && x.rank() >= 4 &&
                     scale.rank() == x.rank(),
-                "BlockedChannelScale: X and S must be blocked float tensors of one rank, got " +
-                    shapeToString(x.shape()) + " and " + shapeToString(scale.shape()));
+                [&] {
+                    return "BlockedChannelScale: X and S must be blocked float tensors of one "
+                           "rank, got " +
+                           shapeToString(x.shape()) + " and " + shapeToString(scale.shape());
+                });
         const Shape& shape = x.shape();
         const std::int64_t n = shape[0], blocks = shape[1], block = shape.back();
         checkBlock(block);
-        require(blocks == channelBlocks(channels_, block),
-                "BlockedChannelScale: X " + shapeToString(shape) + " does not hold " +
-                    std::to_string(channels_) + " channels");
+        require(blocks == channelBlocks(channels_, block), [&] {
+            return "BlockedChannelScale: X " + shapeToString(shape) + " does not hold " +
+                   std::to_string(channels_) + " channels";
+        });
         require(scale.dim(0) == n && scale.dim(1) == blocks && scale.shape().back() == block &&
                     scale.numel() == n * blocks * block,
-                "BlockedChannelScale: S " + shapeToString(scale.shape()) +
-                    " is not one value a channel of X " + shapeToString(shape));
+                [&] {
+                    return "BlockedChannelScale: S " + shapeToString(scale.shape()) +
+                           " is not one value a channel of X " + shapeToString(shape);
+                });
         const std::int64_t plane = spatialElements(shape, 2, shape.size() - 1);
         Tensor y(DataType::Float, shape);
         const float* in = x.data<float>();

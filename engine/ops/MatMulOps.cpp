@@ -141,8 +141,10 @@ struct MatMulPlan {
 };
 
 MatMulPlan planMatMul(const Shape& a, const Shape& b, const char* op) {
-    require(!a.empty() && !b.empty(), std::string(op) + ": operands must have rank >= 1, got " +
-                                          shapeToString(a) + " and " + shapeToString(b));
+    require(!a.empty() && !b.empty(), [&] {
+        return std::string(op) + ": operands must have rank >= 1, got " + shapeToString(a) +
+               " and " + shapeToString(b);
+    });
     Shape a2 = a.size() == 1 ? Shape{1, a[0]} : a;
     Shape b2 = b.size() == 1 ? Shape{b[0], 1} : b;
     MatMulPlan plan;
@@ -150,8 +152,10 @@ MatMulPlan planMatMul(const Shape& a, const Shape& b, const char* op) {
     g.m = a2[a2.size() - 2];
     g.k = a2.back();
     g.n = b2.back();
-    require(b2[b2.size() - 2] == g.k, std::string(op) + ": inner dimensions differ: " +
-                                          shapeToString(a) + " x " + shapeToString(b));
+    require(b2[b2.size() - 2] == g.k, [&] {
+        return std::string(op) + ": inner dimensions differ: " + shapeToString(a) + " x " +
+               shapeToString(b);
+    });
     Shape batchA(a2.begin(), a2.end() - 2), batchB(b2.begin(), b2.end() - 2);
     Shape batch = broadcastShapes(batchA, batchB);
     auto stridesA = broadcastStrides(batchA, batch);
@@ -179,9 +183,10 @@ MatMulPlan planMatMul(const Shape& a, const Shape& b, const char* op) {
 
 // A * B with MatMul semantics in the compute type of the operands (which must match).
 Tensor matMulTensors(KernelContext& ctx, const Tensor& a, const Tensor& b, const char* op) {
-    require(a.dtype() == b.dtype(), std::string(op) + ": operand types differ (" +
-                                        dataTypeName(a.dtype()) + " and " +
-                                        dataTypeName(b.dtype()) + ")");
+    require(a.dtype() == b.dtype(), [&] {
+        return std::string(op) + ": operand types differ (" + dataTypeName(a.dtype()) + " and " +
+               dataTypeName(b.dtype()) + ")";
+    });
     MatMulPlan plan = planMatMul(a.shape(), b.shape(), op);
     Tensor ca = toComputeType(a), cb = toComputeType(b);
     Tensor y(ca.dtype(), plan.outputShape);
@@ -223,7 +228,7 @@ void applyMatMulEpilogue(KernelContext& ctx, const Tensor* bias, MatMulActivatio
 MatMulActivation matMulActivationOf(const NodeInfo& node, const char* op) {
     const std::string activation = node.getString("activation", "");
     require(activation.empty() || activation == "Gelu",
-            std::string(op) + ": unsupported activation \"" + activation + "\"");
+            [&] { return std::string(op) + ": unsupported activation \"" + activation + "\""; });
     return activation == "Gelu" ? MatMulActivation::Gelu : MatMulActivation::None;
 }
 
@@ -240,9 +245,10 @@ class MatMulKernel : public Kernel {
         const Tensor* bias = optionalInputTensor(inputs, 2);
         if (bias) {
             require(bias->dtype() == a.dtype(), "FusedMatMul: the bias has another type than A");
-            require(bias->rank() == 1 && b.rank() >= 1 && bias->dim(0) == b.dim(b.rank() - 1),
-                    "FusedMatMul: the bias must have one value per column of B, got " +
-                        shapeToString(bias->shape()));
+            require(bias->rank() == 1 && b.rank() >= 1 && bias->dim(0) == b.dim(b.rank() - 1), [&] {
+                return "FusedMatMul: the bias must have one value per column of B, got " +
+                       shapeToString(bias->shape());
+            });
         }
         if (a.dtype() == DataType::Float && b.dtype() == DataType::Float) {
             MatMulPlan plan = planMatMul(a.shape(), b.shape(), "MatMul");
@@ -280,16 +286,19 @@ class PackedMatMulKernel : public Kernel {
         const Tensor& a = inputTensor(inputs, 0);
         const Tensor& packed = inputTensor(inputs, 1);
         const Tensor* bias = optionalInputTensor(inputs, 2);
-        require(a.dtype() == DataType::Float && a.rank() >= 1 && a.dim(a.rank() - 1) == k_,
-                "PackedMatMul: A must be float [..., " + std::to_string(k_) + "], got " +
-                    std::string(dataTypeName(a.dtype())) + " " + shapeToString(a.shape()));
+        require(a.dtype() == DataType::Float && a.rank() >= 1 && a.dim(a.rank() - 1) == k_, [&] {
+            return "PackedMatMul: A must be float [..., " + std::to_string(k_) + "], got " +
+                   std::string(dataTypeName(a.dtype())) + " " + shapeToString(a.shape());
+        });
         require(packed.dtype() == DataType::Float &&
                     packedMatMulBlocksOf(packed.shape(), k_, n_).has_value(),
-                "PackedMatMul: the packed weights " + shapeToString(packed.shape()) +
-                    " do not hold K = " + std::to_string(k_) + ", N = " + std::to_string(n_));
+                [&] {
+                    return "PackedMatMul: the packed weights " + shapeToString(packed.shape()) +
+                           " do not hold K = " + std::to_string(k_) + ", N = " + std::to_string(n_);
+                });
         require(
             !bias || (bias->dtype() == DataType::Float && bias->rank() == 1 && bias->dim(0) == n_),
-            "PackedMatMul: the bias must be float [" + std::to_string(n_) + "]");
+            [&] { return "PackedMatMul: the bias must be float [" + std::to_string(n_) + "]"; });
         Shape shape = a.shape();
         shape.back() = n_;
         const std::int64_t rows = a.numel() / k_;
@@ -327,9 +336,10 @@ class GemmKernel : public Kernel {
         const Tensor& a = inputTensor(inputs, 0);
         const Tensor& b = inputTensor(inputs, 1);
         const Tensor* c = optionalInputTensor(inputs, 2);
-        require(a.rank() == 2 && b.rank() == 2, "Gemm: A and B must be 2-D, got " +
-                                                    shapeToString(a.shape()) + " and " +
-                                                    shapeToString(b.shape()));
+        require(a.rank() == 2 && b.rank() == 2, [&] {
+            return "Gemm: A and B must be 2-D, got " + shapeToString(a.shape()) + " and " +
+                   shapeToString(b.shape());
+        });
         require(a.dtype() == b.dtype(), "Gemm: A and B types differ");
         GemmProblem g;
         g.transA = transA_;
@@ -338,9 +348,11 @@ class GemmKernel : public Kernel {
         g.k = transA_ ? a.dim(0) : a.dim(1);
         g.n = transB_ ? b.dim(0) : b.dim(1);
         std::int64_t kb = transB_ ? b.dim(1) : b.dim(0);
-        require(kb == g.k, "Gemm: inner dimensions differ: A " + shapeToString(a.shape()) +
-                               (transA_ ? " (transposed)" : "") + ", B " +
-                               shapeToString(b.shape()) + (transB_ ? " (transposed)" : ""));
+        require(kb == g.k, [&] {
+            return "Gemm: inner dimensions differ: A " + shapeToString(a.shape()) +
+                   (transA_ ? " (transposed)" : "") + ", B " + shapeToString(b.shape()) +
+                   (transB_ ? " (transposed)" : "");
+        });
         g.aOffsets = {0};
         g.bOffsets = {0};
         Shape outShape{g.m, g.n};
@@ -359,9 +371,10 @@ class GemmKernel : public Kernel {
         Tensor ca = toComputeType(a), cb = toComputeType(b);
         Tensor y = Tensor::zeros(ca.dtype(), outShape);
         if (withC) {
-            require(c->rank() <= 2 && broadcastShapes(c->shape(), outShape) == outShape,
-                    "Gemm: C of shape " + shapeToString(c->shape()) + " does not broadcast to " +
-                        shapeToString(outShape));
+            require(c->rank() <= 2 && broadcastShapes(c->shape(), outShape) == outShape, [&] {
+                return "Gemm: C of shape " + shapeToString(c->shape()) + " does not broadcast to " +
+                       shapeToString(outShape);
+            });
             fillBroadcastC(toComputeType(*c), y);
         }
         dispatchCompute(ca.dtype(), [&]<class T>() {
@@ -410,14 +423,16 @@ class MsFusedMatMulKernel : public Kernel {
              std::vector<Value>& outputs) override {
         const Tensor& a = inputTensor(inputs, 0);
         const Tensor& b = inputTensor(inputs, 1);
-        require(
-            isFloatingPoint(a.dtype()) && a.dtype() == b.dtype(),
-            std::string("FusedMatMul: A and B must be floating-point tensors of one type, got ") +
-                dataTypeName(a.dtype()) + " and " + dataTypeName(b.dtype()));
+        require(isFloatingPoint(a.dtype()) && a.dtype() == b.dtype(), [&] {
+            return std::string(
+                       "FusedMatMul: A and B must be floating-point tensors of one type, got ") +
+                   dataTypeName(a.dtype()) + " and " + dataTypeName(b.dtype());
+        });
         if (transBatchA_ || transBatchB_)
-            require(a.rank() >= 3 && a.rank() == b.rank(),
-                    "FusedMatMul: transBatchA/transBatchB need A and B of one rank >= 3, got " +
-                        shapeToString(a.shape()) + " and " + shapeToString(b.shape()));
+            require(a.rank() >= 3 && a.rank() == b.rank(), [&] {
+                return "FusedMatMul: transBatchA/transBatchB need A and B of one rank >= 3, got " +
+                       shapeToString(a.shape()) + " and " + shapeToString(b.shape());
+            });
         const Tensor la = transBatchA_ ? batchDimsFirst(ctx, a) : a;
         const Tensor lb = transBatchB_ ? batchDimsFirst(ctx, b) : b;
         const bool ta = transA_ && la.rank() >= 2, tb = transB_ && lb.rank() >= 2;
@@ -519,8 +534,9 @@ struct GemmActivation {
             a.kind = e.kind;
             auto param = [&](bool needed, const char* attr) -> double {
                 if (!needed) return 0;
-                require(node.hasAttribute(attr),
-                        "FusedGemm: activation " + name + " needs the attribute " + attr);
+                require(node.hasAttribute(attr), [&] {
+                    return "FusedGemm: activation " + name + " needs the attribute " + attr;
+                });
                 return node.getFloat(attr);
             };
             a.alpha = param(e.alpha, "activation_alpha");
@@ -578,9 +594,10 @@ class MsFusedGemmKernel : public Kernel {
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
-        require(isFloatingPoint(inputTensor(inputs, 0).dtype()),
-                std::string("FusedGemm: A must be a floating-point tensor, got ") +
-                    dataTypeName(inputTensor(inputs, 0).dtype()));
+        require(isFloatingPoint(inputTensor(inputs, 0).dtype()), [&] {
+            return std::string("FusedGemm: A must be a floating-point tensor, got ") +
+                   dataTypeName(inputTensor(inputs, 0).dtype());
+        });
         gemm_.run(ctx, inputs, outputs);
         const Tensor y = outputs[0].tensor();
         // The product's own fresh buffer (float, double), or a float copy of a 16-bit one.
@@ -607,22 +624,25 @@ class MsFusedGemmKernel : public Kernel {
 // value per row (axis -2, for A) or per column (axis -1, for B) of the matrices.
 Tensor subtractZeroPoint(const Tensor& x, const Tensor* zeroPoint, bool perRow, const char* op,
                          const char* name) {
-    require(
-        x.dtype() == DataType::UInt8 || x.dtype() == DataType::Int8,
-        std::string(op) + ": " + name + " must be int8 or uint8, got " + dataTypeName(x.dtype()));
+    require(x.dtype() == DataType::UInt8 || x.dtype() == DataType::Int8, [&] {
+        return std::string(op) + ": " + name + " must be int8 or uint8, got " +
+               dataTypeName(x.dtype());
+    });
     Tensor out = x.castTo(DataType::Int32);
     if (zeroPoint == nullptr) return out;
-    require(zeroPoint->dtype() == x.dtype(),
-            std::string(op) + ": the zero point of " + name + " has another type than " + name);
+    require(zeroPoint->dtype() == x.dtype(), [&] {
+        return std::string(op) + ": the zero point of " + name + " has another type than " + name;
+    });
     std::vector<std::int64_t> zp = zeroPoint->toInt64Vector();
     std::int64_t axisLength = 1, inner = 1;
     if (x.rank() >= 2) {
         axisLength = perRow ? x.dim(x.rank() - 2) : x.dim(x.rank() - 1);
         inner = perRow ? x.dim(x.rank() - 1) : 1;
     }
-    require(zp.size() == 1 || static_cast<std::int64_t>(zp.size()) == axisLength,
-            std::string(op) + ": the zero point of " + name + " must be a scalar or have " +
-                std::to_string(axisLength) + " elements, got " + std::to_string(zp.size()));
+    require(zp.size() == 1 || static_cast<std::int64_t>(zp.size()) == axisLength, [&] {
+        return std::string(op) + ": the zero point of " + name + " must be a scalar or have " +
+               std::to_string(axisLength) + " elements, got " + std::to_string(zp.size());
+    });
     std::int32_t* p = out.data<std::int32_t>();
     for (std::int64_t i = 0; i < out.numel(); ++i) {
         auto z = zp.size() == 1 ? zp[0] : zp[static_cast<std::size_t>((i / inner) % axisLength)];
@@ -686,8 +706,9 @@ class MatMulIntegerToFloatKernel : public Kernel {
   public:
     explicit MatMulIntegerToFloatKernel(const NodeInfo& node) {
         const std::string activation = node.getString("activation", "");
-        require(activation.empty() || activation == "Gelu",
-                "MatMulIntegerToFloat: unsupported activation \"" + activation + "\"");
+        require(activation.empty() || activation == "Gelu", [&] {
+            return "MatMulIntegerToFloat: unsupported activation \"" + activation + "\"";
+        });
         if (activation == "Gelu") activation_ = MatMulActivation::Gelu;
     }
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
@@ -701,8 +722,9 @@ class MatMulIntegerToFloatKernel : public Kernel {
         const std::vector<float> scale =
             combinedScale(inputTensor(inputs, 2), optionalInputTensor(inputs, 3), n);
         if (bias)
-            require(bias->dtype() == DataType::Float && bias->numel() == n,
-                    "MatMulIntegerToFloat: the bias must be " + std::to_string(n) + " floats");
+            require(bias->dtype() == DataType::Float && bias->numel() == n, [&] {
+                return "MatMulIntegerToFloat: the bias must be " + std::to_string(n) + " floats";
+            });
         const float* biasData = bias ? bias->data<float>() : nullptr;
 
         const auto azp = scalarZeroPoint(aZeroPoint);
@@ -749,9 +771,10 @@ class MatMulIntegerToFloatKernel : public Kernel {
     static std::vector<float> combinedScale(const Tensor& aScale, const Tensor* bScale,
                                             std::int64_t n) {
         auto values = [&](const Tensor& t, const char* name) {
-            require(t.dtype() == DataType::Float && (t.numel() == 1 || t.numel() == n),
-                    std::string("MatMulIntegerToFloat: ") + name +
-                        " must be float, one value or one per column");
+            require(t.dtype() == DataType::Float && (t.numel() == 1 || t.numel() == n), [&] {
+                return std::string("MatMulIntegerToFloat: ") + name +
+                       " must be float, one value or one per column";
+            });
             return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
         };
         std::vector<float> a = values(aScale, "a_scale");
@@ -814,7 +837,7 @@ class QLinearMatMulKernel : public Kernel {
 
     static std::vector<double> scales(const Tensor& t, const char* name) {
         require(isFloatingPoint(t.dtype()),
-                std::string("QLinearMatMul: ") + name + " must be floating-point");
+                [&] { return std::string("QLinearMatMul: ") + name + " must be floating-point"; });
         std::vector<double> v(static_cast<std::size_t>(t.numel()));
         for (std::size_t i = 0; i < v.size(); ++i)
             v[i] = static_cast<float>(t.valueAsDouble(static_cast<std::int64_t>(i)));
@@ -844,9 +867,10 @@ EinsumEquation parseEinsum(std::string equation, const std::vector<const Tensor*
         if (comma == std::string::npos) break;
         start = comma + 1;
     }
-    require(terms.size() == operands.size(),
-            "Einsum: the equation has " + std::to_string(terms.size()) + " operands but " +
-                std::to_string(operands.size()) + " inputs were given");
+    require(terms.size() == operands.size(), [&] {
+        return "Einsum: the equation has " + std::to_string(terms.size()) + " operands but " +
+               std::to_string(operands.size()) + " inputs were given";
+    });
 
     // First pass: letters and ellipsis positions; the ellipsis width comes from the rank.
     auto letterLabel = [&](char ch) {
@@ -862,7 +886,8 @@ EinsumEquation parseEinsum(std::string equation, const std::vector<const Tensor*
         Term t;
         for (std::size_t i = 0; i < term.size(); ++i) {
             if (term.compare(i, 3, "...") == 0) {
-                require(!t.ellipsis, "Einsum: more than one ellipsis in term " + term);
+                require(!t.ellipsis,
+                        [&] { return "Einsum: more than one ellipsis in term " + term; });
                 t.ellipsis = true;
                 i += 2;
                 continue;
@@ -879,14 +904,17 @@ EinsumEquation parseEinsum(std::string equation, const std::vector<const Tensor*
         auto letters = static_cast<std::int64_t>(t.before.size() + t.after.size());
         std::int64_t rank = operands[i]->rank();
         if (t.ellipsis) {
-            require(rank >= letters, "Einsum: operand " + std::to_string(i) + " of shape " +
-                                         shapeToString(operands[i]->shape()) +
-                                         " has fewer dims than term " + terms[i]);
+            require(rank >= letters, [&] {
+                return "Einsum: operand " + std::to_string(i) + " of shape " +
+                       shapeToString(operands[i]->shape()) + " has fewer dims than term " +
+                       terms[i];
+            });
             ellipsisRank = std::max(ellipsisRank, rank - letters);
         } else {
-            require(rank == letters, "Einsum: operand " + std::to_string(i) + " of shape " +
-                                         shapeToString(operands[i]->shape()) +
-                                         " does not match term " + terms[i]);
+            require(rank == letters, [&] {
+                return "Einsum: operand " + std::to_string(i) + " of shape " +
+                       shapeToString(operands[i]->shape()) + " does not match term " + terms[i];
+            });
         }
     }
     auto expand = [&](const Term& t, std::int64_t width) {
@@ -910,7 +938,8 @@ EinsumEquation parseEinsum(std::string equation, const std::vector<const Tensor*
         eq.output = expand(out, out.ellipsis ? ellipsisRank : 0);
         std::set<int> seen;
         for (int label : eq.output)
-            require(seen.insert(label).second, "Einsum: repeated label in output of " + equation);
+            require(seen.insert(label).second,
+                    [&] { return "Einsum: repeated label in output of " + equation; });
     } else {
         // Implicit output: the ellipsis, then the letters used once, in ASCII order.
         std::array<int, kEllipsisLabel> uses{};
@@ -1010,16 +1039,19 @@ class EinsumKernel : public Kernel {
                 auto [it, inserted] = sizes.emplace(label, dim);
                 if (inserted || it->second == dim) continue;
                 bool ellipsis = label >= kEllipsisLabel;
-                require(ellipsis && (it->second == 1 || dim == 1),
-                        "Einsum: dimension " + std::to_string(dim) + " of operand " +
-                            std::to_string(i) + " does not match " + std::to_string(it->second) +
-                            " elsewhere for the same label in " + equation_);
+                const std::int64_t other = it->second;
+                require(ellipsis && (other == 1 || dim == 1), [&] {
+                    return "Einsum: dimension " + std::to_string(dim) + " of operand " +
+                           std::to_string(i) + " does not match " + std::to_string(other) +
+                           " elsewhere for the same label in " + equation_;
+                });
                 it->second = std::max(it->second, dim);
             }
         }
         for (int label : eq.output)
-            require(sizes.count(label),
-                    "Einsum: output label does not appear in any input of " + equation_);
+            require(sizes.count(label), [&] {
+                return "Einsum: output label does not appear in any input of " + equation_;
+            });
 
         Tensor result;
         dispatchCompute(computeTypeOf(type),
@@ -1112,8 +1144,9 @@ class DetKernel : public Kernel {
              std::vector<Value>& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
         require(isFloatingPoint(x.dtype()), "Det needs a floating-point input");
-        require(x.rank() >= 2 && x.dim(x.rank() - 1) == x.dim(x.rank() - 2),
-                "Det needs square matrices [..., M, M], got " + shapeToString(x.shape()));
+        require(x.rank() >= 2 && x.dim(x.rank() - 1) == x.dim(x.rank() - 2), [&] {
+            return "Det needs square matrices [..., M, M], got " + shapeToString(x.shape());
+        });
         std::int64_t m = x.dim(x.rank() - 1);
         Shape outShape(x.shape().begin(), x.shape().end() - 2);
         Tensor y(x.dtype(), outShape);

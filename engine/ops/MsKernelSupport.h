@@ -29,14 +29,17 @@ using ConstRowMap = Eigen::Map<const ArrayOf<T>>;
 inline const Tensor& requiredInput(const std::vector<const Value*>& inputs, std::size_t index,
                                    const std::string& op, const char* name) {
     const Tensor* t = optionalInputTensor(inputs, index);
-    require(t != nullptr,
-            op + ": missing required input " + std::to_string(index) + " (" + name + ")");
+    require(t != nullptr, [&] {
+        return op + ": missing required input " + std::to_string(index) + " (" + name + ")";
+    });
     return *t;
 }
 
 inline void requireFloatTensor(const Tensor& t, const std::string& op, const char* name) {
-    require(isFloatingPoint(t.dtype()),
-            op + ": " + name + " must be a floating-point tensor, got " + dataTypeName(t.dtype()));
+    require(isFloatingPoint(t.dtype()), [&] {
+        return op + ": " + name + " must be a floating-point tensor, got " +
+               dataTypeName(t.dtype());
+    });
 }
 
 }  // namespace onnxlens::engine::ops::ms

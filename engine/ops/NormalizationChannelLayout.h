@@ -14,8 +14,10 @@ struct ChannelLayout {
 };
 
 inline ChannelLayout channelLayout(const Tensor& x, const char* op) {
-    require(x.rank() >= 2, std::string(op) + " needs an input of rank >= 2 ([N, C, ...]), got " +
-                               shapeToString(x.shape()));
+    require(x.rank() >= 2, [&] {
+        return std::string(op) + " needs an input of rank >= 2 ([N, C, ...]), got " +
+               shapeToString(x.shape());
+    });
     ChannelLayout l;
     l.n = x.dim(0);
     l.c = x.dim(1);

@@ -21,8 +21,10 @@ std::vector<double> broadcastToDoubles(const Tensor& t, const Shape& target, con
         std::int64_t d = t.shape()[t.shape().size() - i];
         fits = d == 1 || d == target[target.size() - i];
     }
-    require(fits, std::string(what) + " of shape " + shapeToString(t.shape()) +
-                      " does not broadcast to " + shapeToString(target));
+    require(fits, [&] {
+        return std::string(what) + " of shape " + shapeToString(t.shape()) +
+               " does not broadcast to " + shapeToString(target);
+    });
     std::vector<double> source = elementsAsDoubles(t);
     auto strides = broadcastStrides(t.shape(), target);
     std::vector<double> out(static_cast<std::size_t>(shapeElementCount(target)));
@@ -40,9 +42,21 @@ std::vector<double> broadcastToDoubles(const Tensor& t, const Shape& target, con
     return out;
 }
 
+// A float tensor's elements when its layout is `target`'s (each dim equal, or 1 where the target's
+// is): read in place instead of broadcast; else null.
+const float* floatsInPlace(const Tensor& t, const Shape& target) {
+    if (t.dtype() != DataType::Float || t.numel() != shapeElementCount(target) ||
+        t.shape().size() > target.size())
+        return nullptr;
+    for (std::size_t i = 1; i <= t.shape().size(); ++i)
+        if (t.shape()[t.shape().size() - i] != target[target.size() - i]) return nullptr;
+    return t.data<float>();
+}
+
 void requireFloatInput(const Tensor& x, const char* op) {
-    require(isFloatingPoint(x.dtype()),
-            std::string(op) + " needs a floating-point input, got " + dataTypeName(x.dtype()));
+    require(isFloatingPoint(x.dtype()), [&] {
+        return std::string(op) + " needs a floating-point input, got " + dataTypeName(x.dtype());
+    });
 }
 
 // Mean and population variance of `count` consecutive elements.
@@ -114,9 +128,10 @@ class BatchNormalizationKernel : public Kernel {
         bool perElement = !spatial_ && !training_ && scale.size() != c;
         std::size_t params = perElement ? c * static_cast<std::size_t>(l.spatial) : c;
         for (const auto* v : {&scale, &bias, &mean, &var})
-            require(v->size() == params, "BatchNormalization: scale, B, mean and var need " +
-                                             std::to_string(params) + " elements (channels " +
-                                             std::to_string(l.c) + ")");
+            require(v->size() == params, [&] {
+                return "BatchNormalization: scale, B, mean and var need " + std::to_string(params) +
+                       " elements (channels " + std::to_string(l.c) + ")";
+            });
 
         std::vector<double> batchMean, batchVar;
         if (training_) {
@@ -199,9 +214,10 @@ class InstanceNormalizationKernel : public Kernel {
         ChannelLayout l = channelLayout(x, "InstanceNormalization");
         std::vector<double> scale = elementsAsDoubles(inputTensor(inputs, 1));
         std::vector<double> bias = elementsAsDoubles(inputTensor(inputs, 2));
-        require(scale.size() == static_cast<std::size_t>(l.c) && bias.size() == scale.size(),
-                "InstanceNormalization: scale and B need one element per channel (" +
-                    std::to_string(l.c) + ")");
+        require(scale.size() == static_cast<std::size_t>(l.c) && bias.size() == scale.size(), [&] {
+            return "InstanceNormalization: scale and B need one element per channel (" +
+                   std::to_string(l.c) + ")";
+        });
         // One affine (a, b) per (n, c) instance, laid out as N*C "channels" of one image.
         auto instances = static_cast<std::size_t>(l.n * l.c);
         std::vector<double> a(instances), b(instances);
@@ -237,12 +253,15 @@ class GroupNormalizationKernel : public Kernel {
         : epsilon_(node.getFloat("epsilon", 1e-5f)),
           groups_(node.getInt("num_groups")),
           perChannelAffine_(node.opsetVersion() >= 21) {
-        require(groups_ > 0,
-                "GroupNormalization: num_groups must be positive, got " + std::to_string(groups_));
+        require(groups_ > 0, [&] {
+            return "GroupNormalization: num_groups must be positive, got " +
+                   std::to_string(groups_);
+        });
         // Statistics run in double whatever stash_type asks: at least as precise as float32.
         const std::int64_t stash = node.getInt("stash_type", 1);
-        require(stash == 1 || stash == 10 || stash == 11 || stash == 16,
-                "GroupNormalization: unsupported stash_type " + std::to_string(stash));
+        require(stash == 1 || stash == 10 || stash == 11 || stash == 16, [&] {
+            return "GroupNormalization: unsupported stash_type " + std::to_string(stash);
+        });
     }
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
@@ -250,17 +269,19 @@ class GroupNormalizationKernel : public Kernel {
         const Tensor& x = inputTensor(inputs, 0);
         requireFloatInput(x, "GroupNormalization");
         ChannelLayout l = channelLayout(x, "GroupNormalization");
-        require(l.c % groups_ == 0, "GroupNormalization: " + std::to_string(l.c) +
-                                        " channels do not split into " + std::to_string(groups_) +
-                                        " groups");
+        require(l.c % groups_ == 0, [&] {
+            return "GroupNormalization: " + std::to_string(l.c) + " channels do not split into " +
+                   std::to_string(groups_) + " groups";
+        });
         const std::int64_t perGroup = l.c / groups_;
         std::vector<double> scale = elementsAsDoubles(inputTensor(inputs, 1));
         std::vector<double> bias = elementsAsDoubles(inputTensor(inputs, 2));
         const auto affineCount = static_cast<std::size_t>(perChannelAffine_ ? l.c : groups_);
-        require(scale.size() == affineCount && bias.size() == affineCount,
-                std::string("GroupNormalization: scale and bias need one element per ") +
-                    (perChannelAffine_ ? "channel (" : "group (") + std::to_string(affineCount) +
-                    ")");
+        require(scale.size() == affineCount && bias.size() == affineCount, [&] {
+            return std::string("GroupNormalization: scale and bias need one element per ") +
+                   (perChannelAffine_ ? "channel (" : "group (") + std::to_string(affineCount) +
+                   ")";
+        });
         auto instances = static_cast<std::size_t>(l.n * l.c);
         std::vector<double> a(instances), b(instances);
         Tensor y(x.dtype(), x.shape());
@@ -308,7 +329,7 @@ class RmsNormalizationKernel : public Kernel {
           epsilon_(node.getFloat("epsilon", 1e-5f)) {
         const std::int64_t stash = node.getInt("stash_type", 1);
         require(stash == 1 || stash == 10 || stash == 11 || stash == 16,
-                name_ + ": unsupported stash_type " + std::to_string(stash));
+                [&] { return name_ + ": unsupported stash_type " + std::to_string(stash); });
         stashType_ = static_cast<DataType>(stash);
     }
 
@@ -375,8 +396,9 @@ class LayerNormalizationKernel : public Kernel {
     explicit LayerNormalizationKernel(const NodeInfo& node)
         : axis_(node.getInt("axis", -1)), epsilon_(node.getFloat("epsilon", 1e-5f)) {
         std::int64_t stash = node.getInt("stash_type", 1);
-        require(stash == 1 || stash == 11,
-                "LayerNormalization: unsupported stash_type " + std::to_string(stash));
+        require(stash == 1 || stash == 11, [&] {
+            return "LayerNormalization: unsupported stash_type " + std::to_string(stash);
+        });
         stashType_ = static_cast<DataType>(stash);
     }
 
@@ -388,17 +410,34 @@ class LayerNormalizationKernel : public Kernel {
         Shape normalizedShape(x.shape().begin() + axis, x.shape().end());
         std::int64_t outer = shapeElementCount(std::span(x.shape()).first(axis));
         std::int64_t inner = shapeElementCount(normalizedShape);
-        std::vector<double> scale =
-            broadcastToDoubles(inputTensor(inputs, 1), normalizedShape, "LayerNormalization scale");
-        std::vector<double> bias;
-        if (const Tensor* b = optionalInputTensor(inputs, 2))
-            bias = broadcastToDoubles(*b, normalizedShape, "LayerNormalization B");
+        const Tensor& scaleTensor = inputTensor(inputs, 1);
+        const Tensor* biasTensor = optionalInputTensor(inputs, 2);
+        // Float rows normalise in float (statistics stay in double): one vectorised pass, with
+        // float scale and bias of the normalized dims' layout read in place (the usual case), else
+        // broadcast and converted.
+        const bool floatRows = x.dtype() == DataType::Float;
+        const float* g = floatRows ? floatsInPlace(scaleTensor, normalizedShape) : nullptr;
+        const float* b =
+            floatRows && biasTensor ? floatsInPlace(*biasTensor, normalizedShape) : nullptr;
+        std::vector<double> scale, bias;
+        std::vector<float> scaleF, biasF;
+        if (!g) {
+            scale = broadcastToDoubles(scaleTensor, normalizedShape, "LayerNormalization scale");
+            scaleF.assign(scale.begin(), scale.end());
+            g = scaleF.data();
+        }
+        if (biasTensor && !b) {
+            bias = broadcastToDoubles(*biasTensor, normalizedShape, "LayerNormalization B");
+            biasF.assign(bias.begin(), bias.end());
+            b = biasF.data();
+        }
+        if (!b) {
+            biasF.assign(static_cast<std::size_t>(inner), 0.0f);
+            b = biasF.data();
+        }
         auto rows = static_cast<std::size_t>(outer);
         std::vector<double> means(rows), invStdDevs(rows);
         Tensor y(x.dtype(), x.shape());
-        // Float rows normalise in float (statistics stay in double): one vectorised pass.
-        std::vector<float> scaleF(scale.begin(), scale.end()), biasF(bias.begin(), bias.end());
-        if (biasF.empty()) biasF.assign(scaleF.size(), 0.0f);
         dispatchFloat(x.dtype(), [&]<class T>() {
             const T* in = x.data<T>();
             T* out = y.data<T>();
@@ -413,8 +452,6 @@ class LayerNormalizationKernel : public Kernel {
                         invStdDevs[static_cast<std::size_t>(r)] = inv;
                         if constexpr (std::is_same_v<T, float>) {
                             const float m = static_cast<float>(mean), s = static_cast<float>(inv);
-                            const float* g = scaleF.data();
-                            const float* b = biasF.data();
                             for (std::int64_t i = 0; i < inner; ++i)
                                 dst[i] = (row[i] - m) * s * g[i] + b[i];
                             continue;
@@ -449,7 +486,8 @@ class LrnKernel : public Kernel {
           beta_(node.getFloat("beta", 0.75f)),
           bias_(node.getFloat("bias", 1.0f)),
           size_(node.getInt("size")) {
-        require(size_ > 0, "LRN: size must be positive, got " + std::to_string(size_));
+        require(size_ > 0,
+                [&] { return "LRN: size must be positive, got " + std::to_string(size_); });
     }
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,

@@ -19,8 +19,10 @@ namespace onnxlens::engine::ops {
 namespace {
 
 void requireImageInput(const Tensor& x, const char* op) {
-    require(x.rank() >= 3, std::string(op) + " input must have rank >= 3 (N, C, spatial...), got " +
-                               shapeToString(x.shape()));
+    require(x.rank() >= 3, [&] {
+        return std::string(op) + " input must have rank >= 3 (N, C, spatial...), got " +
+               shapeToString(x.shape());
+    });
 }
 
 // Splits planes (n, c) over the pool and calls `plane(index)` for each.
@@ -41,7 +43,7 @@ struct PoolProblem {
 
 PoolProblem poolProblem(const WindowAttributes& attrs, const Tensor& x, const char* op) {
     requireImageInput(x, op);
-    require(!attrs.kernelShape.empty(), std::string(op) + " requires kernel_shape");
+    require(!attrs.kernelShape.empty(), [&] { return std::string(op) + " requires kernel_shape"; });
     PoolProblem pr;
     pr.geometry = makeWindowGeometry(attrs, spatialDims(x), attrs.kernelShape);
     resolveForwardWindow(pr.geometry, attrs.autoPad, attrs.ceilMode);
@@ -245,8 +247,10 @@ class GlobalPoolKernel : public Kernel {
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
-        require(x.rank() >= 2, "global pooling input must have rank >= 2 (N, C, ...), got " +
-                                   shapeToString(x.shape()));
+        require(x.rank() >= 2, [&] {
+            return "global pooling input must have rank >= 2 (N, C, ...), got " +
+                   shapeToString(x.shape());
+        });
         Shape outShape = x.shape();
         for (std::size_t i = 2; i < outShape.size(); ++i) outShape[i] = 1;
         const std::int64_t planes = x.dim(0) * x.dim(1);
@@ -424,12 +428,14 @@ class BlockedPoolKernel : public Kernel {
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
-        require(x.dtype() == DataType::Float && x.rank() >= 4 && x.rank() <= 6,
-                std::string("blocked pooling takes a float [N, Cb, spatial..., b] tensor, got ") +
-                    dataTypeName(x.dtype()) + " " + shapeToString(x.shape()));
+        require(x.dtype() == DataType::Float && x.rank() >= 4 && x.rank() <= 6, [&] {
+            return std::string(
+                       "blocked pooling takes a float [N, Cb, spatial..., b] tensor, got ") +
+                   dataTypeName(x.dtype()) + " " + shapeToString(x.shape());
+        });
         const std::int64_t block = x.shape().back();
         require(block >= 1 && block <= 64,
-                "channel block must be 1 to 64, got " + std::to_string(block));
+                [&] { return "channel block must be 1 to 64, got " + std::to_string(block); });
         const Shape spatial(x.shape().begin() + 2, x.shape().end() - 1);
         WindowGeometry g = makeWindowGeometry(
             attrs_, spatial, Kind == BlockedPooling::GlobalAverage ? spatial : attrs_.kernelShape);
@@ -506,9 +512,10 @@ class MaxUnpoolKernel : public Kernel {
         const Tensor& indices = inputTensor(inputs, 1);
         const Tensor* outputShape = optionalInputTensor(inputs, 2);
         requireImageInput(x, "MaxUnpool");
-        require(indices.shape() == x.shape(), "indices I " + shapeToString(indices.shape()) +
-                                                  " must have the shape of X " +
-                                                  shapeToString(x.shape()));
+        require(indices.shape() == x.shape(), [&] {
+            return "indices I " + shapeToString(indices.shape()) + " must have the shape of X " +
+                   shapeToString(x.shape());
+        });
         // Indices address the unpooled shape the attributes imply (as in the ONNX reference);
         // an explicit output_shape then crops or zero-extends that result at the far ends.
         WindowGeometry g = makeWindowGeometry(attrs_, spatialDims(x), attrs_.kernelShape);
@@ -523,9 +530,10 @@ class MaxUnpoolKernel : public Kernel {
                 T* out = static_cast<T*>(y.raw());
                 for (std::int64_t i = 0; i < x.numel(); ++i) {
                     const std::int64_t target = indices.valueAsInt64(i);
-                    require(target >= 0 && target < y.numel(),
-                            "index " + std::to_string(target) + " is outside the output of " +
-                                std::to_string(y.numel()) + " elements");
+                    require(target >= 0 && target < y.numel(), [&] {
+                        return "index " + std::to_string(target) + " is outside the output of " +
+                               std::to_string(y.numel()) + " elements";
+                    });
                     out[target] = in[i];
                 }
             } else {
@@ -536,8 +544,10 @@ class MaxUnpoolKernel : public Kernel {
             Shape shape = outputShape->toInt64Vector();
             require(
                 shape.size() == x.shape().size() && shape[0] == x.dim(0) && shape[1] == x.dim(1),
-                "output_shape " + shapeToString(shape) + " must be [N, C, spatial...] of X " +
-                    shapeToString(x.shape()));
+                [&] {
+                    return "output_shape " + shapeToString(shape) +
+                           " must be [N, C, spatial...] of X " + shapeToString(x.shape());
+                });
             if (shape != inferred) y = placeAtOrigin(y, shape);
         }
         outputs[0] = Value(y);
@@ -561,8 +571,9 @@ class MaxRoiPoolKernel : public Kernel {
         const Tensor& x = inputTensor(inputs, 0);
         const Tensor& rois = inputTensor(inputs, 1);
         require(x.rank() == 4, "MaxRoiPool input must be 4-D (N, C, H, W)");
-        require(rois.rank() == 2 && rois.dim(1) == 5,
-                "rois must have shape [num_rois, 5], got " + shapeToString(rois.shape()));
+        require(rois.rank() == 2 && rois.dim(1) == 5, [&] {
+            return "rois must have shape [num_rois, 5], got " + shapeToString(rois.shape());
+        });
         const std::int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3);
         const std::int64_t PH = pooledShape_[0], PW = pooledShape_[1];
         outputs[0] = dispatchFloat(x.dtype(), [&]<class T>() {
@@ -576,8 +587,9 @@ class MaxRoiPoolKernel : public Kernel {
                             "roi values must be finite");
                 }
                 const std::int64_t batch = static_cast<std::int64_t>(rois.valueAsDouble(r * 5));
-                require(batch >= 0 && batch < x.dim(0),
-                        "roi batch index " + std::to_string(batch) + " is out of range");
+                require(batch >= 0 && batch < x.dim(0), [&] {
+                    return "roi batch index " + std::to_string(batch) + " is out of range";
+                });
                 auto coord = [&](int i) {
                     return static_cast<std::int64_t>(
                         std::round(rois.valueAsDouble(r * 5 + i) * spatialScale_));

@@ -61,8 +61,9 @@ inline std::vector<double> elementsAsDoubles(const Tensor& t) {
 // A floating-point tensor of `type` and `shape` holding `values`.
 inline Tensor doublesToTensor(const std::vector<double>& values, DataType type, Shape shape) {
     Tensor t(type, std::move(shape));
-    require(static_cast<std::size_t>(t.numel()) == values.size(),
-            "internal: value count does not match the shape " + shapeToString(t.shape()));
+    require(static_cast<std::size_t>(t.numel()) == values.size(), [&] {
+        return "internal: value count does not match the shape " + shapeToString(t.shape());
+    });
     dispatchFloat(type, [&]<class T>() {
         T* p = t.data<T>();
         for (std::size_t i = 0; i < values.size(); ++i) p[i] = fromDouble<T>(values[i]);

@@ -109,8 +109,10 @@ class ConstantOfShapeKernel final : public Kernel {
     }
     void run(KernelContext&, const Inputs& inputs, Outputs& outputs) override {
         const Tensor& shapeTensor = inputTensor(inputs, 0);
-        require(shapeTensor.rank() == 1, "ConstantOfShape: the shape input must be 1-D, got " +
-                                             shapeToString(shapeTensor.shape()));
+        require(shapeTensor.rank() == 1, [&] {
+            return "ConstantOfShape: the shape input must be 1-D, got " +
+                   shapeToString(shapeTensor.shape());
+        });
         Tensor out(value_.dtype(), shapeTensor.toInt64Vector());
         fillWithScalar(out, value_);
         outputs[0] = Value(std::move(out));
@@ -575,8 +577,9 @@ class ExpandKernel final : public Kernel {
     void run(KernelContext& ctx, const Inputs& inputs, Outputs& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
         const Tensor& shapeTensor = inputTensor(inputs, 1);
-        require(shapeTensor.rank() == 1,
-                "Expand: the shape input must be 1-D, got " + shapeToString(shapeTensor.shape()));
+        require(shapeTensor.rank() == 1, [&] {
+            return "Expand: the shape input must be 1-D, got " + shapeToString(shapeTensor.shape());
+        });
         const Shape outShape = broadcastShapes(x.shape(), shapeTensor.toInt64Vector());
         StridedView view{outShape, broadcastStrides(x.shape(), outShape), 0};
         outputs[0] = Value(copyStridedView(x, view, &ctx.pool()));
@@ -896,7 +899,8 @@ class EyeLikeKernel final : public Kernel {
     }
     void run(KernelContext&, const Inputs& inputs, Outputs& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
-        require(x.rank() == 2, "EyeLike: the input must be 2-D, got " + shapeToString(x.shape()));
+        require(x.rank() == 2,
+                [&] { return "EyeLike: the input must be 2-D, got " + shapeToString(x.shape()); });
         const DataType type = dtype_.value_or(x.dtype());
         Tensor out = Tensor::zeros(type, x.shape());
         const std::int64_t rows = x.dim(0), cols = x.dim(1);
@@ -920,8 +924,9 @@ class TriluKernel final : public Kernel {
     explicit TriluKernel(const NodeInfo& node) : upper_(node.getInt("upper", 1) != 0) {}
     void run(KernelContext&, const Inputs& inputs, Outputs& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
-        require(x.rank() >= 2,
-                "Trilu: the input must have rank >= 2, got " + shapeToString(x.shape()));
+        require(x.rank() >= 2, [&] {
+            return "Trilu: the input must have rank >= 2, got " + shapeToString(x.shape());
+        });
         const Tensor* kTensor = optionalInputTensor(inputs, 1);
         const std::int64_t k = kTensor ? kTensor->valueAsInt64(0) : 0;
         const std::int64_t rows = x.dim(x.rank() - 2), cols = x.dim(x.rank() - 1);
@@ -962,8 +967,9 @@ class DepthToSpaceKernel final : public Kernel {
     }
     void run(KernelContext& ctx, const Inputs& inputs, Outputs& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
-        require(x.rank() == 4,
-                "DepthToSpace: the input must be 4-D, got " + shapeToString(x.shape()));
+        require(x.rank() == 4, [&] {
+            return "DepthToSpace: the input must be 4-D, got " + shapeToString(x.shape());
+        });
         const std::int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3), b = block_;
         if (c % (b * b) != 0)
             fail("DepthToSpace: channels " + std::to_string(c) +
@@ -990,8 +996,9 @@ class SpaceToDepthKernel final : public Kernel {
     explicit SpaceToDepthKernel(const NodeInfo& node) : block_(positiveBlockSize(node)) {}
     void run(KernelContext& ctx, const Inputs& inputs, Outputs& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
-        require(x.rank() == 4,
-                "SpaceToDepth: the input must be 4-D, got " + shapeToString(x.shape()));
+        require(x.rank() == 4, [&] {
+            return "SpaceToDepth: the input must be 4-D, got " + shapeToString(x.shape());
+        });
         const std::int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3), b = block_;
         if (h % b != 0 || w % b != 0)
             fail("SpaceToDepth: spatial size " + std::to_string(h) + "x" + std::to_string(w) +

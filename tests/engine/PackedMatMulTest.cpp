@@ -241,6 +241,41 @@ TEST(PackedMatMul, FewRowsAtManyThreadsNeverRunOneDnnsReferenceKernel) {
     }
 }
 
+// One product object kept across calls (as a node's kernel is across runs) keeps its oneDNN
+// argument memories and points them at each call's buffers (DnnlCallArgs.h): every call reads its
+// own A, bias and weights and writes its own Y, also when the buffers come back in turn.
+TEST(PackedMatMul, KeptProductReadsAndWritesEachCallsBuffers) {
+    constexpr std::int64_t rows = 16, k = 96, n = 80;
+    const auto blocks = engine::ops::preferredPackedMatMulBlocks(k, n, 16);
+    const Tensor b1 = waves({k, n}, 0.9f), b2 = waves({k, n}, 2.3f), bias = waves({n}, 1.1f);
+    const Tensor packed1 = engine::ops::packMatMulWeights(b1, blocks);
+    const Tensor packed2 = engine::ops::packMatMulWeights(b2, blocks);
+    const std::vector<Tensor> as{waves({rows, k}, 0.2f), waves({rows, k}, 0.7f)};
+    engine::ops::DnnlPackedMatMul product;
+    std::vector<std::vector<float>> ys(2, std::vector<float>(rows * n));
+    for (int call = 0; call < 6; ++call) {
+        SCOPED_TRACE("call " + std::to_string(call));
+        const Tensor& a = as[static_cast<std::size_t>(call % 2)];
+        const bool secondWeights = call >= 3;
+        const Tensor& b = secondWeights ? b2 : b1;
+        std::vector<float>& y = ys[static_cast<std::size_t>((call / 2) % 2)];
+        std::fill(y.begin(), y.end(), -7.0f);
+        const float* biasData = call == 5 ? nullptr : bias.data<float>();
+        if (!product.run(a.data<float>(), rows, k, n, secondWeights ? packed2 : packed1, biasData,
+                         engine::ops::MatMulActivation::None, y.data()))
+            GTEST_SKIP() << "no oneDNN kernel for these products in this build";
+        for (std::int64_t r = 0; r < rows; ++r)
+            for (std::int64_t j = 0; j < n; ++j) {
+                double sum = biasData ? biasData[j] : 0.0;
+                for (std::int64_t i = 0; i < k; ++i)
+                    sum += static_cast<double>(a.data<float>()[r * k + i]) *
+                           b.data<float>()[i * n + j];
+                ASSERT_NEAR(y[static_cast<std::size_t>(r * n + j)], sum, 1e-4)
+                    << "row " << r << ", column " << j;
+            }
+    }
+}
+
 TEST(PackedMatMul, KernelRefusesWeightsThatDoNotHoldKAndN) {
     OneNodeSpec spec;
     spec.opType = "PackedMatMul";
