@@ -61,8 +61,9 @@ TEST(OptimizerPipeline, PassTableListsThePassesInTheOrderTheyRun) {
         if (pass.cleanup) cleanup.push_back(pass.name);
     }
     const std::vector<std::string> expectedCleanup = {
-        "compute-float16-in-float", "eliminate-identity", "eliminate-inference-dropout",
-        "fold-constants", "reshape-targets-from-input-dims", "fold-batchnorm-into-conv"};
+        "compute-float16-in-float",        "eliminate-identity",
+        "eliminate-inference-dropout",     "fold-constants",
+        "reshape-targets-from-input-dims", "fold-batchnorm-into-conv"};
     EXPECT_EQ(cleanup, expectedCleanup);
     ASSERT_GE(names.size(), 11u);
     // Cleanup first, then the fusions; the conv fusions before the blocked layout that rewrites
