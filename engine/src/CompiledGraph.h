@@ -23,9 +23,13 @@ class CompiledGraph;
 // names in their parent frames.
 struct Frame {
     const CompiledGraph* graph = nullptr;
-    std::vector<Value> values;  // indexed by the graph's slots
+    std::vector<Value> values;  // indexed by the graph's slots; an initializer's stays None
     const Frame* parent = nullptr;
     const Value* lookup(const std::string& name) const;
+    // The value of `slot`: the frame's own, else the graph's initializer there. Initializers are
+    // read in place, never copied into a frame (a copy per run and initializer cost a heap block
+    // for its shape); they are never released, so no kernel reuses their buffers.
+    const Value& at(int slot) const;
 };
 
 class CompiledGraph {
@@ -42,6 +46,7 @@ class CompiledGraph {
     const std::vector<std::string>& inputNames() const { return inputNames_; }
     const std::vector<std::string>& outputNames() const { return outputNames_; }
     int slotOf(const std::string& name) const;  // -1 when not a value of this graph
+    const Value* constantAt(int slot) const { return constantAt_[static_cast<std::size_t>(slot)]; }
 
   private:
     friend class GraphCompiler;
@@ -50,6 +55,7 @@ class CompiledGraph {
     std::vector<std::string> inputNames_, outputNames_;
     std::vector<int> inputSlots_, outputSlots_;
     std::vector<std::pair<int, Value>> constants_;  // initializers
+    std::vector<const Value*> constantAt_;          // per slot: its initializer, or null
     std::vector<int> freeSlots_;                    // names resolved in parent frames
     std::vector<std::unique_ptr<Step>> steps_;
     std::shared_ptr<void> ownedProtos_;  // expanded function bodies etc.

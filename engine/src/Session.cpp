@@ -160,6 +160,9 @@ class GraphCompiler {
             graph_->outputSlots_.push_back(slot);
         }
         computeReleases();
+        graph_->constantAt_.assign(graph_->slotNames_.size(), nullptr);
+        for (const auto& [slot, value] : graph_->constants_)
+            graph_->constantAt_[static_cast<std::size_t>(slot)] = &value;
         return compiled;
     }
 
@@ -500,9 +503,16 @@ int CompiledGraph::slotOf(const std::string& name) const {
 const Value* Frame::lookup(const std::string& name) const {
     for (const Frame* f = this; f; f = f->parent) {
         int slot = f->graph->slotOf(name);
-        if (slot >= 0) return &f->values[slot];
+        if (slot >= 0) return &f->at(slot);
     }
     return nullptr;
+}
+
+const Value& Frame::at(int slot) const {
+    const Value& own = values[static_cast<std::size_t>(slot)];
+    if (!own.isNone()) return own;
+    const Value* constant = graph->constantAt(slot);
+    return constant ? *constant : own;
 }
 
 std::vector<Value> CompiledGraph::run(ThreadPool& pool, std::vector<Value> inputs,
@@ -513,13 +523,12 @@ std::vector<Value> CompiledGraph::run(ThreadPool& pool, std::vector<Value> input
     frame.graph = this;
     frame.parent = parent;
     frame.values.resize(slotNames_.size());
-    for (const auto& [slot, value] : constants_) frame.values[slot] = value;
     if (inputs.size() > inputSlots_.size())
         throw EngineError("graph takes " + std::to_string(inputSlots_.size()) + " inputs, got " +
                           std::to_string(inputs.size()));
+    // A None input leaves an initializer of the same name its default (Frame::at).
     for (std::size_t i = 0; i < inputs.size(); ++i)
-        if (!inputs[i].isNone() || frame.values[inputSlots_[i]].isNone())
-            frame.values[inputSlots_[i]] = std::move(inputs[i]);
+        if (!inputs[i].isNone()) frame.values[inputSlots_[i]] = std::move(inputs[i]);
     // Free names no enclosing frame defines; reading one is an error (an empty optional that an
     // enclosing frame does define is a legitimate None).
     std::vector<bool> unresolved(slotNames_.size(), false);
@@ -575,7 +584,7 @@ std::vector<Value> CompiledGraph::run(ThreadPool& pool, std::vector<Value> input
                 stepInputs.push_back(nullptr);
                 continue;
             }
-            const Value& v = frame.values[slot];
+            const Value& v = frame.at(slot);
             if (v.isNone() && unresolved[slot])
                 throw EngineError(step->label + ": input '" + slotNames_[slot] +
                                   "' is not defined");
@@ -612,7 +621,7 @@ std::vector<Value> CompiledGraph::run(ThreadPool& pool, std::vector<Value> input
     }
     std::vector<Value> outputs;
     outputs.reserve(outputSlots_.size());
-    for (int slot : outputSlots_) outputs.push_back(frame.values[slot]);
+    for (int slot : outputSlots_) outputs.push_back(frame.at(slot));
     return outputs;
 }
 

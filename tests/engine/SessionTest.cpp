@@ -135,6 +135,7 @@ TEST(Session, TakingTheModelOverLeavesNoCopyBehindUnlessItIsShared) {
     LoadedModel sole = modelWithWeights();
     auto taken = engine::Session::create(std::move(sole));
     ASSERT_TRUE(taken) << taken.error().message;
+    // NOLINTNEXTLINE(bugprone-use-after-move): what the move left behind is the point
     EXPECT_EQ(sole.proto, nullptr);
     EXPECT_EQ(firstOutput(**taken), 3.0f);
     EXPECT_EQ((*taken)->optimizedModel().graph().node_size(), 1);
@@ -173,4 +174,38 @@ TEST(Session, ProfileHoldsTheNodesThatRanInOrder) {
                               &control));
     ASSERT_EQ(control.nodeProfiles.size(), 1u);
     EXPECT_EQ(control.nodeProfiles[0].opType, "Relu");
+}
+
+// Initializers are read in place by every run (Frame::at), never copied into it: an initializer
+// that is also a graph input is the input's default until a run feeds it, a fed value is that
+// run's only, and an initializer can be a graph output itself.
+TEST(Session, InitializersAreDefaultsEveryRunAndCanBeOutputs) {
+    auto m = emptyModel();
+    auto& g = *m.mutable_graph();
+    addFloatInput(g, "x", {2});
+    addFloatInput(g, "bias", {2});
+    addInitializer(g, "bias", makeTensor<float>({2}, {1, 2}));
+    addInitializer(g, "scale", makeTensor<float>({2}, {10, 20}));
+    addNode(g, "Add", {"x", "bias"}, {"sum"});
+    addNode(g, "Mul", {"sum", "scale"}, {"y"});
+    g.add_output()->set_name("y");
+    g.add_output()->set_name("scale");
+    LoadedModel loaded;
+    loaded.path = "defaults.onnx";
+    loaded.proto = std::make_shared<onnx::ModelProto>(m);
+    for (const bool optimize : {false, true}) {
+        engine::SessionOptions options;
+        options.optimize = optimize;
+        auto session = engine::Session::create(loaded, options);
+        ASSERT_TRUE(session) << session.error().message;
+        const Value x(makeTensor<float>({2}, {0.5f, 0.25f}));
+        auto first = (*session)->run({{"x", x}});
+        auto fed = (*session)->run({{"x", x}, {"bias", Value(makeTensor<float>({2}, {-1, -2}))}});
+        auto again = (*session)->run({{"x", x}});
+        ASSERT_TRUE(first && fed && again);
+        EXPECT_TRUE(tensorsClose(first->at(0).tensor(), makeTensor<float>({2}, {15, 45})));
+        EXPECT_TRUE(tensorsClose(fed->at(0).tensor(), makeTensor<float>({2}, {-5, -35})));
+        EXPECT_TRUE(tensorsClose(again->at(0).tensor(), makeTensor<float>({2}, {15, 45})));
+        EXPECT_TRUE(tensorsClose(again->at(1).tensor(), makeTensor<float>({2}, {10, 20})));
+    }
 }
