@@ -3,8 +3,8 @@
 // dnnl::memory per argument and an std::unordered_map per call cost three to six heap blocks an
 // argument inside and outside oneDNN (malloc and free were 4% of a run of MiniLM's 37 small
 // products, 16 rows each); a kept memory object only takes the call's pointer
-// (set_data_handle, no allocation), and the call goes to oneDNN's C function with the arguments
-// in an array on the stack.
+// (set_data_handle: no allocation, and the same zero padding of blocked layouts as creating the
+// memory), and the call goes to oneDNN's C function with the arguments in an array on the stack.
 //
 // Not for concurrent calls: one DnnlCallArgs per primitive and caller (the kernels hold their
 // oneDNN state under a mutex; a primitive run by several threads at once takes one each).
@@ -30,7 +30,7 @@ class DnnlCallArgs {
     // Argument `arg` (DNNL_ARG_SRC...) of layout `desc`, pointed at no buffer until a call.
     void add(int arg, const dnnl::memory::desc& desc, const dnnl::engine& engine) {
         require(count_ < kMaxArgs, "internal: too many oneDNN arguments");
-        slots_[count_++] = {arg, dnnl::memory(desc, engine, DNNL_MEMORY_NONE), nullptr};
+        slots_[count_++] = {arg, dnnl::memory(desc, engine, DNNL_MEMORY_NONE)};
     }
 
     // Runs `primitive` on `stream` with each argument pointed at its buffer; `buffers` pairs an
@@ -52,17 +52,16 @@ class DnnlCallArgs {
     struct Slot {
         int arg = 0;
         dnnl::memory memory;
-        const void* data = nullptr;
     };
 
     void point(int arg, const void* data) {
         for (std::size_t i = 0; i < count_; ++i) {
             Slot& slot = slots_[i];
             if (slot.arg != arg) continue;
-            if (slot.data != data) {
-                slot.memory.set_data_handle(const_cast<void*>(data));
-                slot.data = data;
-            }
+            // Every call, also for the same pointer: like creating the memory did, setting the
+            // handle zero-pads a blocked layout's padded channels, which oneDNN's kernels read as
+            // zeros (the buffer at an address may be a new tensor's).
+            slot.memory.set_data_handle(const_cast<void*>(data));
             return;
         }
         if (data != nullptr)
