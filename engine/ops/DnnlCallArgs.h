@@ -46,8 +46,6 @@ class DnnlCallArgs {
                                 "could not execute a primitive");
     }
 
-    bool empty() const { return count_ == 0; }
-
   private:
     struct Slot {
         int arg = 0;

@@ -110,10 +110,11 @@ struct DnnlPackedMatMul::State {
     std::vector<std::uint8_t> scratchpad;
     std::vector<std::vector<std::uint8_t>> sliceScratchpads;
 
-    // A scratchpad memory of `desc`'s size in `buffer` (grown as needed).
-    dnnl::memory scratchpadIn(std::vector<std::uint8_t>& buffer, const dnnl::memory::desc& desc) {
+    // `buffer`, grown to `desc`'s size as needed: a scratchpad.
+    static std::uint8_t* scratchpadIn(std::vector<std::uint8_t>& buffer,
+                                      const dnnl::memory::desc& desc) {
         if (buffer.size() < desc.get_size()) buffer.resize(desc.get_size());
-        return dnnl::memory(desc, engine, buffer.data());
+        return buffer.data();
     }
 
     Entry* entryFor(const Key& key) {
@@ -206,13 +207,11 @@ bool DnnlPackedMatMul::run(const float* a, std::int64_t rows, std::int64_t k, st
         }
         weights = static_cast<const float*>(s.reordered.get_data_handle());
     }
-    if (s.scratchpad.size() < e->scratchpad.get_size())
-        s.scratchpad.resize(e->scratchpad.get_size());
     e->call.execute(e->primitive, s.stream,
                     {{DNNL_ARG_SRC, a},
                      {DNNL_ARG_WEIGHTS, weights},
                      {DNNL_ARG_DST, y},
-                     {DNNL_ARG_SCRATCHPAD, s.scratchpad.data()},
+                     {DNNL_ARG_SCRATCHPAD, State::scratchpadIn(s.scratchpad, e->scratchpad)},
                      {DNNL_ARG_BIAS, bias}});
     s.stream.wait();
     if (s.lastImplementations.size() != 1 || s.lastImplementations.front() != e->implementation)
@@ -282,7 +281,9 @@ bool DnnlPackedMatMul::runColumnSlices(const float* a, std::int64_t rows, std::i
     if (s.sliceScratchpads.size() < plan.size()) s.sliceScratchpads.resize(plan.size());
     std::vector<dnnl::memory> scratchpads;
     for (std::size_t t = 0; t < plan.size(); ++t)
-        scratchpads.push_back(s.scratchpadIn(s.sliceScratchpads[t], plan[t].entry->scratchpad));
+        scratchpads.emplace_back(
+            plan[t].entry->scratchpad, s.engine,
+            State::scratchpadIn(s.sliceScratchpads[t], plan[t].entry->scratchpad));
     const std::int64_t blockSize = blocks.k * blocks.n * ((k + blocks.k - 1) / blocks.k);
     auto* w = const_cast<float*>(packed.data<float>());
     // One slice per thread; oneDNN, called inside the parallel loop, runs each on that thread.

@@ -164,12 +164,7 @@ int foldConstants(PassContext& context) {
         removeNodes(graph, remove);
         for (auto& t : newInitializers) *graph.add_initializer() = std::move(t);
         // Initializers nobody reads any more (inputs of folded nodes) are dropped.
-        const GraphIndex after(graph);
-        google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
-        for (auto& init : *graph.mutable_initializer())
-            if (after.readCount(init.name()) > 0 || after.isGraphInput(init.name()))
-                kept.Add(std::move(init));
-        graph.mutable_initializer()->Swap(&kept);
+        removeUnreadInitializers(graph);
     }
     return rewrites;
 }

@@ -148,13 +148,7 @@ void removeUnreadNodes(onnx::GraphProto& graph, std::unordered_set<std::string> 
         }
         if (changed) removeNodes(graph, remove);
     }
-    const GraphIndex after(graph);
-    google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
-    for (auto& init : *graph.mutable_initializer())
-        if (!inputsOfRemoved.count(init.name()) || after.readCount(init.name()) > 0 ||
-            after.isGraphInput(init.name()))
-            kept.Add(std::move(init));
-    graph.mutable_initializer()->Swap(&kept);
+    removeUnreadInitializers(graph, &inputsOfRemoved);
 }
 
 }  // namespace

@@ -69,6 +69,17 @@ void removeNodes(onnx::GraphProto& graph, const std::vector<bool>& remove) {
     graph.mutable_node()->Swap(&kept);
 }
 
+void removeUnreadInitializers(onnx::GraphProto& graph,
+                              const std::unordered_set<std::string>* among) {
+    const GraphIndex index(graph);
+    google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
+    for (auto& init : *graph.mutable_initializer())
+        if ((among && !among->count(init.name())) || index.readCount(init.name()) > 0 ||
+            index.isGraphInput(init.name()))
+            kept.Add(std::move(init));
+    graph.mutable_initializer()->Swap(&kept);
+}
+
 std::optional<Tensor> constantTensor(const GraphIndex& index, const std::string& name,
                                      const std::filesystem::path& modelDirectory) {
     const auto* proto = index.constant(name);

@@ -33,6 +33,11 @@ void renameUses(onnx::GraphProto& graph, const std::string& from, const std::str
 // Removes the nodes marked in `remove` (indexed like graph.node()), keeping the others' order.
 void removeNodes(onnx::GraphProto& graph, const std::vector<bool>& remove);
 
+// Removes the initializers no node, subgraph or graph output reads and no graph input names, of
+// those in `among` (every initializer when null): what a rewrite left unread.
+void removeUnreadInitializers(onnx::GraphProto& graph,
+                              const std::unordered_set<std::string>* among = nullptr);
+
 // A constant's value as an engine tensor (GraphIndex::constant), or nothing when it is not a
 // constant or cannot be read.
 std::optional<Tensor> constantTensor(const GraphIndex& index, const std::string& name,
