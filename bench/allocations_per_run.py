@@ -4,10 +4,10 @@ built with the system C compiler and loaded with LD_PRELOAD into two benches of 
 differ only in their run counts; the difference divided by the extra runs is one run's allocations
 (load and warm-up cancel out). Exact and independent of the machine's load, so it shows per-run
 overhead on a noisy machine where timings cannot. With --sites, also where they come from (the
-first caller outside libstdc++, named with addr2line).
+first caller outside libstdc++, named with addr2line; --caller N names the Nth caller above it).
 
 usage: allocations_per_run.py --cli PATH [--cache DIR] [--models a,b] [--threads N] [--sites K]
-       [--build BUILD=PATH ...]
+       [--caller N] [--build BUILD=PATH ...]
   --cache   the bench cache of compare_ort.py (models and their input manifests)
   --build   compare builds: NAME=path/to/onnxlens-cli, repeatable (instead of --cli)
 """
@@ -36,10 +36,11 @@ def input_flags(manifest):
     return flags
 
 
-def count(cli, library, manifest, threads, runs, sites_file=None):
+def count(cli, library, manifest, threads, runs, sites_file=None, caller=0):
     env = dict(os.environ, LD_PRELOAD=library, ONNXLENS_ADAPTIVE_THREADS="0")
     if sites_file:
         env["MALLOC_COUNT_SITES"] = sites_file
+        env["MALLOC_COUNT_CALLER"] = str(caller)
     proc = subprocess.run([cli, "bench", manifest["model"], "--json", "--threads", str(threads),
                            "--warmup", "5", "--runs", str(runs)] + input_flags(manifest),
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -74,6 +75,8 @@ def main():
     parser.add_argument("--models", default=DEFAULT_MODELS)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--sites", type=int, default=0, help="list the K busiest allocation sites")
+    parser.add_argument("--caller", type=int, default=0,
+                        help="with --sites: name the Nth caller above the allocating code (0-16)")
     args = parser.parse_args()
     builds = [b.split("=", 1) for b in args.build] or [["onnxlens", args.cli]]
     if any(len(b) != 2 or not b[1] for b in builds):
@@ -90,8 +93,8 @@ def main():
             for name, cli in builds:
                 low_sites = os.path.join(tmp, "low") if args.sites else None
                 high_sites = os.path.join(tmp, "high") if args.sites else None
-                low = count(cli, library, manifest, args.threads, few, low_sites)
-                high = count(cli, library, manifest, args.threads, many, high_sites)
+                low = count(cli, library, manifest, args.threads, few, low_sites, args.caller)
+                high = count(cli, library, manifest, args.threads, many, high_sites, args.caller)
                 cells.append("%.0f" % ((high - low) / (many - few)))
                 if args.sites:
                     a, b = read_sites(low_sites), read_sites(high_sites)

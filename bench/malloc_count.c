@@ -1,8 +1,9 @@
 /* Counts the heap allocations of a process (malloc, posix_memalign, aligned_alloc), for
  * bench/allocations_per_run.py, which loads it with LD_PRELOAD into `onnxlens-cli bench` and
  * takes the difference between two run counts: the allocations of one run. Each allocation is
- * also counted by the code that asked for it (the first caller outside libstdc++), printed with
- * MALLOC_COUNT_SITES=FILE. Never part of the application. */
+ * also counted by the code that asked for it (the first caller outside libstdc++, or with
+ * MALLOC_COUNT_CALLER=N the Nth caller above that one), printed with MALLOC_COUNT_SITES=FILE.
+ * Never part of the application. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -18,6 +19,7 @@ static atomic_long site_counts[SITES];
 static atomic_long allocations;
 static __thread int inside;
 static int record_sites = -1;
+static int caller_depth = -1;
 
 extern void* __libc_malloc(size_t);
 extern void* __libc_memalign(size_t, size_t);
@@ -47,13 +49,19 @@ static void count(void) {
     if (record_sites < 0) record_sites = getenv("MALLOC_COUNT_SITES") != NULL;
     if (!record_sites || inside) return;
     inside = 1;
-    void* frames[8];
-    int n = backtrace(frames, 8);
+    if (caller_depth < 0) {
+        const char* depth = getenv("MALLOC_COUNT_CALLER");
+        caller_depth = depth ? atoi(depth) : 0;
+        if (caller_depth < 0 || caller_depth > 16) caller_depth = 0;
+    }
+    void* frames[32];
+    int n = backtrace(frames, 32);
     int k = 2; /* 0: count, 1: malloc */
     Dl_info info;
     while (k + 1 < n && dladdr(frames[k], &info) && info.dli_fname &&
            strstr(info.dli_fname, "libstdc++"))
         ++k;
+    k += caller_depth;
     if (k < n) count_site(frames[k]);
     inside = 0;
 }

@@ -39,11 +39,14 @@ struct HeadLayout {
             l.headSize = t.dim(3);
             return l;
         }
-        require(t.rank() == 3, what + " must be 3-D or 4-D, got " + shapeToString(t.shape()));
-        require(heads > 0, what + " is 3-D: the head count attribute must be positive");
-        require(t.dim(2) % heads == 0, what + ": hidden size " + std::to_string(t.dim(2)) +
-                                           " does not split into " + std::to_string(heads) +
-                                           " heads");
+        require(t.rank() == 3,
+                [&] { return what + " must be 3-D or 4-D, got " + shapeToString(t.shape()); });
+        require(heads > 0,
+                [&] { return what + " is 3-D: the head count attribute must be positive"; });
+        require(t.dim(2) % heads == 0, [&] {
+            return what + ": hidden size " + std::to_string(t.dim(2)) + " does not split into " +
+                   std::to_string(heads) + " heads";
+        });
         l.packed = true;
         l.batch = t.dim(0);
         l.sequence = t.dim(1);
@@ -79,30 +82,36 @@ class RotaryEmbeddingKernel final : public Kernel {
         require(isFloatingPoint(x.dtype()), "RotaryEmbedding: input must be floating point");
         const HeadLayout l = HeadLayout::of(x, heads_, "RotaryEmbedding input");
         const std::int64_t rotary = rotaryDim_ > 0 ? rotaryDim_ : l.headSize;
-        require(rotary % 2 == 0 && rotary <= l.headSize,
-                "RotaryEmbedding: rotary dim " + std::to_string(rotary) +
-                    " must be even and at most the head size " + std::to_string(l.headSize));
+        require(rotary % 2 == 0 && rotary <= l.headSize, [&] {
+            return "RotaryEmbedding: rotary dim " + std::to_string(rotary) +
+                   " must be even and at most the head size " + std::to_string(l.headSize);
+        });
         const std::int64_t half = rotary / 2;
         require(cosCache.shape() == sinCache.shape(),
                 "RotaryEmbedding: cos_cache and sin_cache shapes differ");
         std::vector<std::int64_t> ids;
         if (positions) {
-            require(cosCache.rank() == 2 && cosCache.dim(1) == half,
-                    "RotaryEmbedding: with position_ids the caches must be [max_position, " +
-                        std::to_string(half) + "], got " + shapeToString(cosCache.shape()));
+            require(cosCache.rank() == 2 && cosCache.dim(1) == half, [&] {
+                return "RotaryEmbedding: with position_ids the caches must be [max_position, " +
+                       std::to_string(half) + "], got " + shapeToString(cosCache.shape());
+            });
             require(positions->rank() == 2 && positions->dim(0) == l.batch &&
                         positions->dim(1) == l.sequence,
                     "RotaryEmbedding: position_ids must be [batch, sequence]");
             ids = positions->toInt64Vector();
             for (auto id : ids)
-                require(id >= 0 && id < cosCache.dim(0),
-                        "RotaryEmbedding: position id " + std::to_string(id) +
-                            " is outside the cache of " + std::to_string(cosCache.dim(0)));
+                require(id >= 0 && id < cosCache.dim(0), [&] {
+                    return "RotaryEmbedding: position id " + std::to_string(id) +
+                           " is outside the cache of " + std::to_string(cosCache.dim(0));
+                });
         } else {
             require(cosCache.rank() == 3 && cosCache.dim(0) == l.batch &&
                         cosCache.dim(1) == l.sequence && cosCache.dim(2) == half,
-                    "RotaryEmbedding: without position_ids the caches must be [batch, sequence, " +
-                        std::to_string(half) + "], got " + shapeToString(cosCache.shape()));
+                    [&] {
+                        return "RotaryEmbedding: without position_ids the caches must be [batch, "
+                               "sequence, " +
+                               std::to_string(half) + "], got " + shapeToString(cosCache.shape());
+                    });
         }
         const std::vector<double> in = doublesOf(x), cosv = doublesOf(cosCache),
                                   sinv = doublesOf(sinCache);
@@ -178,9 +187,10 @@ class AttentionKernel final : public Kernel {
         require(lk.heads == lv.heads && lk.sequence == lv.sequence,
                 "Attention: K and V disagree on heads or sequence length");
         require(lq.headSize == lk.headSize, "Attention: Q and K head sizes differ");
-        require(lk.heads > 0 && lq.heads % lk.heads == 0,
-                "Attention: " + std::to_string(lq.heads) + " query heads do not group over " +
-                    std::to_string(lk.heads) + " key/value heads");
+        require(lk.heads > 0 && lq.heads % lk.heads == 0, [&] {
+            return "Attention: " + std::to_string(lq.heads) + " query heads do not group over " +
+                   std::to_string(lk.heads) + " key/value heads";
+        });
         require((pastKey == nullptr) == (pastValue == nullptr),
                 "Attention: past_key and past_value come together");
         const std::int64_t past = pastKey ? pastKey->dim(2) : 0;
@@ -200,10 +210,11 @@ class AttentionKernel final : public Kernel {
         std::vector<std::int64_t> validKeys(static_cast<std::size_t>(batch), total);
         std::vector<std::int64_t> causalOffset(static_cast<std::size_t>(batch), 0);
         if (nonpad) {
-            require(isInteger(nonpad->dtype()) && nonpad->numel() == batch,
-                    "Attention: nonpad_kv_seqlen must hold one integer per batch, got " +
-                        std::string(dataTypeName(nonpad->dtype())) + " " +
-                        shapeToString(nonpad->shape()));
+            require(isInteger(nonpad->dtype()) && nonpad->numel() == batch, [&] {
+                return "Attention: nonpad_kv_seqlen must hold one integer per batch, got " +
+                       std::string(dataTypeName(nonpad->dtype())) + " " +
+                       shapeToString(nonpad->shape());
+            });
             for (std::int64_t b = 0; b < batch; ++b)
                 validKeys[static_cast<std::size_t>(b)] = nonpad->valueAsInt64(b);
         }
@@ -245,14 +256,16 @@ class AttentionKernel final : public Kernel {
         bool boolMask = false;
         std::int64_t maskKeys = total;  // keys the mask covers; opset 24 masks the ones beyond
         if (mask) {
-            require(
-                mask->rank() >= 2 && mask->rank() <= 4,
-                "Attention: attn_mask must have rank 2 to 4, got " + shapeToString(mask->shape()));
+            require(mask->rank() >= 2 && mask->rank() <= 4, [&] {
+                return "Attention: attn_mask must have rank 2 to 4, got " +
+                       shapeToString(mask->shape());
+            });
             const std::int64_t last = mask->dim(mask->rank() - 1);
-            require(last == total || (opset_ >= 24 && last < total),
-                    "Attention: attn_mask's last dim must be the total sequence length " +
-                        std::to_string(total) + (opset_ >= 24 ? " or less" : "") + ", got " +
-                        shapeToString(mask->shape()));
+            require(last == total || (opset_ >= 24 && last < total), [&] {
+                return "Attention: attn_mask's last dim must be the total sequence length " +
+                       std::to_string(total) + (opset_ >= 24 ? " or less" : "") + ", got " +
+                       shapeToString(mask->shape());
+            });
             if (opset_ >= 24) maskKeys = last;
             boolMask = mask->dtype() == DataType::Bool;
             maskValues = doublesOf(boolMask ? mask->castTo(DataType::Double) : *mask);
@@ -260,9 +273,10 @@ class AttentionKernel final : public Kernel {
             std::int64_t stride = 1;
             for (std::int64_t d = 3, m = mask->rank() - 1; m >= 0; --d, --m) {
                 const std::int64_t size = mask->dim(m);
-                require(size == full[d] || size == 1,
-                        "Attention: attn_mask " + shapeToString(mask->shape()) +
-                            " does not broadcast to [batch, heads, q_seq, total_seq]");
+                require(size == full[d] || size == 1, [&] {
+                    return "Attention: attn_mask " + shapeToString(mask->shape()) +
+                           " does not broadcast to [batch, heads, q_seq, total_seq]";
+                });
                 maskStrides[static_cast<std::size_t>(d)] = size == 1 ? 0 : stride;
                 stride *= size;
             }

@@ -225,8 +225,9 @@ LowPrecisionOptions lowPrecisionOptions(const NodeInfo& node) {
     else if (mode == "nearest")
         options.rounding = lowp::E8M0Rounding::Nearest;
     else
-        require(mode == "up",
-                "Cast: round_mode must be 'up', 'down' or 'nearest', got '" + mode + "'");
+        require(mode == "up", [&] {
+            return "Cast: round_mode must be 'up', 'down' or 'nearest', got '" + mode + "'";
+        });
     return options;
 }
 
@@ -236,7 +237,7 @@ DataType castTarget(const NodeInfo& node) {
     if (to->type() == onnx::AttributeProto::STRING) {  // opset 1 names the type: "FLOAT"
         onnx::TensorProto_DataType type;
         require(onnx::TensorProto_DataType_Parse(to->s(), &type),
-                "Cast: unknown target type '" + to->s() + "'");
+                [&] { return "Cast: unknown target type '" + to->s() + "'"; });
         return dataTypeFromOnnx(type);
     }
     return dataTypeFromOnnx(static_cast<int>(to->i()));
@@ -245,7 +246,7 @@ DataType castTarget(const NodeInfo& node) {
 void requireCastable(DataType type) {
     require(
         type != DataType::Complex64 && type != DataType::Complex128 && type != DataType::Undefined,
-        std::string("Cast: unsupported type ") + dataTypeName(type));
+        [&] { return std::string("Cast: unsupported type ") + dataTypeName(type); });
 }
 
 class CastKernel final : public Kernel {

@@ -25,9 +25,10 @@ std::vector<std::int64_t> attributeOr(const NodeInfo& node, const char* name, st
 }
 
 void requireFloat(const Tensor& t, const char* op, const char* what) {
-    require(
-        isFloatingPoint(t.dtype()),
-        std::string(op) + ": " + what + " must be floating point, got " + dataTypeName(t.dtype()));
+    require(isFloatingPoint(t.dtype()), [&] {
+        return std::string(op) + ": " + what + " must be floating point, got " +
+               dataTypeName(t.dtype());
+    });
 }
 
 std::vector<double> doublesOf(const Tensor& t) {
@@ -56,14 +57,17 @@ class Col2ImKernel final : public Kernel {
         const std::size_t k = image.size();
         require(k >= 1 && block.size() == k,
                 "Col2Im: image_shape and block_shape need the same (non-zero) length");
-        require(x.rank() == 3, "Col2Im: input must be [N, C * prod(block_shape), L], got " +
-                                   shapeToString(x.shape()));
+        require(x.rank() == 3, [&] {
+            return "Col2Im: input must be [N, C * prod(block_shape), L], got " +
+                   shapeToString(x.shape());
+        });
         const auto dilations = dilations_.empty() ? std::vector<std::int64_t>(k, 1) : dilations_;
         const auto strides = strides_.empty() ? std::vector<std::int64_t>(k, 1) : strides_;
         const auto pads = pads_.empty() ? std::vector<std::int64_t>(2 * k, 0) : pads_;
-        require(dilations.size() == k && strides.size() == k && pads.size() == 2 * k,
-                "Col2Im: dilations, strides and pads must match the " + std::to_string(k) +
-                    " image dims");
+        require(dilations.size() == k && strides.size() == k && pads.size() == 2 * k, [&] {
+            return "Col2Im: dilations, strides and pads must match the " + std::to_string(k) +
+                   " image dims";
+        });
         std::int64_t blockSize = 1, blocks = 1;
         std::vector<std::int64_t> positions(k);
         for (std::size_t i = 0; i < k; ++i) {
@@ -72,17 +76,21 @@ class Col2ImKernel final : public Kernel {
             blockSize = checkedProduct(blockSize, block[i]);
             const std::int64_t span =
                 image[i] + pads[i] + pads[i + k] - (dilations[i] * (block[i] - 1) + 1);
-            require(span >= 0, "Col2Im: the block does not fit into the padded image on axis " +
-                                   std::to_string(i));
+            require(span >= 0, [&] {
+                return "Col2Im: the block does not fit into the padded image on axis " +
+                       std::to_string(i);
+            });
             positions[i] = span / strides[i] + 1;
             blocks = checkedProduct(blocks, positions[i]);
         }
-        require(x.dim(1) % blockSize == 0, "Col2Im: input dim 1 (" + std::to_string(x.dim(1)) +
-                                               ") is not a multiple of the block size " +
-                                               std::to_string(blockSize));
-        require(x.dim(2) == blocks, "Col2Im: input has " + std::to_string(x.dim(2)) +
-                                        " blocks, the image and block shapes give " +
-                                        std::to_string(blocks));
+        require(x.dim(1) % blockSize == 0, [&] {
+            return "Col2Im: input dim 1 (" + std::to_string(x.dim(1)) +
+                   ") is not a multiple of the block size " + std::to_string(blockSize);
+        });
+        require(x.dim(2) == blocks, [&] {
+            return "Col2Im: input has " + std::to_string(x.dim(2)) +
+                   " blocks, the image and block shapes give " + std::to_string(blocks);
+        });
         const std::int64_t n = x.dim(0), c = x.dim(1) / blockSize;
         Shape outShape = {n, c};
         for (auto d : image) outShape.push_back(d);
@@ -160,17 +168,19 @@ class DeformConvKernel final : public Kernel {
         const Tensor* bias = optionalInputTensor(inputs, 3);
         const Tensor* mask = optionalInputTensor(inputs, 4);
         requireFloat(x, "DeformConv", "X");
-        require(x.rank() == 4 && w.rank() == 4,
-                "DeformConv: X and W must be 4-D (2-D images), got " + shapeToString(x.shape()) +
-                    " and " + shapeToString(w.shape()));
+        require(x.rank() == 4 && w.rank() == 4, [&] {
+            return "DeformConv: X and W must be 4-D (2-D images), got " + shapeToString(x.shape()) +
+                   " and " + shapeToString(w.shape());
+        });
         const std::int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), wd = x.dim(3);
         const std::int64_t oc = w.dim(0), kh = w.dim(2), kw = w.dim(3);
         if (!kernelShape_.empty())
             require(kernelShape_.size() == 2 && kernelShape_[0] == kh && kernelShape_[1] == kw,
                     "DeformConv: kernel_shape disagrees with W");
-        require(c % group_ == 0 && oc % group_ == 0 && w.dim(1) == c / group_,
-                "DeformConv: W " + shapeToString(w.shape()) + " does not fit " + std::to_string(c) +
-                    " channels in " + std::to_string(group_) + " groups");
+        require(c % group_ == 0 && oc % group_ == 0 && w.dim(1) == c / group_, [&] {
+            return "DeformConv: W " + shapeToString(w.shape()) + " does not fit " +
+                   std::to_string(c) + " channels in " + std::to_string(group_) + " groups";
+        });
         require(c % offsetGroup_ == 0, "DeformConv: channels do not split into offset_group");
         const std::int64_t oh =
             (h + pads_[0] + pads_[2] - (dilations_[0] * (kh - 1) + 1)) / strides_[0] + 1;
@@ -178,17 +188,22 @@ class DeformConvKernel final : public Kernel {
             (wd + pads_[1] + pads_[3] - (dilations_[1] * (kw - 1) + 1)) / strides_[1] + 1;
         require(oh > 0 && ow > 0, "DeformConv: the kernel does not fit the padded input");
         const std::int64_t taps = kh * kw;
-        require(
-            offset.rank() == 4 && offset.dim(0) == n && offset.dim(1) == offsetGroup_ * 2 * taps &&
-                offset.dim(2) == oh && offset.dim(3) == ow,
-            "DeformConv: offset must be [N, offset_group*2*kH*kW, oH, oW] = [" + std::to_string(n) +
-                ", " + std::to_string(offsetGroup_ * 2 * taps) + ", " + std::to_string(oh) + ", " +
-                std::to_string(ow) + "], got " + shapeToString(offset.shape()));
+        require(offset.rank() == 4 && offset.dim(0) == n &&
+                    offset.dim(1) == offsetGroup_ * 2 * taps && offset.dim(2) == oh &&
+                    offset.dim(3) == ow,
+                [&] {
+                    return "DeformConv: offset must be [N, offset_group*2*kH*kW, oH, oW] = [" +
+                           std::to_string(n) + ", " + std::to_string(offsetGroup_ * 2 * taps) +
+                           ", " + std::to_string(oh) + ", " + std::to_string(ow) + "], got " +
+                           shapeToString(offset.shape());
+                });
         if (mask)
             require(mask->rank() == 4 && mask->dim(0) == n && mask->dim(1) == offsetGroup_ * taps &&
                         mask->dim(2) == oh && mask->dim(3) == ow,
-                    "DeformConv: mask must be [N, offset_group*kH*kW, oH, oW], got " +
-                        shapeToString(mask->shape()));
+                    [&] {
+                        return "DeformConv: mask must be [N, offset_group*kH*kW, oH, oW], got " +
+                               shapeToString(mask->shape());
+                    });
         if (bias) require(bias->numel() == oc, "DeformConv: B needs one value per output channel");
 
         const std::vector<double> xs = doublesOf(x), ws = doublesOf(w), offsets = doublesOf(offset);

@@ -109,7 +109,7 @@ Tensor decodeJpeg(const std::uint8_t* data, std::size_t size) {
             problem = d.error.message;
     }
     if (d.created) jpeg_destroy_decompress(&d.info);
-    require(problem.empty(), "ImageDecoder: bad JPEG data: " + problem);
+    require(problem.empty(), [&] { return "ImageDecoder: bad JPEG data: " + problem; });
     return image;
 }
 
@@ -197,7 +197,7 @@ Tensor decodePng(const std::uint8_t* data, std::size_t size) {
         if (problem.empty() && !pngDecode(d, rows.data())) problem = d.message;
     }
     png_destroy_read_struct(d.png ? &d.png : nullptr, d.info ? &d.info : nullptr, nullptr);
-    require(problem.empty(), "ImageDecoder: bad PNG data: " + problem);
+    require(problem.empty(), [&] { return "ImageDecoder: bad PNG data: " + problem; });
     return image;
 }
 
@@ -243,9 +243,10 @@ class ImageDecoderKernel final : public Kernel {
     void run(KernelContext&, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
         const Tensor& encoded = inputTensor(inputs, 0);
-        require(encoded.dtype() == DataType::UInt8 && encoded.rank() == 1,
-                std::string("ImageDecoder: encoded_stream must be a 1-D uint8 tensor, got ") +
-                    dataTypeName(encoded.dtype()) + " " + shapeToString(encoded.shape()));
+        require(encoded.dtype() == DataType::UInt8 && encoded.rank() == 1, [&] {
+            return std::string("ImageDecoder: encoded_stream must be a 1-D uint8 tensor, got ") +
+                   dataTypeName(encoded.dtype()) + " " + shapeToString(encoded.shape());
+        });
         const auto* bytes = encoded.data<std::uint8_t>();
         const auto size = static_cast<std::size_t>(encoded.numel());
         static constexpr std::uint8_t kPng[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};

@@ -34,13 +34,15 @@ class ClassLoss {
     using Layout = ChannelLayout;  // spatial = product of the extra dims d1..dk
     static Layout checkShapes(const Tensor& input, const Tensor& target, const char* op) {
         Layout l = channelLayout(input, op);
-        require(isInteger(target.dtype()), std::string(op) + ": target must be an integer tensor");
+        require(isInteger(target.dtype()),
+                [&] { return std::string(op) + ": target must be an integer tensor"; });
         Shape expected{input.dim(0)};
         expected.insert(expected.end(), input.shape().begin() + 2, input.shape().end());
-        require(target.shape() == expected, std::string(op) + ": target shape " +
-                                                shapeToString(target.shape()) + " should be " +
-                                                shapeToString(expected) + " for input " +
-                                                shapeToString(input.shape()));
+        require(target.shape() == expected, [&] {
+            return std::string(op) + ": target shape " + shapeToString(target.shape()) +
+                   " should be " + shapeToString(expected) + " for input " +
+                   shapeToString(input.shape());
+        });
         return l;
     }
 
@@ -49,9 +51,10 @@ class ClassLoss {
                  const Tensor* weight, DataType type, const char* op) const {
         std::vector<double> weights;
         if (weight) {
-            require(weight->rank() == 1 && weight->dim(0) == l.c,
-                    std::string(op) + ": weight must have one value per class (" +
-                        std::to_string(l.c) + "), got " + shapeToString(weight->shape()));
+            require(weight->rank() == 1 && weight->dim(0) == l.c, [&] {
+                return std::string(op) + ": weight must have one value per class (" +
+                       std::to_string(l.c) + "), got " + shapeToString(weight->shape());
+            });
             weights = elementsAsDoubles(*weight);
         }
         std::vector<std::int64_t> classes = target.toInt64Vector();
@@ -62,9 +65,10 @@ class ClassLoss {
                 auto k = static_cast<std::size_t>(i * l.spatial + j);
                 std::int64_t cls = classes[k];
                 if (ignoreIndex_ && cls == *ignoreIndex_) continue;
-                require(cls >= 0 && cls < l.c, std::string(op) + ": target class " +
-                                                   std::to_string(cls) + " is outside [0, " +
-                                                   std::to_string(l.c) + ")");
+                require(cls >= 0 && cls < l.c, [&] {
+                    return std::string(op) + ": target class " + std::to_string(cls) +
+                           " is outside [0, " + std::to_string(l.c) + ")";
+                });
                 double w = weights.empty() ? 1.0 : weights[static_cast<std::size_t>(cls)];
                 losses[k] = -w * logProb[static_cast<std::size_t>((i * l.c + cls) * l.spatial + j)];
                 weightSum += w;
@@ -84,8 +88,9 @@ class ClassLoss {
 };
 
 std::vector<double> floatsAsDoubles(const Tensor& t, const char* op) {
-    require(isFloatingPoint(t.dtype()),
-            std::string(op) + ": input must be floating-point, got " + dataTypeName(t.dtype()));
+    require(isFloatingPoint(t.dtype()), [&] {
+        return std::string(op) + ": input must be floating-point, got " + dataTypeName(t.dtype());
+    });
     return elementsAsDoubles(t);
 }
 

@@ -30,13 +30,16 @@ constexpr std::int64_t kBlock = 4096;
 // A bias over x's last axis: 1-D, x's type, x.shape().back() elements.
 void requireLastAxisBias(const Tensor& bias, const Tensor& x, const std::string& op,
                          const char* name) {
-    require(bias.dtype() == x.dtype(), op + ": " + name + " must have the input's type " +
-                                           dataTypeName(x.dtype()) + ", got " +
-                                           dataTypeName(bias.dtype()));
-    require(x.rank() >= 1, op + ": a " + name + " needs an input of rank 1 or more, got a scalar");
-    require(bias.rank() == 1 && bias.dim(0) == x.shape().back(),
-            op + ": " + name + " must have shape [" + std::to_string(x.shape().back()) +
-                "] (the input's last dimension), got " + shapeToString(bias.shape()));
+    require(bias.dtype() == x.dtype(), [&] {
+        return op + ": " + name + " must have the input's type " + dataTypeName(x.dtype()) +
+               ", got " + dataTypeName(bias.dtype());
+    });
+    require(x.rank() >= 1,
+            [&] { return op + ": a " + name + " needs an input of rank 1 or more, got a scalar"; });
+    require(bias.rank() == 1 && bias.dim(0) == x.shape().back(), [&] {
+        return op + ": " + name + " must have shape [" + std::to_string(x.shape().back()) +
+               "] (the input's last dimension), got " + shapeToString(bias.shape());
+    });
 }
 
 struct GeluErfActivation {
@@ -155,12 +158,14 @@ class BiasAddKernel final : public Kernel {
         const Tensor& bias = requiredInput(inputs, 1, op_, "bias");
         const Tensor& skip = requiredInput(inputs, 2, op_, "skip");
         requireFloatTensor(x, op_, "X");
-        require(x.rank() == 3, op_ + ": X must be 3-D [N, S, C], got " + shapeToString(x.shape()));
+        require(x.rank() == 3,
+                [&] { return op_ + ": X must be 3-D [N, S, C], got " + shapeToString(x.shape()); });
         requireLastAxisBias(bias, x, op_, "bias");
-        require(skip.dtype() == x.dtype() && skip.shape() == x.shape(),
-                op_ + ": skip must have X's type and shape (" + dataTypeName(x.dtype()) + " " +
-                    shapeToString(x.shape()) + "), got " + dataTypeName(skip.dtype()) + " " +
-                    shapeToString(skip.shape()));
+        require(skip.dtype() == x.dtype() && skip.shape() == x.shape(), [&] {
+            return op_ + ": skip must have X's type and shape (" + dataTypeName(x.dtype()) + " " +
+                   shapeToString(x.shape()) + "), got " + dataTypeName(skip.dtype()) + " " +
+                   shapeToString(skip.shape());
+        });
         const std::int64_t c = x.dim(2);
         const std::int64_t rows = x.dim(0) * x.dim(1);
         Tensor y(x.dtype(), x.shape());
@@ -204,11 +209,14 @@ class BiasSplitGeluKernel final : public Kernel {
         const Tensor& x = requiredInput(inputs, 0, op_, "X");
         const Tensor& bias = requiredInput(inputs, 1, op_, "bias");
         requireFloatTensor(x, op_, "X");
-        require(x.rank() == 3, op_ + ": X must be 3-D [N, S, D], got " + shapeToString(x.shape()));
+        require(x.rank() == 3,
+                [&] { return op_ + ": X must be 3-D [N, S, D], got " + shapeToString(x.shape()); });
         requireLastAxisBias(bias, x, op_, "bias");
         const std::int64_t d = x.dim(2);
-        require(d % 2 == 0, op_ + ": X's last dimension " + std::to_string(d) +
-                                " does not split into two halves");
+        require(d % 2 == 0, [&] {
+            return op_ + ": X's last dimension " + std::to_string(d) +
+                   " does not split into two halves";
+        });
         const std::int64_t half = d / 2;
         const std::int64_t rows = x.dim(0) * x.dim(1);
         Tensor y(x.dtype(), {x.dim(0), x.dim(1), half});

@@ -154,33 +154,34 @@ void rotateRow(float* row, const float* cosines, const float* sines, std::int64_
     }
 }
 
-void requireAttentionFloat(const Tensor& t, const std::string& what) {
+void requireAttentionFloat(const Tensor& t, const ValueName& what) {
     const DataType d = t.dtype();
-    require(d == DataType::Float || d == DataType::Float16 || d == DataType::BFloat16,
-            what + " must be float, float16 or bfloat16, got " + dataTypeName(d));
+    require(d == DataType::Float || d == DataType::Float16 || d == DataType::BFloat16, [&] {
+        return what.text() + " must be float, float16 or bfloat16, got " + dataTypeName(d);
+    });
 }
 
 Tensor asFloat(const Tensor& t) {
     return t.dtype() == DataType::Float ? t : t.castTo(DataType::Float);
 }
 
-void requireCountable(const Tensor& t, const std::string& what) {
+void requireCountable(const Tensor& t, const ValueName& what) {
     std::int64_t product = 1;
     for (std::int64_t d : t.shape())
         if (d != 0 && __builtin_mul_overflow(product, d, &product))
-            throw EngineError(what + " of shape " + shapeToString(t.shape()) +
+            throw EngineError(what.text() + " of shape " + shapeToString(t.shape()) +
                               " has dimensions whose product overflows 64 bits");
 }
 
 void requireCountable(std::initializer_list<std::pair<const Tensor*, const char*>> tensors,
-                      const std::string& op) {
+                      const char* op) {
     for (const auto& [t, name] : tensors)
-        if (t) requireCountable(*t, op + ": " + name);
+        if (t) requireCountable(*t, ValueName{op, name});
 }
 
-std::int64_t checkedSum(std::int64_t a, std::int64_t b, const std::string& what) {
+std::int64_t checkedSum(std::int64_t a, std::int64_t b, const ValueName& what) {
     std::int64_t sum = 0;
-    if (__builtin_add_overflow(a, b, &sum)) throw EngineError(what + " overflows 64 bits");
+    if (__builtin_add_overflow(a, b, &sum)) throw EngineError(what.text() + " overflows 64 bits");
     return sum;
 }
 

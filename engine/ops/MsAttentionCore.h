@@ -71,20 +71,28 @@ void runAttentionCore(KernelContext& ctx, const AttentionCoreProblem& problem);
 void rotateRow(float* row, const float* cosines, const float* sines, std::int64_t rotaryDim,
                bool interleaved);
 
+// An input or size named in an error message, "Op: name". Made into text only when a check fails:
+// the checks run every step of a decode.
+struct ValueName {
+    const char* op;
+    const char* name;
+    std::string text() const { return std::string(op) + ": " + name; }
+};
+
 // The float attention operators accept: float, float16, bfloat16. Throws naming the input.
-void requireAttentionFloat(const Tensor& t, const std::string& what);
+void requireAttentionFloat(const Tensor& t, const ValueName& what);
 // t as float (t itself when it already is).
 Tensor asFloat(const Tensor& t);
 
 // Throws naming `what` when the product of t's non-zero dimensions overflows 64 bits (an empty
 // tensor may declare huge dimensions; strides computed from them must not overflow).
-void requireCountable(const Tensor& t, const std::string& what);
+void requireCountable(const Tensor& t, const ValueName& what);
 // The same for every tensor given (null entries skipped).
 void requireCountable(std::initializer_list<std::pair<const Tensor*, const char*>> tensors,
-                      const std::string& op);
+                      const char* op);
 
 // a + b for sizes read from tensors and attributes; throws naming `what` on overflow.
-std::int64_t checkedSum(std::int64_t a, std::int64_t b, const std::string& what);
+std::int64_t checkedSum(std::int64_t a, std::int64_t b, const ValueName& what);
 
 // c [rows, n] = a [rows, k] x w [k, n] (+ bias [n]), row-major, on the calling thread.
 void denseRows(const float* a, const float* w, const float* bias, float* c, std::int64_t rows,

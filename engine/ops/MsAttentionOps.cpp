@@ -53,16 +53,19 @@ struct AdditiveMask {
 };
 
 // The mask of a key padding / mask_index input over `total` keys (0 or `filter`).
-AdditiveMask buildPaddingMask(const Tensor& mask, const std::string& what, std::int64_t batch,
+AdditiveMask buildPaddingMask(const Tensor& mask, const ValueName& what, std::int64_t batch,
                               std::int64_t seq, std::int64_t total, std::int64_t past, float filter,
                               bool allow4d) {
-    require(isInteger(mask.dtype()),
-            what + " must be int32, got " + std::string(dataTypeName(mask.dtype())));
+    require(isInteger(mask.dtype()), [&] {
+        return what.text() + " must be int32, got " + std::string(dataTypeName(mask.dtype()));
+    });
     const std::vector<std::int64_t> m = mask.toInt64Vector();
     AdditiveMask out;
     auto bound = [&](std::int64_t v, std::int64_t i) {
-        require(v >= 0 && v <= total, what + "[" + std::to_string(i) + "] = " + std::to_string(v) +
-                                          " is outside [0, " + std::to_string(total) + "]");
+        require(v >= 0 && v <= total, [&] {
+            return what.text() + "[" + std::to_string(i) + "] = " + std::to_string(v) +
+                   " is outside [0, " + std::to_string(total) + "]";
+        });
         return v;
     };
     const bool startsToo = mask.rank() == 1 && mask.dim(0) % 2 == 0 && mask.dim(0) / 2 == batch;
@@ -84,9 +87,11 @@ AdditiveMask buildPaddingMask(const Tensor& mask, const std::string& what, std::
         const bool perRow = mask.rank() == 3;
         require(mask.dim(0) == batch && mask.dim(mask.rank() - 1) == total &&
                     (!perRow || mask.dim(1) == seq),
-                what + " must be [" + std::to_string(batch) +
-                    (perRow ? ", " + std::to_string(seq) : "") + ", total sequence length " +
-                    std::to_string(total) + "], got " + shapeToString(mask.shape()));
+                [&] {
+                    return what.text() + " must be [" + std::to_string(batch) +
+                           (perRow ? ", " + std::to_string(seq) : "") + ", total sequence length " +
+                           std::to_string(total) + "], got " + shapeToString(mask.shape());
+                });
         out.values = Tensor(DataType::Float, mask.shape());
         float* v = out.values.data<float>();
         for (std::size_t i = 0; i < m.size(); ++i) v[i] = m[i] > 0 ? 0.0f : filter;
@@ -96,11 +101,14 @@ AdditiveMask buildPaddingMask(const Tensor& mask, const std::string& what, std::
     }
     if (mask.rank() == 4 && allow4d) {
         const std::int64_t size = mask.dim(2);
-        require(mask.dim(0) == batch && mask.dim(1) == 1 && mask.dim(3) == size &&
-                    size >= past + seq && size >= total,
-                what + " must be [" + std::to_string(batch) +
-                    ", 1, max, max] with max >= " + std::to_string(std::max(total, past + seq)) +
-                    ", got " + shapeToString(mask.shape()));
+        require(
+            mask.dim(0) == batch && mask.dim(1) == 1 && mask.dim(3) == size && size >= past + seq &&
+                size >= total,
+            [&] {
+                return what.text() + " must be [" + std::to_string(batch) +
+                       ", 1, max, max] with max >= " + std::to_string(std::max(total, past + seq)) +
+                       ", got " + shapeToString(mask.shape());
+            });
         out.values = Tensor(DataType::Float, {batch, seq, total});
         float* v = out.values.data<float>();
         for (std::int64_t b = 0; b < batch; ++b)
@@ -113,20 +121,24 @@ AdditiveMask buildPaddingMask(const Tensor& mask, const std::string& what, std::
         out.rowStride = total;
         return out;
     }
-    fail(what + " of shape " + shapeToString(mask.shape()) + " is not supported: expected [" +
-         std::to_string(batch) + "] key lengths, [2 * " + std::to_string(batch) +
+    fail(what.text() + " of shape " + shapeToString(mask.shape()) +
+         " is not supported: expected [" + std::to_string(batch) + "] key lengths, [2 * " +
+         std::to_string(batch) +
          "] ends and starts, [batch, total] or [batch, sequence, total] 0/1 masks" +
          (allow4d ? " or [batch, 1, max, max]" : ""));
 }
 
 // attention_bias [B or 1, N or 1, S, total] into the problem's bias strides.
 void setAttentionBias(AttentionCoreProblem& p, const Tensor& bias32, const Tensor& bias,
-                      const std::string& what, std::int64_t total) {
+                      const ValueName& what, std::int64_t total) {
     require(bias.rank() == 4 && (bias.dim(0) == p.batch || bias.dim(0) == 1) &&
                 (bias.dim(1) == p.heads || bias.dim(1) == 1) && bias.dim(2) == p.queries &&
                 bias.dim(3) == total,
-            what + " must be [batch or 1, num_heads or 1, " + std::to_string(p.queries) + ", " +
-                std::to_string(total) + "], got " + shapeToString(bias.shape()));
+            [&] {
+                return what.text() + " must be [batch or 1, num_heads or 1, " +
+                       std::to_string(p.queries) + ", " + std::to_string(total) + "], got " +
+                       shapeToString(bias.shape());
+            });
     p.bias = bias32.data<float>();
     p.biasRow = total;
     p.biasHead = bias.dim(1) == 1 ? 0 : p.queries * total;
@@ -183,9 +195,11 @@ class MultiHeadAttentionKernel final : public Kernel {
           causal_(node.getInt("unidirectional", 0) != 0),
           filter_(node.getFloat("mask_filter_value", -10000.0f)),
           scale_(node.getFloat("scale", 0.0f)) {
-        require(heads_ > 0, msg("num_heads must be positive, got " + std::to_string(heads_)));
-        require(std::isfinite(scale_) && scale_ >= 0,
-                msg("scale must be finite and not negative (0 = 1/sqrt(head_size))"));
+        require(heads_ > 0,
+                [&] { return msg("num_heads must be positive, got " + std::to_string(heads_)); });
+        require(std::isfinite(scale_) && scale_ >= 0, [&] {
+            return msg("scale must be finite and not negative (0 = 1/sqrt(head_size))");
+        });
     }
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
@@ -198,9 +212,11 @@ class MultiHeadAttentionKernel final : public Kernel {
         const Tensor* attentionBias = optionalInputTensor(inputs, 5);
         const Tensor* pastKey = optionalInputTensor(inputs, 6);
         const Tensor* pastValue = optionalInputTensor(inputs, 7);
-        require(!optionalInputTensor(inputs, 8) && !optionalInputTensor(inputs, 9),
-                msg("past_sequence_length and cache_indirection (buffer sharing, beam search) "
-                    "are not supported"));
+        require(!optionalInputTensor(inputs, 8) && !optionalInputTensor(inputs, 9), [&] {
+            return msg(
+                "past_sequence_length and cache_indirection (buffer sharing, beam search) "
+                "are not supported");
+        });
         requireCountable({{&query, "query"},
                           {key, "key"},
                           {value, "value"},
@@ -209,22 +225,31 @@ class MultiHeadAttentionKernel final : public Kernel {
                           {pastKey, "past_key"},
                           {pastValue, "past_value"}},
                          "MultiHeadAttention");
-        requireAttentionFloat(query, msg("query"));
-        require(query.rank() != 5, msg("packed QKV [batch, sequence, heads, 3, head_size] is not "
-                                       "supported, as in ONNX Runtime's CPU kernel"));
-        require(query.rank() == 3, msg("query must be 3-D [batch, sequence, hidden], got " +
-                                       shapeToString(query.shape())));
-        require(!key || key->rank() != 5,
-                msg("packed KV [batch, sequence, heads, 2, head_size] is not supported, as in "
-                    "ONNX Runtime's CPU kernel"));
-        require(key && value, msg("key and value are required (packed QKV is not supported)"));
+        requireAttentionFloat(query, ValueName{"MultiHeadAttention", "query"});
+        require(query.rank() != 5, [&] {
+            return msg(
+                "packed QKV [batch, sequence, heads, 3, head_size] is not "
+                "supported, as in ONNX Runtime's CPU kernel");
+        });
+        require(query.rank() == 3, [&] {
+            return msg("query must be 3-D [batch, sequence, hidden], got " +
+                       shapeToString(query.shape()));
+        });
+        require(!key || key->rank() != 5, [&] {
+            return msg(
+                "packed KV [batch, sequence, heads, 2, head_size] is not supported, as in "
+                "ONNX Runtime's CPU kernel");
+        });
+        require(key && value,
+                [&] { return msg("key and value are required (packed QKV is not supported)"); });
         const DataType type = query.dtype();
         require(key->dtype() == type && value->dtype() == type,
-                msg("key and value must have the query's type"));
+                [&] { return msg("key and value must have the query's type"); });
         const std::int64_t batch = query.dim(0), seq = query.dim(1), hidden = query.dim(2);
-        require(hidden > 0 && hidden % heads_ == 0,
-                msg("query hidden size " + std::to_string(hidden) + " does not split into " +
-                    std::to_string(heads_) + " heads (num_heads)"));
+        require(hidden > 0 && hidden % heads_ == 0, [&] {
+            return msg("query hidden size " + std::to_string(hidden) + " does not split into " +
+                       std::to_string(heads_) + " heads (num_heads)");
+        });
         const std::int64_t headSize = hidden / heads_;
         const bool cached = key->rank() == 4;  // key/value already [B, N, L, H]
         std::int64_t kvSeq = 0, vHidden = 0;
@@ -232,50 +257,62 @@ class MultiHeadAttentionKernel final : public Kernel {
             require(value->rank() == 4 && key->dim(0) == batch && key->dim(1) == heads_ &&
                         key->dim(3) == headSize && value->dim(0) == batch &&
                         value->dim(1) == heads_ && value->dim(2) == key->dim(2),
-                    msg("key and value in BNSH must be [" + std::to_string(batch) + ", " +
-                        std::to_string(heads_) + ", kv_sequence, " + std::to_string(headSize) +
-                        "], got " + shapeToString(key->shape()) + " and " +
-                        shapeToString(value->shape())));
-            require(!pastKey && !pastValue,
-                    msg("past_key/past_value cannot be combined with key/value in BNSH"));
+                    [&] {
+                        return msg("key and value in BNSH must be [" + std::to_string(batch) +
+                                   ", " + std::to_string(heads_) + ", kv_sequence, " +
+                                   std::to_string(headSize) + "], got " +
+                                   shapeToString(key->shape()) + " and " +
+                                   shapeToString(value->shape()));
+                    });
+            require(!pastKey && !pastValue, [&] {
+                return msg("past_key/past_value cannot be combined with key/value in BNSH");
+            });
             kvSeq = key->dim(2);
             vHidden = value->dim(3) * heads_;
         } else {
             require(key->rank() == 3 && value->rank() == 3 && key->dim(0) == batch &&
                         key->dim(2) == hidden && value->dim(0) == batch &&
                         value->dim(1) == key->dim(1) && value->dim(2) % heads_ == 0,
-                    msg("key must be [" + std::to_string(batch) + ", kv_sequence, " +
-                        std::to_string(hidden) + "] and value [" + std::to_string(batch) +
-                        ", kv_sequence, num_heads * v_head_size], got " +
-                        shapeToString(key->shape()) + " and " + shapeToString(value->shape())));
+                    [&] {
+                        return msg(
+                            "key must be [" + std::to_string(batch) + ", kv_sequence, " +
+                            std::to_string(hidden) + "] and value [" + std::to_string(batch) +
+                            ", kv_sequence, num_heads * v_head_size], got " +
+                            shapeToString(key->shape()) + " and " + shapeToString(value->shape()));
+                    });
             kvSeq = key->dim(1);
             vHidden = value->dim(2);
         }
         const std::int64_t vHeadSize = vHidden / heads_;
-        require(vHeadSize > 0, msg("value head size is 0"));
+        require(vHeadSize > 0, [&] { return msg("value head size is 0"); });
         const std::int64_t biasWidth =
-            checkedSum(checkedSum(hidden, hidden, msg("bias width")), vHidden, msg("bias width"));
+            checkedSum(checkedSum(hidden, hidden, ValueName{"MultiHeadAttention", "bias width"}),
+                       vHidden, ValueName{"MultiHeadAttention", "bias width"});
         if (bias)
-            require(bias->dtype() == type && bias->rank() == 1 && bias->dim(0) == biasWidth,
-                    msg("bias must be [" + std::to_string(biasWidth) + "], got " +
-                        shapeToString(bias->shape())));
+            require(bias->dtype() == type && bias->rank() == 1 && bias->dim(0) == biasWidth, [&] {
+                return msg("bias must be [" + std::to_string(biasWidth) + "], got " +
+                           shapeToString(bias->shape()));
+            });
         require((pastKey == nullptr) == (pastValue == nullptr),
-                msg("past_key and past_value must be given together"));
+                [&] { return msg("past_key and past_value must be given together"); });
         std::int64_t past = 0;
         if (pastKey) {
             require(pastKey->dtype() == type && pastValue->dtype() == type,
-                    msg("past_key and past_value must have the query's type"));
-            require(
-                pastKey->rank() == 4 && pastKey->dim(0) == batch && pastKey->dim(1) == heads_ &&
-                    pastKey->dim(3) == headSize && pastValue->rank() == 4 &&
-                    pastValue->dim(0) == batch && pastValue->dim(1) == heads_ &&
-                    pastValue->dim(2) == pastKey->dim(2) && pastValue->dim(3) == vHeadSize,
-                msg("past_key/past_value must be [" + std::to_string(batch) + ", " +
-                    std::to_string(heads_) + ", past, head_size], got " +
-                    shapeToString(pastKey->shape()) + " and " + shapeToString(pastValue->shape())));
+                    [&] { return msg("past_key and past_value must have the query's type"); });
+            require(pastKey->rank() == 4 && pastKey->dim(0) == batch && pastKey->dim(1) == heads_ &&
+                        pastKey->dim(3) == headSize && pastValue->rank() == 4 &&
+                        pastValue->dim(0) == batch && pastValue->dim(1) == heads_ &&
+                        pastValue->dim(2) == pastKey->dim(2) && pastValue->dim(3) == vHeadSize,
+                    [&] {
+                        return msg("past_key/past_value must be [" + std::to_string(batch) + ", " +
+                                   std::to_string(heads_) + ", past, head_size], got " +
+                                   shapeToString(pastKey->shape()) + " and " +
+                                   shapeToString(pastValue->shape()));
+                    });
             past = pastKey->dim(2);
         }
-        const std::int64_t total = checkedSum(past, kvSeq, msg("past + kv sequence length"));
+        const std::int64_t total =
+            checkedSum(past, kvSeq, ValueName{"MultiHeadAttention", "past + kv sequence length"});
 
         const Tensor q32 = asFloat(query), k32 = asFloat(*key), v32 = asFloat(*value);
         const Tensor bias32 = bias ? asFloat(*bias) : Tensor();
@@ -339,16 +376,18 @@ class MultiHeadAttentionKernel final : public Kernel {
                        vHeadSize};
         Tensor y = bindOutputAndKeys(p, batch, seq, vHidden, vHeadSize, headSize, scale_, total,
                                      past, causal_);
-        const AdditiveMask mask = padding
-                                      ? buildPaddingMask(*padding, msg("key_padding_mask"), batch,
-                                                         seq, total, past, filter_, false)
-                                      : AdditiveMask{};
+        const AdditiveMask mask =
+            padding
+                ? buildPaddingMask(*padding, ValueName{"MultiHeadAttention", "key_padding_mask"},
+                                   batch, seq, total, past, filter_, false)
+                : AdditiveMask{};
         setMask(p, mask);
         const Tensor attentionBias32 = attentionBias ? asFloat(*attentionBias) : Tensor();
         if (attentionBias) {
             require(attentionBias->dtype() == type,
-                    msg("attention_bias must have the query's type"));
-            setAttentionBias(p, attentionBias32, *attentionBias, msg("attention_bias"), total);
+                    [&] { return msg("attention_bias must have the query's type"); });
+            setAttentionBias(p, attentionBias32, *attentionBias,
+                             ValueName{"MultiHeadAttention", "attention_bias"}, total);
         }
         Tensor qk;
         if (outputs.size() > 3) {
@@ -405,19 +444,27 @@ class FusedAttentionKernel : public Kernel {
           filter_(node.getFloat("mask_filter_value", -10000.0f)),
           scale_(node.getFloat("scale", 0.0f)),
           sizes_(node.getInts("qkv_hidden_sizes")) {
-        require(heads_ > 0, msg("num_heads must be positive, got " + std::to_string(heads_)));
-        require(std::isfinite(scale_) && scale_ >= 0,
-                msg("scale must be finite and not negative (0 = 1/sqrt(head_size))"));
-        require(node.getInt("do_rotary", 0) == 0,
-                msg("do_rotary is not supported, as in ONNX Runtime's CPU kernel (fuse the model "
-                    "with MultiHeadAttention and RotaryEmbedding instead)"));
+        require(heads_ > 0,
+                [&] { return msg("num_heads must be positive, got " + std::to_string(heads_)); });
+        require(std::isfinite(scale_) && scale_ >= 0, [&] {
+            return msg("scale must be finite and not negative (0 = 1/sqrt(head_size))");
+        });
+        require(node.getInt("do_rotary", 0) == 0, [&] {
+            return msg(
+                "do_rotary is not supported, as in ONNX Runtime's CPU kernel (fuse the model "
+                "with MultiHeadAttention and RotaryEmbedding instead)");
+        });
         if (!sizes_.empty()) {
             require(sizes_.size() == 3 && sizes_[0] > 0 && sizes_[1] == sizes_[0] && sizes_[2] > 0,
-                    msg("qkv_hidden_sizes must be three positive sizes with Q's equal to K's"));
+                    [&] {
+                        return msg(
+                            "qkv_hidden_sizes must be three positive sizes with Q's equal to K's");
+                    });
             for (std::int64_t size : sizes_)
-                require(size % heads_ == 0,
-                        msg("qkv_hidden_sizes entry " + std::to_string(size) +
-                            " does not split into " + std::to_string(heads_) + " heads"));
+                require(size % heads_ == 0, [&] {
+                    return msg("qkv_hidden_sizes entry " + std::to_string(size) +
+                               " does not split into " + std::to_string(heads_) + " heads");
+                });
         }
     }
 
@@ -427,19 +474,23 @@ class FusedAttentionKernel : public Kernel {
     // The widths of Q, K and V in a projection of `width` columns.
     std::pair<std::int64_t, std::int64_t> splitWidth(std::int64_t width) const {
         if (sizes_.empty()) {
-            require(width % 3 == 0 && width > 0,
-                    msg("weights width " + std::to_string(width) +
-                        " is not 3 * hidden (give qkv_hidden_sizes for unequal sizes)"));
-            require((width / 3) % heads_ == 0,
-                    msg("hidden size " + std::to_string(width / 3) + " does not split into " +
-                        std::to_string(heads_) + " heads (num_heads)"));
+            require(width % 3 == 0 && width > 0, [&] {
+                return msg("weights width " + std::to_string(width) +
+                           " is not 3 * hidden (give qkv_hidden_sizes for unequal sizes)");
+            });
+            require((width / 3) % heads_ == 0, [&] {
+                return msg("hidden size " + std::to_string(width / 3) + " does not split into " +
+                           std::to_string(heads_) + " heads (num_heads)");
+            });
             return {width / 3, width / 3};
         }
         const std::int64_t sum =
-            checkedSum(checkedSum(sizes_[0], sizes_[0], msg("qkv_hidden_sizes")), sizes_[2],
-                       msg("qkv_hidden_sizes"));
-        require(sum == width, msg("qkv_hidden_sizes add up to " + std::to_string(sum) +
-                                  " but weights are " + std::to_string(width) + " wide"));
+            checkedSum(checkedSum(sizes_[0], sizes_[0], ValueName{op_, "qkv_hidden_sizes"}),
+                       sizes_[2], ValueName{op_, "qkv_hidden_sizes"});
+        require(sum == width, [&] {
+            return msg("qkv_hidden_sizes add up to " + std::to_string(sum) + " but weights are " +
+                       std::to_string(width) + " wide");
+        });
         return {sizes_[0], sizes_[2]};
     }
 
@@ -457,26 +508,31 @@ class FusedAttentionKernel : public Kernel {
         // past_sequence_length rows are valid.
         std::int64_t past = 0, bufferRows = 0;
         if (pastInput) {
-            require(headSize == vHeadSize, msg("past needs equal Q, K and V hidden sizes"));
+            require(headSize == vHeadSize,
+                    [&] { return msg("past needs equal Q, K and V hidden sizes"); });
             require(pastInput->dtype() == type && pastInput->rank() == 5 &&
                         pastInput->dim(0) == 2 && pastInput->dim(1) == batch &&
                         pastInput->dim(2) == heads_ && pastInput->dim(4) == headSize,
-                    msg("past must be [2, " + std::to_string(batch) + ", " +
-                        std::to_string(heads_) + ", past, " + std::to_string(headSize) + "], got " +
-                        shapeToString(pastInput->shape())));
+                    [&] {
+                        return msg("past must be [2, " + std::to_string(batch) + ", " +
+                                   std::to_string(heads_) + ", past, " + std::to_string(headSize) +
+                                   "], got " + shapeToString(pastInput->shape()));
+                    });
             bufferRows = pastInput->dim(3);
             past = bufferRows;
         }
         if (shareBuffer_ && pastInput) {
-            require(pastLength && isInteger(pastLength->dtype()) && pastLength->numel() == 1,
-                    msg("past_present_share_buffer needs past_sequence_length, one integer"));
+            require(pastLength && isInteger(pastLength->dtype()) && pastLength->numel() == 1, [&] {
+                return msg("past_present_share_buffer needs past_sequence_length, one integer");
+            });
             past = pastLength->valueAsInt64(0);
-            require(past >= 0 && past <= bufferRows - seq,
-                    msg("past_sequence_length " + std::to_string(past) + " plus " +
-                        std::to_string(seq) + " new rows exceeds the shared buffer of " +
-                        std::to_string(bufferRows)));
+            require(past >= 0 && past <= bufferRows - seq, [&] {
+                return msg("past_sequence_length " + std::to_string(past) + " plus " +
+                           std::to_string(seq) + " new rows exceeds the shared buffer of " +
+                           std::to_string(bufferRows));
+            });
         }
-        const std::int64_t total = checkedSum(past, seq, msg("past + sequence length"));
+        const std::int64_t total = checkedSum(past, seq, ValueName{op_, "past + sequence length"});
         const std::int64_t presentRows = shareBuffer_ && pastInput ? bufferRows : total;
 
         const float* qkvData = qkv.data<float>();
@@ -491,7 +547,7 @@ class FusedAttentionKernel : public Kernel {
         p.q = HeadRows{qkvData, batchStride, headSize, rowStride};
         const bool wantPresent = pastInput || outputs.size() > 1;
         require(!wantPresent || headSize == vHeadSize,
-                msg("present needs equal Q, K and V hidden sizes"));
+                [&] { return msg("present needs equal Q, K and V hidden sizes"); });
         Tensor present;
         if (wantPresent) {
             present = Tensor(DataType::Float, {2, batch, heads_, presentRows, headSize});
@@ -526,15 +582,17 @@ class FusedAttentionKernel : public Kernel {
         }
         Tensor y = bindOutputAndKeys(p, batch, seq, vHidden, vHeadSize, headSize, scale_, total,
                                      past, causal_);
-        const AdditiveMask mask = maskIndex ? buildPaddingMask(*maskIndex, msg("mask_index"), batch,
-                                                               seq, total, past, filter_, true)
-                                            : AdditiveMask{};
+        const AdditiveMask mask = maskIndex
+                                      ? buildPaddingMask(*maskIndex, ValueName{op_, "mask_index"},
+                                                         batch, seq, total, past, filter_, true)
+                                      : AdditiveMask{};
         setMask(p, mask);
         const Tensor attentionBias32 = attentionBias ? asFloat(*attentionBias) : Tensor();
         if (attentionBias) {
             require(attentionBias->dtype() == type,
-                    msg("attention_bias must have the input's type"));
-            setAttentionBias(p, attentionBias32, *attentionBias, msg("attention_bias"), total);
+                    [&] { return msg("attention_bias must have the input's type"); });
+            setAttentionBias(p, attentionBias32, *attentionBias, ValueName{op_, "attention_bias"},
+                             total);
         }
         runAttentionCore(ctx, p);
 
@@ -562,7 +620,8 @@ class MsAttentionKernel final : public FusedAttentionKernel {
           packedK_(node.domain() == kOnnxlensDomain ? node.getInt("k") : 0),
           packedN_(node.domain() == kOnnxlensDomain ? node.getInt("n") : 0) {
         if (node.domain() == kOnnxlensDomain)
-            require(packedK_ >= 1 && packedN_ >= 1, msg("k and n must be positive"));
+            require(packedK_ >= 1 && packedN_ >= 1,
+                    [&] { return msg("k and n must be positive"); });
     }
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
@@ -571,30 +630,37 @@ class MsAttentionKernel final : public FusedAttentionKernel {
         const Tensor& weights = inputTensor(inputs, 1);
         const Tensor* bias = optionalInputTensor(inputs, 2);
         requireCountable({{&input, "input"}, {&weights, "weights"}, {bias, "bias"}}, "Attention");
-        requireAttentionFloat(input, msg("input"));
+        requireAttentionFloat(input, ValueName{op_, "input"});
         const DataType type = input.dtype();
-        require(input.rank() == 3, msg("input must be 3-D [batch, sequence, input_hidden], got " +
-                                       shapeToString(input.shape())));
+        require(input.rank() == 3, [&] {
+            return msg("input must be 3-D [batch, sequence, input_hidden], got " +
+                       shapeToString(input.shape()));
+        });
         const std::int64_t batch = input.dim(0), seq = input.dim(1), inHidden = input.dim(2);
         const bool packed = packedK_ > 0;
         if (packed)
             require(type == DataType::Float && weights.dtype() == DataType::Float &&
                         packedK_ == inHidden &&
                         packedMatMulBlocksOf(weights.shape(), packedK_, packedN_).has_value(),
-                    msg("the packed weights " + shapeToString(weights.shape()) +
-                        " do not hold K = " + std::to_string(inHidden) +
-                        ", N = " + std::to_string(packedN_) + " for a float input"));
+                    [&] {
+                        return msg("the packed weights " + shapeToString(weights.shape()) +
+                                   " do not hold K = " + std::to_string(inHidden) +
+                                   ", N = " + std::to_string(packedN_) + " for a float input");
+                    });
         else
             require(weights.dtype() == type && weights.rank() == 2 && weights.dim(0) == inHidden,
-                    msg("weights must be [" + std::to_string(inHidden) +
-                        ", q_hidden + k_hidden + v_hidden] of the input's type, got " +
-                        shapeToString(weights.shape())));
+                    [&] {
+                        return msg("weights must be [" + std::to_string(inHidden) +
+                                   ", q_hidden + k_hidden + v_hidden] of the input's type, got " +
+                                   shapeToString(weights.shape()));
+                    });
         const std::int64_t width = packed ? packedN_ : weights.dim(1);
         const auto [qHidden, vHidden] = splitWidth(width);
         if (bias)
-            require(bias->dtype() == type && bias->rank() == 1 && bias->dim(0) == width,
-                    msg("bias must be [" + std::to_string(width) + "], got " +
-                        shapeToString(bias->shape())));
+            require(bias->dtype() == type && bias->rank() == 1 && bias->dim(0) == width, [&] {
+                return msg("bias must be [" + std::to_string(width) + "], got " +
+                           shapeToString(bias->shape()));
+            });
         // Q, K, V = input x weights + bias: [B, S, width].
         const Tensor in32 = asFloat(input);
         const Tensor bias32 = bias ? asFloat(*bias) : Tensor();
@@ -639,38 +705,47 @@ class QAttentionKernel final : public FusedAttentionKernel {
         const Tensor* weightZero = optionalInputTensor(inputs, 7);
         requireCountable({{&input, "input"}, {&weights, "weight"}, {&bias, "bias"}}, "QAttention");
         auto eightBit = [](DataType t) { return t == DataType::UInt8 || t == DataType::Int8; };
-        require(eightBit(input.dtype()) && eightBit(weights.dtype()),
-                msg("input and weight must be uint8 or int8, got " +
-                    std::string(dataTypeName(input.dtype())) + " and " +
-                    dataTypeName(weights.dtype())));
-        require(input.rank() == 3, msg("input must be 3-D [batch, sequence, input_hidden], got " +
-                                       shapeToString(input.shape())));
+        require(eightBit(input.dtype()) && eightBit(weights.dtype()), [&] {
+            return msg("input and weight must be uint8 or int8, got " +
+                       std::string(dataTypeName(input.dtype())) + " and " +
+                       dataTypeName(weights.dtype()));
+        });
+        require(input.rank() == 3, [&] {
+            return msg("input must be 3-D [batch, sequence, input_hidden], got " +
+                       shapeToString(input.shape()));
+        });
         const std::int64_t batch = input.dim(0), seq = input.dim(1), inHidden = input.dim(2);
-        require(weights.rank() == 2 && weights.dim(0) == inHidden,
-                msg("weight must be [" + std::to_string(inHidden) + ", 3 * hidden], got " +
-                    shapeToString(weights.shape())));
+        require(weights.rank() == 2 && weights.dim(0) == inHidden, [&] {
+            return msg("weight must be [" + std::to_string(inHidden) + ", 3 * hidden], got " +
+                       shapeToString(weights.shape()));
+        });
         const std::int64_t width = weights.dim(1);
         const auto [qHidden, vHidden] = splitWidth(width);
-        requireAttentionFloat(bias, msg("bias"));
+        requireAttentionFloat(bias, ValueName{op_, "bias"});
         const DataType type = bias.dtype();
-        require(bias.rank() == 1 && bias.dim(0) == width,
-                msg("bias must be [" + std::to_string(width) + "], got " +
-                    shapeToString(bias.shape())));
+        require(bias.rank() == 1 && bias.dim(0) == width, [&] {
+            return msg("bias must be [" + std::to_string(width) + "], got " +
+                       shapeToString(bias.shape()));
+        });
         require(inputScale.dtype() == type && inputScale.numel() == 1,
-                msg("input_scale must be one value of the bias's type"));
+                [&] { return msg("input_scale must be one value of the bias's type"); });
         require(weightScale.dtype() == type &&
                     (weightScale.numel() == 1 ||
                      (weightScale.rank() == 1 && weightScale.dim(0) == width)),
-                msg("weight_scale must be one value or [" + std::to_string(width) + "]"));
+                [&] {
+                    return msg("weight_scale must be one value or [" + std::to_string(width) + "]");
+                });
         if (inputZero)
             require(inputZero->dtype() == input.dtype() && inputZero->numel() == 1,
-                    msg("input_zero_point must be one value of the input's type"));
+                    [&] { return msg("input_zero_point must be one value of the input's type"); });
         if (weightZero)
             require(weightZero->dtype() == weights.dtype() &&
                         (weightZero->numel() == 1 ||
                          (weightZero->rank() == 1 && weightZero->dim(0) == width)),
-                    msg("weight_zero_point must be one value or [" + std::to_string(width) +
-                        "] of the weight's type"));
+                    [&] {
+                        return msg("weight_zero_point must be one value or [" +
+                                   std::to_string(width) + "] of the weight's type");
+                    });
 
         // Dequantized input [B, S, Din] and weights [Din, width].
         const double xScale = inputScale.valueAsDouble(0);

@@ -49,16 +49,18 @@ class DynamicQuantizeLstmKernel : public Kernel {
     explicit DynamicQuantizeLstmKernel(const NodeInfo& node)
         : cell_(node), config_(parseRecurrentConfig(node, LstmCell::defaultActivations())) {
         // 2^40 bounds 4 * hidden_size and its products far from overflow; no W has as many.
-        require(config_.hiddenSize > 0 && config_.hiddenSize <= (std::int64_t{1} << 40),
-                std::string(kOp) + ": attribute hidden_size must be positive, got " +
-                    std::to_string(config_.hiddenSize));
+        require(config_.hiddenSize > 0 && config_.hiddenSize <= (std::int64_t{1} << 40), [&] {
+            return std::string(kOp) + ": attribute hidden_size must be positive, got " +
+                   std::to_string(config_.hiddenSize);
+        });
     }
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
         const Tensor& x = ms::requiredInput(inputs, 0, kOp, "X");
-        require(x.dtype() == DataType::Float,
-                std::string(kOp) + ": input X must be float, got " + dataTypeName(x.dtype()));
+        require(x.dtype() == DataType::Float, [&] {
+            return std::string(kOp) + ": input X must be float, got " + dataTypeName(x.dtype());
+        });
         const RecurrentSizes sizes = recurrentSizes(config_, x, config_.hiddenSize);
         const std::int64_t D = config_.directions, H = sizes.hidden;
         const Tensor& w = ms::requiredInput(inputs, 1, kOp, "W");
@@ -66,12 +68,17 @@ class DynamicQuantizeLstmKernel : public Kernel {
         checkWeights(w, "W", {D, sizes.input, 4 * H});
         checkWeights(r, "R", {D, H, 4 * H});
         // The int32 accumulators of the products are exact up to this depth (ONNX Runtime's wrap).
-        for (const auto& [depth, name] : {std::pair{sizes.input, "input_size (X's last axis)"},
-                                          std::pair{H, "attribute hidden_size"}})
-            require(depth <= kMaxExactInt8ProductDepth,
-                    std::string(kOp) + ": " + name + " " + std::to_string(depth) + " exceeds " +
-                        std::to_string(kMaxExactInt8ProductDepth) +
-                        ", where the int32 sums of the 8-bit products could overflow");
+        // Not a structured binding: clang 14 does not let the message lambda capture one.
+        for (const auto& size : {std::pair{sizes.input, "input_size (X's last axis)"},
+                                 std::pair{H, "attribute hidden_size"}}) {
+            const std::int64_t depth = size.first;
+            const char* name = size.second;
+            require(depth <= kMaxExactInt8ProductDepth, [&] {
+                return std::string(kOp) + ": " + name + " " + std::to_string(depth) + " exceeds " +
+                       std::to_string(kMaxExactInt8ProductDepth) +
+                       ", where the int32 sums of the 8-bit products could overflow";
+            });
+        }
         const std::array<DirectionWeights, 2> wd =
             directionWeights(w, inputs, 8, 9, "W_scale", "W_zero_point", heldW_, wSlices_);
         const std::array<DirectionWeights, 2> rd =
@@ -143,14 +150,16 @@ class DynamicQuantizeLstmKernel : public Kernel {
     };
 
     static void checkWeights(const Tensor& t, const char* name, const Shape& expected) {
-        require(isEightBit(t.dtype()), std::string(kOp) + ": input " + name +
-                                           " must be int8 or uint8, got " +
-                                           dataTypeName(t.dtype()));
-        require(t.shape() == expected,
-                std::string(kOp) + ": input " + name + " has shape " + shapeToString(t.shape()) +
-                    ", expected " + shapeToString(expected) +
-                    " ([num_directions, rows, 4 * hidden_size] for the attributes direction and "
-                    "hidden_size)");
+        require(isEightBit(t.dtype()), [&] {
+            return std::string(kOp) + ": input " + name + " must be int8 or uint8, got " +
+                   dataTypeName(t.dtype());
+        });
+        require(t.shape() == expected, [&] {
+            return std::string(kOp) + ": input " + name + " has shape " + shapeToString(t.shape()) +
+                   ", expected " + shapeToString(expected) +
+                   " ([num_directions, rows, 4 * hidden_size] for the attributes direction and "
+                   "hidden_size)";
+        });
     }
 
     // Each direction's [K, 4H] slice of `weights` [D, K, 4H] (kept while the same buffer comes
@@ -165,18 +174,22 @@ class DynamicQuantizeLstmKernel : public Kernel {
         const Tensor& scale = ms::requiredInput(inputs, scaleIndex, kOp, scaleName);
         const Tensor& zero = ms::requiredInput(inputs, zeroIndex, kOp, zeroName);
         auto perChannel = [&](const Tensor& t, const char* name) {
-            require(t.shape() == Shape{D} || t.shape() == Shape{D, n},
-                    std::string(kOp) + ": input " + name + " must have shape [" +
-                        std::to_string(D) + "] (per direction) or [" + std::to_string(D) + ", " +
-                        std::to_string(n) + "] (per column), got " + shapeToString(t.shape()));
+            require(t.shape() == Shape{D} || t.shape() == Shape{D, n}, [&] {
+                return std::string(kOp) + ": input " + name + " must have shape [" +
+                       std::to_string(D) + "] (per direction) or [" + std::to_string(D) + ", " +
+                       std::to_string(n) + "] (per column), got " + shapeToString(t.shape());
+            });
             return t.rank() == 2;
         };
-        require(scale.dtype() == DataType::Float, std::string(kOp) + ": input " + scaleName +
-                                                      " must be float, got " +
-                                                      dataTypeName(scale.dtype()));
-        require(zero.dtype() == weights.dtype(),
-                std::string(kOp) + ": input " + zeroName + " must have the type of its weights (" +
-                    dataTypeName(weights.dtype()) + "), got " + dataTypeName(zero.dtype()));
+        require(scale.dtype() == DataType::Float, [&] {
+            return std::string(kOp) + ": input " + scaleName + " must be float, got " +
+                   dataTypeName(scale.dtype());
+        });
+        require(zero.dtype() == weights.dtype(), [&] {
+            return std::string(kOp) + ": input " + zeroName +
+                   " must have the type of its weights (" + dataTypeName(weights.dtype()) +
+                   "), got " + dataTypeName(zero.dtype());
+        });
         const std::int64_t scaleCount = perChannel(scale, scaleName) ? n : 1;
         const std::int64_t zeroCount = perChannel(zero, zeroName) ? n : 1;
 

@@ -70,27 +70,37 @@ class GroupQueryAttentionKernel final : public Kernel {
           smooth_(node.getInt("smooth_softmax", 0) != 0),
           scale_(node.getFloat("scale", 0.0f)),
           softcap_(node.getFloat("softcap", 0.0f)) {
-        require(heads_ > 0, msg("num_heads must be positive, got " + std::to_string(heads_)));
-        require(kvHeads_ > 0,
-                msg("kv_num_heads must be positive, got " + std::to_string(kvHeads_)));
-        require(heads_ % kvHeads_ == 0,
-                msg("num_heads " + std::to_string(heads_) + " is not a multiple of kv_num_heads " +
-                    std::to_string(kvHeads_)));
-        require(window_ == -1 || window_ > 0,
-                msg("local_window_size must be -1 or positive, got " + std::to_string(window_)));
-        require(causal_ || window_ == -1, msg("local_window_size must be -1 when causal is 0"));
-        require(qkOutput_ >= 0 && qkOutput_ <= 2,
-                msg("qk_output must be 0, 1 or 2, got " + std::to_string(qkOutput_)));
-        require(std::isfinite(scale_) && scale_ >= 0,
-                msg("scale must be finite and not negative (0 = 1/sqrt(head_size))"));
+        require(heads_ > 0,
+                [&] { return msg("num_heads must be positive, got " + std::to_string(heads_)); });
+        require(kvHeads_ > 0, [&] {
+            return msg("kv_num_heads must be positive, got " + std::to_string(kvHeads_));
+        });
+        require(heads_ % kvHeads_ == 0, [&] {
+            return msg("num_heads " + std::to_string(heads_) +
+                       " is not a multiple of kv_num_heads " + std::to_string(kvHeads_));
+        });
+        require(window_ == -1 || window_ > 0, [&] {
+            return msg("local_window_size must be -1 or positive, got " + std::to_string(window_));
+        });
+        require(causal_ || window_ == -1,
+                [&] { return msg("local_window_size must be -1 when causal is 0"); });
+        require(qkOutput_ >= 0 && qkOutput_ <= 2, [&] {
+            return msg("qk_output must be 0, 1 or 2, got " + std::to_string(qkOutput_));
+        });
+        require(std::isfinite(scale_) && scale_ >= 0, [&] {
+            return msg("scale must be finite and not negative (0 = 1/sqrt(head_size))");
+        });
         require(std::isfinite(softcap_) && softcap_ >= 0,
-                msg("softcap must be finite and not negative"));
-        require(node.getInt("sliding_window_cache", 0) == 0,
-                msg("sliding_window_cache = 1 (a window-sized KV cache) is not supported"));
+                [&] { return msg("softcap must be finite and not negative"); });
+        require(node.getInt("sliding_window_cache", 0) == 0, [&] {
+            return msg("sliding_window_cache = 1 (a window-sized KV cache) is not supported");
+        });
         for (const char* quant : {"k_quant_type", "v_quant_type"}) {
             const std::string type = node.getString(quant, "NONE");
-            require(type == "NONE", msg(std::string(quant) + " '" + type +
-                                        "': quantized KV caches are not supported"));
+            require(type == "NONE", [&] {
+                return msg(std::string(quant) + " '" + type +
+                           "': quantized KV caches are not supported");
+            });
         }
     }
 
@@ -110,9 +120,13 @@ class GroupQueryAttentionKernel final : public Kernel {
         const Tensor* headSink = optionalInputTensor(inputs, kHeadSink);
         require(!optionalInputTensor(inputs, kQNormWeight) &&
                     !optionalInputTensor(inputs, kKNormWeight),
-                msg("q_norm_weight/k_norm_weight (a Q/K RMS norm before attention) are not "
-                    "supported, as in ONNX Runtime's CPU kernel"));
-        require(seqlensK && totalInput, msg("seqlens_k and total_sequence_length are required"));
+                [&] {
+                    return msg(
+                        "q_norm_weight/k_norm_weight (a Q/K RMS norm before attention) are not "
+                        "supported, as in ONNX Runtime's CPU kernel");
+                });
+        require(seqlensK && totalInput,
+                [&] { return msg("seqlens_k and total_sequence_length are required"); });
 
         requireCountable({{&query, "query"},
                           {key, "key"},
@@ -125,85 +139,110 @@ class GroupQueryAttentionKernel final : public Kernel {
                           {attentionBias, "attention_bias"}},
                          kOp);
         // Shapes.
-        requireAttentionFloat(query, msg("query"));
-        require(query.rank() == 3, msg("query must be 3-D [batch, sequence, hidden], got " +
-                                       shapeToString(query.shape())));
+        requireAttentionFloat(query, ValueName{kOp, "query"});
+        require(query.rank() == 3, [&] {
+            return msg("query must be 3-D [batch, sequence, hidden], got " +
+                       shapeToString(query.shape()));
+        });
         const std::int64_t batch = query.dim(0), seq = query.dim(1), hidden = query.dim(2);
-        require((key == nullptr) == (value == nullptr),
-                msg("key and value must be given together (or neither, for packed QKV)"));
+        require((key == nullptr) == (value == nullptr), [&] {
+            return msg("key and value must be given together (or neither, for packed QKV)");
+        });
         const bool packed = key == nullptr;
         const std::int64_t slots =
-            packed ? checkedSum(heads_, checkedSum(kvHeads_, kvHeads_, msg("kv_num_heads")),
-                                msg("num_heads + 2 * kv_num_heads"))
-                   : heads_;
-        require(hidden % slots == 0 && hidden > 0,
-                msg(std::string("query hidden size ") + std::to_string(hidden) +
-                    " does not split into " + std::to_string(slots) + " heads" +
-                    (packed ? " (num_heads + 2 * kv_num_heads, packed QKV)" : " (num_heads)")));
+            packed
+                ? checkedSum(heads_, checkedSum(kvHeads_, kvHeads_, ValueName{kOp, "kv_num_heads"}),
+                             ValueName{kOp, "num_heads + 2 * kv_num_heads"})
+                : heads_;
+        require(hidden % slots == 0 && hidden > 0, [&] {
+            return msg(std::string("query hidden size ") + std::to_string(hidden) +
+                       " does not split into " + std::to_string(slots) + " heads" +
+                       (packed ? " (num_heads + 2 * kv_num_heads, packed QKV)" : " (num_heads)"));
+        });
         const std::int64_t headSize = hidden / slots;
         if (!packed) {
-            for (const auto& [t, name] : {std::pair{key, "key"}, std::pair{value, "value"}}) {
+            // Not structured bindings: clang 14 does not let the message lambdas capture them.
+            for (const auto& input : {std::pair{key, "key"}, std::pair{value, "value"}}) {
+                const Tensor* t = input.first;
+                const char* name = input.second;
                 require(t->dtype() == query.dtype(),
-                        msg(std::string(name) + " type differs from query"));
+                        [&] { return msg(std::string(name) + " type differs from query"); });
                 require(t->rank() == 3 && t->dim(0) == batch && t->dim(1) == seq &&
                             t->dim(2) == kvHeads_ * headSize,
-                        msg(std::string(name) + " must be [" + std::to_string(batch) + ", " +
-                            std::to_string(seq) + ", " + std::to_string(kvHeads_ * headSize) +
-                            "] (kv_num_heads * head_size), got " + shapeToString(t->shape())));
+                        [&] {
+                            return msg(
+                                std::string(name) + " must be [" + std::to_string(batch) + ", " +
+                                std::to_string(seq) + ", " + std::to_string(kvHeads_ * headSize) +
+                                "] (kv_num_heads * head_size), got " + shapeToString(t->shape()));
+                        });
             }
         }
         require((pastKey == nullptr) == (pastValue == nullptr),
-                msg("past_key and past_value must be given together"));
+                [&] { return msg("past_key and past_value must be given together"); });
         std::int64_t pastRows = 0;
         if (pastKey) {
-            for (const auto& [t, name] :
+            for (const auto& input :
                  {std::pair{pastKey, "past_key"}, std::pair{pastValue, "past_value"}}) {
-                require(
-                    t->dtype() == query.dtype(),
-                    msg(std::string(name) + " is " + dataTypeName(t->dtype()) + " but query is " +
-                        dataTypeName(query.dtype()) + " (quantized KV caches are not supported)"));
+                const Tensor* t = input.first;
+                const char* name = input.second;
+                require(t->dtype() == query.dtype(), [&] {
+                    return msg(std::string(name) + " is " + dataTypeName(t->dtype()) +
+                               " but query is " + dataTypeName(query.dtype()) +
+                               " (quantized KV caches are not supported)");
+                });
                 require(t->rank() == 4 && t->dim(0) == batch && t->dim(1) == kvHeads_ &&
                             t->dim(3) == headSize,
-                        msg(std::string(name) + " must be [" + std::to_string(batch) + ", " +
-                            std::to_string(kvHeads_) + ", past, " + std::to_string(headSize) +
-                            "], got " + shapeToString(t->shape())));
+                        [&] {
+                            return msg(std::string(name) + " must be [" + std::to_string(batch) +
+                                       ", " + std::to_string(kvHeads_) + ", past, " +
+                                       std::to_string(headSize) + "], got " +
+                                       shapeToString(t->shape()));
+                        });
             }
             require(pastValue->dim(2) == pastKey->dim(2),
-                    msg("past_key and past_value lengths differ"));
+                    [&] { return msg("past_key and past_value lengths differ"); });
             pastRows = pastKey->dim(2);
         }
 
         // Lengths.
         require(seqlensK->dtype() == DataType::Int32 && seqlensK->rank() == 1 &&
                     seqlensK->dim(0) == batch,
-                msg("seqlens_k must be int32 [" + std::to_string(batch) + "], got " +
-                    dataTypeName(seqlensK->dtype()) + " " + shapeToString(seqlensK->shape())));
-        require(totalInput->dtype() == DataType::Int32 && totalInput->numel() == 1,
-                msg("total_sequence_length must be one int32, got " +
-                    std::string(dataTypeName(totalInput->dtype())) + " " +
-                    shapeToString(totalInput->shape())));
+                [&] {
+                    return msg("seqlens_k must be int32 [" + std::to_string(batch) + "], got " +
+                               dataTypeName(seqlensK->dtype()) + " " +
+                               shapeToString(seqlensK->shape()));
+                });
+        require(totalInput->dtype() == DataType::Int32 && totalInput->numel() == 1, [&] {
+            return msg("total_sequence_length must be one int32, got " +
+                       std::string(dataTypeName(totalInput->dtype())) + " " +
+                       shapeToString(totalInput->shape()));
+        });
         const std::int64_t total = totalInput->data<std::int32_t>()[0];
-        require(total >= 1,
-                msg("total_sequence_length must be positive, got " + std::to_string(total)));
+        require(total >= 1, [&] {
+            return msg("total_sequence_length must be positive, got " + std::to_string(total));
+        });
         const bool firstPrompt = seq == total;
         const std::int32_t* seqlens = seqlensK->data<std::int32_t>();
         std::vector<std::int64_t> valid(static_cast<std::size_t>(batch)),
             past(static_cast<std::size_t>(batch));
         for (std::int64_t b = 0; b < batch; ++b) {
             const std::int64_t sk = seqlens[b];
-            require(sk >= 0 && sk < total,
-                    msg("seqlens_k[" + std::to_string(b) + "] = " + std::to_string(sk) +
-                        " is outside [0, total_sequence_length " + std::to_string(total) + ")"));
+            require(sk >= 0 && sk < total, [&] {
+                return msg("seqlens_k[" + std::to_string(b) + "] = " + std::to_string(sk) +
+                           " is outside [0, total_sequence_length " + std::to_string(total) + ")");
+            });
             const auto bi = static_cast<std::size_t>(b);
             valid[bi] = sk + 1;
             past[bi] = firstPrompt ? 0 : sk + 1 - seq;
-            require(past[bi] >= 0,
-                    msg("seqlens_k[" + std::to_string(b) + "] = " + std::to_string(sk) +
-                        " is too small for sequence length " + std::to_string(seq)));
-            require(past[bi] <= pastRows,
-                    msg("seqlens_k[" + std::to_string(b) + "] = " + std::to_string(sk) + " needs " +
-                        std::to_string(past[bi]) + " past rows but past_key holds " +
-                        std::to_string(pastRows)));
+            require(past[bi] >= 0, [&] {
+                return msg("seqlens_k[" + std::to_string(b) + "] = " + std::to_string(sk) +
+                           " is too small for sequence length " + std::to_string(seq));
+            });
+            require(past[bi] <= pastRows, [&] {
+                return msg("seqlens_k[" + std::to_string(b) + "] = " + std::to_string(sk) +
+                           " needs " + std::to_string(past[bi]) + " past rows but past_key holds " +
+                           std::to_string(pastRows));
+            });
         }
         const std::int64_t presentRows = std::max(total, pastRows);
 
@@ -211,26 +250,33 @@ class GroupQueryAttentionKernel final : public Kernel {
         std::int64_t rotaryDim = 0;
         std::vector<std::int64_t> positions;  // [batch * seq]
         if (rotary_) {
-            require(cosCache && sinCache, msg("do_rotary needs cos_cache and sin_cache"));
+            require(cosCache && sinCache,
+                    [&] { return msg("do_rotary needs cos_cache and sin_cache"); });
             require(cosCache->dtype() == query.dtype() && sinCache->dtype() == query.dtype(),
-                    msg("cos_cache and sin_cache must have the query's type"));
-            require(
-                cosCache->rank() == 2 && cosCache->shape() == sinCache->shape(),
-                msg("cos_cache and sin_cache must both be [max_position, rotary_dim / 2], "
+                    [&] { return msg("cos_cache and sin_cache must have the query's type"); });
+            require(cosCache->rank() == 2 && cosCache->shape() == sinCache->shape(), [&] {
+                return msg(
+                    "cos_cache and sin_cache must both be [max_position, rotary_dim / 2], "
                     "got " +
-                    shapeToString(cosCache->shape()) + " and " + shapeToString(sinCache->shape())));
+                    shapeToString(cosCache->shape()) + " and " + shapeToString(sinCache->shape()));
+            });
             rotaryDim = 2 * cosCache->dim(1);
-            require(rotaryDim > 0 && rotaryDim <= headSize,
-                    msg("cos_cache width " + std::to_string(cosCache->dim(1)) +
-                        " must be in [1, head_size / 2 = " + std::to_string(headSize / 2) + "]"));
+            require(rotaryDim > 0 && rotaryDim <= headSize, [&] {
+                return msg("cos_cache width " + std::to_string(cosCache->dim(1)) +
+                           " must be in [1, head_size / 2 = " + std::to_string(headSize / 2) + "]");
+            });
             std::vector<std::int64_t> ids;
             if (positionIds) {
-                require(isInteger(positionIds->dtype()), msg("position_ids must be integers"));
+                require(isInteger(positionIds->dtype()),
+                        [&] { return msg("position_ids must be integers"); });
                 ids = positionIds->toInt64Vector();
                 require(firstPrompt ? !ids.empty()
                                     : static_cast<std::int64_t>(ids.size()) == batch * seq,
-                        msg("position_ids must be [" + std::to_string(batch) + ", " +
-                            std::to_string(seq) + "], got " + shapeToString(positionIds->shape())));
+                        [&] {
+                            return msg("position_ids must be [" + std::to_string(batch) + ", " +
+                                       std::to_string(seq) + "], got " +
+                                       shapeToString(positionIds->shape()));
+                        });
             }
             positions.resize(static_cast<std::size_t>(batch * seq));
             for (std::int64_t b = 0; b < batch; ++b)
@@ -242,30 +288,37 @@ class GroupQueryAttentionKernel final : public Kernel {
                     else
                         pos = ids.empty() ? past[static_cast<std::size_t>(b)] + s
                                           : ids[static_cast<std::size_t>(b * seq + s)];
-                    require(!overflow && pos >= 0 && pos < cosCache->dim(0),
-                            msg("rotary position " + std::to_string(pos) + " (batch " +
-                                std::to_string(b) + ", token " + std::to_string(s) +
-                                ") is outside cos_cache/sin_cache of " +
-                                std::to_string(cosCache->dim(0)) + " positions"));
+                    require(!overflow && pos >= 0 && pos < cosCache->dim(0), [&] {
+                        return msg("rotary position " + std::to_string(pos) + " (batch " +
+                                   std::to_string(b) + ", token " + std::to_string(s) +
+                                   ") is outside cos_cache/sin_cache of " +
+                                   std::to_string(cosCache->dim(0)) + " positions");
+                    });
                     positions[static_cast<std::size_t>(b * seq + s)] = pos;
                 }
         }
         if (attentionBias) {
             require(attentionBias->dtype() == query.dtype(),
-                    msg("attention_bias must have the query's type"));
+                    [&] { return msg("attention_bias must have the query's type"); });
             require(attentionBias->rank() == 4 &&
                         (attentionBias->dim(0) == batch || attentionBias->dim(0) == 1) &&
                         (attentionBias->dim(1) == heads_ || attentionBias->dim(1) == 1) &&
                         attentionBias->dim(2) == seq && attentionBias->dim(3) == total,
-                    msg("attention_bias must be [batch or 1, num_heads or 1, " +
-                        std::to_string(seq) + ", total_sequence_length " + std::to_string(total) +
-                        "], got " + shapeToString(attentionBias->shape())));
+                    [&] {
+                        return msg("attention_bias must be [batch or 1, num_heads or 1, " +
+                                   std::to_string(seq) + ", total_sequence_length " +
+                                   std::to_string(total) + "], got " +
+                                   shapeToString(attentionBias->shape()));
+                    });
         }
         if (headSink)
             require(headSink->dtype() == query.dtype() && headSink->rank() == 1 &&
                         headSink->dim(0) == heads_,
-                    msg("head_sink must be [num_heads = " + std::to_string(heads_) +
-                        "] of the query's type, got " + shapeToString(headSink->shape())));
+                    [&] {
+                        return msg("head_sink must be [num_heads = " + std::to_string(heads_) +
+                                   "] of the query's type, got " +
+                                   shapeToString(headSink->shape()));
+                    });
 
         // Float views of the inputs.
         const Tensor q32 = asFloat(query);

@@ -63,16 +63,21 @@ NBitsGeometry geometryOf(const NodeInfo& node) {
     g.n = node.getInt("N");
     g.bits = node.getInt("bits", 4);
     g.blockSize = node.getInt("block_size");
-    require(g.bits == 2 || g.bits == 4 || g.bits == 8,
-            "MatMulNBits: attribute bits must be 2, 4 or 8, got " + std::to_string(g.bits));
+    require(g.bits == 2 || g.bits == 4 || g.bits == 8, [&] {
+        return "MatMulNBits: attribute bits must be 2, 4 or 8, got " + std::to_string(g.bits);
+    });
     require(g.blockSize >= 16 && g.blockSize <= (std::int64_t{1} << 30) &&
                 (g.blockSize & (g.blockSize - 1)) == 0,
-            "MatMulNBits: attribute block_size must be a power of 2, at least 16, got " +
-                std::to_string(g.blockSize));
-    require(g.k >= 1 && g.k <= kMaxDimension,
-            "MatMulNBits: attribute K must be in [1, 2^40], got " + std::to_string(g.k));
-    require(g.n >= 1 && g.n <= kMaxDimension,
-            "MatMulNBits: attribute N must be in [1, 2^40], got " + std::to_string(g.n));
+            [&] {
+                return "MatMulNBits: attribute block_size must be a power of 2, at least 16, got " +
+                       std::to_string(g.blockSize);
+            });
+    require(g.k >= 1 && g.k <= kMaxDimension, [&] {
+        return "MatMulNBits: attribute K must be in [1, 2^40], got " + std::to_string(g.k);
+    });
+    require(g.n >= 1 && g.n <= kMaxDimension, [&] {
+        return "MatMulNBits: attribute N must be in [1, 2^40], got " + std::to_string(g.n);
+    });
     g.kBlocks = (g.k + g.blockSize - 1) / g.blockSize;
     g.blobSize = g.blockSize * g.bits / 8;
     g.zeroPointBlob = (g.kBlocks * g.bits + 7) / 8;
@@ -441,21 +446,25 @@ class MatMulNBitsKernel : public Kernel {
         const Tensor* groupIndex = optionalInputTensor(inputs, 4);
         const Tensor* bias = optionalInputTensor(inputs, 5);
         const std::string k = std::to_string(g_.k), n = std::to_string(g_.n);
-        require(a.dtype() == DataType::Float || a.dtype() == DataType::Float16,
-                std::string("MatMulNBits: input A must be float or float16, got ") +
-                    dataTypeName(a.dtype()));
-        require(
-            a.rank() >= 1 && a.dim(a.rank() - 1) == g_.k,
-            "MatMulNBits: input A " + shapeToString(a.shape()) + " must end in attribute K = " + k);
+        require(a.dtype() == DataType::Float || a.dtype() == DataType::Float16, [&] {
+            return std::string("MatMulNBits: input A must be float or float16, got ") +
+                   dataTypeName(a.dtype());
+        });
+        require(a.rank() >= 1 && a.dim(a.rank() - 1) == g_.k, [&] {
+            return "MatMulNBits: input A " + shapeToString(a.shape()) +
+                   " must end in attribute K = " + k;
+        });
         const Shape packedShape{g_.n, g_.kBlocks, g_.blobSize};
-        require(b.dtype() == DataType::UInt8 && b.shape() == packedShape,
-                "MatMulNBits: input B must be uint8 " + shapeToString(packedShape) +
-                    " for attributes K = " + k + ", N = " + n + ", bits, block_size; got " +
-                    dataTypeName(b.dtype()) + " " + shapeToString(b.shape()));
-        require(scales.dtype() == a.dtype() && hasFlatOrMatrixShape(scales, g_.n, g_.kBlocks),
-                "MatMulNBits: input scales must be " + std::string(dataTypeName(a.dtype())) + " [" +
-                    n + ", " + std::to_string(g_.kBlocks) + "], got " +
-                    dataTypeName(scales.dtype()) + " " + shapeToString(scales.shape()));
+        require(b.dtype() == DataType::UInt8 && b.shape() == packedShape, [&] {
+            return "MatMulNBits: input B must be uint8 " + shapeToString(packedShape) +
+                   " for attributes K = " + k + ", N = " + n + ", bits, block_size; got " +
+                   dataTypeName(b.dtype()) + " " + shapeToString(b.shape());
+        });
+        require(scales.dtype() == a.dtype() && hasFlatOrMatrixShape(scales, g_.n, g_.kBlocks), [&] {
+            return "MatMulNBits: input scales must be " + std::string(dataTypeName(a.dtype())) +
+                   " [" + n + ", " + std::to_string(g_.kBlocks) + "], got " +
+                   dataTypeName(scales.dtype()) + " " + shapeToString(scales.shape());
+        });
         NBitsParams params;
         params.g = &g_;
         params.defaultZero = static_cast<float>(1 << (g_.bits - 1));
@@ -464,19 +473,22 @@ class MatMulNBitsKernel : public Kernel {
         std::optional<FloatValues> zeroValues;
         if (zeroPoints) {
             if (zeroPoints->dtype() == DataType::UInt8) {
-                require(hasFlatOrMatrixShape(*zeroPoints, g_.n, g_.zeroPointBlob),
-                        "MatMulNBits: packed uint8 input zero_points must be [" + n + ", " +
-                            std::to_string(g_.zeroPointBlob) + "], got " +
-                            shapeToString(zeroPoints->shape()));
+                require(hasFlatOrMatrixShape(*zeroPoints, g_.n, g_.zeroPointBlob), [&] {
+                    return "MatMulNBits: packed uint8 input zero_points must be [" + n + ", " +
+                           std::to_string(g_.zeroPointBlob) + "], got " +
+                           shapeToString(zeroPoints->shape());
+                });
                 params.packedZero = zeroPoints->data<std::uint8_t>();
             } else {
                 require(zeroPoints->dtype() == a.dtype() &&
                             hasFlatOrMatrixShape(*zeroPoints, g_.n, g_.kBlocks),
-                        "MatMulNBits: input zero_points must be packed uint8 or " +
-                            std::string(dataTypeName(a.dtype())) + " [" + n + ", " +
-                            std::to_string(g_.kBlocks) + "], got " +
-                            dataTypeName(zeroPoints->dtype()) + " " +
-                            shapeToString(zeroPoints->shape()));
+                        [&] {
+                            return "MatMulNBits: input zero_points must be packed uint8 or " +
+                                   std::string(dataTypeName(a.dtype())) + " [" + n + ", " +
+                                   std::to_string(g_.kBlocks) + "], got " +
+                                   dataTypeName(zeroPoints->dtype()) + " " +
+                                   shapeToString(zeroPoints->shape());
+                        });
                 zeroValues.emplace(*zeroPoints);
                 params.floatZero = zeroValues->data;
             }
@@ -486,21 +498,25 @@ class MatMulNBitsKernel : public Kernel {
             require(
                 groupIndex->dtype() == DataType::Int32 && groupIndex->rank() == 1 &&
                     (groupIndex->dim(0) == g_.k || groupIndex->dim(0) == g_.kBlocks * g_.blockSize),
-                "MatMulNBits: input g_idx must be int32 [" + k + "], got " +
-                    shapeToString(groupIndex->shape()));
+                [&] {
+                    return "MatMulNBits: input g_idx must be int32 [" + k + "], got " +
+                           shapeToString(groupIndex->shape());
+                });
             const std::int32_t* gi = groupIndex->data<std::int32_t>();
             for (std::int64_t i = 0; i < g_.k; ++i)
-                require(gi[i] >= 0 && gi[i] < g_.kBlocks,
-                        "MatMulNBits: input g_idx value " + std::to_string(gi[i]) + " at index " +
-                            std::to_string(i) + " is outside [0, " + std::to_string(g_.kBlocks) +
-                            ")");
+                require(gi[i] >= 0 && gi[i] < g_.kBlocks, [&] {
+                    return "MatMulNBits: input g_idx value " + std::to_string(gi[i]) +
+                           " at index " + std::to_string(i) + " is outside [0, " +
+                           std::to_string(g_.kBlocks) + ")";
+                });
             params.groupIndex = gi;
         }
         if (bias)
-            require(bias->dtype() == a.dtype() && bias->shape() == Shape{g_.n},
-                    "MatMulNBits: input bias must be " + std::string(dataTypeName(a.dtype())) +
-                        " [" + n + "], got " + dataTypeName(bias->dtype()) + " " +
-                        shapeToString(bias->shape()));
+            require(bias->dtype() == a.dtype() && bias->shape() == Shape{g_.n}, [&] {
+                return "MatMulNBits: input bias must be " + std::string(dataTypeName(a.dtype())) +
+                       " [" + n + "], got " + dataTypeName(bias->dtype()) + " " +
+                       shapeToString(bias->shape());
+            });
 
         Shape outShape = a.shape();
         outShape.back() = g_.n;

@@ -31,9 +31,10 @@ template <class C>
 std::vector<C> vectorParameter(const Tensor& t, std::int64_t length, const std::string& op,
                                const char* name) {
     requireFloatTensor(t, op, name);
-    require(t.rank() == 1 && t.dim(0) == length, op + ": " + name + " must have shape [" +
-                                                     std::to_string(length) + "], got " +
-                                                     shapeToString(t.shape()));
+    require(t.rank() == 1 && t.dim(0) == length, [&] {
+        return op + ": " + name + " must have shape [" + std::to_string(length) + "], got " +
+               shapeToString(t.shape());
+    });
     std::vector<C> values(static_cast<std::size_t>(length));
     dispatchFloat(t.dtype(), [&]<class P>() {
         const P* p = t.data<P>();
@@ -46,8 +47,9 @@ std::vector<C> vectorParameter(const Tensor& t, std::int64_t length, const std::
 float epsilonAttribute(const NodeInfo& node, float fallback) {
     const float epsilon = node.getFloat("epsilon", fallback);
     // As ONNX Runtime's kernels: a negative (or NaN) epsilon is refused.
-    require(epsilon >= 0.0f,
-            node.opType() + ": attribute epsilon must be >= 0, got " + std::to_string(epsilon));
+    require(epsilon >= 0.0f, [&] {
+        return node.opType() + ": attribute epsilon must be >= 0, got " + std::to_string(epsilon);
+    });
     return epsilon;
 }
 
@@ -134,13 +136,15 @@ class SkipLayerNormKernel final : public Kernel {
         const Tensor* beta = kRms ? nullptr : optionalInputTensor(inputs, 3);
         const Tensor* bias = optionalInputTensor(inputs, kRms ? 3 : 4);
         requireFloatTensor(x, op_, "input");
-        require(skip.dtype() == x.dtype(), op_ + ": skip must have input's type " +
-                                               dataTypeName(x.dtype()) + ", got " +
-                                               dataTypeName(skip.dtype()));
-        require(x.rank() == 2 || x.rank() == 3,
-                op_ +
-                    ": input must be 3-D [batch, sequence, hidden] or 2-D [tokens, hidden], got " +
-                    shapeToString(x.shape()));
+        require(skip.dtype() == x.dtype(), [&] {
+            return op_ + ": skip must have input's type " + dataTypeName(x.dtype()) + ", got " +
+                   dataTypeName(skip.dtype());
+        });
+        require(x.rank() == 2 || x.rank() == 3, [&] {
+            return op_ +
+                   ": input must be 3-D [batch, sequence, hidden] or 2-D [tokens, hidden], got " +
+                   shapeToString(x.shape());
+        });
         const std::int64_t h = x.shape().back();
         const std::int64_t rows =
             shapeElementCount(std::span(x.shape()).first(x.shape().size() - 1));
@@ -204,10 +208,12 @@ class SkipLayerNormKernel final : public Kernel {
         const bool shared = x.size() == 3 && !skip.empty() && skip.back() == x[2] &&
                             ((skip.size() == 2 && skip[0] == x[1]) ||
                              (skip.size() == 3 && skip[0] == 1 && skip[1] == x[1]));
-        require(shared, op_ + ": skip of shape " + shapeToString(skip) +
-                            " does not fit input of shape " + shapeToString(x) +
-                            " (it must have input's shape, or [1, sequence, hidden] or [sequence, "
-                            "hidden] for a 3-D input)");
+        require(shared, [&] {
+            return op_ + ": skip of shape " + shapeToString(skip) +
+                   " does not fit input of shape " + shapeToString(x) +
+                   " (it must have input's shape, or [1, sequence, hidden] or [sequence, "
+                   "hidden] for a 3-D input)";
+        });
         return x[1];
     }
 
@@ -231,9 +237,10 @@ class EmbedLayerNormKernel final : public Kernel {
         // mask_index_type only describes mask_index for shape inference; ONNX Runtime's kernel
         // writes the 1-D mask_index whatever it says.
         const std::int64_t maskIndexType = node.getInt("mask_index_type", 1);
-        require(maskIndexType == 0 || maskIndexType == 1,
-                op_ + ": attribute mask_index_type must be 0 or 1, got " +
-                    std::to_string(maskIndexType));
+        require(maskIndexType == 0 || maskIndexType == 1, [&] {
+            return op_ + ": attribute mask_index_type must be 0 or 1, got " +
+                   std::to_string(maskIndexType);
+        });
     }
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
@@ -248,20 +255,24 @@ class EmbedLayerNormKernel final : public Kernel {
         const Tensor* mask = optionalInputTensor(inputs, 7);
         const Tensor* positionIds = optionalInputTensor(inputs, 8);
 
-        require(ids.rank() == 2, op_ + ": input_ids must be 2-D [batch, sequence], got " +
-                                     shapeToString(ids.shape()));
+        require(ids.rank() == 2, [&] {
+            return op_ + ": input_ids must be 2-D [batch, sequence], got " +
+                   shapeToString(ids.shape());
+        });
         const std::int64_t batch = ids.dim(0), sequence = ids.dim(1);
         requireFloatTensor(word, op_, "word_embedding");
-        require(word.rank() == 2, op_ + ": word_embedding must be 2-D [vocabulary, hidden], got " +
-                                      shapeToString(word.shape()));
+        require(word.rank() == 2, [&] {
+            return op_ + ": word_embedding must be 2-D [vocabulary, hidden], got " +
+                   shapeToString(word.shape());
+        });
         const std::int64_t h = word.dim(1);
         checkTable(position, word, "position_embedding");
         require(!segmentIds || segment,
-                op_ + ": segment_ids is given without segment_embedding (input 4)");
+                [&] { return op_ + ": segment_ids is given without segment_embedding (input 4)"; });
         if (segment) checkTable(*segment, word, "segment_embedding");
         // A table without ids adds its row 0 to every token (as ONNX Runtime's kernel does).
         if (segment && !segmentIds)
-            require(segment->dim(0) > 0, op_ + ": segment_embedding has no rows");
+            require(segment->dim(0) > 0, [&] { return op_ + ": segment_embedding has no rows"; });
 
         const std::vector<std::int64_t> wordRows =
             tableRows(ids, ids.shape(), word.dim(0), "input_ids", "word_embedding");
@@ -273,25 +284,28 @@ class EmbedLayerNormKernel final : public Kernel {
         if (positionIds) {
             require(positionIds->rank() == 2 && positionIds->dim(1) == sequence &&
                         (positionIds->dim(0) == batch || positionIds->dim(0) == 1),
-                    op_ + ": position_ids must be [" + std::to_string(batch) + ", " +
-                        std::to_string(sequence) + "] or [1, " + std::to_string(sequence) +
-                        "], got " + shapeToString(positionIds->shape()));
+                    [&] {
+                        return op_ + ": position_ids must be [" + std::to_string(batch) + ", " +
+                               std::to_string(sequence) + "] or [1, " + std::to_string(sequence) +
+                               "], got " + shapeToString(positionIds->shape());
+                    });
             positionRows = tableRows(*positionIds, positionIds->shape(), position.dim(0),
                                      "position_ids", "position_embedding");
         } else {
-            require(sequence <= position.dim(0), op_ + ": sequence length " +
-                                                     std::to_string(sequence) +
-                                                     " exceeds position_embedding's " +
-                                                     std::to_string(position.dim(0)) + " rows");
+            require(sequence <= position.dim(0), [&] {
+                return op_ + ": sequence length " + std::to_string(sequence) +
+                       " exceeds position_embedding's " + std::to_string(position.dim(0)) + " rows";
+            });
         }
         const std::int64_t positionStride =
             positionIds && positionIds->dim(0) == batch ? sequence : 0;
 
         std::vector<std::int64_t> maskValues;
         if (mask) {
-            require(mask->shape() == ids.shape(), op_ + ": mask must have input_ids' shape " +
-                                                      shapeToString(ids.shape()) + ", got " +
-                                                      shapeToString(mask->shape()));
+            require(mask->shape() == ids.shape(), [&] {
+                return op_ + ": mask must have input_ids' shape " + shapeToString(ids.shape()) +
+                       ", got " + shapeToString(mask->shape());
+            });
             maskValues = integerValues(*mask, "mask");
         }
 
@@ -350,18 +364,21 @@ class EmbedLayerNormKernel final : public Kernel {
 
   private:
     void checkTable(const Tensor& table, const Tensor& word, const char* name) const {
-        require(table.dtype() == word.dtype(),
-                op_ + ": " + name + " must have word_embedding's type " +
-                    dataTypeName(word.dtype()) + ", got " + dataTypeName(table.dtype()));
-        require(table.rank() == 2 && table.dim(1) == word.dim(1),
-                op_ + ": " + name + " must be 2-D [rows, " + std::to_string(word.dim(1)) +
-                    "], got " + shapeToString(table.shape()));
+        require(table.dtype() == word.dtype(), [&] {
+            return op_ + ": " + name + " must have word_embedding's type " +
+                   dataTypeName(word.dtype()) + ", got " + dataTypeName(table.dtype());
+        });
+        require(table.rank() == 2 && table.dim(1) == word.dim(1), [&] {
+            return op_ + ": " + name + " must be 2-D [rows, " + std::to_string(word.dim(1)) +
+                   "], got " + shapeToString(table.shape());
+        });
     }
 
     std::vector<std::int64_t> integerValues(const Tensor& t, const char* name) const {
-        require(t.dtype() == DataType::Int32 || t.dtype() == DataType::Int64,
-                op_ + ": " + name + " must be an int32 (or int64) tensor, got " +
-                    dataTypeName(t.dtype()));
+        require(t.dtype() == DataType::Int32 || t.dtype() == DataType::Int64, [&] {
+            return op_ + ": " + name + " must be an int32 (or int64) tensor, got " +
+                   dataTypeName(t.dtype());
+        });
         std::vector<std::int64_t> values(static_cast<std::size_t>(t.numel()));
         if (t.dtype() == DataType::Int32)
             std::copy_n(t.data<std::int32_t>(), values.size(), values.begin());
@@ -373,14 +390,17 @@ class EmbedLayerNormKernel final : public Kernel {
     // The ids of `t` (of shape `shape`), each checked to be a row of a table of `rows` rows.
     std::vector<std::int64_t> tableRows(const Tensor& t, const Shape& shape, std::int64_t rows,
                                         const char* name, const char* table) const {
-        require(t.shape() == shape, op_ + ": " + name + " must have shape " + shapeToString(shape) +
-                                        ", got " + shapeToString(t.shape()));
+        require(t.shape() == shape, [&] {
+            return op_ + ": " + name + " must have shape " + shapeToString(shape) + ", got " +
+                   shapeToString(t.shape());
+        });
         std::vector<std::int64_t> values = integerValues(t, name);
         for (std::size_t i = 0; i < values.size(); ++i)
-            require(values[i] >= 0 && values[i] < rows,
-                    op_ + ": " + name + " value " + std::to_string(values[i]) + " (element " +
-                        std::to_string(i) + ") is outside " + table + "'s " + std::to_string(rows) +
-                        " rows");
+            require(values[i] >= 0 && values[i] < rows, [&] {
+                return op_ + ": " + name + " value " + std::to_string(values[i]) + " (element " +
+                       std::to_string(i) + ") is outside " + table + "'s " + std::to_string(rows) +
+                       " rows";
+            });
         return values;
     }
 
@@ -401,12 +421,14 @@ class GroupNormKernel final : public Kernel {
           groups_(node.getInt("groups")),
           silu_(node.getInt("activation") == 1),
           channelsLast_(node.getInt("channels_last", 1) != 0) {
-        require(groups_ > 0,
-                op_ + ": attribute groups must be positive, got " + std::to_string(groups_));
+        require(groups_ > 0, [&] {
+            return op_ + ": attribute groups must be positive, got " + std::to_string(groups_);
+        });
         const std::int64_t activation = node.getInt("activation");
-        require(activation == 0 || activation == 1,
-                op_ + ": attribute activation must be 0 (none) or 1 (SiLU), got " +
-                    std::to_string(activation));
+        require(activation == 0 || activation == 1, [&] {
+            return op_ + ": attribute activation must be 0 (none) or 1 (SiLU), got " +
+                   std::to_string(activation);
+        });
     }
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
@@ -415,14 +437,17 @@ class GroupNormKernel final : public Kernel {
         const Tensor& gamma = requiredInput(inputs, 1, op_, "gamma");
         const Tensor& beta = requiredInput(inputs, 2, op_, "beta");
         requireFloatTensor(x, op_, "X");
-        require(x.rank() == 4, op_ + ": X must be 4-D (" +
-                                   (channelsLast_ ? "N x H x W x C" : "N x C x H x W") + "), got " +
-                                   shapeToString(x.shape()));
+        require(x.rank() == 4, [&] {
+            return op_ + ": X must be 4-D (" + (channelsLast_ ? "N x H x W x C" : "N x C x H x W") +
+                   "), got " + shapeToString(x.shape());
+        });
         const std::int64_t n = x.dim(0);
         const std::int64_t c = channelsLast_ ? x.dim(3) : x.dim(1);
         const std::int64_t pixels = channelsLast_ ? x.dim(1) * x.dim(2) : x.dim(2) * x.dim(3);
-        require(c % groups_ == 0, op_ + ": " + std::to_string(c) + " channels do not split into " +
-                                      std::to_string(groups_) + " groups");
+        require(c % groups_ == 0, [&] {
+            return op_ + ": " + std::to_string(c) + " channels do not split into " +
+                   std::to_string(groups_) + " groups";
+        });
         const std::int64_t perGroup = c / groups_;
         Tensor y(x.dtype(), x.shape());
         dispatchFloat(x.dtype(), [&]<class T>() {

@@ -39,19 +39,21 @@ inline std::string floatText(float v) {
 inline const Tensor& quantizedInput(const std::vector<const Value*>& inputs, std::size_t index,
                                     const char* name) {
     const Tensor* t = optionalInputTensor(inputs, index);
-    require(t != nullptr, inputLabel(index, name) + " is required");
-    require(t->dtype() == DataType::UInt8 || t->dtype() == DataType::Int8,
-            inputLabel(index, name) + " must be uint8 or int8, got " + dataTypeName(t->dtype()));
+    require(t != nullptr, [&] { return inputLabel(index, name) + " is required"; });
+    require(t->dtype() == DataType::UInt8 || t->dtype() == DataType::Int8, [&] {
+        return inputLabel(index, name) + " must be uint8 or int8, got " + dataTypeName(t->dtype());
+    });
     return *t;
 }
 
 // Per-tensor parameters only: a scalar or a 1-D tensor of one element (ONNX Runtime's
 // IsScalarOr1ElementVector).
 inline void requirePerTensor(const Tensor& t, std::size_t index, const char* name) {
-    require(t.rank() == 0 || (t.rank() == 1 && t.dim(0) == 1),
-            inputLabel(index, name) +
-                " must be a scalar or a 1-D tensor of one element (per-tensor), got shape " +
-                shapeToString(t.shape()));
+    require(t.rank() == 0 || (t.rank() == 1 && t.dim(0) == 1), [&] {
+        return inputLabel(index, name) +
+               " must be a scalar or a 1-D tensor of one element (per-tensor), got shape " +
+               shapeToString(t.shape());
+    });
 }
 
 // A float scale: required, per tensor, finite and non-zero. (ONNX Runtime runs on with a zero or
@@ -60,13 +62,15 @@ inline void requirePerTensor(const Tensor& t, std::size_t index, const char* nam
 inline float scaleInput(const std::vector<const Value*>& inputs, std::size_t index,
                         const char* name) {
     const Tensor* t = optionalInputTensor(inputs, index);
-    require(t != nullptr, inputLabel(index, name) + " is required");
-    require(t->dtype() == DataType::Float,
-            inputLabel(index, name) + " must be float, got " + dataTypeName(t->dtype()));
+    require(t != nullptr, [&] { return inputLabel(index, name) + " is required"; });
+    require(t->dtype() == DataType::Float, [&] {
+        return inputLabel(index, name) + " must be float, got " + dataTypeName(t->dtype());
+    });
     requirePerTensor(*t, index, name);
     const float s = t->data<float>()[0];
-    require(std::isfinite(s) && s != 0.0f,
-            inputLabel(index, name) + " must be finite and non-zero, got " + floatText(s));
+    require(std::isfinite(s) && s != 0.0f, [&] {
+        return inputLabel(index, name) + " must be finite and non-zero, got " + floatText(s);
+    });
     return s;
 }
 
@@ -75,11 +79,13 @@ inline std::int32_t zeroPointInput(const std::vector<const Value*>& inputs, std:
                                    const char* name, DataType type, bool required) {
     const Tensor* t = optionalInputTensor(inputs, index);
     if (!t) {
-        require(!required, inputLabel(index, name) + " is required");
+        require(!required, [&] { return inputLabel(index, name) + " is required"; });
         return 0;
     }
-    require(t->dtype() == type, inputLabel(index, name) + " must be " + dataTypeName(type) +
-                                    " like the data it describes, got " + dataTypeName(t->dtype()));
+    require(t->dtype() == type, [&] {
+        return inputLabel(index, name) + " must be " + dataTypeName(type) +
+               " like the data it describes, got " + dataTypeName(t->dtype());
+    });
     requirePerTensor(*t, index, name);
     return static_cast<std::int32_t>(t->valueAsInt64(0));
 }
@@ -138,7 +144,7 @@ template <class F>
 decltype(auto) dispatchQuantized8(DataType type, F&& f) {
     if (type == DataType::UInt8) return f.template operator()<std::uint8_t>();
     require(type == DataType::Int8,
-            std::string("expected uint8 or int8 data, got ") + dataTypeName(type));
+            [&] { return std::string("expected uint8 or int8 data, got ") + dataTypeName(type); });
     return f.template operator()<std::int8_t>();
 }
 

@@ -116,9 +116,10 @@ class QLinearBinaryKernel final : public Kernel {
              std::vector<Value>& outputs) override {
         const Tensor& a = quantizedInput(inputs, 0, "A");
         const Tensor& b = quantizedInput(inputs, 3, "B");
-        require(b.dtype() == a.dtype(), inputLabel(3, "B") + " must have A's type " +
-                                            dataTypeName(a.dtype()) + ", got " +
-                                            dataTypeName(b.dtype()));
+        require(b.dtype() == a.dtype(), [&] {
+            return inputLabel(3, "B") + " must have A's type " + dataTypeName(a.dtype()) +
+                   ", got " + dataTypeName(b.dtype());
+        });
         const float sa = scaleInput(inputs, 1, "A_scale");
         const float sb = scaleInput(inputs, 4, "B_scale");
         const float sc = scaleInput(inputs, 6, "C_scale");
@@ -226,24 +227,28 @@ class QLinearConcatKernel final : public Kernel {
   public:
     explicit QLinearConcatKernel(const NodeInfo& node) : axis_(node.getInt("axis")) {
         const int count = node.inputCount();
-        require(count >= 5 && (count - 2) % 3 == 0,
-                "QLinearConcat takes Y_scale, Y_zero_point, then (tensor, scale, zero_point) "
-                "triples: 2 + 3k inputs with k >= 1, got " +
-                    std::to_string(count));
+        require(count >= 5 && (count - 2) % 3 == 0, [&] {
+            return "QLinearConcat takes Y_scale, Y_zero_point, then (tensor, scale, zero_point) "
+                   "triples: 2 + 3k inputs with k >= 1, got " +
+                   std::to_string(count);
+        });
     }
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
-        require(inputs.size() >= 5 && (inputs.size() - 2) % 3 == 0,
-                "QLinearConcat needs 2 + 3k inputs, got " + std::to_string(inputs.size()));
+        require(inputs.size() >= 5 && (inputs.size() - 2) % 3 == 0, [&] {
+            return "QLinearConcat needs 2 + 3k inputs, got " + std::to_string(inputs.size());
+        });
         const std::size_t count = (inputs.size() - 2) / 3;
         const float yScale = scaleInput(inputs, 0, "Y_scale");
         const Tensor* yZeroTensor = optionalInputTensor(inputs, 1);
-        require(yZeroTensor != nullptr, inputLabel(1, "Y_zero_point") + " is required");
+        require(yZeroTensor != nullptr,
+                [&] { return inputLabel(1, "Y_zero_point") + " is required"; });
         const DataType type = yZeroTensor->dtype();
-        require(
-            type == DataType::UInt8 || type == DataType::Int8,
-            inputLabel(1, "Y_zero_point") + " must be uint8 or int8, got " + dataTypeName(type));
+        require(type == DataType::UInt8 || type == DataType::Int8, [&] {
+            return inputLabel(1, "Y_zero_point") + " must be uint8 or int8, got " +
+                   dataTypeName(type);
+        });
         const std::int32_t yZero = zeroPointInput(inputs, 1, "Y_zero_point", type, true);
 
         std::vector<const Tensor*> parts(count);
@@ -254,9 +259,10 @@ class QLinearConcatKernel final : public Kernel {
             const std::string name = "X" + std::to_string(k);
             const std::string scaleName = name + "_scale", zeroName = name + "_zero_point";
             const Tensor& part = quantizedInput(inputs, at, name.c_str());
-            require(part.dtype() == type, inputLabel(at, name.c_str()) + " must be " +
-                                              dataTypeName(type) + " like Y_zero_point, got " +
-                                              dataTypeName(part.dtype()));
+            require(part.dtype() == type, [&] {
+                return inputLabel(at, name.c_str()) + " must be " + dataTypeName(type) +
+                       " like Y_zero_point, got " + dataTypeName(part.dtype());
+            });
             const float scale = scaleInput(inputs, at + 1, scaleName.c_str());
             const std::int32_t zero = zeroPointInput(inputs, at + 2, zeroName.c_str(), type, true);
             parts[k] = &part;
@@ -269,21 +275,24 @@ class QLinearConcatKernel final : public Kernel {
 
         // Shapes: one rank, equal dims except along the axis.
         const Tensor& first = *parts[0];
-        require(first.rank() > 0, "QLinearConcat: " + inputLabel(2, "X0") + " is a scalar");
+        require(first.rank() > 0,
+                [&] { return "QLinearConcat: " + inputLabel(2, "X0") + " is a scalar"; });
         const std::int64_t axis = normalizeAxis(axis_, first.rank());
         Shape outShape = first.shape();
         outShape[static_cast<std::size_t>(axis)] = 0;
         for (std::size_t k = 0; k < count; ++k) {
             const Tensor& part = *parts[k];
-            const std::string label = inputLabel(2 + 3 * k, ("X" + std::to_string(k)).c_str());
-            require(part.rank() == first.rank(), label + " has rank " +
-                                                     std::to_string(part.rank()) + ", X0 has " +
-                                                     std::to_string(first.rank()));
+            auto label = [&] { return inputLabel(2 + 3 * k, ("X" + std::to_string(k)).c_str()); };
+            require(part.rank() == first.rank(), [&] {
+                return label() + " has rank " + std::to_string(part.rank()) + ", X0 has " +
+                       std::to_string(first.rank());
+            });
             for (std::int64_t d = 0; d < first.rank(); ++d)
-                require(d == axis || part.dim(d) == first.dim(d),
-                        label + " has shape " + shapeToString(part.shape()) +
-                            ", which differs from X0's " + shapeToString(first.shape()) +
-                            " outside axis " + std::to_string(axis));
+                require(d == axis || part.dim(d) == first.dim(d), [&] {
+                    return label() + " has shape " + shapeToString(part.shape()) +
+                           ", which differs from X0's " + shapeToString(first.shape()) +
+                           " outside axis " + std::to_string(axis);
+                });
             std::int64_t& total = outShape[static_cast<std::size_t>(axis)];
             require(part.dim(axis) <= std::numeric_limits<std::int64_t>::max() - total,
                     "QLinearConcat: the output's axis size overflows");
@@ -353,7 +362,8 @@ class QLinearSoftmaxKernel final : public Kernel {
         zeroPointInput(inputs, 2, "x_zero_point", x.dtype(), false);  // checked, cancels out
         const float yScale = scaleInput(inputs, 3, "y_scale");
         const std::int32_t yZero = zeroPointInput(inputs, 4, "y_zero_point", x.dtype(), false);
-        require(x.rank() > 0, "QLinearSoftmax: " + inputLabel(0, "X") + " is a scalar");
+        require(x.rank() > 0,
+                [&] { return "QLinearSoftmax: " + inputLabel(0, "X") + " is a scalar"; });
         const std::int64_t axis = normalizeAxis(axis_, x.rank());
 
         // x as [outer, length, inner]: the softmax runs over `length` elements `inner` apart.

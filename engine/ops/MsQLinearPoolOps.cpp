@@ -27,9 +27,11 @@ struct PoolLayout {
     bool channelsLast = false;
 
     static PoolLayout of(const Tensor& x, bool channelsLast) {
-        require(x.rank() >= 3, inputLabel(0, "X") + " must have rank 3 or more (" +
-                                   (channelsLast ? "N, spatial..., C" : "N, C, spatial...") +
-                                   "), got shape " + shapeToString(x.shape()));
+        require(x.rank() >= 3, [&] {
+            return inputLabel(0, "X") + " must have rank 3 or more (" +
+                   (channelsLast ? "N, spatial..., C" : "N, C, spatial...") + "), got shape " +
+                   shapeToString(x.shape());
+        });
         PoolLayout l;
         l.channelsLast = channelsLast;
         l.batch = x.dim(0);
@@ -159,20 +161,24 @@ class QLinearAveragePoolKernel final : public Kernel {
           channelsLast_(node.getInt("channels_last", 0) != 0) {
         require(!attrs_.kernelShape.empty(), "QLinearAveragePool requires kernel_shape");
         for (auto d : attrs_.dilations)
-            require(d == 1, "QLinearAveragePool has no dilations (got a dilation of " +
-                                std::to_string(d) + ")");
+            require(d == 1, [&] {
+                return "QLinearAveragePool has no dilations (got a dilation of " +
+                       std::to_string(d) + ")";
+            });
         for (const auto* values : {&attrs_.kernelShape, &attrs_.strides, &attrs_.pads})
             for (auto v : *values)
-                require(v < kMaxWindowAttribute,
-                        "QLinearAveragePool: kernel_shape, strides and pads must be below 2^31, "
-                        "got " +
-                            std::to_string(v));
+                require(v < kMaxWindowAttribute, [&] {
+                    return "QLinearAveragePool: kernel_shape, strides and pads must be below 2^31, "
+                           "got " +
+                           std::to_string(v);
+                });
         std::int64_t taps = 1;
         for (auto k : attrs_.kernelShape) {
             taps *= k;  // each factor < 2^31 and the running product <= 2^24: no overflow
-            require(taps <= kMaxKernelTaps, "QLinearAveragePool: kernel_shape " +
-                                                shapeToString(attrs_.kernelShape) +
-                                                " has more than 2^24 taps");
+            require(taps <= kMaxKernelTaps, [&] {
+                return "QLinearAveragePool: kernel_shape " + shapeToString(attrs_.kernelShape) +
+                       " has more than 2^24 taps";
+            });
         }
     }
 

@@ -36,21 +36,25 @@ bool isScalarLike(const Tensor& t) { return t.rank() == 0 || (t.rank() == 1 && t
 
 // The values of a scalar or [n] tensor of floats / 8-bit integers (`what` names it in errors).
 std::vector<float> scaleValues(const Tensor& t, std::int64_t n, const std::string& what) {
-    require(t.dtype() == DataType::Float, what + " must be float, got " + dataTypeName(t.dtype()));
-    require(
-        isScalarLike(t) || (t.rank() == 1 && t.dim(0) == n),
-        what + " must be a scalar or [" + std::to_string(n) + "], got " + shapeToString(t.shape()));
+    require(t.dtype() == DataType::Float,
+            [&] { return what + " must be float, got " + dataTypeName(t.dtype()); });
+    require(isScalarLike(t) || (t.rank() == 1 && t.dim(0) == n), [&] {
+        return what + " must be a scalar or [" + std::to_string(n) + "], got " +
+               shapeToString(t.shape());
+    });
     return {t.data<float>(), t.data<float>() + t.numel()};
 }
 
 std::vector<std::int32_t> zeroPointValues(const Tensor* t, DataType type, std::int64_t n,
                                           const std::string& what) {
     if (!t) return {0};
-    require(t->dtype() == type,
-            what + " must be " + dataTypeName(type) + ", got " + dataTypeName(t->dtype()));
-    require(isScalarLike(*t) || (t->rank() == 1 && t->dim(0) == n),
-            what + " must be a scalar or [" + std::to_string(n) + "], got " +
-                shapeToString(t->shape()));
+    require(t->dtype() == type, [&] {
+        return what + " must be " + dataTypeName(type) + ", got " + dataTypeName(t->dtype());
+    });
+    require(isScalarLike(*t) || (t->rank() == 1 && t->dim(0) == n), [&] {
+        return what + " must be a scalar or [" + std::to_string(n) + "], got " +
+               shapeToString(t->shape());
+    });
     std::vector<std::int32_t> v(static_cast<std::size_t>(t->numel()));
     for (std::size_t i = 0; i < v.size(); ++i)
         v[i] = static_cast<std::int32_t>(t->valueAsInt64(static_cast<std::int64_t>(i)));
@@ -68,12 +72,16 @@ class GatherBlockQuantizedKernel : public Kernel {
           bits_(node.getInt("bits", 4)) {
         require(blockSize_ >= 16 && blockSize_ <= (std::int64_t{1} << 40) &&
                     (blockSize_ & (blockSize_ - 1)) == 0,
-                "GatherBlockQuantized: attribute block_size must be a power of 2, at least 16, "
-                "got " +
-                    std::to_string(blockSize_));
-        require(
-            bits_ == 2 || bits_ == 4 || bits_ == 8,
-            "GatherBlockQuantized: attribute bits must be 2, 4 or 8, got " + std::to_string(bits_));
+                [&] {
+                    return "GatherBlockQuantized: attribute block_size must be a power of 2, at "
+                           "least 16, "
+                           "got " +
+                           std::to_string(blockSize_);
+                });
+        require(bits_ == 2 || bits_ == 4 || bits_ == 8, [&] {
+            return "GatherBlockQuantized: attribute bits must be 2, 4 or 8, got " +
+                   std::to_string(bits_);
+        });
     }
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
@@ -84,20 +92,26 @@ class GatherBlockQuantizedKernel : public Kernel {
         const Tensor* zeroPoints = optionalInputTensor(inputs, 3);
         const DataType type = data.dtype();
         const bool packed = type == DataType::UInt8;
-        require(packed || type == DataType::Int4 || type == DataType::UInt4,
-                std::string("GatherBlockQuantized: input data must be int4, uint4 or uint8, got ") +
-                    dataTypeName(type));
-        require(packed || bits_ == 4,
-                "GatherBlockQuantized: attribute bits must be 4 for int4/uint4 data, got " +
-                    std::to_string(bits_));
+        require(packed || type == DataType::Int4 || type == DataType::UInt4, [&] {
+            return std::string(
+                       "GatherBlockQuantized: input data must be int4, uint4 or uint8, got ") +
+                   dataTypeName(type);
+        });
+        require(packed || bits_ == 4, [&] {
+            return "GatherBlockQuantized: attribute bits must be 4 for int4/uint4 data, got " +
+                   std::to_string(bits_);
+        });
         require(data.rank() >= 1, "GatherBlockQuantized: input data must have rank >= 1");
-        require(indices.dtype() == DataType::Int32 || indices.dtype() == DataType::Int64,
-                std::string("GatherBlockQuantized: input indices must be int32 or int64, got ") +
-                    dataTypeName(indices.dtype()));
-        require(isFloatingPoint(scales.dtype()) && scales.dtype() != DataType::Double,
-                std::string("GatherBlockQuantized: input scales must be float, float16 or "
-                            "bfloat16, got ") +
-                    dataTypeName(scales.dtype()));
+        require(indices.dtype() == DataType::Int32 || indices.dtype() == DataType::Int64, [&] {
+            return std::string("GatherBlockQuantized: input indices must be int32 or int64, got ") +
+                   dataTypeName(indices.dtype());
+        });
+        require(isFloatingPoint(scales.dtype()) && scales.dtype() != DataType::Double, [&] {
+            return std::string(
+                       "GatherBlockQuantized: input scales must be float, float16 or "
+                       "bfloat16, got ") +
+                   dataTypeName(scales.dtype());
+        });
         const std::int64_t rank = data.rank();
         const std::int64_t gatherAxis = axisOf(gatherAxis_, rank, "gather_axis");
         const std::int64_t quantizeAxis = axisOf(quantizeAxis_, rank, "quantize_axis");
@@ -110,17 +124,19 @@ class GatherBlockQuantizedKernel : public Kernel {
                     "gather_axis) for uint8 data");
         }
         // Scales: data's shape, with ceil(values / block_size) along quantize_axis.
-        require(scales.rank() == rank,
-                "GatherBlockQuantized: input scales " + shapeToString(scales.shape()) +
-                    " must have the rank of data " + shapeToString(data.shape()));
+        require(scales.rank() == rank, [&] {
+            return "GatherBlockQuantized: input scales " + shapeToString(scales.shape()) +
+                   " must have the rank of data " + shapeToString(data.shape());
+        });
         const std::int64_t quantizeDim = data.dim(quantizeAxis) * components;
         const std::int64_t scaleBlocks = (quantizeDim + blockSize_ - 1) / blockSize_;
         for (std::int64_t d = 0; d < rank; ++d)
-            require(scales.dim(d) == (d == quantizeAxis ? scaleBlocks : data.dim(d)),
-                    "GatherBlockQuantized: input scales " + shapeToString(scales.shape()) +
-                        " do not fit data " + shapeToString(data.shape()) + " with block_size " +
-                        std::to_string(blockSize_) + " on quantize_axis " +
-                        std::to_string(quantizeAxis));
+            require(scales.dim(d) == (d == quantizeAxis ? scaleBlocks : data.dim(d)), [&] {
+                return "GatherBlockQuantized: input scales " + shapeToString(scales.shape()) +
+                       " do not fit data " + shapeToString(data.shape()) + " with block_size " +
+                       std::to_string(blockSize_) + " on quantize_axis " +
+                       std::to_string(quantizeAxis);
+            });
         if (zeroPoints) {
             require(zeroPoints->dtype() == type,
                     "GatherBlockQuantized: input zero_points must have data's type");
@@ -130,10 +146,11 @@ class GatherBlockQuantizedKernel : public Kernel {
                 const std::int64_t expected = d == quantizeAxis && components > 1
                                                   ? (scaleBlocks + components - 1) / components
                                                   : scales.dim(d);
-                require(zeroPoints->dim(d) == expected, "GatherBlockQuantized: input zero_points " +
-                                                            shapeToString(zeroPoints->shape()) +
-                                                            " do not fit scales " +
-                                                            shapeToString(scales.shape()));
+                require(zeroPoints->dim(d) == expected, [&] {
+                    return "GatherBlockQuantized: input zero_points " +
+                           shapeToString(zeroPoints->shape()) + " do not fit scales " +
+                           shapeToString(scales.shape());
+                });
             }
         }
 
@@ -186,10 +203,11 @@ class GatherBlockQuantizedKernel : public Kernel {
                     const std::int64_t m = t / gatherN;
                     std::int64_t index = indices.valueAsInt64(t % gatherN);
                     float* dst = out + t * slice;
-                    require(index >= -axisDim && index < axisDim,
-                            "GatherBlockQuantized: input indices value " + std::to_string(index) +
-                                " is outside [-" + std::to_string(axisDim) + ", " +
-                                std::to_string(axisDim) + ")");
+                    require(index >= -axisDim && index < axisDim, [&] {
+                        return "GatherBlockQuantized: input indices value " +
+                               std::to_string(index) + " is outside [-" + std::to_string(axisDim) +
+                               ", " + std::to_string(axisDim) + ")";
+                    });
                     if (index < 0) index += axisDim;
                     const std::int64_t first = (m * axisDim + index) * slice;
                     for (std::int64_t i = 0; i < slice; ++i) {
@@ -208,10 +226,11 @@ class GatherBlockQuantizedKernel : public Kernel {
 
   private:
     static std::int64_t axisOf(std::int64_t axis, std::int64_t rank, const char* name) {
-        require(axis >= -rank && axis < rank, std::string("GatherBlockQuantized: attribute ") +
-                                                  name + " " + std::to_string(axis) +
-                                                  " is outside [-" + std::to_string(rank) + ", " +
-                                                  std::to_string(rank) + ")");
+        require(axis >= -rank && axis < rank, [&] {
+            return std::string("GatherBlockQuantized: attribute ") + name + " " +
+                   std::to_string(axis) + " is outside [-" + std::to_string(rank) + ", " +
+                   std::to_string(rank) + ")";
+        });
         return axis < 0 ? axis + rank : axis;
     }
 
@@ -228,16 +247,19 @@ class DynamicQuantizeMatMulKernel : public Kernel {
              std::vector<Value>& outputs) override {
         const Tensor& a = inputTensor(inputs, 0);
         const Tensor& b = inputTensor(inputs, 1);
-        require(a.dtype() == DataType::Float,
-                std::string("DynamicQuantizeMatMul: input A must be float, got ") +
-                    dataTypeName(a.dtype()));
-        require(isEightBit(b.dtype()) && b.rank() == 2,
-                "DynamicQuantizeMatMul: input B must be int8 or uint8 [K, N], got " +
-                    std::string(dataTypeName(b.dtype())) + " " + shapeToString(b.shape()));
+        require(a.dtype() == DataType::Float, [&] {
+            return std::string("DynamicQuantizeMatMul: input A must be float, got ") +
+                   dataTypeName(a.dtype());
+        });
+        require(isEightBit(b.dtype()) && b.rank() == 2, [&] {
+            return "DynamicQuantizeMatMul: input B must be int8 or uint8 [K, N], got " +
+                   std::string(dataTypeName(b.dtype())) + " " + shapeToString(b.shape());
+        });
         const std::int64_t k = b.dim(0), n = b.dim(1);
-        require(a.rank() >= 1 && a.dim(a.rank() - 1) == k,
-                "DynamicQuantizeMatMul: input A " + shapeToString(a.shape()) +
-                    " does not end in B's K = " + std::to_string(k));
+        require(a.rank() >= 1 && a.dim(a.rank() - 1) == k, [&] {
+            return "DynamicQuantizeMatMul: input A " + shapeToString(a.shape()) +
+                   " does not end in B's K = " + std::to_string(k);
+        });
         const std::vector<float> bScale =
             scaleValues(inputTensor(inputs, 2), n, "DynamicQuantizeMatMul: input b_scale");
         const std::vector<std::int32_t> bZero =
@@ -245,9 +267,10 @@ class DynamicQuantizeMatMulKernel : public Kernel {
                             "DynamicQuantizeMatMul: input b_zero_point");
         const Tensor* bias = optionalInputTensor(inputs, 4);
         if (bias)
-            require(bias->dtype() == DataType::Float && bias->shape() == Shape{n},
-                    "DynamicQuantizeMatMul: input bias must be float [" + std::to_string(n) +
-                        "], got " + shapeToString(bias->shape()));
+            require(bias->dtype() == DataType::Float && bias->shape() == Shape{n}, [&] {
+                return "DynamicQuantizeMatMul: input bias must be float [" + std::to_string(n) +
+                       "], got " + shapeToString(bias->shape());
+            });
 
         // A's quantization: DynamicQuantizeLinear's parameters.
         const float* av = a.data<float>();
@@ -299,19 +322,22 @@ class QGemmKernel : public Kernel {
              std::vector<Value>& outputs) override {
         const Tensor& a = inputTensor(inputs, 0);
         const Tensor& b = inputTensor(inputs, 3);
-        require(isEightBit(a.dtype()) && a.rank() == 2,
-                "QGemm: input A must be int8 or uint8 2-D, got " +
-                    std::string(dataTypeName(a.dtype())) + " " + shapeToString(a.shape()));
-        require(isEightBit(b.dtype()) && b.rank() == 2,
-                "QGemm: input B must be int8 or uint8 2-D, got " +
-                    std::string(dataTypeName(b.dtype())) + " " + shapeToString(b.shape()));
+        require(isEightBit(a.dtype()) && a.rank() == 2, [&] {
+            return "QGemm: input A must be int8 or uint8 2-D, got " +
+                   std::string(dataTypeName(a.dtype())) + " " + shapeToString(a.shape());
+        });
+        require(isEightBit(b.dtype()) && b.rank() == 2, [&] {
+            return "QGemm: input B must be int8 or uint8 2-D, got " +
+                   std::string(dataTypeName(b.dtype())) + " " + shapeToString(b.shape());
+        });
         const std::int64_t m = transA_ ? a.dim(1) : a.dim(0);
         const std::int64_t k = transA_ ? a.dim(0) : a.dim(1);
         const std::int64_t n = transB_ ? b.dim(0) : b.dim(1);
-        require((transB_ ? b.dim(1) : b.dim(0)) == k,
-                "QGemm: inner dimensions differ: A " + shapeToString(a.shape()) +
-                    (transA_ ? " (transA)" : "") + ", B " + shapeToString(b.shape()) +
-                    (transB_ ? " (transB)" : ""));
+        require((transB_ ? b.dim(1) : b.dim(0)) == k, [&] {
+            return "QGemm: inner dimensions differ: A " + shapeToString(a.shape()) +
+                   (transA_ ? " (transA)" : "") + ", B " + shapeToString(b.shape()) +
+                   (transB_ ? " (transB)" : "");
+        });
         const std::vector<float> aScale =
             scaleValues(inputTensor(inputs, 1), 1, "QGemm: input a_scale");
         const std::vector<std::int32_t> aZero = zeroPointValues(
@@ -335,11 +361,13 @@ class QGemmKernel : public Kernel {
                     "QGemm: input y_zero_point must be an int8 or uint8 scalar");
         }
         if (c) {
-            require(c->dtype() == DataType::Int32,
-                    std::string("QGemm: input C must be int32, got ") + dataTypeName(c->dtype()));
-            require(c->rank() <= 2 && broadcastShapes(c->shape(), Shape{m, n}) == Shape{m, n},
-                    "QGemm: input C " + shapeToString(c->shape()) + " does not broadcast to [" +
-                        std::to_string(m) + ", " + std::to_string(n) + "]");
+            require(c->dtype() == DataType::Int32, [&] {
+                return std::string("QGemm: input C must be int32, got ") + dataTypeName(c->dtype());
+            });
+            require(c->rank() <= 2 && broadcastShapes(c->shape(), Shape{m, n}) == Shape{m, n}, [&] {
+                return "QGemm: input C " + shapeToString(c->shape()) + " does not broadcast to [" +
+                       std::to_string(m) + ", " + std::to_string(n) + "]";
+            });
         }
 
         const Tensor aa = transA_ ? transposed(a) : a;
@@ -364,12 +392,13 @@ class QGemmKernel : public Kernel {
             // With an 8-bit output, a NaN or infinite factor would turn into NaN (inf * 0) on the
             // way to 8 bits, and converting NaN to an integer is undefined (a float output just
             // holds the NaN).
-            require(
-                !yZeroTensor || std::isfinite(multiplier[j]),
-                "QGemm: alpha * a_scale * b_scale" + std::string(yScaleTensor ? " / y_scale" : "") +
-                    " is not finite (b_scale[" + std::to_string(j) + "] " +
-                    std::to_string(bScale[j]) + ", a_scale " + std::to_string(aScale[0]) +
-                    (yScaleTensor ? ", y_scale " + std::to_string(yScale) : std::string()) + ")");
+            require(!yZeroTensor || std::isfinite(multiplier[j]), [&] {
+                return "QGemm: alpha * a_scale * b_scale" +
+                       std::string(yScaleTensor ? " / y_scale" : "") + " is not finite (b_scale[" +
+                       std::to_string(j) + "] " + std::to_string(bScale[j]) + ", a_scale " +
+                       std::to_string(aScale[0]) +
+                       (yScaleTensor ? ", y_scale " + std::to_string(yScale) : std::string()) + ")";
+            });
         }
         auto scaleOf = [&](std::int64_t j) {
             return multiplier[multiplier.size() == 1 ? 0 : static_cast<std::size_t>(j)];

@@ -27,11 +27,15 @@ class MsRotaryEmbeddingKernel final : public Kernel {
         : interleaved_(node.getInt("interleaved", 0) != 0),
           heads_(node.getInt("num_heads", 0)),
           rotaryDim_(node.getInt("rotary_embedding_dim", 0)) {
-        require(heads_ >= 0, msg("num_heads must not be negative, got " + std::to_string(heads_)));
-        require(rotaryDim_ >= 0, msg("rotary_embedding_dim must not be negative, got " +
-                                     std::to_string(rotaryDim_)));
+        require(heads_ >= 0, [&] {
+            return msg("num_heads must not be negative, got " + std::to_string(heads_));
+        });
+        require(rotaryDim_ >= 0, [&] {
+            return msg("rotary_embedding_dim must not be negative, got " +
+                       std::to_string(rotaryDim_));
+        });
         require(rotaryDim_ == 0 || heads_ > 0,
-                msg("num_heads must be given with rotary_embedding_dim"));
+                [&] { return msg("num_heads must be given with rotary_embedding_dim"); });
     }
 
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
@@ -42,12 +46,13 @@ class MsRotaryEmbeddingKernel final : public Kernel {
         const Tensor& sinCache = inputTensor(inputs, 3);
         requireCountable({{&x, "input"}, {&positionIds, "position_ids"}, {&cosCache, "cos_cache"}},
                          "RotaryEmbedding");
-        requireAttentionFloat(x, msg("input"));
+        requireAttentionFloat(x, ValueName{"RotaryEmbedding", "input"});
         require(cosCache.dtype() == x.dtype() && sinCache.dtype() == x.dtype(),
-                msg("cos_cache and sin_cache must have the input's type"));
-        require(cosCache.rank() == 2 && cosCache.shape() == sinCache.shape(),
-                msg("cos_cache and sin_cache must both be [max_position, rotary_dim / 2], got " +
-                    shapeToString(cosCache.shape()) + " and " + shapeToString(sinCache.shape())));
+                [&] { return msg("cos_cache and sin_cache must have the input's type"); });
+        require(cosCache.rank() == 2 && cosCache.shape() == sinCache.shape(), [&] {
+            return msg("cos_cache and sin_cache must both be [max_position, rotary_dim / 2], got " +
+                       shapeToString(cosCache.shape()) + " and " + shapeToString(sinCache.shape()));
+        });
         const std::int64_t half = cosCache.dim(1), maxPosition = cosCache.dim(0);
 
         // [batch, heads, seq, headSize] in the input's own layout.
@@ -60,48 +65,58 @@ class MsRotaryEmbeddingKernel final : public Kernel {
             headSize = x.dim(3);
             rows = HeadRows{nullptr, heads * seq * headSize, seq * headSize, headSize};
         } else {
-            require(x.rank() == 3, msg("input must be 3-D [batch, sequence, hidden] or 4-D "
-                                       "[batch, heads, sequence, head_size], got " +
-                                       shapeToString(x.shape())));
+            require(x.rank() == 3, [&] {
+                return msg(
+                    "input must be 3-D [batch, sequence, hidden] or 4-D "
+                    "[batch, heads, sequence, head_size], got " +
+                    shapeToString(x.shape()));
+            });
             batch = x.dim(0);
             seq = x.dim(1);
             const std::int64_t hidden = x.dim(2);
             headSize = heads_ > 0 ? hidden / heads_ : 2 * half;
-            require(
-                headSize > 0 && hidden % headSize == 0 && (heads_ == 0 || hidden % heads_ == 0),
-                msg("hidden size " + std::to_string(hidden) + " does not split into " +
-                    (heads_ > 0 ? std::to_string(heads_) + " heads (num_heads)"
-                                : "heads of 2 * cos_cache width = " + std::to_string(2 * half))));
+            require(headSize > 0 && hidden % headSize == 0 && (heads_ == 0 || hidden % heads_ == 0),
+                    [&] {
+                        return msg(
+                            "hidden size " + std::to_string(hidden) + " does not split into " +
+                            (heads_ > 0
+                                 ? std::to_string(heads_) + " heads (num_heads)"
+                                 : "heads of 2 * cos_cache width = " + std::to_string(2 * half)));
+                    });
             heads = hidden / headSize;
             rows = HeadRows{nullptr, seq * hidden, headSize, hidden};
         }
         const std::int64_t rotaryDim = rotaryDim_ > 0 ? rotaryDim_ : headSize;
-        require(rotaryDim <= headSize && rotaryDim % 2 == 0,
-                msg("rotary dimension " + std::to_string(rotaryDim) +
-                    " (rotary_embedding_dim, else the head size) must be even and at most the "
-                    "head size " +
-                    std::to_string(headSize)));
-        require(half * 2 == rotaryDim,
-                msg("cos_cache width " + std::to_string(half) +
-                    " must be rotary dim / 2 = " + std::to_string(rotaryDim / 2) +
-                    (rotaryDim_ > 0 ? " (rotary_embedding_dim)" : " (head size / 2)")));
+        require(rotaryDim <= headSize && rotaryDim % 2 == 0, [&] {
+            return msg("rotary dimension " + std::to_string(rotaryDim) +
+                       " (rotary_embedding_dim, else the head size) must be even and at most the "
+                       "head size " +
+                       std::to_string(headSize));
+        });
+        require(half * 2 == rotaryDim, [&] {
+            return msg("cos_cache width " + std::to_string(half) +
+                       " must be rotary dim / 2 = " + std::to_string(rotaryDim / 2) +
+                       (rotaryDim_ > 0 ? " (rotary_embedding_dim)" : " (head size / 2)"));
+        });
 
         require(positionIds.dtype() == DataType::Int64 || positionIds.dtype() == DataType::Int32,
-                msg("position_ids must be int64"));
+                [&] { return msg("position_ids must be int64"); });
         const std::vector<std::int64_t> ids = positionIds.toInt64Vector();
         const bool offsetOnly = ids.size() == 1;  // [1]: positions pid + s
-        require(offsetOnly || static_cast<std::int64_t>(ids.size()) == batch * seq,
-                msg("position_ids must be [1] or [" + std::to_string(batch) + ", " +
-                    std::to_string(seq) + "], got " + shapeToString(positionIds.shape())));
+        require(offsetOnly || static_cast<std::int64_t>(ids.size()) == batch * seq, [&] {
+            return msg("position_ids must be [1] or [" + std::to_string(batch) + ", " +
+                       std::to_string(seq) + "], got " + shapeToString(positionIds.shape()));
+        });
         std::vector<std::int64_t> positions(static_cast<std::size_t>(batch * seq));
         for (std::int64_t i = 0; i < batch * seq; ++i) {
             std::int64_t pos = ids[offsetOnly ? 0 : static_cast<std::size_t>(i)];
             const bool overflow = offsetOnly && __builtin_add_overflow(pos, i % seq, &pos);
-            require(
-                !overflow && pos >= 0 && pos < maxPosition,
-                msg("position " + std::to_string(pos) + " (batch " + std::to_string(i / seq) +
-                    ", token " + std::to_string(i % seq) + ") is outside cos_cache/sin_cache of " +
-                    std::to_string(maxPosition) + " positions"));
+            require(!overflow && pos >= 0 && pos < maxPosition, [&] {
+                return msg("position " + std::to_string(pos) + " (batch " +
+                           std::to_string(i / seq) + ", token " + std::to_string(i % seq) +
+                           ") is outside cos_cache/sin_cache of " + std::to_string(maxPosition) +
+                           " positions");
+            });
             positions[static_cast<std::size_t>(i)] = pos;
         }
 

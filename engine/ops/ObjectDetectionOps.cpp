@@ -39,13 +39,16 @@ class NonMaxSuppressionKernel : public Kernel {
         const Tensor* maxOutput = optionalInputTensor(inputs, 2);
         const Tensor* iouThreshold = optionalInputTensor(inputs, 3);
         const Tensor* scoreThreshold = optionalInputTensor(inputs, 4);
-        require(boxes.rank() == 3 && boxes.dim(2) == 4,
-                "boxes must have shape [batches, boxes, 4], got " + shapeToString(boxes.shape()));
+        require(boxes.rank() == 3 && boxes.dim(2) == 4, [&] {
+            return "boxes must have shape [batches, boxes, 4], got " + shapeToString(boxes.shape());
+        });
         require(
             scores.rank() == 3 && scores.dim(0) == boxes.dim(0) && scores.dim(2) == boxes.dim(1),
-            "scores " + shapeToString(scores.shape()) +
-                " must have shape [batches, classes, boxes] matching boxes " +
-                shapeToString(boxes.shape()));
+            [&] {
+                return "scores " + shapeToString(scores.shape()) +
+                       " must have shape [batches, classes, boxes] matching boxes " +
+                       shapeToString(boxes.shape());
+            });
         const std::int64_t perClass =
             maxOutput && maxOutput->numel() > 0 ? maxOutput->valueAsInt64(0) : 0;
         const double iouLimit =
@@ -123,7 +126,7 @@ class RoiAlignKernel : public Kernel {
             node.getString("coordinate_transformation_mode",
                            node.opsetVersion() >= 16 ? "half_pixel" : "output_half_pixel");
         require(transform == "half_pixel" || transform == "output_half_pixel",
-                "unsupported coordinate_transformation_mode '" + transform + "'");
+                [&] { return "unsupported coordinate_transformation_mode '" + transform + "'"; });
         halfPixel_ = transform == "half_pixel";
         require(outputHeight_ > 0 && outputWidth_ > 0,
                 "output_height and output_width must be positive");
@@ -135,10 +138,12 @@ class RoiAlignKernel : public Kernel {
         const Tensor& x = inputTensor(inputs, 0);
         const Tensor& rois = inputTensor(inputs, 1);
         const Tensor& batchIndices = inputTensor(inputs, 2);
-        require(x.rank() == 4,
-                "RoiAlign input must be 4-D (N, C, H, W), got " + shapeToString(x.shape()));
-        require(rois.rank() == 2 && rois.dim(1) == 4,
-                "rois must have shape [num_rois, 4], got " + shapeToString(rois.shape()));
+        require(x.rank() == 4, [&] {
+            return "RoiAlign input must be 4-D (N, C, H, W), got " + shapeToString(x.shape());
+        });
+        require(rois.rank() == 2 && rois.dim(1) == 4, [&] {
+            return "rois must have shape [num_rois, 4], got " + shapeToString(rois.shape());
+        });
         require(batchIndices.rank() == 1 && batchIndices.dim(0) == rois.dim(0),
                 "batch_indices must have shape [num_rois]");
         const std::int64_t R = rois.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
@@ -150,7 +155,7 @@ class RoiAlignKernel : public Kernel {
         for (std::int64_t r = 0; r < R; ++r) {
             const std::int64_t batch = batchIndices.valueAsInt64(r);
             require(batch >= 0 && batch < x.dim(0),
-                    "batch index " + std::to_string(batch) + " is out of range");
+                    [&] { return "batch index " + std::to_string(batch) + " is out of range"; });
             for (int i = 0; i < 4; ++i)
                 require(std::isfinite(rois.valueAsDouble(r * 4 + i)),
                         "roi coordinates must be finite");
@@ -170,8 +175,10 @@ class RoiAlignKernel : public Kernel {
             };
             const double gridHd = gridSize(roiH, outputHeight_),
                          gridWd = gridSize(roiW, outputWidth_);
-            require(static_cast<double>(outputHeight_ * outputWidth_) * gridHd * gridWd <= 1e8,
-                    "roi " + std::to_string(r) + " would need more than 1e8 sampling points");
+            require(
+                static_cast<double>(outputHeight_ * outputWidth_) * gridHd * gridWd <= 1e8, [&] {
+                    return "roi " + std::to_string(r) + " would need more than 1e8 sampling points";
+                });
             const auto gridH = static_cast<std::int64_t>(gridHd);
             const auto gridW = static_cast<std::int64_t>(gridWd);
             const double samples = static_cast<double>(std::max<std::int64_t>(gridH * gridW, 1));

@@ -71,10 +71,11 @@ inline void packMatMulWeightsInto(const void* src, std::int64_t k, std::int64_t 
 // B [K, N] float -> the packed layout above.
 inline Tensor packMatMulWeights(const Tensor& b, PackedMatMulBlocks blocks) {
     require(b.dtype() == DataType::Float && b.rank() == 2,
-            "packed MatMul weights are 2-D float, got " + shapeToString(b.shape()));
-    require(isPackedMatMulLayout(blocks),
-            "the packing blocks must be 8 x 8, 16 x 16 or 1 x 16/32/48/64, got " +
-                std::to_string(blocks.k) + " x " + std::to_string(blocks.n));
+            [&] { return "packed MatMul weights are 2-D float, got " + shapeToString(b.shape()); });
+    require(isPackedMatMulLayout(blocks), [&] {
+        return "the packing blocks must be 8 x 8, 16 x 16 or 1 x 16/32/48/64, got " +
+               std::to_string(blocks.k) + " x " + std::to_string(blocks.n);
+    });
     const std::int64_t k = b.dim(0), n = b.dim(1);
     Tensor packed = Tensor::zeros(DataType::Float, packedMatMulWeightShape(k, n, blocks));
     packMatMulWeightsInto(b.data<float>(), k, n, blocks, packed.data<float>());
@@ -86,9 +87,10 @@ inline Tensor unpackMatMulWeights(const Tensor& packed, std::int64_t k, std::int
     const auto blocks = packed.dtype() == DataType::Float
                             ? packedMatMulBlocksOf(packed.shape(), k, n)
                             : std::nullopt;
-    require(blocks.has_value(), "packed MatMul weights " + shapeToString(packed.shape()) +
-                                    " do not hold K = " + std::to_string(k) +
-                                    ", N = " + std::to_string(n));
+    require(blocks.has_value(), [&] {
+        return "packed MatMul weights " + shapeToString(packed.shape()) +
+               " do not hold K = " + std::to_string(k) + ", N = " + std::to_string(n);
+    });
     const std::int64_t bk = blocks->k, bn = blocks->n;
     Tensor b(DataType::Float, {k, n});
     const float* src = packed.data<float>();

@@ -37,21 +37,24 @@ struct QuantizationLayout {
                                  const Tensor* zeroPoint, int opset, std::int64_t axisAttr) {
         QuantizationLayout l;
         if (zeroPoint)
-            require(zeroPoint->shape() == scale.shape(),
-                    op + ": zero point shape " + shapeToString(zeroPoint->shape()) +
-                        " differs from scale shape " + shapeToString(scale.shape()));
+            require(zeroPoint->shape() == scale.shape(), [&] {
+                return op + ": zero point shape " + shapeToString(zeroPoint->shape()) +
+                       " differs from scale shape " + shapeToString(scale.shape());
+            });
         if (scale.rank() == 0 || (scale.rank() == 1 && scale.numel() == 1)) {
-            require(scale.numel() == 1, op + ": scale is empty");
+            require(scale.numel() == 1, [&] { return op + ": scale is empty"; });
             l.inner = x.numel();
             return l;
         }
-        require(opset >= 13 && scale.rank() == 1,
-                op + ": scale must be a scalar" + (opset >= 13 ? " or 1-D" : "") + ", got shape " +
-                    shapeToString(scale.shape()));
+        require(opset >= 13 && scale.rank() == 1, [&] {
+            return op + ": scale must be a scalar" + (opset >= 13 ? " or 1-D" : "") +
+                   ", got shape " + shapeToString(scale.shape());
+        });
         const std::int64_t axis = normalizeAxis(axisAttr, x.rank());
-        require(scale.numel() == x.dim(axis),
-                op + ": scale has " + std::to_string(scale.numel()) + " values but axis " +
-                    std::to_string(axis) + " of the input has size " + std::to_string(x.dim(axis)));
+        require(scale.numel() == x.dim(axis), [&] {
+            return op + ": scale has " + std::to_string(scale.numel()) + " values but axis " +
+                   std::to_string(axis) + " of the input has size " + std::to_string(x.dim(axis));
+        });
         for (std::int64_t d = 0; d < axis; ++d) l.outer *= x.dim(d);
         l.channels = x.dim(axis);
         for (std::int64_t d = axis + 1; d < x.rank(); ++d) l.inner *= x.dim(d);
@@ -77,8 +80,9 @@ std::vector<float> floatValues(const Tensor& t) {
 }
 
 void requireFloatScale(const std::string& op, const Tensor& scale) {
-    require(isFloatingPoint(scale.dtype()),
-            op + ": scale must be floating point, got " + dataTypeName(scale.dtype()));
+    require(isFloatingPoint(scale.dtype()), [&] {
+        return op + ": scale must be floating point, got " + dataTypeName(scale.dtype());
+    });
 }
 
 // Block-wise quantization (opset 21, block_size > 0): scale and zero point have the rank of x,
@@ -90,14 +94,16 @@ struct BlockwiseLayout {
     static BlockwiseLayout of(const std::string& op, const Tensor& x, const Tensor& scale,
                               const Tensor* zeroPoint, std::int64_t axisAttr,
                               std::int64_t blockSize) {
-        require(blockSize > 0, op + ": block_size must be positive");
+        require(blockSize > 0, [&] { return op + ": block_size must be positive"; });
         if (zeroPoint)
-            require(zeroPoint->shape() == scale.shape(),
-                    op + ": zero point shape " + shapeToString(zeroPoint->shape()) +
-                        " differs from scale shape " + shapeToString(scale.shape()));
-        require(scale.rank() == x.rank() && x.rank() > 0,
-                op + ": block-wise scale must have the rank of the input, got " +
-                    shapeToString(scale.shape()) + " for " + shapeToString(x.shape()));
+            require(zeroPoint->shape() == scale.shape(), [&] {
+                return op + ": zero point shape " + shapeToString(zeroPoint->shape()) +
+                       " differs from scale shape " + shapeToString(scale.shape());
+            });
+        require(scale.rank() == x.rank() && x.rank() > 0, [&] {
+            return op + ": block-wise scale must have the rank of the input, got " +
+                   shapeToString(scale.shape()) + " for " + shapeToString(x.shape());
+        });
         const std::int64_t axis = normalizeAxis(axisAttr, x.rank());
         BlockwiseLayout l;
         l.blockSize = blockSize;
@@ -105,10 +111,11 @@ struct BlockwiseLayout {
         l.blocks = (l.length + blockSize - 1) / blockSize;
         for (std::int64_t d = 0; d < x.rank(); ++d) {
             const std::int64_t expected = d == axis ? l.blocks : x.dim(d);
-            require(scale.dim(d) == expected,
-                    op + ": block-wise scale " + shapeToString(scale.shape()) + " does not fit " +
-                        shapeToString(x.shape()) + " with block_size " + std::to_string(blockSize) +
-                        " on axis " + std::to_string(axis));
+            require(scale.dim(d) == expected, [&] {
+                return op + ": block-wise scale " + shapeToString(scale.shape()) +
+                       " does not fit " + shapeToString(x.shape()) + " with block_size " +
+                       std::to_string(blockSize) + " on axis " + std::to_string(axis);
+            });
             if (d < axis) l.outer *= x.dim(d);
             if (d > axis) l.inner *= x.dim(d);
         }
@@ -137,8 +144,11 @@ Tensor quantizeBlockwise(KernelContext& ctx, const Tensor& x, const Tensor& scal
     require(
         outType == DataType::UInt8 || outType == DataType::Int8 || outType == DataType::UInt16 ||
             outType == DataType::Int16,
-        std::string("QuantizeLinear: block-wise output type must be (u)int8 or (u)int16, got ") +
-            dataTypeName(outType));
+        [&] {
+            return std::string(
+                       "QuantizeLinear: block-wise output type must be (u)int8 or (u)int16, got ") +
+                   dataTypeName(outType);
+        });
     const std::vector<float> scales = floatValues(scale);
     const std::vector<float> zeros =
         zeroPoint ? floatValues(*zeroPoint) : std::vector<float>(scales.size(), 0.0f);
@@ -163,10 +173,11 @@ Tensor dequantizeBlockwise(KernelContext& ctx, const Tensor& x, const Tensor& sc
     const auto layout =
         BlockwiseLayout::of("DequantizeLinear", x, scale, zeroPoint, axis, blockSize);
     if (zeroPoint)
-        require(zeroPoint->dtype() == x.dtype(), std::string("DequantizeLinear: zero point type ") +
-                                                     dataTypeName(zeroPoint->dtype()) +
-                                                     " differs from input type " +
-                                                     dataTypeName(x.dtype()));
+        require(zeroPoint->dtype() == x.dtype(), [&] {
+            return std::string("DequantizeLinear: zero point type ") +
+                   dataTypeName(zeroPoint->dtype()) + " differs from input type " +
+                   dataTypeName(x.dtype());
+        });
     const std::vector<float> scales = floatValues(scale);
     const std::vector<float> zeros =
         zeroPoint ? floatValues(*zeroPoint) : std::vector<float>(scales.size(), 0.0f);
@@ -202,9 +213,10 @@ void requireLowPrecisionQuantType(const std::string& op, DataType type, int opse
                       : type == DataType::Float4E2M1                    ? 23
                       : type == DataType::Float8E8M0                    ? 0
                                                                         : 19;
-    require(since != 0 && opset >= since, op + ": type " + dataTypeName(type) +
-                                              " is not supported at opset " +
-                                              std::to_string(opset));
+    require(since != 0 && opset >= since, [&] {
+        return op + ": type " + dataTypeName(type) + " is not supported at opset " +
+               std::to_string(opset);
+    });
 }
 
 // Calls fn(element, parameter) over x, for the per-tensor/per-axis or the block-wise layout.
@@ -260,10 +272,11 @@ Tensor dequantizeLowPrecision(KernelContext& ctx, const Tensor& x, const Tensor&
                               std::int64_t blockSize) {
     requireLowPrecisionQuantType("DequantizeLinear", x.dtype(), opset);
     if (zeroPoint)
-        require(zeroPoint->dtype() == x.dtype(), std::string("DequantizeLinear: zero point type ") +
-                                                     dataTypeName(zeroPoint->dtype()) +
-                                                     " differs from input type " +
-                                                     dataTypeName(x.dtype()));
+        require(zeroPoint->dtype() == x.dtype(), [&] {
+            return std::string("DequantizeLinear: zero point type ") +
+                   dataTypeName(zeroPoint->dtype()) + " differs from input type " +
+                   dataTypeName(x.dtype());
+        });
     const std::vector<float> scales = floatValues(scale);
     const std::vector<float> zeros =
         zeroPoint ? lowPrecisionValues(*zeroPoint) : std::vector<float>(scales.size(), 0.0f);
@@ -312,9 +325,10 @@ class QuantizeLinearKernel final : public Kernel {
                 Value(quantizeBlockwise(ctx, x, scale, zeroPoint, axis_, blockSize_, outType));
             return;
         }
-        require(outType == DataType::UInt8 || outType == DataType::Int8,
-                std::string("QuantizeLinear: zero point must be uint8 or int8, got ") +
-                    dataTypeName(outType));
+        require(outType == DataType::UInt8 || outType == DataType::Int8, [&] {
+            return std::string("QuantizeLinear: zero point must be uint8 or int8, got ") +
+                   dataTypeName(outType);
+        });
         const auto layout =
             QuantizationLayout::of("QuantizeLinear", x, scale, zeroPoint, opset_, axis_);
         const std::vector<float> scales = floatValues(scale);
@@ -379,9 +393,10 @@ class DequantizeLinearKernel final : public Kernel {
         const Tensor* zeroPoint = optionalInputTensor(inputs, 2);
         requireFloatScale("DequantizeLinear", scale);
         if (outputType_)
-            require(*outputType_ == scale.dtype(),
-                    std::string("DequantizeLinear: output_dtype ") + dataTypeName(*outputType_) +
-                        " differs from the scale's type " + dataTypeName(scale.dtype()));
+            require(*outputType_ == scale.dtype(), [&] {
+                return std::string("DequantizeLinear: output_dtype ") + dataTypeName(*outputType_) +
+                       " differs from the scale's type " + dataTypeName(scale.dtype());
+            });
         if (isLowPrecision(x.dtype())) {
             outputs[0] =
                 Value(dequantizeLowPrecision(ctx, x, scale, zeroPoint, opset_, axis_, blockSize_));
@@ -392,10 +407,11 @@ class DequantizeLinearKernel final : public Kernel {
             return;
         }
         if (zeroPoint)
-            require(zeroPoint->dtype() == x.dtype(),
-                    std::string("DequantizeLinear: zero point type ") +
-                        dataTypeName(zeroPoint->dtype()) + " differs from input type " +
-                        dataTypeName(x.dtype()));
+            require(zeroPoint->dtype() == x.dtype(), [&] {
+                return std::string("DequantizeLinear: zero point type ") +
+                       dataTypeName(zeroPoint->dtype()) + " differs from input type " +
+                       dataTypeName(x.dtype());
+            });
         const auto layout =
             QuantizationLayout::of("DequantizeLinear", x, scale, zeroPoint, opset_, axis_);
         const std::vector<float> scales = floatValues(scale);
@@ -482,9 +498,10 @@ class DynamicQuantizeLinearKernel final : public Kernel {
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
-        require(x.dtype() == DataType::Float,
-                std::string("DynamicQuantizeLinear: input must be float, got ") +
-                    dataTypeName(x.dtype()));
+        require(x.dtype() == DataType::Float, [&] {
+            return std::string("DynamicQuantizeLinear: input must be float, got ") +
+                   dataTypeName(x.dtype());
+        });
         const float* in = x.data<float>();
         const auto [low, high] = rangeWithZero(ctx, in, x.numel());
         const float scale = (high - low) / 255.0f;

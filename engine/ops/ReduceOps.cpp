@@ -112,8 +112,10 @@ class ReduceKernel : public Kernel {
         std::vector<std::int64_t> axes = axes_;
         if (!axesFromAttribute_) {
             if (const Tensor* axesInput = optionalInputTensor(inputs, 1)) {
-                require(axesInput->rank() <= 1, "axes must be a 1-D tensor, got shape " +
-                                                    shapeToString(axesInput->shape()));
+                require(axesInput->rank() <= 1, [&] {
+                    return "axes must be a 1-D tensor, got shape " +
+                           shapeToString(axesInput->shape());
+                });
                 axes = axesInput->toInt64Vector();
             }
         }

@@ -147,9 +147,10 @@ AxisFilter makeAxisFilter(const ResizeSettings& s, std::int64_t inLength, std::i
     if (antialias) {
         // Bounded by the input: an output sample exists only if scale * inLength >= 1.
         f.width = antialiasTaps(s.mode, scale, &antialiasOffset);
-        require(static_cast<double>(f.width) * static_cast<double>(outLength) < 1e9,
-                "Resize antialias filter of " + std::to_string(f.width) + " taps for " +
-                    std::to_string(outLength) + " outputs is too large");
+        require(static_cast<double>(f.width) * static_cast<double>(outLength) < 1e9, [&] {
+            return "Resize antialias filter of " + std::to_string(f.width) + " taps for " +
+                   std::to_string(outLength) + " outputs is too large";
+        });
     }
     f.index.assign(static_cast<std::size_t>(outLength * f.width), 0);
     f.weight.assign(static_cast<std::size_t>(outLength * f.width), 0.0);
@@ -424,9 +425,10 @@ class ResizeKernel : public Kernel {
         Shape outShape = xShape;
         if (sizes) {
             std::vector<std::int64_t> requested = sizes->toInt64Vector();
-            require(requested.size() == axes.size(),
-                    "sizes has " + std::to_string(requested.size()) + " values for " +
-                        std::to_string(axes.size()) + " axes");
+            require(requested.size() == axes.size(), [&] {
+                return "sizes has " + std::to_string(requested.size()) + " values for " +
+                       std::to_string(axes.size()) + " axes";
+            });
             if (policy_ != AspectRatioPolicy::Stretch) {
                 double common = policy_ == AspectRatioPolicy::NotLarger ? 1e300 : 0;
                 for (std::size_t i = 0; i < axes.size(); ++i) {
@@ -451,9 +453,10 @@ class ResizeKernel : public Kernel {
                         static_cast<double>(static_cast<float>(scales->valueAsDouble(i))));
             else
                 given.assign(attributeScales_.begin(), attributeScales_.end());
-            require(given.size() == axes.size(), "scales has " + std::to_string(given.size()) +
-                                                     " values for " + std::to_string(axes.size()) +
-                                                     " axes");
+            require(given.size() == axes.size(), [&] {
+                return "scales has " + std::to_string(given.size()) + " values for " +
+                       std::to_string(axes.size()) + " axes";
+            });
             for (std::size_t i = 0; i < axes.size(); ++i) {
                 require(given[i] > 0, "scales must be positive");
                 scale[axes[i]] = given[i];
@@ -522,17 +525,20 @@ class BlockedResizeKernel : public Kernel {
     void run(KernelContext& ctx, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
-        require(x.dtype() == DataType::Float && x.rank() == 5,
-                "BlockedResize: X must be blocked float [N, Cb, H, W, b], got " +
-                    shapeToString(x.shape()));
+        require(x.dtype() == DataType::Float && x.rank() == 5, [&] {
+            return "BlockedResize: X must be blocked float [N, Cb, H, W, b], got " +
+                   shapeToString(x.shape());
+        });
         const std::int64_t blocks = x.dim(1), block = x.dim(4);
         const Shape plainShape{x.dim(0), blocks * block, x.dim(2), x.dim(3)};
         ResizeKernel::Plan plan = plain_.planFor(plainShape, inputs);
         require(plan.outShape[0] == plainShape[0] && plan.outShape[1] == plainShape[1] &&
                     (plan.filters.empty() ||
                      (plan.filters[0].isIdentity() && plan.filters[1].isIdentity())),
-                "BlockedResize resizes the spatial axes only, got the output " +
-                    shapeToString(plan.outShape) + " for " + shapeToString(plainShape));
+                [&] {
+                    return "BlockedResize resizes the spatial axes only, got the output " +
+                           shapeToString(plan.outShape) + " for " + shapeToString(plainShape);
+                });
         if (plan.filters.empty()) {
             require(shapeElementCount(plan.outShape) == 0 || x.numel() != 0,
                     "cannot resize an empty tensor to a non-empty one");
@@ -604,9 +610,10 @@ class GridSampleKernel : public Kernel {
             outputs[0] = Value(runVolume(ctx, x, grid));
             return;
         }
-        require(grid.rank() == 4 && grid.dim(0) == x.dim(0) && grid.dim(3) == 2,
-                "grid must have shape [N, H_out, W_out, 2] with N of the input, got " +
-                    shapeToString(grid.shape()));
+        require(grid.rank() == 4 && grid.dim(0) == x.dim(0) && grid.dim(3) == 2, [&] {
+            return "grid must have shape [N, H_out, W_out, 2] with N of the input, got " +
+                   shapeToString(grid.shape());
+        });
         const std::int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
         const std::int64_t OH = grid.dim(1), OW = grid.dim(2);
         Tensor xd = x.castTo(DataType::Double), gd = grid.castTo(DataType::Double);
@@ -635,16 +642,22 @@ class GridSampleKernel : public Kernel {
 
     // r spatial dims other than 2 (opset 20): nearest and linear over 2^r corners.
     Tensor runVolume(KernelContext& ctx, const Tensor& x, const Tensor& grid) const {
-        require(x.rank() >= 3,
-                "GridSample input must be (N, C, D1, ..., Dr), got " + shapeToString(x.shape()));
+        require(x.rank() >= 3, [&] {
+            return "GridSample input must be (N, C, D1, ..., Dr), got " + shapeToString(x.shape());
+        });
         const auto r = static_cast<std::size_t>(x.rank() - 2);
-        require(r <= 6, "GridSample supports up to 6 spatial dims, got " + std::to_string(r));
-        require(mode_ != Interpolation::Cubic,
-                "GridSample cubic mode needs a 4-D input, got " + shapeToString(x.shape()));
+        require(r <= 6, [&] {
+            return "GridSample supports up to 6 spatial dims, got " + std::to_string(r);
+        });
+        require(mode_ != Interpolation::Cubic, [&] {
+            return "GridSample cubic mode needs a 4-D input, got " + shapeToString(x.shape());
+        });
         require(grid.rank() == x.rank() && grid.dim(0) == x.dim(0) &&
                     grid.dim(grid.rank() - 1) == static_cast<std::int64_t>(r),
-                "grid must have shape [N, D1_out, ..., Dr_out, " + std::to_string(r) +
-                    "] with N of the input, got " + shapeToString(grid.shape()));
+                [&] {
+                    return "grid must have shape [N, D1_out, ..., Dr_out, " + std::to_string(r) +
+                           "] with N of the input, got " + shapeToString(grid.shape());
+                });
         const std::int64_t N = x.dim(0), C = x.dim(1);
         const Shape size(x.shape().begin() + 2, x.shape().end());
         Shape outShape{N, C};
@@ -800,9 +813,10 @@ class AffineGridKernel : public Kernel {
              std::vector<Value>& outputs) override {
         const Tensor& theta = inputTensor(inputs, 0);
         const std::vector<std::int64_t> size = inputTensor(inputs, 1).toInt64Vector();
-        require(isFloatingPoint(theta.dtype()),
-                std::string("AffineGrid: theta must be floating point, got ") +
-                    dataTypeName(theta.dtype()));
+        require(isFloatingPoint(theta.dtype()), [&] {
+            return std::string("AffineGrid: theta must be floating point, got ") +
+                   dataTypeName(theta.dtype());
+        });
         require(size.size() == 4 || size.size() == 5,
                 "AffineGrid: size must hold 4 (N, C, H, W) or 5 (N, C, D, H, W) values");
         const std::int64_t dims = static_cast<std::int64_t>(size.size()) - 2;  // 2 or 3
@@ -810,9 +824,12 @@ class AffineGridKernel : public Kernel {
         for (auto v : size) require(v > 0, "AffineGrid: size values must be positive");
         require(theta.rank() == 3 && theta.dim(0) == n && theta.dim(1) == dims &&
                     theta.dim(2) == dims + 1,
-                "AffineGrid: theta must be [N, " + std::to_string(dims) + ", " +
-                    std::to_string(dims + 1) + "] for a size of " + std::to_string(size.size()) +
-                    " values, got " + shapeToString(theta.shape()));
+                [&] {
+                    return "AffineGrid: theta must be [N, " + std::to_string(dims) + ", " +
+                           std::to_string(dims + 1) + "] for a size of " +
+                           std::to_string(size.size()) + " values, got " +
+                           shapeToString(theta.shape());
+                });
         // Spatial sizes, outermost first (D, H, W or H, W).
         const std::vector<std::int64_t> spatial(size.begin() + 2, size.end());
         Shape outShape = {n};

@@ -17,9 +17,10 @@ using Complex = std::complex<double>;
 
 // The last dim of a signal tensor holds 1 (real) or 2 (real, imaginary) components.
 std::int64_t componentsOf(const Tensor& t, const char* name) {
-    require(t.rank() >= 2 && (t.shape().back() == 1 || t.shape().back() == 2),
-            std::string(name) + " must end with a dim of 1 (real) or 2 (complex), got " +
-                shapeToString(t.shape()));
+    require(t.rank() >= 2 && (t.shape().back() == 1 || t.shape().back() == 2), [&] {
+        return std::string(name) + " must end with a dim of 1 (real) or 2 (complex), got " +
+               shapeToString(t.shape());
+    });
     return t.shape().back();
 }
 
@@ -62,8 +63,9 @@ class DftKernel : public Kernel {
         const std::int64_t rank = x.rank();
         // The axis counts signal dims; the trailing component dim is not one of them.
         const std::int64_t axis = normalizeAxis(axis_, rank);
-        require(axis < rank - 1,
-                "DFT axis " + std::to_string(axis_) + " must not be the component (last) dim");
+        require(axis < rank - 1, [&] {
+            return "DFT axis " + std::to_string(axis_) + " must not be the component (last) dim";
+        });
         const std::int64_t inLength = x.dim(axis);
         std::int64_t n = inLength;
         if (dftLength && dftLength->numel() > 0) {
@@ -124,8 +126,10 @@ class StftKernel : public Kernel {
         const Tensor* window = optionalInputTensor(inputs, 2);
         const Tensor* frameLengthInput = optionalInputTensor(inputs, 3);
         const std::int64_t components = componentsOf(signal, "STFT signal");
-        require(signal.rank() == 3, "STFT signal must have shape [batch, length, 1 or 2], got " +
-                                        shapeToString(signal.shape()));
+        require(signal.rank() == 3, [&] {
+            return "STFT signal must have shape [batch, length, 1 or 2], got " +
+                   shapeToString(signal.shape());
+        });
         require(step.numel() == 1, "frame_step must be a scalar");
         const std::int64_t frameStep = step.valueAsInt64(0);
         require(frameStep > 0, "frame_step must be positive");
@@ -136,16 +140,18 @@ class StftKernel : public Kernel {
         }
         if (frameLengthInput && frameLengthInput->numel() > 0) {
             const std::int64_t given = frameLengthInput->valueAsInt64(0);
-            require(frameLength < 0 || given == frameLength,
-                    "frame_length " + std::to_string(given) + " does not match the window length " +
-                        std::to_string(frameLength));
+            require(frameLength < 0 || given == frameLength, [&] {
+                return "frame_length " + std::to_string(given) +
+                       " does not match the window length " + std::to_string(frameLength);
+            });
             frameLength = given;
         }
         const std::int64_t batch = signal.dim(0), length = signal.dim(1);
         if (frameLength < 0) frameLength = length;
-        require(frameLength > 0 && frameLength <= length,
-                "frame length " + std::to_string(frameLength) + " must be in [1, signal length " +
-                    std::to_string(length) + "]");
+        require(frameLength > 0 && frameLength <= length, [&] {
+            return "frame length " + std::to_string(frameLength) +
+                   " must be in [1, signal length " + std::to_string(length) + "]";
+        });
         require(!(onesided_ && components == 2), "onesided STFT needs a real signal");
         const std::int64_t frames = (length - frameLength) / frameStep + 1;
         const std::int64_t bins = onesided_ ? frameLength / 2 + 1 : frameLength;
@@ -186,8 +192,9 @@ class StftKernel : public Kernel {
 
 DataType outputDataType(const NodeInfo& node) {
     const DataType type = dataTypeFromOnnx(static_cast<int>(node.getInt("output_datatype", 1)));
-    require(isFloatingPoint(type) || isInteger(type),
-            std::string("output_datatype must be numeric, got ") + dataTypeName(type));
+    require(isFloatingPoint(type) || isInteger(type), [&] {
+        return std::string("output_datatype must be numeric, got ") + dataTypeName(type);
+    });
     return type;
 }
 
@@ -248,7 +255,7 @@ class MelWeightMatrixKernel : public Kernel {
              std::vector<Value>& outputs) override {
         auto scalar = [&](std::size_t i, const char* name) {
             const Tensor& t = inputTensor(inputs, i);
-            require(t.numel() == 1, std::string(name) + " must be a scalar");
+            require(t.numel() == 1, [&] { return std::string(name) + " must be a scalar"; });
             return t;
         };
         const std::int64_t melBins = scalar(0, "num_mel_bins").valueAsInt64(0);

@@ -100,8 +100,9 @@ class StringNormalizerKernel : public Kernel {
         const Tensor& x = inputTensor(inputs, 0);
         require(x.dtype() == DataType::String, "StringNormalizer needs a string input");
         bool twoDim = x.rank() == 2;
-        require(x.rank() == 1 || (twoDim && x.dim(0) == 1),
-                "StringNormalizer accepts [C] or [1, C] inputs, got " + shapeToString(x.shape()));
+        require(x.rank() == 1 || (twoDim && x.dim(0) == 1), [&] {
+            return "StringNormalizer accepts [C] or [1, C] inputs, got " + shapeToString(x.shape());
+        });
         std::vector<std::string> kept;
         for (const std::string& s : x.span<std::string>()) {
             if (stopwords_.count(caseSensitive_ ? s : toLowerUtf8(s))) continue;
@@ -167,9 +168,10 @@ class TfIdfVectorizerKernel : public Kernel {
             buildPool(node.getStrings("pool_strings"), counts, stringPool_, ordinal);
         else
             buildPool(node.getInts("pool_int64s"), counts, intPool_, ordinal);
-        require(ordinal == ngramIndexes_.size(),
-                "TfIdfVectorizer: the pool holds " + std::to_string(ordinal) +
-                    " n-grams but ngram_indexes has " + std::to_string(ngramIndexes_.size()));
+        require(ordinal == ngramIndexes_.size(), [&] {
+            return "TfIdfVectorizer: the pool holds " + std::to_string(ordinal) +
+                   " n-grams but ngram_indexes has " + std::to_string(ngramIndexes_.size());
+        });
         require(weights_.empty() || weights_.size() == ordinal,
                 "TfIdfVectorizer: weights must have one value per n-gram of the pool");
         stringInput_ = strings;
@@ -178,8 +180,9 @@ class TfIdfVectorizerKernel : public Kernel {
     void run(KernelContext&, const std::vector<const Value*>& inputs,
              std::vector<Value>& outputs) override {
         const Tensor& x = inputTensor(inputs, 0);
-        require(x.rank() == 1 || x.rank() == 2,
-                "TfIdfVectorizer accepts [C] or [N, C] inputs, got " + shapeToString(x.shape()));
+        require(x.rank() == 1 || x.rank() == 2, [&] {
+            return "TfIdfVectorizer accepts [C] or [N, C] inputs, got " + shapeToString(x.shape());
+        });
         std::int64_t rows = x.rank() == 2 ? x.dim(0) : 1;
         std::int64_t columns = x.rank() == 2 ? x.dim(1) : (x.rank() == 1 ? x.dim(0) : 0);
         Tensor y = Tensor::zeros(DataType::Float,
@@ -288,8 +291,10 @@ class RegexFullMatchKernel : public Kernel {
         RE2::Options options;
         options.set_log_errors(false);
         regex_ = std::make_unique<RE2>(pattern, options);
-        require(regex_->ok(), "RegexFullMatch: pattern '" + pattern +
-                                  "' is not a valid RE2 expression: " + regex_->error());
+        require(regex_->ok(), [&] {
+            return "RegexFullMatch: pattern '" + pattern +
+                   "' is not a valid RE2 expression: " + regex_->error();
+        });
     }
 
     void run(KernelContext&, const std::vector<const Value*>& inputs,

@@ -20,13 +20,16 @@ template <std::size_t Inputs, std::size_t Outputs>
 class OptimizerKernel : public Kernel {
   public:
     OptimizerKernel(const NodeInfo& node, const char* op) : op_(op) {
-        require(node.inputCount() >= 2 && (node.inputCount() - 2) % static_cast<int>(Inputs) == 0,
-                std::string(op) + ": expects R, T and groups of " + std::to_string(Inputs) +
-                    " tensors, got " + std::to_string(node.inputCount()) + " inputs");
+        require(
+            node.inputCount() >= 2 && (node.inputCount() - 2) % static_cast<int>(Inputs) == 0, [&] {
+                return std::string(op) + ": expects R, T and groups of " + std::to_string(Inputs) +
+                       " tensors, got " + std::to_string(node.inputCount()) + " inputs";
+            });
         tensors_ = static_cast<std::size_t>(node.inputCount() - 2) / Inputs;
-        require(static_cast<std::size_t>(node.outputCount()) == tensors_ * Outputs,
-                std::string(op) + ": expects " + std::to_string(tensors_ * Outputs) +
-                    " outputs for " + std::to_string(tensors_) + " optimized tensors");
+        require(static_cast<std::size_t>(node.outputCount()) == tensors_ * Outputs, [&] {
+            return std::string(op) + ": expects " + std::to_string(tensors_ * Outputs) +
+                   " outputs for " + std::to_string(tensors_) + " optimized tensors";
+        });
     }
 
   protected:
@@ -37,7 +40,8 @@ class OptimizerKernel : public Kernel {
     std::pair<double, double> rateAndCount(const std::vector<const Value*>& inputs) const {
         const Tensor& r = inputTensor(inputs, 0);
         const Tensor& t = inputTensor(inputs, 1);
-        require(r.numel() == 1 && t.numel() == 1, std::string(op_) + ": R and T must be scalars");
+        require(r.numel() == 1 && t.numel() == 1,
+                [&] { return std::string(op_) + ": R and T must be scalars"; });
         return {r.valueAsDouble(0), t.valueAsDouble(0)};
     }
 
@@ -46,14 +50,16 @@ class OptimizerKernel : public Kernel {
         for (std::size_t g = 0; g < tensors_; ++g) {
             std::array<std::vector<double>, Inputs> in;
             const Tensor& x = inputTensor(inputs, 2 + g);
-            require(isFloatingPoint(x.dtype()),
-                    std::string(op_) + ": optimized tensors must be floating-point");
+            require(isFloatingPoint(x.dtype()), [&] {
+                return std::string(op_) + ": optimized tensors must be floating-point";
+            });
             for (std::size_t k = 0; k < Inputs; ++k) {
                 const Tensor& t = inputTensor(inputs, 2 + k * tensors_ + g);
-                require(t.shape() == x.shape(), std::string(op_) + ": tensor " +
-                                                    std::to_string(2 + k * tensors_ + g) +
-                                                    " has shape " + shapeToString(t.shape()) +
-                                                    ", expected " + shapeToString(x.shape()));
+                require(t.shape() == x.shape(), [&] {
+                    return std::string(op_) + ": tensor " + std::to_string(2 + k * tensors_ + g) +
+                           " has shape " + shapeToString(t.shape()) + ", expected " +
+                           shapeToString(x.shape());
+                });
                 in[k] = elementsAsDoubles(t);
             }
             std::array<std::vector<double>, Outputs> out;
@@ -114,7 +120,7 @@ class MomentumKernel : public OptimizerKernel<3, 2> {
           norm_(node.getFloat("norm_coefficient")) {
         std::string mode = node.getString("mode");
         require(mode == "standard" || mode == "nesterov",
-                "Momentum: mode must be standard or nesterov, got " + mode);
+                [&] { return "Momentum: mode must be standard or nesterov, got " + mode; });
         nesterov_ = mode == "nesterov";
     }
 
