@@ -11,6 +11,7 @@
 #include <dnnl.hpp>
 
 #include "ByteTranspose.h"
+#include "DnnlCallArgs.h"
 #include "DnnlInt8Saturation.h"
 #include "Int8DepthwiseConv.h"
 #include "Int8Requantizer.h"
@@ -69,6 +70,7 @@ std::int64_t paddedInput(const WindowGeometry& g, int s) {
 struct Reorder {
     dnnl::memory::desc from, to;
     dnnl::reorder primitive;
+    DnnlCallArgs call;
     Reorder(const dnnl::engine& engine, const dnnl::memory::dims& dims, dt type, bool toLast) {
         const int r = static_cast<int>(dims.size()) - 3;
         const tag plainTags[] = {tag::ncw, tag::nchw, tag::ncdhw};
@@ -76,10 +78,11 @@ struct Reorder {
         from = dnnl::memory::desc(dims, type, toLast ? plainTags[r] : lastTags[r]);
         to = dnnl::memory::desc(dims, type, toLast ? lastTags[r] : plainTags[r]);
         primitive = dnnl::reorder(dnnl::reorder::primitive_desc(engine, from, engine, to));
+        call.add(DNNL_ARG_FROM, from, engine);
+        call.add(DNNL_ARG_TO, to, engine);
     }
-    void run(const dnnl::engine& engine, dnnl::stream& stream, const void* in, void* out) {
-        dnnl::memory src(from, engine, const_cast<void*>(in)), dst(to, engine, out);
-        primitive.execute(stream, src, dst);
+    void run(dnnl::stream& stream, const void* in, void* out) {
+        call.execute(primitive, stream, {{DNNL_ARG_FROM, in}, {DNNL_ARG_TO, out}});
         stream.wait();
     }
 };
@@ -95,6 +98,7 @@ struct DnnlInt8Conv::State {
     std::vector<std::int64_t> key;
     std::unique_ptr<dnnl::convolution_forward> primitive;
     dnnl::memory::desc srcDesc, dstDesc, userWeightsDesc, weightsDesc;
+    DnnlCallArgs call;  // the primitive's arguments, pointed at each call's buffers
     // The channels-last int32 or float result to NC... (oneDNN's JIT reorders), made on first
     // use per type. The 8-bit source and result move with transposeBytes (ByteTranspose.h):
     // oneDNN's u8 reorders to and from channels-last ran at under 1 GB/s.
@@ -119,6 +123,7 @@ struct DnnlInt8Conv::State {
     // and an output of `fusedType`; fusedRefused when oneDNN has only a slow kernel for it.
     std::unique_ptr<dnnl::convolution_forward> fused;
     dnnl::memory::desc fusedDst, fusedBias;
+    DnnlCallArgs fusedCall;
     std::vector<float> fusedScales;
     dt fusedType = dt::u8;
     bool fusedRefused = false;
@@ -197,6 +202,10 @@ struct DnnlInt8Conv::State {
             dnnl::convolution_forward::primitive_desc pd(operation, engine);
             weightsDesc = pd.weights_desc();
             primitive = std::make_unique<dnnl::convolution_forward>(pd);
+            call = DnnlCallArgs();
+            call.add(DNNL_ARG_SRC, srcDesc, engine);
+            call.add(DNNL_ARG_WEIGHTS, weightsDesc, engine);
+            call.add(DNNL_ARG_DST, dstDesc, engine);
         } catch (const dnnl::error&) {
             refused = true;
         }
@@ -233,6 +242,11 @@ struct DnnlInt8Conv::State {
             dnnl::convolution_forward::primitive_desc pd(operation, attributes, engine);
             if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return nullptr;
             fused = std::make_unique<dnnl::convolution_forward>(pd);
+            fusedCall = DnnlCallArgs();
+            fusedCall.add(DNNL_ARG_SRC, srcDesc, engine);
+            fusedCall.add(DNNL_ARG_WEIGHTS, weightsDesc, engine);
+            fusedCall.add(DNNL_ARG_BIAS, fusedBias, engine);
+            fusedCall.add(DNNL_ARG_DST, fusedDst, engine);
         } catch (const dnnl::error&) {
             return nullptr;
         }
@@ -247,7 +261,7 @@ struct DnnlInt8Conv::State {
             it = resultReorders
                      .emplace(static_cast<int>(type), Reorder(engine, dstDesc.dims(), type, false))
                      .first;
-        it->second.run(engine, stream, in, y);
+        it->second.run(stream, in, y);
     }
 
     // Whether every weight is in [-64, 64] (see sevenBitWeights).
@@ -507,7 +521,7 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
     const bool nativePadding = channelsLast && !signedSource && !unpadded && zeroPoint == 0 &&
                                (s.exact || s.sevenBitFor(w));
     if (!s.prepare(pr, nativePadding)) return false;
-    dnnl::memory weights = s.weightsFor(pr, w);
+    const void* weights = s.weightsFor(pr, w).get_data_handle();
 
     Scratch& buffers = scratch();
     const std::int64_t sourceSize = static_cast<std::int64_t>(s.srcDesc.get_size());
@@ -546,13 +560,11 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
             std::vector<float> bias(offset.begin(), offset.end());
             auto* out = static_cast<std::uint8_t*>(y.raw());
             std::uint8_t* result = channelsLast ? out : buffers.quantized.get(N * P * M);
-            dnnl::memory src(s.srcDesc, s.engine, source);
-            dnnl::memory biasMemory(s.fusedBias, s.engine, bias.data());
-            dnnl::memory dst(s.fusedDst, s.engine, result);
-            fused->execute(s.stream, {{DNNL_ARG_SRC, src},
-                                      {DNNL_ARG_WEIGHTS, weights},
-                                      {DNNL_ARG_BIAS, biasMemory},
-                                      {DNNL_ARG_DST, dst}});
+            s.fusedCall.execute(*fused, s.stream,
+                                {{DNNL_ARG_SRC, source},
+                                 {DNNL_ARG_WEIGHTS, weights},
+                                 {DNNL_ARG_BIAS, bias.data()},
+                                 {DNNL_ARG_DST, result}});
             s.stream.wait();
             if (!channelsLast)
                 pool.parallelFor(
@@ -567,10 +579,9 @@ bool DnnlInt8Conv::run(ThreadPool& pool, const ConvProblem& pr, const Tensor& x,
     std::int32_t* acc = buffers.acc.get(N * P * M);
 
     auto convolve = [&](std::uint8_t* input, std::int32_t* result) {
-        dnnl::memory src(s.srcDesc, s.engine, input);
-        dnnl::memory dst(s.dstDesc, s.engine, result);
-        s.primitive->execute(
-            s.stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}});
+        s.call.execute(
+            *s.primitive, s.stream,
+            {{DNNL_ARG_SRC, input}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, result}});
         s.stream.wait();
     };
     if (s.exact || s.sevenBitWeights) {

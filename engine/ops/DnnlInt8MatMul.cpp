@@ -10,6 +10,7 @@
 #include <dnnl.hpp>
 
 #include "ByteTranspose.h"
+#include "DnnlCallArgs.h"
 #include "DnnlInt8Saturation.h"
 #include "OpenMpThreads.h"
 #include "onnxlens/engine/WeightMemory.h"
@@ -73,6 +74,7 @@ struct DnnlInt8MatMul::State {
     struct Entry {
         dnnl::memory::desc a, b, y;
         dnnl::matmul primitive;
+        DnnlCallArgs call;  // made once, pointed at each call's buffers
     };
 
     std::mutex mutex;
@@ -126,6 +128,9 @@ struct DnnlInt8MatMul::State {
             dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(e.a, e.b, e.y), engine);
             e.b = pd.weights_desc();
             e.primitive = dnnl::matmul(pd);
+            e.call.add(DNNL_ARG_SRC, e.a, engine);
+            e.call.add(DNNL_ARG_WEIGHTS, e.b, engine);
+            e.call.add(DNNL_ARG_DST, e.y, engine);
         } catch (const dnnl::error&) {
             return nullptr;  // a combination this oneDNN does not implement
         }
@@ -135,7 +140,8 @@ struct DnnlInt8MatMul::State {
     // The weights as the primitive reads them: one operand, or the high and low halves of the
     // split that keeps the product exact where int8 pairs saturate (DnnlInt8Saturation.h).
     struct Weights {
-        dnnl::memory high, low;
+        const void* high = nullptr;
+        const void* low = nullptr;
         bool split = false;
     };
 
@@ -161,10 +167,10 @@ struct DnnlInt8MatMul::State {
     }
 
     // `data` in the layout the primitive of `e` reads, reordered once into `kept`.
-    dnnl::memory operand(const Entry& e, const dnnl::memory::desc& plain, std::int8_t* data,
-                         dnnl::memory& kept) {
-        if (e.b == plain) return dnnl::memory(plain, engine, data);
-        if (kept && kept.get_desc() == e.b) return kept;
+    const void* operand(const Entry& e, const dnnl::memory::desc& plain, std::int8_t* data,
+                        dnnl::memory& kept) {
+        if (e.b == plain) return data;
+        if (kept && kept.get_desc() == e.b) return kept.get_data_handle();
         dnnl::memory source(plain, engine, data);
         // The copy kept, once per kernel (not each refresh, nor each time it comes back after
         // the few-row kernel's columns had it released).
@@ -174,7 +180,7 @@ struct DnnlInt8MatMul::State {
         kept = dnnl::memory(e.b, engine);
         dnnl::reorder(source, kept).execute(stream, source, kept);
         stream.wait();
-        return kept;
+        return kept.get_data_handle();
     }
 };
 
@@ -206,17 +212,13 @@ bool DnnlInt8MatMul::run(ThreadPool& pool, const Tensor& a, std::int32_t aZeroPo
     // sum((a - z) * w) = sum(a * w) - z * sum(w). Without zero-point attributes oneDNN picks its
     // fastest (brgemm) kernels.
     Tensor raw = floatOutput ? Tensor(DataType::Int32, {rows, n}) : y;
-    dnnl::memory am(e->a, s.engine, const_cast<void*>(a.raw()));
-    dnnl::memory ym(e->y, s.engine, raw.raw());
-    e->primitive.execute(
-        s.stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, weights.high}, {DNNL_ARG_DST, ym}});
-    Tensor rawLow;
-    if (weights.split) {
-        rawLow = Tensor(DataType::Int32, {rows, n});
-        dnnl::memory lowm(e->y, s.engine, rawLow.raw());
-        e->primitive.execute(
-            s.stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, weights.low}, {DNNL_ARG_DST, lowm}});
-    }
+    Tensor rawLow = weights.split ? Tensor(DataType::Int32, {rows, n}) : Tensor();
+    e->call.execute(
+        e->primitive, s.stream,
+        {{DNNL_ARG_SRC, a.raw()}, {DNNL_ARG_WEIGHTS, weights.high}, {DNNL_ARG_DST, raw.raw()}});
+    if (weights.split)  // the same A
+        e->call.execute(e->primitive, s.stream,
+                        {{DNNL_ARG_WEIGHTS, weights.low}, {DNNL_ARG_DST, rawLow.raw()}});
     s.stream.wait();
 
     std::int32_t* acc = raw.data<std::int32_t>();

@@ -7,7 +7,6 @@
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "DnnlCallArgs.h"
@@ -90,12 +89,20 @@ struct DnnlPackedMatMul::State {
         bool packedInPlace = false;  // the weights layout oneDNN chose is the packed one
         std::string implementation;  // oneDNN's name of the kernel, e.g. brgconv_1x1:avx512_core
         DnnlCallArgs call;           // the whole product's arguments (run(), not the slices)
+        std::uint64_t id = 0;        // which entry this is (an address may be reused)
+    };
+    // A column slice's own arguments (slices of one width share an entry and run at once),
+    // made for the entry `entryId`.
+    struct SliceCall {
+        std::uint64_t entryId = 0;
+        DnnlCallArgs call;
     };
 
     std::mutex mutex;
     dnnl::engine engine{dnnl::engine::kind::cpu, 0};
     dnnl::stream stream{engine};
     std::map<Key, Entry> cache;
+    std::uint64_t entriesMade = 0;
     std::vector<std::string> lastImplementations;
     // Weights in another layout than the packed one (a CPU whose kernels block otherwise):
     // reordered once, kept while the same packed buffer comes back.
@@ -109,6 +116,7 @@ struct DnnlPackedMatMul::State {
     // Scratchpads: the whole product's, and one per slice of columns.
     std::vector<std::uint8_t> scratchpad;
     std::vector<std::vector<std::uint8_t>> sliceScratchpads;
+    std::vector<SliceCall> sliceCalls;
 
     // `buffer`, grown to `desc`'s size as needed: a scratchpad.
     static std::uint8_t* scratchpadIn(std::vector<std::uint8_t>& buffer,
@@ -173,6 +181,7 @@ struct DnnlPackedMatMul::State {
         e.call.add(DNNL_ARG_DST, e.dst, engine);
         e.call.add(DNNL_ARG_SCRATCHPAD, e.scratchpad, engine);
         if (key.bias) e.call.add(DNNL_ARG_BIAS, e.bias, engine);
+        e.id = ++entriesMade;
         return &cache.emplace(key, std::move(e)).first->second;
     }
 };
@@ -270,8 +279,10 @@ bool DnnlPackedMatMul::runColumnSlices(const float* a, std::int64_t rows, std::i
         }
     }
     if (plan.empty()) return false;
-    s.lastImplementations.clear();
-    for (const Slice& slice : plan) s.lastImplementations.push_back(slice.entry->implementation);
+    // Assigned in place: the strings keep their storage from call to call.
+    s.lastImplementations.resize(plan.size());
+    for (std::size_t t = 0; t < plan.size(); ++t)
+        s.lastImplementations[t] = plan[t].entry->implementation;
     if (rows > 1) {
         s.sliceResults.resize(static_cast<std::size_t>(rows * n));
         for (Slice& slice : plan)
@@ -279,40 +290,47 @@ bool DnnlPackedMatMul::runColumnSlices(const float* a, std::int64_t rows, std::i
     }
     while (s.sliceStreams.size() < plan.size()) s.sliceStreams.emplace_back(s.engine);
     if (s.sliceScratchpads.size() < plan.size()) s.sliceScratchpads.resize(plan.size());
-    std::vector<dnnl::memory> scratchpads;
-    for (std::size_t t = 0; t < plan.size(); ++t)
-        scratchpads.emplace_back(
-            plan[t].entry->scratchpad, s.engine,
-            State::scratchpadIn(s.sliceScratchpads[t], plan[t].entry->scratchpad));
+    if (s.sliceCalls.size() < plan.size()) s.sliceCalls.resize(plan.size());
+    std::vector<std::uint8_t*> scratchpads(plan.size());
+    for (std::size_t t = 0; t < plan.size(); ++t) {
+        const State::Entry& e = *plan[t].entry;
+        scratchpads[t] = State::scratchpadIn(s.sliceScratchpads[t], e.scratchpad);
+        State::SliceCall& sliceCall = s.sliceCalls[t];
+        if (sliceCall.entryId == e.id) continue;
+        sliceCall.entryId = e.id;
+        sliceCall.call = DnnlCallArgs();
+        sliceCall.call.add(DNNL_ARG_SRC, e.src, s.engine);
+        sliceCall.call.add(DNNL_ARG_WEIGHTS, e.weights, s.engine);
+        sliceCall.call.add(DNNL_ARG_DST, e.dst, s.engine);
+        sliceCall.call.add(DNNL_ARG_SCRATCHPAD, e.scratchpad, s.engine);
+        if (bias) sliceCall.call.add(DNNL_ARG_BIAS, e.bias, s.engine);
+    }
     const std::int64_t blockSize = blocks.k * blocks.n * ((k + blocks.k - 1) / blocks.k);
-    auto* w = const_cast<float*>(packed.data<float>());
+    const float* w = packed.data<float>();
     // One slice per thread; oneDNN, called inside the parallel loop, runs each on that thread.
-    pool->parallelFor(
-        static_cast<std::int64_t>(plan.size()), flops / static_cast<double>(plan.size()),
-        [&](std::int64_t begin, std::int64_t end) {
-            for (std::int64_t t = begin; t < end; ++t) {
-                const Slice& slice = plan[static_cast<std::size_t>(t)];
-                const std::int64_t column = slice.firstBlock * block;
-                State::Entry& e = *slice.entry;
-                std::unordered_map<int, dnnl::memory> args{
-                    {DNNL_ARG_SRC, dnnl::memory(e.src, s.engine, const_cast<float*>(a))},
-                    {DNNL_ARG_WEIGHTS,
-                     dnnl::memory(e.weights, s.engine, w + slice.firstBlock * blockSize)},
-                    {DNNL_ARG_DST,
-                     dnnl::memory(e.dst, s.engine, rows == 1 ? y + column : slice.result)},
-                    {DNNL_ARG_SCRATCHPAD, scratchpads[static_cast<std::size_t>(t)]}};
-                if (bias)
-                    args.emplace(DNNL_ARG_BIAS,
-                                 dnnl::memory(e.bias, s.engine, const_cast<float*>(bias + column)));
-                dnnl::stream& stream = s.sliceStreams[static_cast<std::size_t>(t)];
-                e.primitive.execute(stream, args);
-                stream.wait();
-                if (rows > 1)
-                    for (std::int64_t r = 0; r < rows; ++r)
-                        std::copy_n(slice.result + r * slice.columns, slice.columns,
-                                    y + r * n + column);
-            }
-        });
+    pool->parallelFor(static_cast<std::int64_t>(plan.size()),
+                      flops / static_cast<double>(plan.size()),
+                      [&](std::int64_t begin, std::int64_t end) {
+                          for (std::int64_t t = begin; t < end; ++t) {
+                              const Slice& slice = plan[static_cast<std::size_t>(t)];
+                              const std::int64_t column = slice.firstBlock * block;
+                              State::Entry& e = *slice.entry;
+                              const auto at = static_cast<std::size_t>(t);
+                              dnnl::stream& stream = s.sliceStreams[at];
+                              s.sliceCalls[at].call.execute(
+                                  e.primitive, stream,
+                                  {{DNNL_ARG_SRC, a},
+                                   {DNNL_ARG_WEIGHTS, w + slice.firstBlock * blockSize},
+                                   {DNNL_ARG_DST, rows == 1 ? y + column : slice.result},
+                                   {DNNL_ARG_SCRATCHPAD, scratchpads[at]},
+                                   {DNNL_ARG_BIAS, bias ? bias + column : nullptr}});
+                              stream.wait();
+                              if (rows > 1)
+                                  for (std::int64_t r = 0; r < rows; ++r)
+                                      std::copy_n(slice.result + r * slice.columns, slice.columns,
+                                                  y + r * n + column);
+                          }
+                      });
     return true;
 }
 

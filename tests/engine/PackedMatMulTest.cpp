@@ -276,6 +276,45 @@ TEST(PackedMatMul, KeptProductReadsAndWritesEachCallsBuffers) {
     }
 }
 
+// The column slices keep their oneDNN arguments from call to call, one set per slice (slices of
+// one width share a primitive and run at once): calls of 1 and 3 rows (other primitives),
+// alternating A, Y and bias, each checked against a double-precision sum.
+TEST(PackedMatMul, KeptColumnSlicesReadAndWriteEachCallsBuffers) {
+    constexpr std::int64_t k = 256, n = 1003;
+    const auto blocks = engine::ops::preferredPackedMatMulBlocks(k, n, 16);
+    const Tensor b = waves({k, n}, 0.9f), bias = waves({n}, 1.1f);
+    const Tensor packed = engine::ops::packMatMulWeights(b, blocks);
+    const std::vector<Tensor> as{waves({3, k}, 0.2f), waves({3, k}, 0.7f)};
+    for (int threads : {2, 3}) {
+        engine::ThreadPool pool(threads);
+        engine::ops::DnnlPackedMatMul product;
+        std::vector<std::vector<float>> ys(2, std::vector<float>(3 * n));
+        bool sliced = false;
+        for (int call = 0; call < 8; ++call) {
+            SCOPED_TRACE(std::to_string(threads) + " threads, call " + std::to_string(call));
+            const std::int64_t rows = call % 3 == 2 ? 3 : 1;
+            const Tensor& a = as[static_cast<std::size_t>(call % 2)];
+            std::vector<float>& y = ys[static_cast<std::size_t>((call / 2) % 2)];
+            std::fill(y.begin(), y.end(), -7.0f);
+            const float* biasData = call >= 5 ? nullptr : bias.data<float>();
+            if (!product.run(a.data<float>(), rows, k, n, packed, biasData,
+                             engine::ops::MatMulActivation::None, y.data(), &pool))
+                GTEST_SKIP() << "no oneDNN kernel for these products in this build";
+            sliced = sliced || product.lastImplementations().size() >= 2;
+            for (std::int64_t r = 0; r < rows; ++r)
+                for (std::int64_t j = 0; j < n; ++j) {
+                    double sum = biasData ? biasData[j] : 0.0;
+                    for (std::int64_t i = 0; i < k; ++i)
+                        sum += static_cast<double>(a.data<float>()[r * k + i]) *
+                               b.data<float>()[i * n + j];
+                    ASSERT_NEAR(y[static_cast<std::size_t>(r * n + j)], sum, 1e-3)
+                        << "row " << r << ", column " << j;
+                }
+        }
+        EXPECT_TRUE(sliced) << "no call was split by columns at " << threads << " threads";
+    }
+}
+
 TEST(PackedMatMul, KernelRefusesWeightsThatDoNotHoldKAndN) {
     OneNodeSpec spec;
     spec.opType = "PackedMatMul";

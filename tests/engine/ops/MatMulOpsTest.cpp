@@ -146,6 +146,64 @@ TEST(MatMulIntegerOps, ZeroPointsPerRowAndColumn) {
         (std::vector<std::int32_t>{2, 4, 1, 2}));
 }
 
+// One session, several runs: the int8 product's oneDNN arguments are kept between calls and
+// pointed at each run's A and Y (and at new weights when B changes). Rows over the few-row kernel's
+// limit (oneDNN's path); weights at both ends of the range; exact against the integer sum.
+TEST(MatMulIntegerOps, OneSessionReadsEachRunsOperands) {
+    constexpr std::int64_t rows = 9, k = 70, n = 45;
+    auto bytes = [](std::int64_t count, int seed, int lo, int hi) {
+        std::vector<int> v(static_cast<std::size_t>(count));
+        for (std::size_t i = 0; i < v.size(); ++i)
+            v[i] = lo + static_cast<int>((i * 37 + static_cast<std::size_t>(seed) * 101) %
+                                         static_cast<std::size_t>(hi - lo + 1));
+        return v;
+    };
+    auto uint8Tensor = [](const Shape& shape, const std::vector<int>& v) {
+        std::vector<std::uint8_t> b(v.begin(), v.end());
+        return makeTensor<std::uint8_t>(shape, b);
+    };
+    auto int8Tensor = [](const Shape& shape, const std::vector<int>& v) {
+        std::vector<std::int8_t> b(v.begin(), v.end());
+        return makeTensor<std::int8_t>(shape, b);
+    };
+    std::vector<int> w = bytes(k * n, 1, -128, 127);
+    OneNodeSpec spec =
+        nodeSpec("MatMulInteger", 10,
+                 {Value(uint8Tensor({rows, k}, bytes(rows * k, 0, 0, 255))),
+                  Value(int8Tensor({k, n}, w)), Value(makeTensor<std::uint8_t>({}, {0}))});
+    LoadedModel loaded;
+    loaded.path = "matmul_integer.onnx";
+    loaded.proto = std::make_shared<onnx::ModelProto>(buildOneNodeModel(spec));
+    auto session = engine::Session::create(loaded, {});
+    ASSERT_TRUE(session) << session.error().message;
+    Value weights(int8Tensor({k, n}, w));
+    for (int run = 0; run < 4; ++run) {
+        SCOPED_TRACE("run " + std::to_string(run));
+        const std::vector<int> a = bytes(rows * k, run + 2, 0, 255);
+        const int zeroPoint = 40 * run;
+        if (run == 3) {
+            w = bytes(k * n, 7, -128, 127);
+            weights = Value(int8Tensor({k, n}, w));
+        }
+        auto out = (*session)->run(
+            {{"x0", Value(uint8Tensor({rows, k}, a))},
+             {"x1", weights},
+             {"x2", Value(makeTensor<std::uint8_t>({}, {static_cast<std::uint8_t>(zeroPoint)}))}});
+        ASSERT_TRUE(out) << out.error().message;
+        const Tensor& y = (*out)[0].tensor();
+        ASSERT_EQ(y.shape(), (Shape{rows, n}));
+        for (std::int64_t r = 0; r < rows; ++r)
+            for (std::int64_t j = 0; j < n; ++j) {
+                std::int64_t sum = 0;
+                for (std::int64_t i = 0; i < k; ++i)
+                    sum += static_cast<std::int64_t>(a[static_cast<std::size_t>(r * k + i)] -
+                                                     zeroPoint) *
+                           w[static_cast<std::size_t>(i * n + j)];
+                ASSERT_EQ(y.data<std::int32_t>()[r * n + j], sum) << r << ", " << j;
+            }
+    }
+}
+
 TEST(QLinearMatMulOps, RequantizesWithRoundHalfToEven) {
     Tensor a = makeTensor<std::uint8_t>({1, 2}, {3, 4});
     Tensor b = makeTensor<std::uint8_t>({2, 2}, {1, 2, 3, 4});
