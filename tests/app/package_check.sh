@@ -3,10 +3,15 @@
 # dpkg-deb --info/--contents and lintian, then unpacked into a scratch root (dpkg -x) where the
 # installed executables run without the checkout: onnxlens-cli reads a model, the bash completion
 # completes, the window draws a model with the layout worker it finds in ../lib/onnxlens.
-# Usage: package_check.sh BUILD_DIR SAMPLE_MODEL
+# A portable tree's package also runs on emulated processors (emulated_cpus_check.sh: an
+# x86-64-v2 one without AVX and an AVX2 one without AVX-512) when qemu-x86_64 is installed.
+# Usage: package_check.sh BUILD_DIR SAMPLE_MODEL [TESTDATA_NODE_DIR [CASE_DIR...]]
 set -euo pipefail
+here=$(dirname "$(realpath "$0")")
 build=$(realpath "$1")
 model=$(realpath "$2")
+node_dir=${3:-}
+extra_cases=("${@:4}")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() {
@@ -75,6 +80,13 @@ else
   grep -Eq '^  kernels: ' <<<"$version" || fail "--version names no kernels: $version"
 fi
 "$cli" info "$model" --json | grep -q '"node_count"' || fail "the installed onnxlens-cli cannot read $model"
+
+# The installed executable on processors this machine is not.
+if [ -z "${ONNXLENS_PACKAGE_NATIVE_TREE:-}" ] && [ -n "$node_dir" ]; then
+  status=0
+  bash "$here/emulated_cpus_check.sh" "$cli" "$node_dir" "${extra_cases[@]}" || status=$?
+  [ "$status" -eq 0 ] || [ "$status" -eq 77 ] || fail "the installed onnxlens-cli failed on an emulated processor"
+fi
 
 completion=$(bash -c "source '$root/usr/share/bash-completion/completions/onnxlens-cli';
   COMP_WORDS=(onnxlens-cli bench m.onnx --war); COMP_CWORD=3; _onnxlens_cli; echo \"\${COMPREPLY[*]}\"")
