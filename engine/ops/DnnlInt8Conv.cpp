@@ -77,9 +77,11 @@ struct Reorder {
         const tag lastTags[] = {tag::nwc, tag::nhwc, tag::ndhwc};
         from = dnnl::memory::desc(dims, type, toLast ? plainTags[r] : lastTags[r]);
         to = dnnl::memory::desc(dims, type, toLast ? lastTags[r] : plainTags[r]);
-        primitive = dnnl::reorder(dnnl::reorder::primitive_desc(engine, from, engine, to));
+        const dnnl::reorder::primitive_desc pd(engine, from, engine, to, userScratchpad());
+        primitive = dnnl::reorder(pd);
         call.add(DNNL_ARG_FROM, from, engine);
         call.add(DNNL_ARG_TO, to, engine);
+        call.addScratchpad(pd.scratchpad_desc(), engine);
     }
     void run(dnnl::stream& stream, const void* in, void* out) {
         call.execute(primitive, stream, {{DNNL_ARG_FROM, in}, {DNNL_ARG_TO, out}});
@@ -199,13 +201,14 @@ struct DnnlInt8Conv::State {
             auto operation = dnnl::convolution_forward::desc(
                 dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, srcDesc,
                 anyWeights, dnnl::memory::desc(), dstDesc, strides, dilations, padBegin, padEnd);
-            dnnl::convolution_forward::primitive_desc pd(operation, engine);
+            dnnl::convolution_forward::primitive_desc pd(operation, userScratchpad(), engine);
             weightsDesc = pd.weights_desc();
             primitive = std::make_unique<dnnl::convolution_forward>(pd);
             call = DnnlCallArgs();
             call.add(DNNL_ARG_SRC, srcDesc, engine);
             call.add(DNNL_ARG_WEIGHTS, weightsDesc, engine);
             call.add(DNNL_ARG_DST, dstDesc, engine);
+            call.addScratchpad(pd.scratchpad_desc(), engine);
         } catch (const dnnl::error&) {
             refused = true;
         }
@@ -239,7 +242,8 @@ struct DnnlInt8Conv::State {
             auto operation = dnnl::convolution_forward::desc(
                 dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, srcDesc,
                 weightsDesc, fusedBias, fusedDst, strides, dilations, padBegin, padEnd);
-            dnnl::convolution_forward::primitive_desc pd(operation, attributes, engine);
+            dnnl::convolution_forward::primitive_desc pd(operation, userScratchpad(attributes),
+                                                         engine);
             if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return nullptr;
             fused = std::make_unique<dnnl::convolution_forward>(pd);
             fusedCall = DnnlCallArgs();
@@ -247,6 +251,7 @@ struct DnnlInt8Conv::State {
             fusedCall.add(DNNL_ARG_WEIGHTS, weightsDesc, engine);
             fusedCall.add(DNNL_ARG_BIAS, fusedBias, engine);
             fusedCall.add(DNNL_ARG_DST, fusedDst, engine);
+            fusedCall.addScratchpad(pd.scratchpad_desc(), engine);
         } catch (const dnnl::error&) {
             return nullptr;
         }

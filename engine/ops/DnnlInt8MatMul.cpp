@@ -125,12 +125,14 @@ struct DnnlInt8MatMul::State {
         e.b = dnnl::memory::desc({key.k, key.n}, dt::s8, tag::any);
         e.y = dnnl::memory::desc({key.rows, key.n}, dt::s32, tag::ab);
         try {
-            dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(e.a, e.b, e.y), engine);
+            dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(e.a, e.b, e.y), userScratchpad(),
+                                            engine);
             e.b = pd.weights_desc();
             e.primitive = dnnl::matmul(pd);
             e.call.add(DNNL_ARG_SRC, e.a, engine);
             e.call.add(DNNL_ARG_WEIGHTS, e.b, engine);
             e.call.add(DNNL_ARG_DST, e.y, engine);
+            e.call.addScratchpad(pd.scratchpad_desc(), engine);
         } catch (const dnnl::error&) {
             return nullptr;  // a combination this oneDNN does not implement
         }

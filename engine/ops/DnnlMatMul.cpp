@@ -91,12 +91,14 @@ struct DnnlMatMul::State {
             e.bias = floatDesc(biasDims);
         }
         // oneDNN 2.x: an operation descriptor, then the primitive descriptor.
-        dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(e.a, e.b, e.bias, e.y), attr, engine);
+        dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(e.a, e.b, e.bias, e.y),
+                                        userScratchpad(attr), engine);
         e.primitive = dnnl::matmul(pd);
         e.call.add(DNNL_ARG_SRC, e.a, engine);
         e.call.add(DNNL_ARG_WEIGHTS, e.b, engine);
         e.call.add(DNNL_ARG_DST, e.y, engine);
         if (key.bias) e.call.add(DNNL_ARG_BIAS, e.bias, engine);
+        e.call.addScratchpad(pd.scratchpad_desc(), engine);
         return cache.emplace(key, std::move(e)).first->second;
     }
 };

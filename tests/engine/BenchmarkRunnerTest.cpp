@@ -176,6 +176,38 @@ TEST(BenchmarkRunner, CancelFromAnotherThreadStopsALongBenchmark) {
     EXPECT_LT(stopMs, 2000.0);  // one run of this model is a few ms; the stop is between nodes
 }
 
+// A session's oneDNN primitives are made on the thread of its first run (here a benchmark's
+// worker), then it runs on other threads and is destroyed on yet another, as in the GUI's engine
+// process. oneDNN's own scratchpad belongs to the thread that made a primitive; the kernels give
+// every primitive the running thread's (DnnlCallArgs.h). Before, with oneDNN held to its SSE4.1
+// kernels (engine.onednn_max_isa_SSE41: an x86-64-v2 processor) the GEMM convolution's im2col
+// scratchpad crashed the process in the next test.
+TEST(BenchmarkRunner, SessionRunsOnAnyThreadAfterAWorkerMadeItsKernels) {
+    auto l = std::make_unique<Loaded>(loadSample("mnist_cnn"));
+    std::thread([&] {
+        engine::BenchmarkRunner runner(*l->session, {1, 3, true});
+        ASSERT_TRUE(runner.run(l->feeds));
+    }).join();
+    std::vector<std::vector<float>> outputs;
+    auto runHere = [&] {
+        auto out = l->session->run(l->feeds);
+        ASSERT_TRUE(out) << out.error().message;
+        const auto values = (*out)[0].tensor().span<float>();
+        outputs.emplace_back(values.begin(), values.end());
+    };
+    for (int round = 0; round < 2; ++round) std::thread(runHere).join();
+    runHere();
+    ASSERT_EQ(outputs.size(), 3u);
+    EXPECT_EQ(outputs[1], outputs[0]);
+    EXPECT_EQ(outputs[2], outputs[0]);
+    std::thread([&] { l.reset(); }).join();
+    // A new session made and run here after the others' primitives went on other threads.
+    auto again = loadSample("mnist_cnn");
+    auto out = again.session->run(again.feeds);
+    ASSERT_TRUE(out) << out.error().message;
+    EXPECT_EQ((*out)[0].tensor().numel(), static_cast<std::int64_t>(outputs[0].size()));
+}
+
 TEST(BenchmarkRunner, RejectsNonsenseCounts) {
     auto l = loadSample("mnist_cnn");
     engine::BenchmarkRunner runner(*l.session, {0, 0, false});

@@ -521,7 +521,10 @@ TEST(QuantizationReport, FiguresMatchARecomputationFromTheRawTensors) {
     EXPECT_NEAR(o.figures.maxAbsError, maxAbs, 1e-6);
     EXPECT_NEAR(o.figures.meanAbsError, sumAbs / n, 1e-7);
     EXPECT_NEAR(o.figures.cosine, dot / std::sqrt(ref2 * act2), 1e-9);
-    EXPECT_NEAR(o.figures.sqnrDb, 10 * std::log10(ref2 / err2), 1e-3);
+    // Within 0.01 dB: at 84 dB the error energy is 4e-9 of the signal's, so the last bits of the
+    // outputs (which oneDNN's kernels of another processor round otherwise: 0.0011 dB apart with
+    // its SSE4.1 ones) move the figure in the third decimal.
+    EXPECT_NEAR(o.figures.sqnrDb, 10 * std::log10(ref2 / err2), 1e-2);
     EXPECT_TRUE(o.logits);
     EXPECT_EQ(o.rows, rows);
     EXPECT_DOUBLE_EQ(o.top1Agreement, static_cast<double>(top1) / rows);
