@@ -77,6 +77,25 @@ void expectOptimizedRunAgrees(const onnx::ModelProto& model, onnx::ModelProto& o
             << "output " << i;
 }
 
+// y [rows, n] against a [rows, k] x b [k, n] (+ bias), summed in double; names the first element
+// further off than `tolerance`.
+::testing::AssertionResult productIsClose(const std::vector<float>& y, const Tensor& a,
+                                          const Tensor& b, const float* bias, std::int64_t rows,
+                                          double tolerance) {
+    const std::int64_t k = b.dim(0), n = b.dim(1);
+    for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t j = 0; j < n; ++j) {
+            double sum = bias ? bias[j] : 0.0;
+            for (std::int64_t i = 0; i < k; ++i)
+                sum += static_cast<double>(a.data<float>()[r * k + i]) * b.data<float>()[i * n + j];
+            const float got = y[static_cast<std::size_t>(r * n + j)];
+            if (std::fabs(got - sum) > tolerance)
+                return ::testing::AssertionFailure()
+                       << "row " << r << ", column " << j << ": " << got << " against " << sum;
+        }
+    return ::testing::AssertionSuccess();
+}
+
 }  // namespace
 
 // Every packed layout: oneDNN's OIw8i8o and OIw16i16o, and the Owi16o ... Owi64o of its brgemm
@@ -264,15 +283,7 @@ TEST(PackedMatMul, KeptProductReadsAndWritesEachCallsBuffers) {
         if (!product.run(a.data<float>(), rows, k, n, secondWeights ? packed2 : packed1, biasData,
                          engine::ops::MatMulActivation::None, y.data()))
             GTEST_SKIP() << "no oneDNN kernel for these products in this build";
-        for (std::int64_t r = 0; r < rows; ++r)
-            for (std::int64_t j = 0; j < n; ++j) {
-                double sum = biasData ? biasData[j] : 0.0;
-                for (std::int64_t i = 0; i < k; ++i)
-                    sum += static_cast<double>(a.data<float>()[r * k + i]) *
-                           b.data<float>()[i * n + j];
-                ASSERT_NEAR(y[static_cast<std::size_t>(r * n + j)], sum, 1e-4)
-                    << "row " << r << ", column " << j;
-            }
+        ASSERT_TRUE(productIsClose(y, a, b, biasData, rows, 1e-4));
     }
 }
 
@@ -301,15 +312,7 @@ TEST(PackedMatMul, KeptColumnSlicesReadAndWriteEachCallsBuffers) {
                              engine::ops::MatMulActivation::None, y.data(), &pool))
                 GTEST_SKIP() << "no oneDNN kernel for these products in this build";
             sliced = sliced || product.lastImplementations().size() >= 2;
-            for (std::int64_t r = 0; r < rows; ++r)
-                for (std::int64_t j = 0; j < n; ++j) {
-                    double sum = biasData ? biasData[j] : 0.0;
-                    for (std::int64_t i = 0; i < k; ++i)
-                        sum += static_cast<double>(a.data<float>()[r * k + i]) *
-                               b.data<float>()[i * n + j];
-                    ASSERT_NEAR(y[static_cast<std::size_t>(r * n + j)], sum, 1e-3)
-                        << "row " << r << ", column " << j;
-                }
+            ASSERT_TRUE(productIsClose(y, a, b, biasData, rows, 1e-3));
         }
         // oneDNN's SSE4.1 kernels (an x86-64-v2 processor) have no jit kernel for the slices: the
         // products above were then whole ones, checked all the same.
