@@ -528,6 +528,7 @@ class DnnlConvolution {
         const auto padRightDims = spatial([&](int s) { return padRight(g, s); });
         const auto biasDesc = hasBias ? biasDesc_ : dnnl::memory::desc();
         const auto attr = userScratchpad(attributesFor(epilogue));
+        dnnl::memory::desc scratchpad;
         // oneDNN 2.x: an operation descriptor, then the primitive descriptor.
         if (transposed_) {
             auto operation = dnnl::deconvolution_forward::desc(
@@ -535,7 +536,7 @@ class DnnlConvolution {
                 anyWeights, biasDesc, dstDesc_, strides, dilations, padLeft, padRightDims);
             dnnl::deconvolution_forward::primitive_desc pd(operation, attr, engine_);
             weightsDesc_ = pd.weights_desc();
-            scratchpadDesc_ = pd.scratchpad_desc();
+            scratchpad = pd.scratchpad_desc();
             primitive_ = std::make_unique<dnnl::deconvolution_forward>(pd);
         } else {
             auto primitiveDesc = [&](dnnl::algorithm algorithm) {
@@ -555,7 +556,7 @@ class DnnlConvolution {
             }
             if (!pd) pd = primitiveDesc(dnnl::algorithm::convolution_direct);
             weightsDesc_ = pd->weights_desc();
-            scratchpadDesc_ = pd->scratchpad_desc();
+            scratchpad = pd->scratchpad_desc();
             primitive_ = std::make_unique<dnnl::convolution_forward>(*pd);
         }
         reorderedWeights_ = dnnl::memory();
@@ -565,7 +566,7 @@ class DnnlConvolution {
         call_.add(DNNL_ARG_WEIGHTS, weightsDesc_, engine_);
         call_.add(DNNL_ARG_DST, dstDesc_, engine_);
         if (hasBias) call_.add(DNNL_ARG_BIAS, biasDesc_, engine_);
-        call_.addScratchpad(scratchpadDesc_, engine_);
+        call_.addScratchpad(scratchpad, engine_);
         key_ = key;
     }
 
@@ -574,8 +575,7 @@ class DnnlConvolution {
     dnnl::engine engine_{dnnl::engine::kind::cpu, 0};
     dnnl::stream stream_{engine_};
     std::unique_ptr<dnnl::primitive> primitive_;
-    dnnl::memory::desc srcDesc_, dstDesc_, userWeightsDesc_, weightsDesc_, biasDesc_,
-        scratchpadDesc_;
+    dnnl::memory::desc srcDesc_, dstDesc_, userWeightsDesc_, weightsDesc_, biasDesc_;
     DnnlCallArgs call_;  // the primitive's arguments, pointed at each call's buffers
     dnnl::memory reorderedWeights_;
     Tensor heldWeights_;

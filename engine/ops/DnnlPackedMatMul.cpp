@@ -91,6 +91,16 @@ struct DnnlPackedMatMul::State {
         DnnlCallArgs call;           // the whole product's arguments (run(), not the slices)
         std::uint64_t id = 0;        // which entry this is (an address may be reused)
     };
+    // A primitive's arguments, the scratchpad the calling thread's (DnnlCallArgs.h).
+    static DnnlCallArgs argumentsOf(const Entry& e, bool bias, const dnnl::engine& engine) {
+        DnnlCallArgs call;
+        call.add(DNNL_ARG_SRC, e.src, engine);
+        call.add(DNNL_ARG_WEIGHTS, e.weights, engine);
+        call.add(DNNL_ARG_DST, e.dst, engine);
+        if (bias) call.add(DNNL_ARG_BIAS, e.bias, engine);
+        call.addScratchpad(e.scratchpad, engine);
+        return call;
+    }
     // A column slice's own arguments (slices of one width share an entry and run at once),
     // made for the entry `entryId`.
     struct SliceCall {
@@ -113,17 +123,7 @@ struct DnnlPackedMatMul::State {
     // of a product of several rows (slice t's [rows, columns] from rows * its first column on).
     std::vector<dnnl::stream> sliceStreams;
     std::vector<float> sliceResults;
-    // Scratchpads: the whole product's, and one per slice of columns.
-    std::vector<std::uint8_t> scratchpad;
-    std::vector<std::vector<std::uint8_t>> sliceScratchpads;
     std::vector<SliceCall> sliceCalls;
-
-    // `buffer`, grown to `desc`'s size as needed: a scratchpad.
-    static std::uint8_t* scratchpadIn(std::vector<std::uint8_t>& buffer,
-                                      const dnnl::memory::desc& desc) {
-        if (buffer.size() < desc.get_size()) buffer.resize(desc.get_size());
-        return buffer.data();
-    }
 
     Entry* entryFor(const Key& key) {
         auto it = cache.find(key);
@@ -138,9 +138,10 @@ struct DnnlPackedMatMul::State {
         const dnnl::memory::desc anyWeights({key.n, key.k, 1}, dt::f32, tag::any);
         if (key.bias) e.bias = dnnl::memory::desc({key.n}, dt::f32, tag::x);
         dnnl::primitive_attr attr;
-        // Each execution gets its own scratchpad: the column slices run one primitive on several
-        // threads at once, and oneDNN's brgemm kernels keep their accumulators there (with the
-        // library's scratchpad, 2-3 threads on one brgconv_1x1 primitive gave wrong columns).
+        // Each execution gets its running thread's scratchpad: the column slices run one
+        // primitive on several threads at once, and oneDNN's brgemm kernels keep their
+        // accumulators there (with the library's scratchpad, 2-3 threads on one brgconv_1x1
+        // primitive gave wrong columns).
         attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
         if (key.activation == MatMulActivation::Gelu) {
             dnnl::post_ops ops;
@@ -176,11 +177,7 @@ struct DnnlPackedMatMul::State {
         }
         if (e.implementation.empty()) return nullptr;  // the caller computes it
         e.packedInPlace = e.weights == packed;
-        e.call.add(DNNL_ARG_SRC, e.src, engine);
-        e.call.add(DNNL_ARG_WEIGHTS, e.weights, engine);
-        e.call.add(DNNL_ARG_DST, e.dst, engine);
-        e.call.add(DNNL_ARG_SCRATCHPAD, e.scratchpad, engine);
-        if (key.bias) e.call.add(DNNL_ARG_BIAS, e.bias, engine);
+        e.call = argumentsOf(e, key.bias, engine);
         e.id = ++entriesMade;
         return &cache.emplace(key, std::move(e)).first->second;
     }
@@ -216,12 +213,9 @@ bool DnnlPackedMatMul::run(const float* a, std::int64_t rows, std::int64_t k, st
         }
         weights = static_cast<const float*>(s.reordered.get_data_handle());
     }
-    e->call.execute(e->primitive, s.stream,
-                    {{DNNL_ARG_SRC, a},
-                     {DNNL_ARG_WEIGHTS, weights},
-                     {DNNL_ARG_DST, y},
-                     {DNNL_ARG_SCRATCHPAD, State::scratchpadIn(s.scratchpad, e->scratchpad)},
-                     {DNNL_ARG_BIAS, bias}});
+    e->call.execute(
+        e->primitive, s.stream,
+        {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, y}, {DNNL_ARG_BIAS, bias}});
     s.stream.wait();
     if (s.lastImplementations.size() != 1 || s.lastImplementations.front() != e->implementation)
         s.lastImplementations = {e->implementation};
@@ -289,21 +283,13 @@ bool DnnlPackedMatMul::runColumnSlices(const float* a, std::int64_t rows, std::i
             slice.result = s.sliceResults.data() + rows * slice.firstBlock * block;
     }
     while (s.sliceStreams.size() < plan.size()) s.sliceStreams.emplace_back(s.engine);
-    if (s.sliceScratchpads.size() < plan.size()) s.sliceScratchpads.resize(plan.size());
     if (s.sliceCalls.size() < plan.size()) s.sliceCalls.resize(plan.size());
-    std::vector<std::uint8_t*> scratchpads(plan.size());
     for (std::size_t t = 0; t < plan.size(); ++t) {
         const State::Entry& e = *plan[t].entry;
-        scratchpads[t] = State::scratchpadIn(s.sliceScratchpads[t], e.scratchpad);
         State::SliceCall& sliceCall = s.sliceCalls[t];
         if (sliceCall.entryId == e.id) continue;
         sliceCall.entryId = e.id;
-        sliceCall.call = DnnlCallArgs();
-        sliceCall.call.add(DNNL_ARG_SRC, e.src, s.engine);
-        sliceCall.call.add(DNNL_ARG_WEIGHTS, e.weights, s.engine);
-        sliceCall.call.add(DNNL_ARG_DST, e.dst, s.engine);
-        sliceCall.call.add(DNNL_ARG_SCRATCHPAD, e.scratchpad, s.engine);
-        if (bias) sliceCall.call.add(DNNL_ARG_BIAS, e.bias, s.engine);
+        sliceCall.call = State::argumentsOf(e, bias != nullptr, s.engine);
     }
     const std::int64_t blockSize = blocks.k * blocks.n * ((k + blocks.k - 1) / blocks.k);
     const float* w = packed.data<float>();
@@ -322,7 +308,6 @@ bool DnnlPackedMatMul::runColumnSlices(const float* a, std::int64_t rows, std::i
                                   {{DNNL_ARG_SRC, a},
                                    {DNNL_ARG_WEIGHTS, w + slice.firstBlock * blockSize},
                                    {DNNL_ARG_DST, rows == 1 ? y + column : slice.result},
-                                   {DNNL_ARG_SCRATCHPAD, scratchpads[at]},
                                    {DNNL_ARG_BIAS, bias ? bias + column : nullptr}});
                               stream.wait();
                               if (rows > 1)
